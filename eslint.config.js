@@ -1,0 +1,66 @@
+// Lint: typescript-eslint (type-aware) + the dependency-direction rule of the spec:
+//   server → session → {pipeline, s2s, transport} → {manifest, audio, errors, log}
+// pipeline, s2s and transport never import each other or session; the bottom tier imports
+// nothing above it. Enforced with import-x/no-restricted-paths over resolved paths.
+import js from "@eslint/js";
+import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
+import importX from "eslint-plugin-import-x";
+import tseslint from "typescript-eslint";
+
+const bottom = ["./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts"];
+const above = (...dirs) => dirs.map((d) => `./src/${d}`);
+const upperTier = above("session", "server.ts", "cli.ts", "index.ts", "testing", "ai.ts");
+
+const zones = [
+  // The bottom tier is pure: nothing above it, and its parts stay apart.
+  ...bottom.map((target) => ({
+    target,
+    from: [...above("pipeline", "s2s", "transport"), ...upperTier],
+    message: "the bottom tier (manifest, audio, errors, log) imports nothing above it",
+  })),
+  { target: "./src/manifest", from: "./src/audio", message: "manifest and audio stay independent" },
+  { target: "./src/audio", from: "./src/manifest", message: "manifest and audio stay independent" },
+  // The middle tier: siblings never import each other, nor the session or server.
+  { target: "./src/pipeline", from: [...above("s2s", "transport"), ...upperTier], message: "pipeline imports only manifest, audio, errors, log" },
+  { target: "./src/s2s", from: [...above("pipeline", "transport"), ...upperTier], message: "s2s imports only manifest, audio, errors, log" },
+  { target: "./src/transport", from: [...above("pipeline", "s2s"), ...upperTier], message: "transport imports only manifest, audio, errors, log" },
+  // The session sits under the server.
+  { target: "./src/session", from: above("server.ts", "cli.ts", "index.ts"), message: "session never imports the server, the CLI or the public barrel" },
+];
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "examples/**/public/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "import-x": importX },
+    settings: {
+      "import-x/resolver-next": [createTypeScriptImportResolver({ project: "./tsconfig.json" })],
+    },
+    rules: {
+      "import-x/no-restricted-paths": ["error", { zones }],
+      "import-x/no-cycle": "off",
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-console": ["error", { allow: ["warn", "error"] }],
+    },
+  },
+  {
+    files: ["test/**", "bench/**"],
+    rules: {
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-non-null-assertion": "off",
+      "no-console": "off",
+    },
+  },
+  {
+    files: ["eslint.config.js"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

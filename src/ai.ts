@@ -1,0 +1,3 @@
+/** `switchboard/ai`: Switchboard tools as AI SDK tools. */
+export { toAiTool, toAiTools, type AiToolOutput } from "./manifest/ai-tool.js";
+export { ToolDefinitionError } from "./manifest/errors.js";

@@ -1,0 +1,79 @@
+import type { AgentConfigSource, HostOnlyAgentField } from "./agent-config.js";
+import { ConfigError } from "./errors.js";
+import type { SessionMode } from "./mode.js";
+import type { JsonValue, ToolMap } from "./tool-def.js";
+import type { Toolset } from "./toolset.js";
+import type { AnyWorkflowDef } from "./workflow.js";
+
+/** What the host knows about a session when it asks the agent for something. */
+export interface SessionInfo {
+  readonly sessionId: string;
+  readonly mode: SessionMode;
+}
+
+/** A guardrail's verdict: `undefined` lets the text through. */
+export interface GuardrailVerdict {
+  /** What is said instead (output) or answered (input). */
+  readonly replacement: string;
+  readonly reason?: string;
+}
+
+/** Checks user input or agent output; runs per turn. */
+export type Guardrail<Session = unknown> = (
+  text: string,
+  ctx: { readonly sessionId: string; readonly session: Session },
+) => GuardrailVerdict | undefined | Promise<GuardrailVerdict | undefined>;
+
+/** A server-side observer of the session's client-protocol events, keyed by event type. */
+export type AgentEvents = Readonly<Record<string, (event: { readonly type: string }, info: SessionInfo) => void>>;
+
+/** An extra HTTP route the host mounts for this agent, keyed `"GET /path"`. */
+export type AgentRoute = (request: Request) => Response | Promise<Response>;
+
+/** The host-only half of an agent definition: code, not configuration. */
+export interface AgentHostFields<Session = unknown> {
+  /** Its tools, keyed by the name the model calls — from tools/<name>.ts files via `withTools`. */
+  readonly tools: ToolMap;
+  /** State projected to the client as `state.updated`, from the session context. */
+  readonly syncState?: ((session: Session) => JsonValue) | undefined;
+  readonly workflows?: Readonly<Record<string, AnyWorkflowDef>> | undefined;
+  /** Agents this one may hand a session to, by name. */
+  readonly roster?: Readonly<Record<string, AgentDef>> | undefined;
+  /** Scripted sub-conversations, by name. */
+  readonly dialogs?: Readonly<Record<string, unknown>> | undefined;
+  readonly events?: AgentEvents | undefined;
+  readonly inputGuardrails?: readonly Guardrail<Session>[] | undefined;
+  readonly outputGuardrails?: readonly Guardrail<Session>[] | undefined;
+  /** Makes the per-session value tools and gates receive as `ctx.session`. */
+  readonly sessionContext?: ((info: SessionInfo) => Session) | undefined;
+  readonly onSessionEnd?: ((info: SessionInfo & { readonly session: Session }) => void | Promise<void>) | undefined;
+  readonly routes?: Readonly<Record<string, AgentRoute>> | undefined;
+}
+
+/** An agent definition as an author writes it (through `agent()`). */
+export type AgentDef<Session = unknown> = Omit<AgentConfigSource, HostOnlyAgentField> & AgentHostFields<Session>;
+
+/** An AgentDef as the RUNTIME holds it: plus every toolset beyond the tools/ files, resolved. */
+export type ResolvedAgentDef<Session = unknown> = AgentDef<Session> & { readonly toolsets?: readonly Toolset[] };
+
+/** What `agent()` takes: the definition without `tools`, which come from files. */
+export type AgentOptions<Session = unknown> = Omit<AgentDef<Session>, "tools" | "toolsets">;
+
+/**
+ * Define an agent. Its tools are files (`tools/<name>.ts`, attached by the loader through
+ * `withTools`), so `agent()` returns an empty tool table and refuses a `tools` argument: a
+ * second place to declare tools is a second place for them to disagree.
+ */
+export function agent<Session = unknown>(options: AgentOptions<Session>): AgentDef<Session> {
+  const raw = options as Record<string, unknown>;
+  if (raw.tools !== undefined || raw.toolsets !== undefined) {
+    const field = raw.tools !== undefined ? "tools" : "toolsets";
+    throw new ConfigError("Invalid agent", [
+      {
+        path: field,
+        message: `agent() takes no \`${field}\`: put each tool in tools/<name>.ts (default-export tool({...})), or attach a registry with withTools(agent({...}), { name: tool({...}) }).`,
+      },
+    ]);
+  }
+  return Object.freeze({ ...options, tools: Object.freeze({}) });
+}

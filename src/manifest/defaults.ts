@@ -1,0 +1,34 @@
+/**
+ * Every default of the agent configuration, in one place (config.md, behaviour.md). The
+ * runtime reads effective values through these; nothing else hard-codes them.
+ */
+export const DEFAULTS = {
+  greeting: "Hi! How can I help?",
+  systemPrompt:
+    "You are a helpful voice assistant on a live call. Your replies are spoken aloud, so keep them short and conversational: one or two sentences, no lists, no markdown, no emoji. Ask one question at a time. If you are unsure what the caller said, ask them to repeat it.",
+  errorPhrase: "Sorry, I had a problem just then. Could you say that again?",
+  toolChoice: "auto",
+  resetToolChoice: true,
+  maxSteps: 10,
+  maxRetries: 2,
+  idleTimeoutMs: 300_000,
+  turnTaking: {
+    detection: "auto",
+    minSilenceMs: 1600,
+    maxSilenceMs: 3500,
+    preemptiveGeneration: false,
+    startSpeakingFloorMs: 0,
+  },
+  interruption: {
+    minWords: 1,
+    minDurationMs: 500,
+    backoffMs: 0,
+    continuationWindowMs: 0,
+    resumeFalseInterruption: true,
+  },
+  silence: {
+    deadAirCoverMs: 2400,
+  },
+  /** Per-call tool deadline (ms). */
+  toolTimeoutMs: 30_000,
+} as const;

@@ -1,0 +1,127 @@
+/**
+ * `switchboard/manifest`: what an agent is, which mode it runs in, which tools it advertises
+ * and what they say while they run. Pure: no I/O.
+ */
+export {
+  AgentConfigSchema,
+  AGENT_CONFIG_FIELDS,
+  HOST_ONLY_AGENT_FIELDS,
+  type AgentConfig,
+  type AgentConfigSource,
+  type AgentPromptContext,
+  type AgentSystemPrompt,
+  type HostOnlyAgentField,
+  type McpServerConfig,
+  type McpServers,
+  type SystemPromptResolver,
+} from "./agent-config.js";
+export {
+  agent,
+  type AgentDef,
+  type AgentEvents,
+  type AgentHostFields,
+  type AgentOptions,
+  type AgentRoute,
+  type Guardrail,
+  type GuardrailVerdict,
+  type ResolvedAgentDef,
+  type SessionInfo,
+} from "./agent.js";
+export { DEFAULTS } from "./defaults.js";
+export { ConfigError, ToolDefinitionError, type ConfigIssue } from "./errors.js";
+export { assertProviderTriple, deriveMode, noEffect, type AgentMode, type ProviderFields, type SessionMode } from "./mode.js";
+export {
+  CARRIERS,
+  DEFAULT_PROVIDERS,
+  OFFLINE_PROVIDERS,
+  PROVIDER_KINDS,
+  parseLlmShorthand,
+  type Carrier,
+  type ProviderDescriptor,
+  type ProviderSlot,
+} from "./providers.js";
+export {
+  toolNameOf,
+  toolRegistry,
+  withTools,
+  withWorkflows,
+  workflowRegistry,
+  type ToolModules,
+  type ToolRegistry,
+  type WithWorkflowsOptions,
+  type WorkflowModules,
+  type WorkflowRegistry,
+} from "./registry.js";
+export { compileParameters, type CompiledSchema, type InferParameters, type ParameterSchema, type Validation } from "./schema.js";
+export { toAgentConfig, type ToAgentConfigOptions } from "./to-agent-config.js";
+export {
+  CLIENT_TOOL_TIMEOUT_MS,
+  clientTool,
+  invokeTool,
+  isClientTool,
+  isToolDef,
+  refusalText,
+  resultText,
+  tool,
+  toToolResult,
+  type AnyToolDef,
+  type ClientToolOptions,
+  type JsonValue,
+  type ToolContext,
+  type ToolDef,
+  type ToolDefGate,
+  type ToolEffect,
+  type ToolMap,
+  type ToolOptions,
+  type ToolRefusal,
+  type ToolResult,
+  type ToolReturn,
+  type ToolUi,
+} from "./tool-def.js";
+export {
+  DEFAULT_START_LINES,
+  MAX_BLOCKING_START_MS,
+  SPOKEN_CHARS_PER_SECOND,
+  matchesWhen,
+  normalizeToolMessages,
+  pickVariant,
+  planDelayedLadder,
+  seededRandom,
+  spokenDurationMs,
+  type LadderStep,
+  type RandomSource,
+  type ToolCompletionMessage,
+  type ToolDelayedMessage,
+  type ToolMessageCondition,
+  type ToolMessages,
+  type ToolMessagesInput,
+  type ToolMessageWhen,
+  type ToolStartMessage,
+} from "./tool-messages.js";
+export {
+  agentToolsets,
+  agentToolsToSchemas,
+  composeToolsets,
+  gateToolset,
+  toolEntry,
+  toolSchema,
+  toolset,
+  type ResolvedTool,
+  type ToolBearingDef,
+  type ToolExecutor,
+  type ToolGate,
+  type ToolSchema,
+  type Toolset,
+  type ToolsetEntry,
+  type ToolSource,
+  type ToolTable,
+} from "./toolset.js";
+export { buildSystemPrompt, isVoicePreset, VOICE_PRESET_NAMES, VOICE_PRESETS, type SystemPromptParts, type VoicePresetName } from "./voice-presets.js";
+export {
+  isWorkflowDef,
+  workflow,
+  type AnyWorkflowDef,
+  type WorkflowContext,
+  type WorkflowDeclaration,
+  type WorkflowDef,
+} from "./workflow.js";

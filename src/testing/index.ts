@@ -1,0 +1,62 @@
+/**
+ * `switchboard/testing`: what an author needs to test their own agents and tools without a
+ * gateway, a network or a clock.
+ */
+import {
+  invokeTool,
+  refusalText,
+  toToolResult,
+  type AnyToolDef,
+  type ToolContext,
+  type ToolDef,
+  type ToolResult,
+} from "../manifest/index.js";
+
+export { seededRandom, toolNameOf } from "../manifest/index.js";
+
+/** A ToolContext for a test: a fresh signal, a fixed call id, and the session value given. */
+export function toolContext<Session = undefined>(
+  overrides: Partial<ToolContext<Session>> & { readonly session?: Session } = {},
+): ToolContext<Session> {
+  return {
+    toolCallId: "call_test",
+    signal: new AbortController().signal,
+    sessionId: "session_test",
+    session: undefined as Session,
+    ...overrides,
+  };
+}
+
+/** What a tool call came to, as the model would read it. */
+export interface ToolCallOutcome {
+  readonly status: "ok" | "refused" | "invalid" | "failed";
+  /** The normalized result; `text` is what the model reads. */
+  readonly result: ToolResult;
+}
+
+/**
+ * Call a tool the way the gateway does — validate the arguments with its schema, check its
+ * gate, run it, normalize the result — and return what the model would read. Never throws
+ * for a tool's own failure: a throw becomes a `failed` outcome, as it would on a call.
+ */
+export async function callTool<Args, Details, Session>(
+  def: ToolDef<Args, Details, Session>,
+  args: unknown,
+  ctx: ToolContext<Session> = toolContext<Session>(),
+  name = "tool",
+): Promise<ToolCallOutcome> {
+  const erased = def as unknown as AnyToolDef;
+  const checked = erased.parameters.validate(args);
+  if (!checked.ok) {
+    return { status: "invalid", result: { text: `Invalid arguments for ${name}: ${checked.errors.join("; ")}`, isError: true } };
+  }
+  const refusal = def.gate?.(ctx);
+  if (refusal !== undefined) return { status: "refused", result: { text: refusalText(name, refusal), isError: true } };
+  try {
+    const result = toToolResult(await invokeTool(erased, checked.value, ctx));
+    return { status: result.isError === true ? "failed" : "ok", result };
+  } catch (error) {
+    const text = typeof def.onError === "function" ? def.onError(error) : (def.onError ?? `${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    return { status: "failed", result: { text, isError: true } };
+  }
+}

@@ -1,0 +1,59 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Runs an ES module snippet in a fresh Node process at the package root (self-reference). */
+async function node(source: string): Promise<string> {
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", source], { cwd: root });
+  return stdout.trim();
+}
+
+describe("the built package", () => {
+  beforeAll(async () => {
+    await run(process.execPath, [fileURLToPath(new URL("../../node_modules/typescript/bin/tsc", import.meta.url)), "-p", "tsconfig.build.json"], {
+      cwd: root,
+    });
+  }, 120_000);
+
+  it("exports the manifest barrel at switchboard/manifest", async () => {
+    const out = await node(`
+      import { composeToolsets, toAgentConfig, toolset, tool, HOST_ONLY_AGENT_FIELDS } from "switchboard/manifest";
+      const weather = tool({ description: "Weather", execute: () => "Sunny." });
+      const table = composeToolsets([toolset("files", { weather })]);
+      console.log(JSON.stringify({ mode: toAgentConfig({ name: "x" }).mode, tools: table.tools.map((t) => t.name), n: HOST_ONLY_AGENT_FIELDS.length }));
+    `);
+    expect(JSON.parse(out)).toEqual({ mode: "pipeline", tools: ["weather"], n: 12 });
+  });
+
+  it("exports toAiTool at switchboard/ai and the authoring API at the root", async () => {
+    const out = await node(`
+      import { toAiTool, toAiTools } from "switchboard/ai";
+      import { tool, agent } from "switchboard";
+      import { callTool } from "switchboard/testing";
+      const t = tool({ description: "Ping", execute: () => "pong" });
+      const outcome = await callTool(t, {});
+      console.log(JSON.stringify({ ai: typeof toAiTool(t).execute, all: Object.keys(toAiTools({ t })), name: agent({ name: "a" }).name, outcome }));
+    `);
+    expect(JSON.parse(out)).toEqual({ ai: "function", all: ["t"], name: "a", outcome: { status: "ok", result: { text: "pong" } } });
+  });
+
+  it("ships declarations for every export path", async () => {
+    const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
+      exports: Record<string, { types?: string }>;
+    };
+    for (const [path, target] of Object.entries(pkg.exports)) {
+      if (target.types === undefined) continue;
+      await expect(readFile(new URL(`../../${target.types}`, import.meta.url), "utf8"), path).resolves.toContain("export");
+    }
+  });
+
+  it("has a switchboard bin that exits cleanly", async () => {
+    const { stdout } = await run(process.execPath, ["dist/cli.js", "start"], { cwd: root });
+    expect(stdout).toMatch(/no gateway yet/);
+  });
+});
