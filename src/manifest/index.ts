@@ -52,7 +52,7 @@ export {
   type WorkflowModules,
   type WorkflowRegistry,
 } from "./registry.js";
-export { compileParameters, type CompiledSchema, type InferParameters, type ParameterSchema, type Validation } from "./schema.js";
+export { compileJsonSchema, compileParameters, type CompiledSchema, type InferParameters, type ParameterSchema, type Validation } from "./schema.js";
 export { toAgentConfig, type ToAgentConfigOptions } from "./to-agent-config.js";
 export {
   CLIENT_TOOL_TIMEOUT_MS,

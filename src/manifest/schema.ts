@@ -1,4 +1,5 @@
 import { Kind, type TSchema } from "@sinclair/typebox";
+import { Ajv } from "ajv";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { JSONSchema7 } from "json-schema";
 import { z } from "zod";
@@ -18,15 +19,25 @@ export interface CompiledSchema<T = unknown> {
   readonly validate: (value: unknown) => Validation<T>;
 }
 
-/** A TypeBox schema or a zod (v4) schema describing a tool's arguments (an object). */
-export type ParameterSchema = TSchema | z.ZodType;
+/**
+ * A TypeBox schema or a zod (v4) schema describing a tool's arguments (an object), or a
+ * schema already compiled (`compileJsonSchema`, for tools whose schema arrives as plain JSON
+ * Schema, such as MCP tools).
+ */
+export type ParameterSchema = TSchema | z.ZodType | CompiledSchema;
 
 /** The argument type a parameter schema describes. */
 export type InferParameters<P> = P extends z.ZodType
   ? z.output<P>
   : P extends TSchema
     ? P["static"]
-    : unknown;
+    : P extends CompiledSchema<infer T>
+      ? T
+      : unknown;
+
+function isCompiled(schema: unknown): schema is CompiledSchema {
+  return typeof schema === "object" && schema !== null && "json" in schema && typeof (schema as { validate?: unknown }).validate === "function";
+}
 
 function isTypeBox(schema: unknown): schema is TSchema {
   return typeof schema === "object" && schema !== null && Kind in schema;
@@ -86,7 +97,8 @@ function compileZod<T>(schema: z.ZodType): CompiledSchema<T> {
  */
 export function compileParameters<T = unknown>(parameters: unknown, owner = "tool"): CompiledSchema<T> {
   let compiled: CompiledSchema<T>;
-  if (isTypeBox(parameters)) compiled = compileTypeBox<T>(parameters);
+  if (isCompiled(parameters)) compiled = parameters as CompiledSchema<T>;
+  else if (isTypeBox(parameters)) compiled = compileTypeBox<T>(parameters);
   else if (isZod(parameters)) compiled = compileZod<T>(parameters);
   else {
     throw new ToolDefinitionError(
@@ -110,3 +122,28 @@ export const NO_PARAMETERS: CompiledSchema<Record<string, never>> = {
       ? { ok: true, value: {} }
       : { ok: false, errors: ["arguments: this tool takes no arguments"] },
 };
+
+/** One validator compiler for plain JSON Schema; strict mode off, since MCP servers publish loose schemas. */
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+
+/**
+ * Compile a plain JSON Schema (draft-07 style, as MCP servers and hand-written declarations
+ * carry) once into a CompiledSchema. Throws `ToolDefinitionError` when it does not compile.
+ */
+export function compileJsonSchema<T = Record<string, unknown>>(json: JSONSchema7, owner = "tool"): CompiledSchema<T> {
+  let check: ReturnType<typeof ajv.compile>;
+  const schema = plainJson(json);
+  try {
+    check = ajv.compile(schema as Record<string, unknown>);
+  } catch (cause) {
+    throw new ToolDefinitionError(`${owner}: the JSON Schema does not compile (${cause instanceof Error ? cause.message : String(cause)}).`);
+  }
+  return {
+    json: schema,
+    validate(value) {
+      if (check(value)) return { ok: true, value: value as T };
+      const errors = (check.errors ?? []).map((e) => `${fieldOf(e.instancePath)}: ${e.message ?? "is invalid"}`);
+      return { ok: false, errors };
+    },
+  };
+}

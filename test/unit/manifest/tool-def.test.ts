@@ -108,3 +108,16 @@ describe("tool results", () => {
     expect(await callTool(broken, {})).toEqual({ status: "failed", result: { text: "The system is down, try again later.", isError: true } });
   });
 });
+
+describe("plain JSON Schema parameters", () => {
+  it("compiles once with a validator and names the field", async () => {
+    const { compileJsonSchema } = await import("../../../src/manifest/index.js");
+    const schema = compileJsonSchema({ type: "object", properties: { q: { type: "string" } }, required: ["q"] });
+    const search = tool({ description: "Search", parameters: schema, execute: ({ q }) => `found ${String(q)}` });
+    expect(search.parameters.json).toEqual({ type: "object", properties: { q: { type: "string" } }, required: ["q"] });
+    expect(search.parameters.validate({ q: 1 })).toEqual({ ok: false, errors: ["q: must be string"] });
+    expect(search.parameters.validate({})).toEqual({ ok: false, errors: ["arguments: must have required property 'q'"] });
+    expect((await callTool(search, { q: "x" })).result.text).toBe("found x");
+    expect(() => compileJsonSchema({ type: "object", properties: { q: { type: "nonsense" as never } } })).toThrow(ToolDefinitionError);
+  });
+});
