@@ -1,0 +1,97 @@
+/**
+ * Time as the gateway sees it: injected everywhere a timer or a timestamp matters, so a test
+ * drives a whole session under virtual time (see `switchboard/testing`'s `virtualClock`).
+ */
+export interface Timer {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Run `fn` once after `ms` milliseconds. */
+  setTimeout(fn: () => void, ms: number): Timer;
+  /** Resolve after `ms` milliseconds, or reject with the signal's reason when it aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+function sleepWith(clock: Pick<Clock, "setTimeout">, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      return;
+    }
+    const onAbort = (): void => {
+      timer.cancel();
+      reject(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The real clock: `Date.now` and Node timers (unref'd: a pending timer never keeps a process alive). */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout(fn, ms) {
+    const handle = setTimeout(fn, ms);
+    handle.unref?.();
+    return { cancel: () => clearTimeout(handle) };
+  },
+  sleep(ms, signal) {
+    return sleepWith(systemClock, ms, signal);
+  },
+};
+
+/** A clock whose time moves only when a test says so. */
+export interface VirtualClock extends Clock {
+  /** Move time forward, firing every timer that falls due, in order. */
+  advance(ms: number): Promise<void>;
+  /** Timers not yet fired. */
+  pending(): number;
+}
+
+/** Build a virtual clock starting at `start` (ms since the epoch). */
+export function virtualClock(start = 1_700_000_000_000): VirtualClock {
+  let now = start;
+  let sequence = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  const clock: VirtualClock = {
+    now: () => now,
+    setTimeout(fn, ms) {
+      const id = ++sequence;
+      timers.set(id, { at: now + Math.max(0, ms), fn });
+      return { cancel: () => timers.delete(id) };
+    },
+    sleep(ms, signal) {
+      return sleepWith(clock, ms, signal);
+    },
+    async advance(ms) {
+      const target = now + ms;
+      for (;;) {
+        // Let promise chains settle so timers they arm are seen in this advance.
+        for (let i = 0; i < 10; i++) await Promise.resolve();
+        let nextId: number | undefined;
+        let nextAt = Number.POSITIVE_INFINITY;
+        for (const [id, timer] of timers) {
+          if (timer.at <= target && (timer.at < nextAt || (timer.at === nextAt && id < (nextId ?? Infinity)))) {
+            nextId = id;
+            nextAt = timer.at;
+          }
+        }
+        if (nextId === undefined) break;
+        const timer = timers.get(nextId);
+        timers.delete(nextId);
+        now = Math.max(now, nextAt);
+        timer?.fn();
+      }
+      now = target;
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    },
+    pending: () => timers.size,
+  };
+  return clock;
+}

@@ -1,0 +1,89 @@
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createGoogleGenerativeAI } from "@ai-sdk/google";
+import { createGroq } from "@ai-sdk/groq";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import type { LanguageModel } from "ai";
+import { GatewayError, MissingKeyError } from "../../../errors.js";
+import type { ProviderDescriptor } from "../../../manifest/index.js";
+import { scriptedModel } from "./scripted.js";
+
+/** Where keys come from: the process environment, or a test's. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The environment variable each LLM provider reads its key from, unless `options.apiKeyEnv` names another. */
+export const LLM_KEY_VARIABLES: Readonly<Record<string, readonly string[]>> = {
+  openai: ["OPENAI_API_KEY"],
+  anthropic: ["ANTHROPIC_API_KEY"],
+  google: ["GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"],
+  groq: ["GROQ_API_KEY"],
+};
+
+function stringOption(descriptor: ProviderDescriptor, name: string): string | undefined {
+  const value = descriptor.options[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new GatewayError("internal", `llm.options.${name} must be a non-empty string.`, { fatal: true });
+  }
+  return value;
+}
+
+function requiredOption(descriptor: ProviderDescriptor, name: string, example: string): string {
+  const value = stringOption(descriptor, name);
+  if (value === undefined) {
+    throw new GatewayError("internal", `llm ${descriptor.kind} needs options.${name}, e.g. ${example}.`, { fatal: true });
+  }
+  return value;
+}
+
+/** The key for a provider: `options.apiKeyEnv` first, then the provider's conventional variables. */
+export function apiKeyFor(descriptor: ProviderDescriptor, env: Env, variables: readonly string[]): string {
+  const named = stringOption(descriptor, "apiKeyEnv");
+  const candidates = named === undefined ? variables : [named];
+  for (const variable of candidates) {
+    const value = env[variable];
+    if (value !== undefined && value !== "") return value;
+  }
+  throw new MissingKeyError(descriptor.kind, candidates[0] ?? `${descriptor.kind.toUpperCase()}_API_KEY`);
+}
+
+/** Context a resolver may need beyond the descriptor. */
+export interface LlmResolveOptions {
+  readonly env: Env;
+  /** The agent's offline script (its `offline.json`), for the `scripted` kind. */
+  readonly script?: unknown;
+}
+
+/**
+ * An `ai` LanguageModel for a descriptor. Throws `MissingKeyError` naming the variable when a
+ * key is needed and absent, or a fatal GatewayError naming the missing option.
+ */
+export function resolveLanguageModel(descriptor: ProviderDescriptor, options: LlmResolveOptions): LanguageModel {
+  const { env } = options;
+  switch (descriptor.kind) {
+    case "scripted":
+      return scriptedModel(options.script ?? descriptor.options.script ?? { rules: [] });
+    case "openai-compatible": {
+      const baseURL = requiredOption(descriptor, "baseURL", '"http://127.0.0.1:11434/v1" (Ollama)');
+      const model = requiredOption(descriptor, "model", '"llama3.1"');
+      const keyEnv = stringOption(descriptor, "apiKeyEnv");
+      const apiKey = keyEnv === undefined ? undefined : apiKeyFor(descriptor, env, []);
+      return createOpenAICompatible({ name: "openai-compatible", baseURL, ...(apiKey === undefined ? {} : { apiKey }) }).chatModel(model);
+    }
+    case "openai":
+    case "anthropic":
+    case "google":
+    case "groq": {
+      const model = requiredOption(descriptor, "model", descriptor.kind === "openai" ? '"gpt-4.1-mini"' : "the provider's model id");
+      const apiKey = apiKeyFor(descriptor, env, LLM_KEY_VARIABLES[descriptor.kind] ?? []);
+      const baseURL = stringOption(descriptor, "baseURL");
+      const settings = { apiKey, ...(baseURL === undefined ? {} : { baseURL }) };
+      if (descriptor.kind === "openai") return createOpenAI(settings)(model);
+      if (descriptor.kind === "anthropic") return createAnthropic(settings)(model);
+      if (descriptor.kind === "google") return createGoogleGenerativeAI(settings)(model);
+      return createGroq(settings)(model);
+    }
+    default:
+      throw new GatewayError("internal", `no LLM provider of kind "${descriptor.kind}" is registered in this gateway.`, { fatal: true });
+  }
+}

@@ -1,0 +1,539 @@
+/**
+ * The `scripted` model: the offline demo/test model. A real AI SDK `LanguageModelV4` that answers
+ * from a small script (the per-agent `offline.json`) instead of a network model. No keys, no I/O,
+ * and the same prompt always yields the same reply.
+ *
+ * Step 1 (the prompt ends with a user message): the first rule whose `when` matches the last user
+ * text says `say` and calls its tool(s). After the tools ran (the prompt ends with a tool message):
+ * the rule that made those calls says `then`, with `{result}` filled from the tool results.
+ */
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4FinishReason,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  LanguageModelV4ToolResultOutput,
+  LanguageModelV4Usage,
+  SharedV4Warning,
+} from "@ai-sdk/provider";
+import { z } from "zod";
+import { didYouMean, IssueList } from "../../../manifest/errors.js";
+
+/** Said when no rule matches and the script sets no `fallback`. */
+export const DEFAULT_FALLBACK = "I'm the offline demo model, and I don't have a scripted reply for that.";
+
+const wholeMs = z.number({ error: "must be a number of milliseconds, e.g. 40" }).int({ error: "must be a whole number of milliseconds" }).min(0, { error: "must be ≥ 0 ms" });
+
+const RULE_FIELDS = ["when", "say", "call", "then", "delayMs"] as const;
+const CALL_FIELDS = ["tool", "args"] as const;
+const SCRIPT_FIELDS = ["rules", "fallback", "delayMs"] as const;
+
+/** A custom message for a value of the wrong type; zod's own for everything else. */
+const expecting = (message: string) => ({ error: (issue: { code: string }) => (issue.code === "invalid_type" ? message : undefined) });
+
+const ToolCallSchema = z.strictObject({
+  tool: z
+    .string({ error: 'is required: the name of a tool the agent offers, e.g. "lookup_order"' })
+    .min(1, { error: 'must not be empty: write the name of a tool the agent offers, e.g. "lookup_order"' }),
+  args: z.record(z.string(), z.unknown(), { error: 'must be an object of arguments, e.g. { "orderId": "{orderId}" }' }).optional(),
+}, expecting('must be a tool call such as { "tool": "lookup_order", "args": { "orderId": "{orderId}" } }'));
+
+const RuleSchema = z.strictObject({
+  /** Case-insensitive regular expression source, matched against the last user message. */
+  when: z.string({ error: 'must be a regular expression as a string, e.g. "order (?<orderId>\\\\w+)"' }).optional(),
+  /** Said first; `{name}` placeholders come from the named groups of `when`. */
+  say: z.string({ error: "must be a string" }).optional(),
+  /** One tool call or a list of them, made in the same step. */
+  call: z.union([ToolCallSchema, z.array(ToolCallSchema).min(1, { error: "must list at least one tool call, or be left out" })], {
+    error: 'must be a tool call { "tool": "name", "args": { ... } } or a list of them',
+  }).optional(),
+  /** Said after the tool(s) ran; `{result}` is the tool results' text. Default "{result}". */
+  then: z.string({ error: "must be a string" }).optional(),
+  /** Delay between streamed text chunks for this rule, overriding the script's. */
+  delayMs: wholeMs.optional(),
+}, expecting('must be a rule such as { "when": "\\\\b(hi|hello)\\\\b", "say": "Hello!" }'));
+
+/** The `scripted` model's script; also the format of a per-agent `offline.json`. */
+export const ScriptSchema = z.strictObject({
+  rules: z.array(RuleSchema, { error: "must be a list of rules, e.g. [{ \"when\": \"hello\", \"say\": \"Hi!\" }]" }).optional(),
+  /** Said when no rule matches (default: {@link DEFAULT_FALLBACK}). */
+  fallback: z.string({ error: "must be a string" }).optional(),
+  /** Delay between streamed text chunks, in ms (default 0). */
+  delayMs: wholeMs.optional(),
+}, expecting('must be an object such as { "rules": [...], "fallback": "..." }'));
+
+export type Script = z.infer<typeof ScriptSchema>;
+export type ScriptRule = z.infer<typeof RuleSchema>;
+type ScriptToolCall = z.infer<typeof ToolCallSchema>;
+
+/** Waits `ms`; rejects if `signal` aborts first. Injectable so tests need no real timers. */
+export type ScriptedSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface ScriptedModelOptions {
+  /** Reported as `modelId` (default "scripted"). */
+  modelId?: string | undefined;
+  /** Replaces the setTimeout-based wait between streamed text chunks. */
+  sleep?: ScriptedSleep | undefined;
+}
+
+interface CompiledRule {
+  readonly rule: ScriptRule;
+  /** Undefined for rules without `when`: they never match a user message, only tool results. */
+  readonly pattern: RegExp | undefined;
+  readonly calls: readonly ScriptToolCall[];
+  readonly toolNames: ReadonlySet<string>;
+}
+
+interface CompiledScript {
+  readonly rules: readonly CompiledRule[];
+  readonly fallback: string;
+  readonly delayMs: number;
+}
+
+interface PlannedCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** JSON-encoded arguments. */
+  readonly input: string;
+}
+
+/** What one model call answers, before it is shaped as generate content or stream parts. */
+interface Reply {
+  readonly text: string;
+  readonly calls: readonly PlannedCall[];
+  readonly delayMs: number;
+  readonly warnings: readonly SharedV4Warning[];
+}
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const RESULT = "result";
+
+/**
+ * Builds the offline demo/test model from a script. Validates the script (every regular expression
+ * is compiled here, once) and throws a `ConfigError` naming each bad field and its fix.
+ */
+export function scriptedModel(script: Script, options?: ScriptedModelOptions): LanguageModelV4;
+export function scriptedModel(script: unknown, options?: ScriptedModelOptions): LanguageModelV4;
+export function scriptedModel(script: unknown, options: ScriptedModelOptions = {}): LanguageModelV4 {
+  const compiled = compileScript(script);
+  const modelId = options.modelId ?? "scripted";
+  const sleep = options.sleep ?? sleepWithTimeout;
+  return {
+    specificationVersion: "v4",
+    provider: "scripted",
+    modelId,
+    supportedUrls: {},
+    doGenerate(call: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> {
+      if (call.abortSignal?.aborted === true) return Promise.reject(abortError(call.abortSignal));
+      const reply = replyFor(compiled, call);
+      return Promise.resolve({
+        content: contentFor(reply),
+        finishReason: finishReasonOf(reply),
+        usage: usageOf(call.prompt, reply),
+        warnings: [...reply.warnings],
+        response: { modelId },
+      });
+    },
+    doStream(call: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
+      const reply = replyFor(compiled, call);
+      const parts = streamPartsFor(reply, call.prompt, modelId);
+      return Promise.resolve({ stream: timedStream(parts, call.abortSignal, sleep) });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+function compileScript(input: unknown): CompiledScript {
+  const issues = new IssueList();
+  const parsed = ScriptSchema.safeParse(input);
+  if (!parsed.success) {
+    addZodIssues(issues, parsed.error.issues, []);
+    issues.throwIfAny("scripted model script");
+  }
+  const script = parsed.data ?? {};
+  const rules = (script.rules ?? []).map((rule, index) => compileRule(rule, `rules[${index}]`, issues));
+  issues.throwIfAny("scripted model script");
+  return { rules, fallback: script.fallback ?? DEFAULT_FALLBACK, delayMs: script.delayMs ?? 0 };
+}
+
+function compileRule(rule: ScriptRule, path: string, issues: IssueList): CompiledRule {
+  let pattern: RegExp | undefined;
+  if (rule.when !== undefined) {
+    try {
+      pattern = new RegExp(rule.when, "i");
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      issues.add(
+        `${path}.when`,
+        `not a valid regular expression (${reason}). Fix the pattern: escape characters meant literally with a backslash, e.g. \\( or \\? (written "\\\\(" in a JSON file).`,
+      );
+    }
+  }
+  const calls = rule.call === undefined ? [] : Array.isArray(rule.call) ? rule.call : [rule.call];
+  if (rule.say === undefined && calls.length === 0) {
+    issues.add(path, 'does nothing: give it "say", "call" or both.');
+  }
+  if (rule.then !== undefined && calls.length === 0) {
+    issues.add(`${path}.then`, 'is only said after a tool call: add "call", or move the text to "say".');
+  }
+  if (rule.when === undefined || pattern !== undefined) {
+    const groups = groupNamesOf(pattern);
+    const callPath = Array.isArray(rule.call) ? (i: number) => `${path}.call[${i}]` : () => `${path}.call`;
+    checkPlaceholders(rule.say, `${path}.say`, groups, issues);
+    checkPlaceholders(rule.then, `${path}.then`, [...groups, RESULT], issues);
+    calls.forEach((call, i) => checkPlaceholders(call.args, `${callPath(i)}.args`, groups, issues));
+  }
+  return { rule, pattern, calls, toolNames: new Set(calls.map((call) => call.tool)) };
+}
+
+/** The named groups a pattern defines (an always-matching alternative exposes them all). */
+function groupNamesOf(pattern: RegExp | undefined): string[] {
+  if (pattern === undefined) return [];
+  const groups = new RegExp(`(?:${pattern.source})|`, pattern.flags).exec("")?.groups;
+  return groups === undefined ? [] : Object.keys(groups);
+}
+
+/** Every `{name}` in a template (or in the strings of an args object) must have a source. */
+function checkPlaceholders(value: unknown, path: string, known: readonly string[], issues: IssueList): void {
+  if (typeof value === "string") {
+    for (const [, name = ""] of value.matchAll(PLACEHOLDER)) {
+      if (known.includes(name)) continue;
+      const sources = name === RESULT ? 'only "then" has {result}' : known.length === 0 ? '"when" has no named groups' : `known: ${known.map((k) => `{${k}}`).join(", ")}`;
+      issues.add(path, `unknown placeholder {${name}} (${sources}). Add a named group such as (?<${name}>\\w+) to "when", or remove the braces.${didYouMean(name, known)}`);
+    }
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => checkPlaceholders(item, `${path}[${i}]`, known, issues));
+  } else if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) checkPlaceholders(item, `${path}.${key}`, known, issues);
+  }
+}
+
+const FIELDS_BY_KIND: Record<string, readonly string[]> = { script: SCRIPT_FIELDS, rule: RULE_FIELDS, call: CALL_FIELDS };
+
+/** Zod issues → `field.path: what is wrong and how to fix it`; a union reports its closest branch. */
+function addZodIssues(issues: IssueList, zodIssues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[]): void {
+  for (const issue of zodIssues) {
+    const where = [...prefix, ...issue.path];
+    if (issue.code === "invalid_union") {
+      const closest = issue.errors.find((branch) => !branch.every((inner) => inner.path.length === 0 && inner.code === "invalid_type"));
+      if (closest !== undefined) {
+        addZodIssues(issues, closest, where);
+        continue;
+      }
+    }
+    if (issue.code === "unrecognized_keys") {
+      const known = FIELDS_BY_KIND[objectKindAt(where)] ?? [];
+      for (const key of issue.keys) {
+        issues.add(pathOf([...where, key]), `is not a field here (known: ${known.join(", ")}).${didYouMean(key, known)}`);
+      }
+      continue;
+    }
+    issues.add(pathOf(where), issue.message);
+  }
+}
+
+function objectKindAt(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "script";
+  return path.includes("call") ? "call" : "rule";
+}
+
+function pathOf(parts: readonly PropertyKey[]): string {
+  const path = parts.reduce<string>((acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc === "" ? String(part) : `${acc}.${String(part)}`), "");
+  return path === "" ? "script" : path;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state machine: which reply a prompt gets
+
+function replyFor(script: CompiledScript, call: LanguageModelV4CallOptions): Reply {
+  const last = call.prompt.at(-1);
+  return last?.role === "tool" ? replyAfterTools(script, call.prompt) : replyToUser(script, call);
+}
+
+/** Step 1: the first rule whose `when` matches the last user message speaks and calls its tools. */
+function replyToUser(script: CompiledScript, call: LanguageModelV4CallOptions): Reply {
+  const userText = lastUserText(call.prompt);
+  const hit = userText.trim() === "" ? undefined : matchRule(script.rules, userText);
+  if (hit === undefined) return textReply(script.fallback, script.delayMs);
+  const { rule, groups } = hit;
+  const delayMs = rule.rule.delayMs ?? script.delayMs;
+  const say = rule.rule.say === undefined ? "" : renderTemplate(rule.rule.say, groups);
+  if (rule.calls.length === 0) return textReply(say, delayMs);
+  const sayOrFallback = say === "" ? script.fallback : say;
+  if (call.toolChoice?.type === "none") return textReply(sayOrFallback, delayMs);
+  // A rule's calls go out together or not at all: a partial set would leave `then` half-filled.
+  const offered = new Set((call.tools ?? []).map((tool) => tool.name));
+  const missing = rule.calls.filter((scripted) => !offered.has(scripted.tool)).map((scripted) => scripted.tool);
+  if (missing.length > 0) {
+    const message = `scripted model: tool ${missing.map((name) => JSON.stringify(name)).join(", ")} is not offered in this call, so the rule's tool calls were skipped.`;
+    return { ...textReply(sayOrFallback, delayMs), warnings: [{ type: "other", message }] };
+  }
+  // Ids are unique within the conversation and depend only on the prompt, keeping replies deterministic.
+  const earlier = countToolCalls(call.prompt);
+  const calls = rule.calls.map((scripted, i) => ({
+    toolCallId: `scripted_call_${earlier + i + 1}`,
+    toolName: scripted.tool,
+    input: JSON.stringify(renderArgs(scripted.args ?? {}, groups)),
+  }));
+  return { text: say, calls, delayMs, warnings: [] };
+}
+
+/** Step 2+: the rule that made the latest tool calls says `then`, filled with their results. */
+function replyAfterTools(script: CompiledScript, prompt: LanguageModelV4Prompt): Reply {
+  const { toolNames, results } = latestToolExchange(prompt);
+  const userText = lastUserText(prompt);
+  const rule = ruleForToolCalls(script.rules, toolNames, userText);
+  const result = results.join(" ");
+  if (rule === undefined) return textReply(result === "" ? script.fallback : result, script.delayMs);
+  const match = rule.pattern?.exec(userText) ?? undefined;
+  const groups = { ...groupsOf(rule.pattern, match), [RESULT]: result };
+  return textReply(renderTemplate(rule.rule.then ?? `{${RESULT}}`, groups), rule.rule.delayMs ?? script.delayMs);
+}
+
+function textReply(text: string, delayMs: number): Reply {
+  return { text, calls: [], delayMs, warnings: [] };
+}
+
+function matchRule(rules: readonly CompiledRule[], text: string): { rule: CompiledRule; groups: Record<string, string> } | undefined {
+  for (const rule of rules) {
+    const match = rule.pattern?.exec(text);
+    if (match !== undefined && match !== null) return { rule, groups: groupsOf(rule.pattern, match) };
+  }
+  return undefined;
+}
+
+/**
+ * The first rule (in script order) whose calls cover every tool just called. When several do,
+ * the one whose `when` also matches the last user message wins.
+ */
+function ruleForToolCalls(rules: readonly CompiledRule[], toolNames: readonly string[], userText: string): CompiledRule | undefined {
+  if (toolNames.length === 0) return undefined;
+  const candidates = rules.filter((rule) => rule.calls.length > 0 && toolNames.every((name) => rule.toolNames.has(name)));
+  return candidates.find((rule) => rule.pattern?.test(userText) === true) ?? candidates[0];
+}
+
+/** Every named group of `pattern` as a string; groups that did not take part are "". */
+function groupsOf(pattern: RegExp | undefined, match: RegExpExecArray | undefined): Record<string, string> {
+  const groups: Record<string, string> = {};
+  for (const name of groupNamesOf(pattern)) groups[name] = match?.groups?.[name] ?? "";
+  return groups;
+}
+
+function renderTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(values, name) ? (values[name] ?? "") : whole));
+}
+
+/** Fills placeholders in every string of an args value; "{name}" alone becomes the captured string. */
+function renderArgs(value: unknown, values: Record<string, string>): unknown {
+  if (typeof value === "string") return renderTemplate(value, values);
+  if (Array.isArray(value)) return value.map((item) => renderArgs(item, values));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, renderArgs(item, values)]));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the prompt (system messages are ignored)
+
+function lastUserText(prompt: LanguageModelV4Prompt): string {
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    const message = prompt[i];
+    if (message?.role !== "user") continue;
+    return message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ");
+  }
+  return "";
+}
+
+/** The tool names of the last assistant message with tool calls, and the results after it. */
+function latestToolExchange(prompt: LanguageModelV4Prompt): { toolNames: string[]; results: string[] } {
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    const message = prompt[i];
+    if (message?.role !== "assistant") continue;
+    const toolNames = message.content.flatMap((part) => (part.type === "tool-call" ? [part.toolName] : []));
+    if (toolNames.length === 0) continue;
+    const results = prompt
+      .slice(i + 1)
+      .flatMap((later) => (later.role === "tool" ? later.content : []))
+      .flatMap((part) => (part.type === "tool-result" ? [toolResultText(part.output)] : []));
+    return { toolNames, results };
+  }
+  return { toolNames: [], results: [] };
+}
+
+function countToolCalls(prompt: LanguageModelV4Prompt): number {
+  return prompt.reduce((n, message) => n + (message.role === "assistant" ? message.content.filter((part) => part.type === "tool-call").length : 0), 0);
+}
+
+/** A tool result as words a voice can say. */
+function toolResultText(output: LanguageModelV4ToolResultOutput): string {
+  switch (output.type) {
+    case "text":
+      return output.value;
+    case "json":
+      return typeof output.value === "string" ? output.value : JSON.stringify(output.value);
+    case "error-text":
+      return `Error: ${output.value}`;
+    case "error-json":
+      return `Error: ${typeof output.value === "string" ? output.value : JSON.stringify(output.value)}`;
+    case "execution-denied":
+      return output.reason === undefined ? "The tool call was denied." : `The tool call was denied: ${output.reason}`;
+    case "content":
+      return output.value
+        .map((part) => (part.type === "text" ? part.text : part.type === "file" ? `[${part.filename ?? part.mediaType} file]` : ""))
+        .filter((text) => text !== "")
+        .join(" ");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shaping a reply
+
+function contentFor(reply: Reply): LanguageModelV4Content[] {
+  const content: LanguageModelV4Content[] = reply.text === "" ? [] : [{ type: "text", text: reply.text }];
+  for (const call of reply.calls) content.push({ type: "tool-call", ...call });
+  return content;
+}
+
+function finishReasonOf(reply: Reply): LanguageModelV4FinishReason {
+  return reply.calls.length > 0 ? { unified: "tool-calls", raw: "tool-calls" } : { unified: "stop", raw: "stop" };
+}
+
+interface TimedPart {
+  readonly part: LanguageModelV4StreamPart;
+  /** Wait before emitting this part. */
+  readonly delayMs: number;
+}
+
+function streamPartsFor(reply: Reply, prompt: LanguageModelV4Prompt, modelId: string): TimedPart[] {
+  const now = (part: LanguageModelV4StreamPart): TimedPart => ({ part, delayMs: 0 });
+  const parts: TimedPart[] = [now({ type: "stream-start", warnings: [...reply.warnings] }), now({ type: "response-metadata", modelId })];
+  if (reply.text !== "") {
+    const id = "text_0";
+    parts.push(now({ type: "text-start", id }));
+    wordChunks(reply.text).forEach((delta, i) => parts.push({ part: { type: "text-delta", id, delta }, delayMs: i === 0 ? 0 : reply.delayMs }));
+    parts.push(now({ type: "text-end", id }));
+  }
+  for (const call of reply.calls) {
+    const id = call.toolCallId;
+    parts.push(now({ type: "tool-input-start", id, toolName: call.toolName }));
+    parts.push(now({ type: "tool-input-delta", id, delta: call.input }));
+    parts.push(now({ type: "tool-input-end", id }));
+    parts.push(now({ type: "tool-call", ...call }));
+  }
+  parts.push(now({ type: "finish", usage: usageOf(prompt, reply), finishReason: finishReasonOf(reply) }));
+  return parts;
+}
+
+/** Word-sized chunks, each carrying the whitespace after it; they concatenate to `text` exactly. */
+function wordChunks(text: string): string[] {
+  return text.match(/\s*\S+\s*/g) ?? [text];
+}
+
+/** Emits the parts in order, waiting where asked; an abort errors the stream at once. */
+function timedStream(parts: readonly TimedPart[], signal: AbortSignal | undefined, sleep: ScriptedSleep): ReadableStream<LanguageModelV4StreamPart> {
+  let next = 0;
+  let settled = false;
+  let onAbort: (() => void) | undefined;
+  const detach = (): void => {
+    if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+    onAbort = undefined;
+  };
+  const fail = (controller: ReadableStreamDefaultController<LanguageModelV4StreamPart>, error: unknown): void => {
+    if (settled) return;
+    settled = true;
+    detach();
+    controller.error(error);
+  };
+  return new ReadableStream<LanguageModelV4StreamPart>({
+    start(controller) {
+      if (signal === undefined) return;
+      onAbort = () => fail(controller, abortError(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+    },
+    async pull(controller) {
+      if (settled) return;
+      const item = parts[next++];
+      if (item === undefined) {
+        settled = true;
+        detach();
+        controller.close();
+        return;
+      }
+      if (item.delayMs > 0) {
+        try {
+          await sleep(item.delayMs, signal);
+        } catch (error) {
+          fail(controller, error);
+          return;
+        }
+      }
+      if (settled) return;
+      if (signal?.aborted === true) {
+        fail(controller, abortError(signal));
+        return;
+      }
+      controller.enqueue(item.part);
+    },
+    cancel() {
+      settled = true;
+      detach();
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage, aborts, timers
+
+/** Token counts are word counts: rough, but consistent across calls. */
+function usageOf(prompt: LanguageModelV4Prompt, reply: Reply): LanguageModelV4Usage {
+  const input = prompt.reduce((n, message) => n + wordCount(messageText(message)), 0);
+  const text = wordCount(reply.text);
+  const output = text + reply.calls.reduce((n, call) => n + wordCount(call.input), 0);
+  return {
+    inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: output, text, reasoning: undefined },
+  };
+}
+
+function messageText(message: LanguageModelV4Message): string {
+  if (message.role === "system") return message.content;
+  const pieces: string[] = [];
+  for (const part of message.content) {
+    if (part.type === "text" || part.type === "reasoning") pieces.push(part.text);
+    else if (part.type === "tool-call") pieces.push(typeof part.input === "string" ? part.input : (JSON.stringify(part.input) ?? ""));
+    else if (part.type === "tool-result") pieces.push(toolResultText(part.output));
+  }
+  return pieces.join(" ");
+}
+
+function wordCount(text: string): number {
+  return text.match(/\S+/g)?.length ?? 0;
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException("The operation was aborted.", "AbortError");
+}
+
+function sleepWithTimeout(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) return reject(abortError(signal));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortError(signal as AbortSignal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

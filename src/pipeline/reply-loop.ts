@@ -1,0 +1,213 @@
+import { isStepCount, streamText, type LanguageModel, type ModelMessage, type StopCondition, type ToolChoice, type ToolSet } from "ai";
+import type { Clock } from "../clock.js";
+import { messageOf } from "../errors.js";
+import { aiToolSet, type ToolAnswer, type ToolDeclaration, type ToolInvoker } from "./tool-port.js";
+
+/** The LLM settings of one agent (config.md), already defaulted. */
+export interface ReplySettings {
+  readonly maxSteps: number;
+  readonly toolChoice: "auto" | "required" | "none" | { readonly type: "tool"; readonly toolName: string };
+  readonly resetToolChoice: boolean;
+  readonly maxRetries: number;
+  readonly temperature?: number | undefined;
+  readonly maxOutputTokens?: number | undefined;
+}
+
+export interface ReplyLoopDeps {
+  readonly model: LanguageModel;
+  readonly tools: readonly ToolDeclaration[];
+  readonly invoke: ToolInvoker;
+  readonly settings: ReplySettings;
+  readonly clock: Clock;
+  /** The system prompt for this request (presets and prompt context applied). */
+  readonly instructions: () => string | Promise<string>;
+}
+
+/** What a reply reports while it runs. */
+export interface ReplyObserver {
+  /** Model text as it streams (`delta`), with the reply's model text so far. */
+  text?(delta: string): void;
+  /** Milliseconds from the request to the first text or tool call. */
+  firstToken?(ms: number): void;
+}
+
+export interface ReplyUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+  readonly steps: number;
+}
+
+/** The outcome of one reply. `messages` are what to append to the history, as it must read. */
+export interface ReplyResult {
+  readonly status: "completed" | "cancelled" | "failed";
+  readonly messages: ModelMessage[];
+  /** The reply's recorded text: model text plus verbatim completion lines. */
+  readonly text: string;
+  readonly usage: ReplyUsage;
+  readonly error?: unknown;
+}
+
+interface StepRecord {
+  text: string;
+  calls: { toolCallId: string; toolName: string; input: unknown }[];
+  results: Map<string, ToolAnswer>;
+}
+
+const emptyStep = (): StepRecord => ({ text: "", calls: [], results: new Map() });
+
+/** Join reply segments the way they read aloud: one space between, none doubled. */
+export function joinSpoken(parts: readonly string[]): string {
+  return parts
+    .map((p) => p.trim())
+    .filter((p) => p !== "")
+    .join(" ");
+}
+
+/**
+ * History for the steps that completed, as a provider requires it: each assistant tool call
+ * followed by its result, no call without a result (a dangling call after an abort is dropped
+ * with its step's tail), no empty assistant message.
+ */
+export function stepsToMessages(steps: readonly StepRecord[], partialText: string | undefined): ModelMessage[] {
+  const messages: ModelMessage[] = [];
+  for (const step of steps) {
+    const answered = step.calls.filter((c) => step.results.has(c.toolCallId));
+    const content: Exclude<ModelMessage, { role: "system" | "user" | "tool" }>["content"] & unknown[] = [];
+    if (step.text.trim() !== "") content.push({ type: "text", text: step.text });
+    for (const call of answered) content.push({ type: "tool-call", toolCallId: call.toolCallId, toolName: call.toolName, input: call.input });
+    if (content.length === 0) continue;
+    messages.push({ role: "assistant", content });
+    if (answered.length > 0) {
+      messages.push({
+        role: "tool",
+        content: answered.map((call) => {
+          const answer = step.results.get(call.toolCallId) as ToolAnswer;
+          return {
+            type: "tool-result" as const,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            output: answer.isError ? { type: "error-text" as const, value: answer.modelText } : { type: "text" as const, value: answer.modelText },
+          };
+        }),
+      });
+    }
+  }
+  if (partialText !== undefined && partialText.trim() !== "") messages.push({ role: "assistant", content: partialText });
+  return messages;
+}
+
+/**
+ * One streaming LLM call per reply (`streamText`), tools run through the invoker, at most
+ * `maxSteps` tool steps with step `maxSteps + 1` forced to `toolChoice: "none"` so the reply
+ * ends in speech. A step whose every call settled with a verbatim line ends the reply with
+ * those lines instead of another model call.
+ */
+export class ReplyLoop {
+  readonly #deps: ReplyLoopDeps;
+  readonly #toolSet: ToolSet;
+
+  constructor(deps: ReplyLoopDeps) {
+    this.#deps = deps;
+    this.#toolSet = aiToolSet(deps.tools, deps.invoke);
+  }
+
+  async run(history: readonly ModelMessage[], signal: AbortSignal, observer: ReplyObserver = {}): Promise<ReplyResult> {
+    const { settings, clock } = this.#deps;
+    const started = clock.now();
+    const steps: StepRecord[] = [];
+    let current = emptyStep();
+    let usage: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
+    let firstTokenSeen = false;
+    let streamError: unknown;
+    const markFirst = (): void => {
+      if (firstTokenSeen) return;
+      firstTokenSeen = true;
+      observer.firstToken?.(clock.now() - started);
+    };
+
+    const verbatimStop: StopCondition<ToolSet> = () => {
+      const last = steps.at(-1);
+      return last !== undefined && last.calls.length > 0 && last.calls.every((c) => last.results.get(c.toolCallId)?.verbatim !== undefined);
+    };
+    const demanding = settings.toolChoice === "required" || typeof settings.toolChoice === "object";
+    const toolChoiceFor = (stepNumber: number): ToolChoice<ToolSet> => {
+      if (stepNumber >= settings.maxSteps) return "none";
+      if (stepNumber > 0 && demanding && settings.resetToolChoice) return "auto";
+      return settings.toolChoice as ToolChoice<ToolSet>;
+    };
+
+    try {
+      const system = await this.#deps.instructions();
+      const result = streamText({
+        model: this.#deps.model,
+        system,
+        messages: [...history],
+        tools: this.#toolSet,
+        toolChoice: toolChoiceFor(0),
+        stopWhen: [isStepCount(settings.maxSteps + 1), verbatimStop],
+        prepareStep: ({ stepNumber }) => ({ toolChoice: toolChoiceFor(stepNumber) }),
+        maxRetries: settings.maxRetries,
+        abortSignal: signal,
+        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+        ...(settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: settings.maxOutputTokens }),
+        onError: () => {},
+      });
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case "text-delta":
+            markFirst();
+            current.text += part.text;
+            observer.text?.(part.text);
+            break;
+          case "tool-call":
+            markFirst();
+            current.calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+            break;
+          case "tool-result":
+            current.results.set(part.toolCallId, part.output as ToolAnswer);
+            break;
+          case "tool-error":
+            current.results.set(part.toolCallId, { modelText: messageOf(part.error), isError: true });
+            break;
+          case "finish-step":
+            usage = {
+              inputTokens: usage.inputTokens + (part.usage.inputTokens ?? 0),
+              outputTokens: usage.outputTokens + (part.usage.outputTokens ?? 0),
+              totalTokens: usage.totalTokens + (part.usage.totalTokens ?? 0),
+              steps: usage.steps + 1,
+            };
+            steps.push(current);
+            current = emptyStep();
+            break;
+          case "error":
+            streamError = part.error;
+            break;
+          default:
+            break;
+        }
+      }
+    } catch (error) {
+      streamError = error;
+    }
+
+    if (signal.aborted) {
+      const partial = joinSpoken([current.text]);
+      const heard = partial === "" ? undefined : `${partial} [interrupted]`;
+      return { status: "cancelled", messages: stepsToMessages(steps, heard), text: heard ?? "", usage };
+    }
+    if (streamError !== undefined) {
+      return { status: "failed", messages: stepsToMessages(steps, undefined), text: "", usage, error: streamError };
+    }
+    const messages = stepsToMessages(steps, undefined);
+    const last = steps.at(-1);
+    const verbatim = last?.calls.map((c) => last.results.get(c.toolCallId)?.verbatim).filter((v): v is string => v !== undefined) ?? [];
+    if (verbatim.length > 0 && last !== undefined && verbatim.length === last.calls.length) {
+      const line = joinSpoken(verbatim);
+      observer.text?.(line);
+      messages.push({ role: "assistant", content: line });
+    }
+    const text = joinSpoken([...steps.map((s) => s.text), ...(verbatim.length > 0 ? verbatim : [])]);
+    return { status: "completed", messages, text, usage };
+  }
+}

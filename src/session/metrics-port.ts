@@ -1,0 +1,24 @@
+import type { ErrorCode } from "../errors.js";
+import type { SessionMode } from "../manifest/index.js";
+import type { ToolStatus } from "./tool-runner.js";
+
+/** What a session reports for metrics; the server implements it with prom-client. */
+export interface SessionMetrics {
+  sessionStarted(mode: SessionMode, transport: string): void;
+  sessionEnded(mode: SessionMode, transport: string): void;
+  turn(mode: SessionMode): void;
+  error(code: ErrorCode): void;
+  toolCall(status: ToolStatus): void;
+  /** A provider stage's latency (ms), e.g. ("openai", "llm_first_token"). */
+  providerLatency(provider: string, stage: string, ms: number): void;
+}
+
+/** Metrics that go nowhere (library default, tests). */
+export const noMetrics: SessionMetrics = {
+  sessionStarted: () => {},
+  sessionEnded: () => {},
+  turn: () => {},
+  error: () => {},
+  toolCall: () => {},
+  providerLatency: () => {},
+};

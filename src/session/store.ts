@@ -1,0 +1,74 @@
+import type { ModelMessage } from "ai";
+import type { Clock, Timer } from "../clock.js";
+
+/** One committed line of the conversation, as `history.restored` replays it. */
+export interface TranscriptLine {
+  readonly role: "user" | "assistant";
+  readonly text: string;
+}
+
+/** A tool call as `history.restored` reports it. */
+export interface ToolCallRecord {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly args: unknown;
+  readonly result?: string;
+  readonly isError?: boolean;
+}
+
+/**
+ * What outlives a socket for the grace window: the server's own record of the conversation
+ * (committed transcript lines and tool calls since the last reset) and the model history.
+ */
+export interface SessionRecord {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly transcript: readonly TranscriptLine[];
+  readonly toolCalls: readonly ToolCallRecord[];
+  readonly history: readonly ModelMessage[];
+  readonly updatedAt: number;
+}
+
+/**
+ * Where resume records live. The in-memory store is the embedded default; a shared store
+ * (Redis) lets a client resume on another gateway instance.
+ */
+export interface SessionStore {
+  load(sessionId: string): Promise<SessionRecord | undefined>;
+  save(record: SessionRecord, ttlMs: number): Promise<void>;
+  delete(sessionId: string): Promise<void>;
+}
+
+/** How long a record outlives its socket by default (ms). */
+export const RESUME_GRACE_MS = 120_000;
+
+/** Records in this process, each expiring `ttlMs` after its last save. */
+export class MemorySessionStore implements SessionStore {
+  readonly #records = new Map<string, { record: SessionRecord; expiry: Timer }>();
+  readonly #clock: Clock;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  load(sessionId: string): Promise<SessionRecord | undefined> {
+    return Promise.resolve(this.#records.get(sessionId)?.record);
+  }
+
+  save(record: SessionRecord, ttlMs: number): Promise<void> {
+    this.#records.get(record.sessionId)?.expiry.cancel();
+    const expiry = this.#clock.setTimeout(() => this.#records.delete(record.sessionId), ttlMs);
+    this.#records.set(record.sessionId, { record, expiry });
+    return Promise.resolve();
+  }
+
+  delete(sessionId: string): Promise<void> {
+    this.#records.get(sessionId)?.expiry.cancel();
+    this.#records.delete(sessionId);
+    return Promise.resolve();
+  }
+
+  get size(): number {
+    return this.#records.size;
+  }
+}

@@ -1,0 +1,249 @@
+import type { Clock, Timer } from "../clock.js";
+import { messageOf } from "../errors.js";
+import type { Logger } from "../log.js";
+import {
+  DEFAULTS,
+  pickVariant,
+  planDelayedLadder,
+  refusalText,
+  resultText,
+  spokenDurationMs,
+  toToolResult,
+  type RandomSource,
+  type ResolvedTool,
+  type ToolContext,
+  type ToolResult,
+  type ToolTable,
+} from "../manifest/index.js";
+import type { ToolAnswer, ToolInvocation } from "../pipeline/tool-port.js";
+import type { EventBody } from "../transport/protocol.js";
+
+/** How a call ended. */
+export type ToolStatus = "ok" | "failed" | "refused" | "invalid" | "unknown" | "timeout" | "cancelled";
+
+export interface ToolOutcome extends ToolAnswer {
+  readonly status: ToolStatus;
+  readonly result: ToolResult;
+}
+
+/** A tool message line, as the session speaks (voice) or shows (text) it. */
+export interface ToolLine {
+  readonly toolCallId: string;
+  readonly kind: "start" | "delayed" | "complete" | "failed";
+  readonly text: string;
+}
+
+export interface ToolRunnerDeps {
+  readonly table: ToolTable;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly log: Logger;
+  readonly sessionId: string;
+  /** The agent's per-session value (`sessionContext()`), as `ctx.session`. */
+  readonly session: unknown;
+  /** Sends an event to the client. */
+  readonly emit: (event: EventBody) => void;
+  /**
+   * Speaks or shows a filler or completion line (after `tool.message` is emitted). Filler
+   * (start, delayed) is skipped while `userSpeaking()` says so.
+   */
+  readonly line?: (line: ToolLine) => void;
+  readonly userSpeaking?: () => boolean;
+  /** Every settled call, for metrics and state projection. */
+  readonly settled?: (call: ToolInvocation, outcome: ToolOutcome) => void;
+}
+
+/** The longest result text a `tool.completed` event carries (protocol.md). */
+export const MAX_EVENT_RESULT_CHARS = 4000;
+
+interface ClientCall {
+  readonly result: Promise<ToolResult>;
+  readonly resolve: (result: ToolResult) => void;
+  settled: boolean;
+}
+
+function clientCall(): ClientCall {
+  let resolve: (result: ToolResult) => void = () => {};
+  const result = new Promise<ToolResult>((r) => {
+    resolve = r;
+  });
+  return { result, resolve, settled: false };
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_EVENT_RESULT_CHARS ? text : `${text.slice(0, MAX_EVENT_RESULT_CHARS - 1)}…`;
+}
+
+/** An AbortSignal that fires when either parent does, or after `ms`. */
+function linkedSignal(parent: AbortSignal, clock: Clock, ms: number): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = (): void => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener("abort", onAbort, { once: true });
+  const timer = clock.setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`timed out after ${ms} ms`));
+  }, ms);
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      timer.cancel();
+      parent.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+/**
+ * The tool runner every mode shares: resolve, validate, gate, speak the start line, schedule
+ * the delay ladder, execute (here or in the page) under a deadline and the reply's abort, then
+ * the completion line and `tool.completed`. Every call is answered exactly once.
+ */
+export class ToolRunner {
+  readonly #deps: ToolRunnerDeps;
+  readonly #clientCalls = new Map<string, ClientCall>();
+
+  constructor(deps: ToolRunnerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Calls waiting on the page. */
+  get pendingClientCalls(): number {
+    return [...this.#clientCalls.values()].filter((c) => !c.settled).length;
+  }
+
+  /** Settle a clientTool call from a `tool_result` command. False when no such call waits. */
+  settleClientCall(toolCallId: string, result: string, error?: string | boolean): boolean {
+    const call = this.#clientCalls.get(toolCallId);
+    if (call === undefined || call.settled) return false;
+    call.settled = true;
+    const failed = error !== undefined && error !== false;
+    call.resolve(failed ? { text: typeof error === "string" && error !== "" ? error : result, isError: true } : { text: result });
+    return true;
+  }
+
+  /**
+   * Run one call. `tool.called` opens it — for a clientTool only once its arguments and gate
+   * passed, since for the page that event is the request to run it.
+   */
+  async call(request: ToolInvocation): Promise<ToolOutcome> {
+    const { emit } = this.#deps;
+    const { toolCallId } = request;
+    const opened = { done: false };
+    const open = (): void => {
+      if (opened.done) return;
+      opened.done = true;
+      emit({ type: "tool.called", toolCallId, toolName: request.toolName, args: request.args ?? {} });
+    };
+    if (this.#deps.table.resolve(request.toolName)?.entry.executor !== "client") open();
+    const outcome = await this.#run(request, open);
+    emit({ type: "tool.completed", toolCallId, result: clip(outcome.modelText), ...(outcome.isError ? { isError: true } : {}) });
+    this.#deps.settled?.(request, outcome);
+    return outcome;
+  }
+
+  #settle(status: ToolStatus, result: ToolResult, verbatim?: string): ToolOutcome {
+    const isError = result.isError === true || (status !== "ok" && status !== "cancelled");
+    return { status, result, modelText: resultText(result), isError, ...(verbatim === undefined ? {} : { verbatim }) };
+  }
+
+  async #run(request: ToolInvocation, open: () => void): Promise<ToolOutcome> {
+    const { table, clock } = this.#deps;
+    const { toolCallId, toolName, signal } = request;
+    const resolved = table.resolve(toolName);
+    if (resolved === undefined) {
+      const known = table.tools.map((t) => t.name).join(", ");
+      return this.#settle("unknown", { text: `There is no tool named ${toolName}. Available tools: ${known || "none"}.`, isError: true });
+    }
+    const checked = resolved.entry.def.parameters.validate(request.args ?? {});
+    if (!checked.ok) {
+      return this.#settle("invalid", { text: `Invalid arguments for ${toolName}: ${checked.errors.join("; ")}. Call it again with corrected arguments.`, isError: true });
+    }
+    const args = checked.value;
+    const timeoutMs = resolved.entry.timeoutMs ?? DEFAULTS.toolTimeoutMs;
+    const deadline = linkedSignal(signal, clock, timeoutMs);
+    const ctx: ToolContext = { toolCallId, signal: deadline.signal, sessionId: this.#deps.sessionId, session: this.#deps.session };
+    const timers: Timer[] = [];
+    try {
+      const refusal = resolved.toolset.gate(toolName, ctx);
+      if (refusal !== undefined) return this.#settle("refused", { text: refusalText(toolName, refusal), isError: true });
+      if (resolved.entry.executor === "client") this.#clientCalls.set(toolCallId, clientCall());
+      open();
+
+      await this.#startLine(resolved, toolCallId, args, deadline.signal);
+      this.#scheduleLadder(resolved, toolCallId, args, timers);
+      const result = await this.#execute(resolved, args, ctx, deadline.signal);
+      for (const timer of timers) timer.cancel();
+      return this.#complete(resolved, toolCallId, args, result);
+    } catch (error) {
+      for (const timer of timers) timer.cancel();
+      if (signal.aborted) return this.#settle("cancelled", { text: "The call was cancelled.", isError: true });
+      if (deadline.timedOut()) {
+        this.#deps.log.warn({ tool: toolName, timeoutMs }, "tool timed out");
+        return this.#complete(resolved, toolCallId, args, { text: `${toolName} did not answer within ${Math.round(timeoutMs / 1000)} seconds.`, isError: true }, "timeout");
+      }
+      const def = resolved.entry.def;
+      const text = typeof def.onError === "function" ? def.onError(error) : (def.onError ?? `${toolName} failed: ${messageOf(error)}`);
+      this.#deps.log.warn({ tool: toolName, err: error }, "tool failed");
+      return this.#complete(resolved, toolCallId, args, { text, isError: true });
+    } finally {
+      deadline.dispose();
+      this.#clientCalls.delete(toolCallId);
+    }
+  }
+
+  #execute(resolved: ResolvedTool, args: unknown, ctx: ToolContext, signal: AbortSignal): Promise<ToolResult> {
+    if (resolved.entry.executor === "host") {
+      return resolved.toolset.execute(resolved.name, args, ctx).then(toToolResult);
+    }
+    // A clientTool: `tool.called` asked the page to run it; its `tool_result` settles the call.
+    const pending = this.#clientCalls.get(ctx.toolCallId);
+    if (pending === undefined) return Promise.reject(new Error("client call was not registered"));
+    return new Promise<ToolResult>((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      void pending.result.then((result) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(result);
+      });
+    });
+  }
+
+  async #startLine(resolved: ResolvedTool, toolCallId: string, args: unknown, signal: AbortSignal): Promise<void> {
+    const start = pickVariant(resolved.entry.def.messages?.start, args, this.#deps.random);
+    if (start === undefined || this.#deps.userSpeaking?.() === true) return;
+    this.#say({ toolCallId, kind: "start", text: start.content });
+    if (start.blocking === true) await this.#deps.clock.sleep(spokenDurationMs(start.content), signal);
+  }
+
+  #scheduleLadder(resolved: ResolvedTool, toolCallId: string, args: unknown, timers: Timer[]): void {
+    for (const step of planDelayedLadder(resolved.entry.def.messages?.delayed, args, this.#deps.random)) {
+      timers.push(
+        this.#deps.clock.setTimeout(() => {
+          if (this.#deps.userSpeaking?.() !== true) this.#say({ toolCallId, kind: "delayed", text: step.content });
+        }, step.afterMs),
+      );
+    }
+  }
+
+  #complete(resolved: ResolvedTool, toolCallId: string, args: unknown, result: ToolResult, status?: ToolStatus): ToolOutcome {
+    const failed = result.isError === true;
+    const kind = failed ? "failed" : "complete";
+    const line = pickVariant(resolved.entry.def.messages?.[kind], args, this.#deps.random);
+    const settledStatus = status ?? (failed ? "failed" : "ok");
+    if (line === undefined) return this.#settle(settledStatus, result);
+    if (line.role === "system") {
+      const text = `${resultText(result)}\n[guidance] ${line.content}`;
+      return this.#settle(settledStatus, { ...result, text });
+    }
+    this.#say({ toolCallId, kind, text: line.content }, false);
+    return this.#settle(settledStatus, result, line.content);
+  }
+
+  #say(line: ToolLine, announce = true): void {
+    this.#deps.emit({ type: "tool.message", toolCallId: line.toolCallId, kind: line.kind, text: line.text });
+    if (announce) this.#deps.line?.(line);
+  }
+}

@@ -1,0 +1,79 @@
+import type { Clock } from "../clock.js";
+import { systemClock } from "../clock.js";
+import type { ClientLink, ConnectionHandler } from "../transport/client-connection.js";
+import { stamp, type Command, type EventBody, type EventType, type ServerEvent } from "../transport/protocol.js";
+
+/**
+ * A ClientLink in memory: what a session emits lands in `events`; `send` plays the client.
+ * Lets a test drive a session with no socket at all.
+ */
+export class MemoryLink implements ClientLink {
+  readonly events: ServerEvent[] = [];
+  closed: { code: number; reason: string } | undefined;
+  readonly #clock: Clock;
+  #handler: ConnectionHandler | undefined;
+  readonly #pending: Command[] = [];
+  readonly #waiters: { type: EventType; after: number; resolve: (event: ServerEvent) => void }[] = [];
+
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
+  }
+
+  get open(): boolean {
+    return this.closed === undefined;
+  }
+
+  emit(body: EventBody): ServerEvent {
+    const event = stamp(body, this.#clock.now());
+    if (this.closed !== undefined) return event;
+    this.events.push(event);
+    for (const waiter of [...this.#waiters]) {
+      if (waiter.type === event.type && this.events.length > waiter.after) {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        waiter.resolve(event);
+      }
+    }
+    return event;
+  }
+
+  audio(): void {}
+
+  close(code: number, reason: string): void {
+    if (this.closed !== undefined) return;
+    this.closed = { code, reason };
+    this.#handler?.closed(code, reason);
+  }
+
+  attach(handler: ConnectionHandler): void {
+    this.#handler = handler;
+    for (const command of this.#pending.splice(0)) handler.command(command);
+  }
+
+  /** Play a client command (buffered until the session attaches, like a socket). */
+  send(command: Command): void {
+    if (this.#handler === undefined) this.#pending.push(command);
+    else this.#handler.command(command);
+  }
+
+  /** Play a binary audio frame. */
+  sendAudio(chunk: Uint8Array): void {
+    this.#handler?.audio(chunk);
+  }
+
+  /** The next event of `type` emitted after the `after`-th event (default: after everything seen so far). */
+  next<K extends EventType>(type: K, after = this.events.length): Promise<Extract<ServerEvent, { type: K }>> {
+    const seen = this.events.slice(after).find((e) => e.type === type);
+    if (seen !== undefined) return Promise.resolve(seen as Extract<ServerEvent, { type: K }>);
+    return new Promise((resolve) => this.#waiters.push({ type, after, resolve: resolve as (event: ServerEvent) => void }));
+  }
+
+  /** Event types in emit order (meta dropped), for compact assertions. */
+  types(): EventType[] {
+    return this.events.map((e) => e.type);
+  }
+
+  /** Events of one type. */
+  of<K extends EventType>(type: K): Extract<ServerEvent, { type: K }>[] {
+    return this.events.filter((e): e is Extract<ServerEvent, { type: K }> => e.type === type);
+  }
+}

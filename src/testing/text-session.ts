@@ -1,0 +1,61 @@
+import type { LanguageModel } from "ai";
+import { systemClock, type Clock } from "../clock.js";
+import { silentLogger } from "../log.js";
+import { toAgentConfig, type AgentConfigSource, type ResolvedAgentDef } from "../manifest/index.js";
+import { scriptedModel, type Script } from "../pipeline/providers/llm/scripted.js";
+import { Session } from "../session/session.js";
+import { MemorySessionStore, type SessionStore } from "../session/store.js";
+import { MemoryLink } from "./memory-link.js";
+
+export interface TextSessionOptions {
+  /** The brain: a script for the `scripted` model, or any `ai` LanguageModel. */
+  readonly script?: Script;
+  readonly model?: LanguageModel;
+  readonly clock?: Clock;
+  readonly store?: SessionStore;
+  readonly resumeId?: string;
+  readonly random?: () => number;
+}
+
+export interface TextSessionHarness {
+  readonly session: Session;
+  readonly link: MemoryLink;
+  readonly store: SessionStore;
+  /** Resolves once the session is live (greeted or restored). */
+  readonly started: Promise<void>;
+  /** Send a user turn and wait for its reply to finish (completed, or cancelled/failed). */
+  say(text: string): Promise<void>;
+}
+
+/**
+ * A text-mode session over an in-memory link, in three lines:
+ *
+ *   const { say, link } = textSession(myAgent, { script: { rules: [...] } });
+ *   await say("where is order 42?");
+ *   expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("…");
+ */
+export function textSession(def: ResolvedAgentDef, options: TextSessionOptions = {}): TextSessionHarness {
+  const clock = options.clock ?? systemClock;
+  const link = new MemoryLink(clock);
+  const store = options.store ?? new MemorySessionStore(clock);
+  const config = toAgentConfig({ ...(def as AgentConfigSource), mode: "text", llm: { kind: "scripted", options: {} } }, { warn: () => {} });
+  const model = options.model ?? scriptedModel(options.script ?? { rules: [] });
+  const session = new Session({
+    agent: { def, config },
+    link,
+    clock,
+    log: silentLogger,
+    store,
+    resumeId: options.resumeId,
+    resolveModel: () => model,
+    ...(options.random === undefined ? {} : { random: options.random }),
+  });
+  const started = session.start();
+  const say = async (text: string): Promise<void> => {
+    await started;
+    const after = link.events.length;
+    link.send({ type: "user_text", text });
+    await link.next("metrics.turn", after);
+  };
+  return { session, link, store, started, say };
+}

@@ -1,0 +1,212 @@
+import type { WebSocket } from "ws";
+import type { Clock, Timer } from "../clock.js";
+import { CLOSE, type ErrorCode } from "../errors.js";
+import type { Logger } from "../log.js";
+import { Pacer } from "./pacer.js";
+import { DEFAULT_LIMITS, parseCommand, stamp, type Command, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
+
+/** What a session does with a connection's input. */
+export interface ConnectionHandler {
+  command(command: Command): void;
+  audio(chunk: Uint8Array): void;
+  closed(code: number, reason: string): void;
+}
+
+/** The session-facing side of any client link (browser socket today, carrier bridge later). */
+export interface ClientLink {
+  /** Emit an event now; ordering rules apply (see Pacer). Returns the stamped event. */
+  emit(body: EventBody): ServerEvent;
+  /** Queue agent audio of a known duration. */
+  audio(chunk: Uint8Array, durationMs: number): void;
+  /** Close with a code and a reason (≤ 123 bytes). Idempotent. */
+  close(code: number, reason: string): void;
+  /** Start delivering input; frames buffered before this are drained first, in order. */
+  attach(handler: ConnectionHandler): void;
+  readonly open: boolean;
+}
+
+type Buffered = { readonly kind: "command"; readonly command: Command } | { readonly kind: "audio"; readonly chunk: Uint8Array };
+
+/** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
+function clipReason(reason: string): string {
+  let clipped = reason;
+  while (Buffer.byteLength(clipped) > 123) clipped = clipped.slice(0, -1);
+  return clipped;
+}
+
+/**
+ * A browser or device socket speaking client protocol v1: parses frames leniently, enforces
+ * the limits, buffers input until the session attaches, paces output, pings, and closes a
+ * peer that stops reading or answering.
+ */
+export class ClientConnection implements ClientLink {
+  readonly #ws: WebSocket;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #limits: Limits;
+  readonly #pacer: Pacer;
+  #handler: ConnectionHandler | undefined;
+  readonly #buffer: Buffered[] = [];
+  #bufferedAudioBytes = 0;
+  #overflowReported = false;
+  #missedPongs = 0;
+  #pingTimer: Timer | undefined;
+  #closed = false;
+  #closeInfo: { code: number; reason: string } | undefined;
+
+  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number }) {
+    this.#ws = ws;
+    this.#clock = options.clock;
+    this.#log = options.log;
+    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#pacer = new Pacer(
+      { sendText: (text) => this.#write(text), sendAudio: (chunk) => this.#write(chunk) },
+      options.clock,
+      options.leadMs === undefined ? {} : { leadMs: options.leadMs },
+    );
+    ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
+    ws.on("pong", () => {
+      this.#missedPongs = 0;
+    });
+    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
+    ws.on("error", (err) => this.#log.warn({ err }, "client socket error"));
+    this.#schedulePing();
+  }
+
+  get open(): boolean {
+    return !this.#closed;
+  }
+
+  emit(body: EventBody): ServerEvent {
+    const event = stamp(body, this.#clock.now());
+    this.#pacer.event(event);
+    return event;
+  }
+
+  audio(chunk: Uint8Array, durationMs: number): void {
+    this.#pacer.audio(chunk, durationMs);
+  }
+
+  attach(handler: ConnectionHandler): void {
+    this.#handler = handler;
+    const drained = this.#buffer.splice(0);
+    this.#bufferedAudioBytes = 0;
+    for (const item of drained) {
+      if (item.kind === "command") handler.command(item.command);
+      else handler.audio(item.chunk);
+    }
+    if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
+  }
+
+  close(code: number, reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#pingTimer?.cancel();
+    this.#pacer.close();
+    try {
+      this.#ws.close(code, clipReason(reason));
+    } catch (err) {
+      this.#log.debug({ err }, "client close failed");
+      this.#ws.terminate();
+    }
+  }
+
+  /** A non-fatal error the client should see (protocol, audio): reported, nothing else happens. */
+  #report(code: ErrorCode, message: string): void {
+    this.emit({ type: "error.reported", code, message, fatal: false });
+  }
+
+  #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+    if (this.#closed) return;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (isBinary) {
+      if (bytes.byteLength === 0) return;
+      if (bytes.byteLength > this.#limits.maxBinaryFrameBytes) {
+        this.#report("protocol", `binary frame of ${bytes.byteLength} bytes exceeds ${this.#limits.maxBinaryFrameBytes}; send audio in frames of about 20 ms`);
+        return;
+      }
+      this.#deliver({ kind: "audio", chunk: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+      return;
+    }
+    if (bytes.byteLength > this.#limits.maxTextFrameBytes) {
+      this.#report("protocol", `text frame of ${bytes.byteLength} bytes exceeds ${this.#limits.maxTextFrameBytes}`);
+      return;
+    }
+    const frame = parseCommand(bytes.toString("utf8"));
+    switch (frame.kind) {
+      case "command":
+        this.#deliver({ kind: "command", command: frame.command });
+        return;
+      case "invalid-json":
+        this.#log.warn({ bytes: bytes.byteLength }, "client sent invalid json");
+        return;
+      case "malformed":
+        this.#log.warn({ type: frame.type, problem: frame.message }, "client sent malformed command");
+        this.#report("protocol", frame.message);
+        return;
+      case "unknown":
+        this.#log.debug({ type: frame.type }, "client sent unknown command");
+        return;
+    }
+  }
+
+  #deliver(item: Buffered): void {
+    const handler = this.#handler;
+    if (handler !== undefined) {
+      if (item.kind === "command") handler.command(item.command);
+      else handler.audio(item.chunk);
+      return;
+    }
+    const commands = this.#buffer.filter((b) => b.kind === "command").length;
+    const over =
+      item.kind === "command"
+        ? commands >= this.#limits.preStartCommands
+        : this.#bufferedAudioBytes + item.chunk.byteLength > this.#limits.preStartAudioBytes;
+    if (over) {
+      if (!this.#overflowReported) {
+        this.#overflowReported = true;
+        this.#report("protocol", "too much input before the session started; frames past the limit were dropped");
+      }
+      return;
+    }
+    if (item.kind === "audio") this.#bufferedAudioBytes += item.chunk.byteLength;
+    this.#buffer.push(item);
+  }
+
+  #write(data: string | Uint8Array): void {
+    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
+    this.#ws.send(data);
+    if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
+      this.#log.warn({ backlog: this.#ws.bufferedAmount }, "client stopped reading");
+      this.close(CLOSE.policy, "audio backlog exceeded");
+    }
+  }
+
+  #schedulePing(): void {
+    this.#pingTimer = this.#clock.setTimeout(() => {
+      if (this.#closed) return;
+      if (this.#missedPongs >= 2) {
+        this.#log.info({ missed: this.#missedPongs }, "client missed pongs");
+        this.#closed = true;
+        this.#pacer.close();
+        this.#ws.terminate();
+        return;
+      }
+      this.#missedPongs += 1;
+      try {
+        this.#ws.ping();
+      } catch (err) {
+        this.#log.debug({ err }, "ping failed");
+      }
+      this.#schedulePing();
+    }, this.#limits.pingIntervalMs);
+  }
+
+  #onClose(code: number, reason: string): void {
+    this.#closed = true;
+    this.#pingTimer?.cancel();
+    this.#pacer.close();
+    this.#closeInfo = { code, reason };
+    this.#handler?.closed(code, reason);
+  }
+}

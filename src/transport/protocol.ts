@@ -1,0 +1,181 @@
+import { monotonicFactory } from "ulid";
+import { z } from "zod";
+import { ERROR_CODES } from "../errors.js";
+
+/** Client protocol version this module speaks (docs/protocol.md). */
+export const PROTOCOL_VERSION = 1;
+
+/** Limits of protocol.md; all configurable on the gateway. */
+export const DEFAULT_LIMITS = {
+  /** Largest text frame accepted (bytes). */
+  maxTextFrameBytes: 256 * 1024,
+  /** Largest binary (audio) frame accepted (bytes). */
+  maxBinaryFrameBytes: 1024 * 1024,
+  /** Audio buffered before the session has started (bytes). */
+  preStartAudioBytes: 1024 * 1024,
+  /** Commands buffered before the session has started. */
+  preStartCommands: 100,
+  /** Outbound socket backlog that closes the connection 1008 (bytes). */
+  maxBacklogBytes: 4 * 1024 * 1024,
+  /** ws-level ping interval (ms); a peer that misses two pongs is closed. */
+  pingIntervalMs: 15_000,
+} as const;
+export type Limits = { -readonly [K in keyof typeof DEFAULT_LIMITS]: number };
+
+// ── Commands (client → server) ──────────────────────────────────────────────────────────────
+
+const empty = <T extends string>(type: T) => z.object({ type: z.literal(type) });
+
+export const CommandSchemas = {
+  audio_ready: empty("audio_ready"),
+  cancel: empty("cancel"),
+  reset: empty("reset"),
+  playback_progress: z.object({
+    type: z.literal("playback_progress"),
+    bufferedMs: z.number().min(0).max(600_000),
+  }),
+  tool_result: z.object({
+    type: z.literal("tool_result"),
+    toolCallId: z.string().min(1).max(256),
+    result: z.string().max(1_000_000),
+    error: z.union([z.string(), z.boolean()]).optional(),
+  }),
+  user_text: z.object({
+    type: z.literal("user_text"),
+    text: z.string().trim().min(1).max(100_000),
+  }),
+  user_turn_start: empty("user_turn_start"),
+  user_turn_commit: empty("user_turn_commit"),
+  user_turn_clear: empty("user_turn_clear"),
+} as const;
+
+export type CommandType = keyof typeof CommandSchemas;
+export type Command = { [K in CommandType]: z.output<(typeof CommandSchemas)[K]> }[CommandType];
+export const COMMAND_TYPES = Object.keys(CommandSchemas) as readonly CommandType[];
+
+/** The outcome of reading one text frame. Never throws. */
+export type ParsedFrame =
+  | { readonly kind: "command"; readonly command: Command }
+  | { readonly kind: "invalid-json" }
+  | { readonly kind: "malformed"; readonly type: CommandType; readonly message: string }
+  | { readonly kind: "unknown"; readonly type: string | undefined };
+
+function isCommandType(type: unknown): type is CommandType {
+  return typeof type === "string" && Object.hasOwn(CommandSchemas, type);
+}
+
+/**
+ * Lenient two-phase parsing: JSON first, then the schema of the named type. Invalid JSON and
+ * unknown types are dropped by the caller (forward compatibility); a known type that is
+ * malformed earns a non-fatal protocol error naming the field.
+ */
+export function parseCommand(text: string): ParsedFrame {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: "invalid-json" };
+  }
+  const type = typeof value === "object" && value !== null ? (value as { type?: unknown }).type : undefined;
+  if (!isCommandType(type)) return { kind: "unknown", type: typeof type === "string" ? type : undefined };
+  const parsed = CommandSchemas[type].safeParse(value);
+  if (parsed.success) return { kind: "command", command: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.join(".")}: `;
+  return { kind: "malformed", type, message: `${type}: ${field}${issue?.message ?? "invalid"}` };
+}
+
+// ── Events (server → client) ────────────────────────────────────────────────────────────────
+
+const ErrorCodeSchema = z.enum(ERROR_CODES);
+const ToolCallRecordSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  args: z.unknown(),
+  result: z.string().optional(),
+  isError: z.boolean().optional(),
+});
+
+/** Every event without its `meta`, keyed by type. */
+export const EventBodySchemas = {
+  "session.configured": z.object({
+    audioFormat: z.enum(["pcm16", "opus"]),
+    sampleRate: z.number().int(),
+    ttsSampleRate: z.number().int(),
+    sessionId: z.string(),
+    mode: z.enum(["s2s", "pipeline", "text"]),
+  }),
+  "speech.started": z.object({}),
+  "speech.stopped": z.object({}),
+  "user-transcript.updated": z.object({ text: z.string(), eotConfidence: z.number().optional() }),
+  "user-transcript.committed": z.object({ text: z.string() }),
+  "agent-transcript.updated": z.object({ text: z.string() }),
+  "agent-transcript.committed": z.object({ text: z.string() }),
+  "tool.called": z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown() }),
+  "tool.message": z.object({ toolCallId: z.string(), kind: z.enum(["start", "delayed", "complete", "failed"]), text: z.string() }),
+  "tool.completed": z.object({ toolCallId: z.string(), result: z.string().max(4000), isError: z.boolean().optional() }),
+  "audio.completed": z.object({}),
+  "reply.completed": z.object({}),
+  "reply.cancelled": z.object({}),
+  "session.reset": z.object({}),
+  "session.timed-out": z.object({}),
+  "error.reported": z.object({ code: ErrorCodeSchema, message: z.string(), fatal: z.boolean() }),
+  "state.updated": z.object({ state: z.unknown() }),
+  "history.restored": z.object({
+    messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })),
+    toolCalls: z.array(ToolCallRecordSchema),
+  }),
+  "usage.updated": z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), steps: z.number() }),
+  "user-turn.exceeded": z.object({ limit: z.enum(["words", "duration"]), words: z.number(), durationMs: z.number() }),
+  "metrics.turn": z.object({
+    turnId: z.string(),
+    endpointMs: z.number().optional(),
+    sttFinalMs: z.number().optional(),
+    llmFirstTokenMs: z.number().optional(),
+    ttsFirstAudioMs: z.number().optional(),
+    voiceToVoiceMs: z.number().optional(),
+  }),
+} as const;
+
+export type EventType = keyof typeof EventBodySchemas;
+export const EVENT_TYPES = Object.keys(EventBodySchemas) as readonly EventType[];
+
+/** zod's output of an empty object is an index signature of `never`; an empty body is `{}`. */
+type Fields<T> = string extends keyof T ? object : T;
+
+/** An event body as the session emits it (no meta yet). */
+export type EventBody = { [K in EventType]: { type: K } & Fields<z.output<(typeof EventBodySchemas)[K]>> }[EventType];
+/** An event of one type, body only. */
+export type EventOf<K extends EventType> = Extract<EventBody, { type: K }>;
+
+export interface EventMeta {
+  /** "evt_" + a ULID: sortable, unique. */
+  readonly id: string;
+  /** Epoch ms when the event was emitted. */
+  readonly at: number;
+}
+
+/** An event on the wire. */
+export type ServerEvent = EventBody & { readonly meta: EventMeta };
+
+/** The wire schema of every event, meta included — for conformance checks. */
+export const ServerEventSchema = z.discriminatedUnion(
+  "type",
+  EVENT_TYPES.map((type) =>
+    EventBodySchemas[type].extend({
+      type: z.literal(type),
+      meta: z.object({ id: z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/), at: z.number().int() }),
+    }),
+  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+);
+
+const ulid = monotonicFactory();
+
+/** Stamp an event once with its meta (id sortable within a process, `at` from the given clock). */
+export function stamp(body: EventBody, now: number): ServerEvent {
+  return { ...body, meta: { id: `evt_${ulid(now)}`, at: now } };
+}
+
+/** The events that wait behind held audio, and the ones that clear it and go out at once. */
+export const AFTER_AUDIO_EVENTS: ReadonlySet<EventType> = new Set(["audio.completed", "reply.completed"]);
+export const CLEARING_EVENTS: ReadonlySet<EventType> = new Set(["reply.cancelled", "session.reset"]);
