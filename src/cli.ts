@@ -1,33 +1,151 @@
 #!/usr/bin/env node
 /**
  * `switchboard <command>`: a thin shell over the library. Parses flags, calls the library,
- * prints what happened. `start` serves the bundled example until the gateway lands.
+ * prints what happened.
  */
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import process from "node:process";
+import { ConfigError } from "./manifest/index.js";
+import { createLogger } from "./log.js";
+import { createGateway } from "./server/index.js";
+import { loadAgent } from "./server/loader.js";
+import { missingKey } from "./server/offline.js";
 
-const USAGE = `Usage: switchboard <command>
+const USAGE = `Usage: switchboard <command> [options]
 
 Commands:
-  start                 serve the example agent (no gateway yet in this version)
-  help                  show this message
+  serve <agent-dir-or-file>   run the gateway for an agent
+      --port <n>              port to listen on (default 3000; 0 picks a free one)
+      --host <addr>           address to bind (default 127.0.0.1)
+      --offline               run on the offline stack even when keys are set
+  start                       serve the bundled demo agent (examples/support)
+  check <agent-dir-or-file>   validate an agent and list the keys it needs
+  help                        show this message
 `;
 
-function main(argv: readonly string[]): number {
-  const [command = "help"] = argv;
+const DEMO_AGENT = fileURLToPath(new URL("../examples/support", import.meta.url));
+
+function fail(message: string): number {
+  process.stderr.write(`switchboard: ${message}\n`);
+  return 1;
+}
+
+function describe(error: unknown): string {
+  return error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+}
+
+async function serve(path: string, flags: { port?: string | undefined; host?: string | undefined; offline?: boolean | undefined }): Promise<number> {
+  const log = createLogger();
+  const port = flags.port === undefined ? 3000 : Number(flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) return fail(`--port must be a port number (got ${flags.port}).`);
+  const host = flags.host ?? "127.0.0.1";
+  let agent;
+  try {
+    agent = await loadAgent(path, { warn: (message) => log.warn({}, message) });
+  } catch (error) {
+    return fail(describe(error));
+  }
+  const gateway = createGateway({ agent: agent.def, script: agent.script, offline: flags.offline === true ? true : "auto", logger: log });
+  if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
+    log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
+  }
+  let url: string;
+  try {
+    ({ url } = await gateway.listen(port, host));
+  } catch (error) {
+    return fail(`cannot listen on ${host}:${port}: ${describe(error)}`);
+  }
+  const { config } = gateway;
+  process.stdout.write(
+    `\nSwitchboard is serving "${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})\n` +
+      `  ${url}/client-config\n  ${url.replace(/^http/, "ws")}/websocket\n\n`,
+  );
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    gateway.drain().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, "drain failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+  return new Promise<number>(() => {});
+}
+
+async function check(path: string): Promise<number> {
+  let agent;
+  try {
+    agent = await loadAgent(path, { warn: (message) => process.stderr.write(`warning: ${message}\n`) });
+  } catch (error) {
+    return fail(describe(error));
+  }
+  const { config } = agent;
+  process.stdout.write(`${config.name}: ${config.mode} agent, ${Object.keys(agent.def.tools).length} tool(s)\n`);
+  let missing = 0;
+  for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
+    const descriptor = config[slot];
+    if (descriptor === undefined) continue;
+    const variable = missingKey(descriptor, process.env);
+    process.stdout.write(`  ${slot.padEnd(4)} ${descriptor.kind}${variable === undefined ? "" : `  — missing ${variable}`}\n`);
+    if (variable !== undefined) missing += 1;
+  }
+  for (const variable of config.requiredEnv ?? []) {
+    if ((process.env[variable] ?? "") === "") {
+      process.stdout.write(`  requiredEnv ${variable} — missing\n`);
+      missing += 1;
+    }
+  }
+  if (missing > 0) process.stdout.write(`${missing} missing; serve falls back to the offline stack for missing provider keys.\n`);
+  return 0;
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command = "help", ...rest] = argv;
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      allowPositionals: true,
+      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" } },
+    });
+  } catch (error) {
+    return fail(`${describe(error)}\n\n${USAGE}`);
+  }
+  const [target] = parsed.positionals;
   switch (command) {
     case "start":
+      return serve(target ?? DEMO_AGENT, parsed.values);
     case "serve":
-      process.stdout.write("switchboard: no gateway yet — the manifest layer is in place; the server arrives with the gateway issue.\n");
-      return 0;
+      if (target === undefined) return fail(`serve needs an agent directory or file.\n\n${USAGE}`);
+      return serve(target, parsed.values);
+    case "check":
+      if (target === undefined) return fail(`check needs an agent directory or file.\n\n${USAGE}`);
+      return check(target);
     case "help":
     case "--help":
     case "-h":
       process.stdout.write(USAGE);
       return 0;
     default:
-      process.stderr.write(`switchboard: unknown command "${command}".\n\n${USAGE}`);
-      return 2;
+      return fail(`unknown command "${command}".\n\n${USAGE}`);
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`switchboard: ${describe(error)}\n`);
+    process.exitCode = 1;
+  },
+);

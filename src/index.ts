@@ -1,7 +1,9 @@
 /**
- * Switchboard's public surface: define agents and tools. The gateway (`createGateway`) joins
- * this surface when the server lands.
+ * Switchboard's public surface: define agents and tools, and run them behind a gateway.
  */
+export { createGateway, type Gateway, type GatewayOptions } from "./server/index.js";
+export { loadAgent, type LoadedAgent } from "./server/loader.js";
+export { GatewayError, ERROR_CODES, CLOSE, type ErrorCode } from "./errors.js";
 export {
   agent,
   clientTool,

@@ -134,7 +134,7 @@ export class ReplyLoop {
     const toolChoiceFor = (stepNumber: number): ToolChoice<ToolSet> => {
       if (stepNumber >= settings.maxSteps) return "none";
       if (stepNumber > 0 && demanding && settings.resetToolChoice) return "auto";
-      return settings.toolChoice as ToolChoice<ToolSet>;
+      return settings.toolChoice;
     };
 
     try {
@@ -155,11 +155,14 @@ export class ReplyLoop {
       });
       for await (const part of result.fullStream) {
         switch (part.type) {
-          case "text-delta":
+          case "text-delta": {
             markFirst();
+            // A new step's text reads as a new sentence: one space after the previous step's.
+            const spaced = current.text === "" && steps.some((s) => s.text.trim() !== "") && !/^\s/.test(part.text) ? ` ${part.text}` : part.text;
             current.text += part.text;
-            observer.text?.(part.text);
+            observer.text?.(spaced);
             break;
+          }
           case "tool-call":
             markFirst();
             current.calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });

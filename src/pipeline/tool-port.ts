@@ -56,7 +56,7 @@ export function aiToolSet(declarations: readonly ToolDeclaration[], invoke: Tool
               return answer.isError ? { type: "error-text" as const, value: answer.modelText } : { type: "text" as const, value: answer.modelText };
             },
           }),
-    } as ToolSet[string];
+    };
   }
   return set;
 }

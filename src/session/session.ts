@@ -469,7 +469,7 @@ export class Session {
     const sync = this.#deps.agent.def.syncState;
     if (sync === undefined) return;
     try {
-      const state = sync(this.#sessionValue as never);
+      const state = sync(this.#sessionValue);
       const json = JSON.stringify(state);
       if (json === this.#lastState) return;
       this.#lastState = json;

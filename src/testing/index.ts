@@ -13,6 +13,10 @@ import {
 } from "../manifest/index.js";
 
 export { seededRandom, toolNameOf } from "../manifest/index.js";
+export { virtualClock, type Clock, type VirtualClock } from "../clock.js";
+export { scriptedModel, ScriptSchema, DEFAULT_FALLBACK, type Script, type ScriptRule } from "../pipeline/providers/llm/scripted.js";
+export { MemoryLink } from "./memory-link.js";
+export { textSession, type TextSessionHarness, type TextSessionOptions } from "./text-session.js";
 
 /** A ToolContext for a test: a fresh signal, a fixed call id, and the session value given. */
 export function toolContext<Session = undefined>(

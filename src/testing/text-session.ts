@@ -24,7 +24,7 @@ export interface TextSessionHarness {
   /** Resolves once the session is live (greeted or restored). */
   readonly started: Promise<void>;
   /** Send a user turn and wait for its reply to finish (completed, or cancelled/failed). */
-  say(text: string): Promise<void>;
+  readonly say: (text: string) => Promise<void>;
 }
 
 /**
@@ -34,7 +34,8 @@ export interface TextSessionHarness {
  *   await say("where is order 42?");
  *   expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("…");
  */
-export function textSession(def: ResolvedAgentDef, options: TextSessionOptions = {}): TextSessionHarness {
+export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessionOptions = {}): TextSessionHarness {
+  const def = agentDef as ResolvedAgentDef;
   const clock = options.clock ?? systemClock;
   const link = new MemoryLink(clock);
   const store = options.store ?? new MemorySessionStore(clock);

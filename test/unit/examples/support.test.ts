@@ -1,33 +1,32 @@
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import support, { type Caller } from "../../../examples/support/agent.js";
-import lookupOrder from "../../../examples/support/tools/lookup_order.js";
-import verifyCaller from "../../../examples/support/tools/verify_caller.js";
-import { agentToolsToSchemas, agentToolsets, toAgentConfig, toolRegistry, withTools } from "../../../src/manifest/index.js";
-import { callTool, toolContext } from "../../../src/testing/index.js";
+import { agentToolsToSchemas, agentToolsets } from "../../../src/manifest/index.js";
+import type { Script } from "../../../src/pipeline/providers/llm/scripted.js";
+import { loadAgent } from "../../../src/server/loader.js";
+import { textSession } from "../../../src/testing/text-session.js";
 
-describe("examples/support", () => {
-  const def = withTools(
-    support,
-    toolRegistry({
-      "examples/support/tools/lookup_order.ts": { default: lookupOrder },
-      "examples/support/tools/verify_caller.ts": { default: verifyCaller },
-    }),
-  );
+const dir = fileURLToPath(new URL("../../../examples/support", import.meta.url));
 
-  it("is a valid pipeline agent advertising both tools", () => {
-    expect(toAgentConfig(def).mode).toBe("pipeline");
-    expect(agentToolsToSchemas(agentToolsets(def)).map((s) => s.name)).toEqual(["lookup_order", "verify_caller"]);
+describe("examples/support (the agent npm start serves)", () => {
+  it("loads from its directory: a text agent with its tool files and offline script", async () => {
+    const loaded = await loadAgent(dir);
+    expect(loaded.config.mode).toBe("text");
+    expect(agentToolsToSchemas(agentToolsets(loaded.def)).map((s) => s.name)).toEqual(["lookup_order", "verify_caller"]);
+    expect(loaded.config.builtinTools).toEqual(["current_time", "calculate", "end_call"]);
+    expect(loaded.script).toMatchObject({ rules: expect.any(Array) as unknown });
   });
 
-  it("refuses the order lookup until the caller is verified", async () => {
-    const caller: Caller = { verified: false };
-    const ctx = toolContext({ session: caller });
-    expect((await callTool(lookupOrder, { orderId: "A1234" }, ctx, "lookup_order")).status).toBe("refused");
-    expect((await callTool(verifyCaller, { pin: "1234" }, ctx)).status).toBe("failed");
-    expect((await callTool(verifyCaller, { pin: "4567" }, ctx)).status).toBe("ok");
-    expect(await callTool(lookupOrder, { orderId: "A1234" }, ctx)).toEqual({
-      status: "ok",
-      result: { text: "Order A1234 shipped on Friday.", details: { orderId: "A1234", verified: true } },
-    });
-  });
+  it("refuses the order lookup until the caller is verified, on the offline script", async () => {
+    const loaded = await loadAgent(dir);
+    const { link, say } = textSession(loaded.def, { script: loaded.script as Script });
+    await say("where is order A1234");
+    expect(link.of("tool.completed").at(-1)).toMatchObject({ isError: true, result: expect.stringContaining("the caller is not verified") as string });
+    await say("my PIN is 1234");
+    expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: false });
+    await say("my PIN is 4567");
+    expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: true });
+    await say("where is order A1234");
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("Order A1234 shipped on Friday and arrives Tuesday.");
+    expect(link.of("tool.message").map((m) => m.kind)).toEqual(["start", "delayed"]);
+  }, 15_000);
 });

@@ -296,7 +296,7 @@ describe("scriptedModel reading the prompt", () => {
     ];
     expect(await textOf(call(afterTools([{ type: "json", value: { t: 3 } }, { type: "text", value: "Noon." }])))).toBe('{"t":3} Noon.');
     expect(await textOf(call(afterTools([{ type: "error-text", value: "Offline." }, { type: "error-json", value: { code: 7 } }])))).toBe(
-      'Error: Offline. Error: {"code":7}',
+      'Offline. {"code":7}',
     );
     expect(await textOf(call(afterTools([{ type: "execution-denied", reason: "user said no" }, { type: "execution-denied" }])))).toBe(
       "The tool call was denied: user said no The tool call was denied.",

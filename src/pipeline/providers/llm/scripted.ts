@@ -372,7 +372,7 @@ function countToolCalls(prompt: LanguageModelV4Prompt): number {
   return prompt.reduce((n, message) => n + (message.role === "assistant" ? message.content.filter((part) => part.type === "tool-call").length : 0), 0);
 }
 
-/** A tool result as words a voice can say. */
+/** A tool result as words a voice can say. Error results are already worded for the caller (tool runner), so they pass unchanged. */
 function toolResultText(output: LanguageModelV4ToolResultOutput): string {
   switch (output.type) {
     case "text":
@@ -380,9 +380,9 @@ function toolResultText(output: LanguageModelV4ToolResultOutput): string {
     case "json":
       return typeof output.value === "string" ? output.value : JSON.stringify(output.value);
     case "error-text":
-      return `Error: ${output.value}`;
+      return output.value;
     case "error-json":
-      return `Error: ${typeof output.value === "string" ? output.value : JSON.stringify(output.value)}`;
+      return typeof output.value === "string" ? output.value : JSON.stringify(output.value);
     case "execution-denied":
       return output.reason === undefined ? "The tool call was denied." : `The tool call was denied: ${output.reason}`;
     case "content":

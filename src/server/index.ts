@@ -1,0 +1,253 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
+import type { LanguageModel } from "ai";
+import { WebSocketServer, type WebSocket } from "ws";
+import { systemClock, type Clock } from "../clock.js";
+import { CLOSE } from "../errors.js";
+import { createLogger, type Logger } from "../log.js";
+import { toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
+import { connectMcpServers } from "../session/mcp.js";
+import { Session } from "../session/session.js";
+import { MemorySessionStore, type SessionStore } from "../session/store.js";
+import { ClientConnection } from "../transport/client-connection.js";
+import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
+import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth.js";
+import { GatewayMetrics } from "./metrics.js";
+import { chooseProviders } from "./offline.js";
+
+/** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
+export const DRAIN_DEADLINE_MS = 30_000;
+
+/** Session ids a client may ask to resume (protocol.md); anything else is ignored. */
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export interface GatewayOptions<Session = unknown> {
+  /** The agent: a definition with its tools attached (`withTools`), as `loadAgent` returns it. */
+  readonly agent: ResolvedAgentDef<Session>;
+  /** The agent's offline script (offline.json), for the `scripted` model. */
+  readonly script?: unknown;
+  /** `true` forces the offline stack; `"auto"` uses it when a provider's key is missing. Default false. */
+  readonly offline?: boolean | "auto";
+  readonly env?: Env;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  readonly store?: SessionStore;
+  /** Turns auth on (default: `SWITCHBOARD_API_KEY` from env). */
+  readonly apiKey?: string;
+  /** Origins a browser may connect from; unset = any. */
+  readonly allowedOrigins?: readonly string[];
+  readonly tokenTtlMs?: number;
+  readonly limits?: Partial<Limits>;
+  readonly startTimeoutMs?: number;
+  readonly resumeGraceMs?: number;
+  /** Replace how LLM descriptors become models (tests, custom providers). */
+  readonly resolveModel?: (descriptor: ProviderDescriptor) => LanguageModel;
+  /** Collect process metrics (CPU, memory, event-loop lag) too. Default true. */
+  readonly processMetrics?: boolean;
+}
+
+export interface Gateway {
+  readonly server: Server;
+  /** The config sessions run with (after the offline choice). */
+  readonly config: AgentConfig;
+  readonly metrics: GatewayMetrics;
+  /** Live sessions. */
+  readonly sessions: number;
+  listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
+  /** Stop accepting, let live sessions finish up to the deadline, close the rest 1001, close the server. */
+  drain(deadlineMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.destroy();
+}
+
+/** A refusal on an open socket: `error.reported` first, then the close (protocol.md). */
+function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", message: string): void {
+  ws.send(JSON.stringify(stamp({ type: "error.reported", code, message, fatal: true }, clock.now())));
+  ws.close(CLOSE.policy, message.slice(0, 120));
+}
+
+/**
+ * The gateway: plain node:http + ws. Routes (protocol.md): WS /websocket, GET /client-config,
+ * GET /health, GET /ready, GET /metrics, POST /v1/sessions (auth on).
+ */
+export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway {
+  const clock = options.clock ?? systemClock;
+  const env: Env = options.env ?? process.env;
+  const log = options.logger ?? createLogger();
+  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const store = options.store ?? new MemorySessionStore(clock);
+  const metrics = new GatewayMetrics({ processMetrics: options.processMetrics ?? true });
+  const apiKey = options.apiKey ?? (env.SWITCHBOARD_API_KEY === "" ? undefined : env.SWITCHBOARD_API_KEY);
+  // Sessions hold the agent with its session type erased; its own functions keep theirs.
+  const def = options.agent as ResolvedAgentDef;
+  const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
+  const config = choice.config;
+  if (choice.offline) {
+    log.info({ agent: config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
+  }
+  const resolveModel =
+    options.resolveModel ?? ((descriptor: ProviderDescriptor) => resolveLanguageModel(descriptor, { env, ...(options.script === undefined ? {} : { script: options.script }) }));
+  const live = new Map<string, Session>();
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBinaryFrameBytes * 4, perMessageDeflate: false });
+  let draining = false;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err, url: req.url }, "request failed");
+      if (!res.headersSent) json(res, 500, { error: "internal error" });
+    });
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://gateway");
+    const route = `${req.method ?? "GET"} ${url.pathname}`;
+    switch (route) {
+      case "GET /health":
+        return json(res, 200, { status: "ok" });
+      case "GET /ready":
+        return json(res, draining ? 503 : 200, { status: draining ? "draining" : "ready", sessions: live.size });
+      case "GET /metrics":
+        res.writeHead(200, { "content-type": metrics.contentType });
+        res.end(await metrics.text());
+        return;
+      case "GET /client-config": {
+        const host = req.headers.host ?? "localhost";
+        return json(res, 200, {
+          name: config.name,
+          greeting: config.greeting,
+          mode: config.mode,
+          sessionUrl: `ws://${host}/websocket`,
+          sampleRate: 16000,
+          ttsSampleRate: 24000,
+          codecs: ["pcm16"],
+          auth: apiKey !== undefined,
+          offline: choice.offline,
+        });
+      }
+      case "POST /v1/sessions": {
+        if (apiKey === undefined) return json(res, 404, { error: "auth is off on this gateway: connect to /websocket directly" });
+        if (!keyMatches(apiKey, bearer(req.headers.authorization))) {
+          log.warn({ remote: req.socket.remoteAddress }, "session token refused: bad api key");
+          return json(res, 401, { error: "send your API key as Authorization: Bearer <key>" }, { "www-authenticate": "Bearer" });
+        }
+        const minted = mintToken(apiKey, config.name, clock.now(), options.tokenTtlMs ?? TOKEN_TTL_MS);
+        return json(res, 201, { ...minted, agent: config.name, sessionUrl: `ws://${req.headers.host ?? "localhost"}/websocket?token=${minted.token}` });
+      }
+      default:
+        return json(res, 404, { error: `no route ${route}` });
+    }
+  }
+
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", (err) => log.debug({ err }, "upgrade socket error"));
+    const url = new URL(req.url ?? "/", "http://gateway");
+    if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
+    if (draining) return refuseUpgrade(socket, 503, "Service Unavailable");
+    wss.handleUpgrade(req, socket, head, (ws) => accept(ws, req, url));
+  });
+
+  function accept(ws: WebSocket, req: IncomingMessage, url: URL): void {
+    const origin = req.headers.origin;
+    if (options.allowedOrigins !== undefined && origin !== undefined && !options.allowedOrigins.includes(origin)) {
+      log.warn({ origin }, "origin refused");
+      return refuseSocket(ws, clock, "auth", `origin ${origin} is not allowed`);
+    }
+    if (apiKey !== undefined) {
+      const check = verifyToken(apiKey, url.searchParams.get("token") ?? undefined, config.name, clock.now());
+      if (!check.ok) {
+        log.warn({ remote: req.socket.remoteAddress, reason: check.reason }, "session refused");
+        return refuseSocket(ws, clock, "auth", check.reason);
+      }
+    }
+    const requested = url.searchParams.get("sessionId");
+    const resumeId = requested !== null && SESSION_ID.test(requested) ? requested : undefined;
+    const previous = resumeId === undefined ? undefined : live.get(resumeId);
+    if (previous !== undefined) {
+      live.delete(resumeId as string);
+      previous.takeOver();
+    }
+    const connection = new ClientConnection(ws, { clock, log, limits });
+    let session: Session;
+    try {
+      session = new Session({
+        agent: { def, config, ...(options.script === undefined ? {} : { script: options.script }) },
+        link: connection,
+        clock,
+        log,
+        store,
+        resumeId,
+        resolveModel,
+        connectMcp: (agent) => connectMcpServers(agent.mcpServers, { env, log }),
+        metrics,
+        ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
+        ...(options.resumeGraceMs === undefined ? {} : { resumeGraceMs: options.resumeGraceMs }),
+        ended: (ended) => {
+          if (live.get(ended.id) === ended) live.delete(ended.id);
+        },
+      });
+    } catch (err) {
+      log.error({ err }, "session refused");
+      ws.send(JSON.stringify(stamp({ type: "error.reported", code: "internal", message: String(err), fatal: true }, clock.now())));
+      ws.close(CLOSE.internal, "session could not start");
+      return;
+    }
+    live.set(session.id, session);
+    void session.start();
+  }
+
+  async function drain(deadlineMs = DRAIN_DEADLINE_MS): Promise<void> {
+    draining = true;
+    log.info({ sessions: live.size, deadlineMs }, "draining");
+    const deadline = clock.now() + deadlineMs;
+    while (live.size > 0 && clock.now() < deadline) await clock.sleep(Math.min(250, deadline - clock.now()));
+    for (const session of [...live.values()]) session.goAway();
+    await close();
+  }
+
+  async function close(): Promise<void> {
+    draining = true;
+    for (const session of [...live.values()]) session.goAway();
+    for (const client of wss.clients) client.terminate();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  return {
+    server,
+    config,
+    metrics,
+    get sessions() {
+      return live.size;
+    },
+    listen(port = 3000, host = "127.0.0.1") {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const address = server.address() as AddressInfo;
+          const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+          resolve({ url: `http://${shown}:${address.port}`, port: address.port });
+        });
+      });
+    },
+    drain,
+    close,
+  };
+}
