@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { MAX_HISTORY_MESSAGES, trimHistory } from "../pipeline/history.js";
 import type { SessionRecord, ToolCallRecord, TranscriptLine } from "./store.js";
 
 /**
@@ -24,10 +25,11 @@ export class Conversation {
     return this.#transcript.length === 0 && this.#history.length === 0;
   }
 
-  /** Append to the model history, if `epoch` is still current. */
+  /** Append to the model history, if `epoch` is still current; old turns are trimmed whole. */
   append(epoch: number, messages: readonly ModelMessage[]): boolean {
     if (epoch !== this.#epoch) return false;
     this.#history.push(...messages);
+    if (this.#history.length > MAX_HISTORY_MESSAGES) this.#history = trimHistory(this.#history);
     return true;
   }
 

@@ -339,8 +339,8 @@ export class Session {
     this.#conversation.reset();
     this.#usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
     this.#emit({ type: "session.reset" });
-    void this.#save();
     this.#greet();
+    void this.#save();
     this.#touch();
   }
 
@@ -504,8 +504,9 @@ export class Session {
 
   async #save(): Promise<void> {
     const { store, agent, clock } = this.#deps;
-    if (this.#conversation.empty) return;
     try {
+      // A record cut at a reset with nothing after it: nothing to resume.
+      if (this.#conversation.empty) return await store.delete(this.id);
       await store.save(this.#conversation.record(this.id, agent.config.name, clock.now()), this.#deps.resumeGraceMs ?? RESUME_GRACE_MS);
     } catch (error) {
       this.#log.warn({ err: error }, "session record not saved");

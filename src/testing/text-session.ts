@@ -40,7 +40,7 @@ export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessi
   const link = new MemoryLink(clock);
   const store = options.store ?? new MemorySessionStore(clock);
   const config = toAgentConfig({ ...(def as AgentConfigSource), mode: "text", llm: { kind: "scripted", options: {} } }, { warn: () => {} });
-  const model = options.model ?? scriptedModel(options.script ?? { rules: [] });
+  const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep: (ms, signal) => clock.sleep(ms, signal) });
   const session = new Session({
     agent: { def, config },
     link,
