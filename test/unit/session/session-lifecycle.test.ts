@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
-import { agent, toAgentConfig, tool, withTools, type AgentConfigSource, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { agent, toAgentConfig, tool, withTools, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
 import { scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
 import { Session } from "../../../src/session/session.js";
 import { MemorySessionStore } from "../../../src/session/store.js";
@@ -20,7 +20,7 @@ const slowScript = {
 };
 
 function def(extra: Partial<AgentOptions> = {}): ResolvedAgentDef {
-  return withTools(agent({ name: "notes", mode: "text", greeting: "Hi.", ...extra }), { note }) as ResolvedAgentDef;
+  return withTools(agent({ name: "notes", mode: "text", greeting: "Hi.", ...extra }), { note });
 }
 
 describe("cancel and reset", () => {
@@ -112,7 +112,7 @@ describe("start", () => {
     const link = new MemoryLink(clock);
     const agentDef = def();
     const session = new Session({
-      agent: { def: agentDef, config: toAgentConfig(agentDef as AgentConfigSource) },
+      agent: { def: agentDef, config: toAgentConfig(agentDef) },
       link,
       clock,
       log: silentLogger,
