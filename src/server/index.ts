@@ -11,7 +11,7 @@ import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
-import { ClientConnection } from "../transport/client-connection.js";
+import { ClientConnection, clipReason } from "../transport/client-connection.js";
 import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
 import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth.js";
 import { GatewayMetrics } from "./metrics.js";
@@ -75,7 +75,7 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
 /** A refusal on an open socket: `error.reported` first, then the close (protocol.md). */
 function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", message: string): void {
   ws.send(JSON.stringify(stamp({ type: "error.reported", code, message, fatal: true }, clock.now())));
-  ws.close(CLOSE.policy, message.slice(0, 120));
+  ws.close(CLOSE.policy, clipReason(message));
 }
 
 /**
@@ -125,12 +125,11 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         res.end(await metrics.text());
         return;
       case "GET /client-config": {
-        const host = req.headers.host ?? "localhost";
         return json(res, 200, {
           name: config.name,
           greeting: config.greeting,
           mode: config.mode,
-          sessionUrl: `ws://${host}/websocket`,
+          sessionUrl: `${wsBase(req)}/websocket`,
           sampleRate: 16000,
           ttsSampleRate: 24000,
           codecs: ["pcm16"],
@@ -145,7 +144,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
           return json(res, 401, { error: "send your API key as Authorization: Bearer <key>" }, { "www-authenticate": "Bearer" });
         }
         const minted = mintToken(apiKey, config.name, clock.now(), options.tokenTtlMs ?? TOKEN_TTL_MS);
-        return json(res, 201, { ...minted, agent: config.name, sessionUrl: `ws://${req.headers.host ?? "localhost"}/websocket?token=${minted.token}` });
+        return json(res, 201, { ...minted, agent: config.name, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
       }
       default:
         return json(res, 404, { error: `no route ${route}` });
@@ -157,10 +156,21 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     const url = new URL(req.url ?? "/", "http://gateway");
     if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable");
-    wss.handleUpgrade(req, socket, head, (ws) => accept(ws, req, url));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      accept(ws, req, url).catch((err: unknown) => {
+        log.error({ err }, "session refused");
+        ws.close(CLOSE.internal, "session could not start");
+      });
+    });
   });
 
-  function accept(ws: WebSocket, req: IncomingMessage, url: URL): void {
+  /** The scheme a browser reached us with (a TLS-terminating proxy says so in X-Forwarded-Proto). */
+  function wsBase(req: IncomingMessage): string {
+    const secure = String(req.headers["x-forwarded-proto"] ?? "").split(",")[0]?.trim() === "https";
+    return `${secure ? "wss" : "ws"}://${req.headers.host ?? "localhost"}`;
+  }
+
+  async function accept(ws: WebSocket, req: IncomingMessage, url: URL): Promise<void> {
     const origin = req.headers.origin;
     if (options.allowedOrigins !== undefined && origin !== undefined && !options.allowedOrigins.includes(origin)) {
       log.warn({ origin }, "origin refused");
@@ -173,14 +183,20 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         return refuseSocket(ws, clock, "auth", check.reason);
       }
     }
+    // Listening (and buffering) starts now: frames sent right after the upgrade are kept.
+    const connection = new ClientConnection(ws, { clock, log, limits });
+    // A session id is resumed only if it exists (live here, or recorded in the store); an
+    // unknown id gets a fresh one, so a client cannot pre-claim ids.
     const requested = url.searchParams.get("sessionId");
-    const resumeId = requested !== null && SESSION_ID.test(requested) ? requested : undefined;
+    const candidate = requested !== null && SESSION_ID.test(requested) ? requested : undefined;
+    const known = candidate !== undefined && (live.has(candidate) || (await store.load(candidate)) !== undefined);
+    const resumeId = known ? candidate : undefined;
+    if (!connection.open) return;
     const previous = resumeId === undefined ? undefined : live.get(resumeId);
     if (previous !== undefined) {
       live.delete(resumeId as string);
       previous.takeOver();
     }
-    const connection = new ClientConnection(ws, { clock, log, limits });
     let session: Session;
     try {
       session = new Session({

@@ -137,6 +137,9 @@ export class Session {
     timer?.cancel();
     if (this.#phase === "ended") return;
     this.#phase = "live";
+    // History or greeting first: input buffered during start is answered after it.
+    await this.#restoreOrGreet();
+    if (this.#phase !== "live") return;
     link.attach({
       command: (command) => this.#command(command),
       audio: () => this.#audio(),
@@ -145,8 +148,6 @@ export class Session {
         void this.end();
       },
     });
-    if (this.#phase !== "live") return;
-    await this.#restoreOrGreet();
     this.#armIdle();
   }
 
@@ -207,15 +208,8 @@ export class Session {
       session: this.#sessionValue,
       emit: (event) => this.#emit(event),
       line: (line) => this.#toolLine(line),
-      settled: (call, outcome) => {
+      settled: (_call, outcome) => {
         this.#metrics.toolCall(outcome.status);
-        this.#conversation.recordTool(this.#conversation.epoch, {
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          args: call.args,
-          result: outcome.modelText,
-          ...(outcome.isError ? { isError: true } : {}),
-        });
         this.#touch();
         this.#projectState();
       },
@@ -223,7 +217,19 @@ export class Session {
     this.#loop = new ReplyLoop({
       model,
       tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
-      invoke: (call) => (this.#runner as ToolRunner).call(call),
+      invoke: async (call) => {
+        // Recorded under the conversation the call started in: a reset strands it.
+        const epoch = this.#conversation.epoch;
+        const outcome = await (this.#runner as ToolRunner).call(call);
+        this.#conversation.recordTool(epoch, {
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          args: call.args,
+          result: outcome.modelText,
+          ...(outcome.isError ? { isError: true } : {}),
+        });
+        return outcome;
+      },
       settings: {
         maxSteps: config.maxSteps ?? DEFAULTS.maxSteps,
         toolChoice: config.toolChoice ?? DEFAULTS.toolChoice,
@@ -337,7 +343,8 @@ export class Session {
     this.#queue = [];
     this.#reply?.abort(new Error("reset"));
     this.#conversation.reset();
-    this.#usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
+    // Usage is counted per session, not per conversation: a reset does not lift usageLimits.
+    this.#emit({ type: "reply.cancelled" });
     this.#emit({ type: "session.reset" });
     this.#greet();
     void this.#save();

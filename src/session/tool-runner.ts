@@ -70,6 +70,31 @@ function clientCall(): ClientCall {
   return { result, resolve, settled: false };
 }
 
+/** "30 seconds", "0.5 seconds", "1 second". */
+function seconds(ms: number): string {
+  const value = Number((ms / 1000).toFixed(2));
+  return `${value} ${value === 1 ? "second" : "seconds"}`;
+}
+
+/** Settle with `work`, or reject as soon as `signal` aborts. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
 function clip(text: string): string {
   return text.length <= MAX_EVENT_RESULT_CHARS ? text : `${text.slice(0, MAX_EVENT_RESULT_CHARS - 1)}…`;
 }
@@ -181,7 +206,7 @@ export class ToolRunner {
       if (signal.aborted) return this.#settle("cancelled", { text: "The call was cancelled.", isError: true });
       if (deadline.timedOut()) {
         this.#deps.log.warn({ tool: toolName, timeoutMs }, "tool timed out");
-        return this.#complete(resolved, toolCallId, args, { text: `${toolName} did not answer within ${Math.round(timeoutMs / 1000)} seconds.`, isError: true }, "timeout");
+        return this.#complete(resolved, toolCallId, args, { text: `${toolName} did not answer within ${seconds(timeoutMs)}.`, isError: true }, "timeout");
       }
       const def = resolved.entry.def;
       const text = typeof def.onError === "function" ? def.onError(error) : (def.onError ?? `${toolName} failed: ${messageOf(error)}`);
@@ -195,20 +220,13 @@ export class ToolRunner {
 
   #execute(resolved: ResolvedTool, args: unknown, ctx: ToolContext, signal: AbortSignal): Promise<ToolResult> {
     if (resolved.entry.executor === "host") {
-      return resolved.toolset.execute(resolved.name, args, ctx).then(toToolResult);
+      // A body that ignores its signal may run on, but the call settles when the signal fires.
+      return raceAbort(resolved.toolset.execute(resolved.name, args, ctx).then(toToolResult), signal);
     }
     // A clientTool: `tool.called` asked the page to run it; its `tool_result` settles the call.
     const pending = this.#clientCalls.get(ctx.toolCallId);
     if (pending === undefined) return Promise.reject(new Error("client call was not registered"));
-    return new Promise<ToolResult>((resolve, reject) => {
-      const onAbort = (): void => reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener("abort", onAbort, { once: true });
-      void pending.result.then((result) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(result);
-      });
-    });
+    return raceAbort(pending.result, signal);
   }
 
   async #startLine(resolved: ResolvedTool, toolCallId: string, args: unknown, signal: AbortSignal): Promise<void> {

@@ -28,7 +28,7 @@ export interface ClientLink {
 type Buffered = { readonly kind: "command"; readonly command: Command } | { readonly kind: "audio"; readonly chunk: Uint8Array };
 
 /** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
-function clipReason(reason: string): string {
+export function clipReason(reason: string): string {
   let clipped = reason;
   while (Buffer.byteLength(clipped) > 123) clipped = clipped.slice(0, -1);
   return clipped;

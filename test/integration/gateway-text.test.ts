@@ -7,6 +7,7 @@ import { agent, clientTool, tool, withTools, type ToolContext } from "../../src/
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/server/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { closedPortUrl, startMcpServer } from "../helpers/mcp-server.js";
 import { connect, TestClient } from "../helpers/ws-client.js";
 
 interface Caller {
@@ -197,6 +198,8 @@ describe("text mode over a real socket and a real provider", () => {
     const unknown = await connect(wsUrl("?sessionId=never-seen&resume"));
     await unknown.next("agent-transcript.committed", 0);
     expect(unknown.of("history.restored")).toEqual([]);
+    expect(unknown.events[0]).toMatchObject({ type: "session.configured" });
+    expect(unknown.events[0]?.type === "session.configured" && unknown.events[0].sessionId).not.toBe("never-seen");
     unknown.close();
   });
 
@@ -244,6 +247,24 @@ describe("text mode over a real socket and a real provider", () => {
     const failure = await new Promise<string>((resolve) => stray.once("unexpected-response", (_req, res) => resolve(String(res.statusCode))));
     expect(failure).toBe("404");
     client.close();
+  });
+});
+
+describe("the session's tool table", () => {
+  it("composes file tools, builtins and MCP tools once; a down MCP server costs only its own tools", async () => {
+    const mcp = await startMcpServer();
+    try {
+      await start({}, { builtinTools: ["calculate"], mcpServers: { demo: { url: mcp.url, allowedTools: ["echo"] }, gone: { url: await closedPortUrl() } } });
+      fake.enqueue({ toolCalls: [{ name: "mcp_demo_echo", args: { text: "hi" } }] }, { text: "It said hi." });
+      const client = await connect(wsUrl());
+      await client.say("echo hi");
+      expect(fake.requests[0]?.tools?.map((t) => t.function.name)).toEqual(["lookup_order", "refund", "pick_colour", "ping", "calculate", "mcp_demo_echo"]);
+      expect(client.of("tool.completed")[0]).toMatchObject({ result: "echo: hi" });
+      expect(fake.requests[1]?.tools).toEqual(fake.requests[0]?.tools);
+      client.close();
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

@@ -56,11 +56,52 @@ describe("cancel and reset", () => {
     const types = link.types();
     const resetAt = types.indexOf("session.reset");
     expect(resetAt).toBeGreaterThan(0);
+    expect(types[resetAt - 1]).toBe("reply.cancelled");
     expect(types.slice(resetAt)).toContain("agent-transcript.committed");
     expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("Hi.");
     const record = await store.load(session.id);
     expect(record?.transcript).toEqual([{ role: "assistant", text: "Hi." }]);
     expect(record?.history).toEqual([{ role: "assistant", content: "Hi." }]);
+  });
+});
+
+describe("ordering and stale work", () => {
+  it("answers input sent during start after the greeting", async () => {
+    const clock = virtualClock();
+    const { link, started } = textSession(def(), { script: slowScript, clock });
+    link.send({ type: "user_text", text: "hello" });
+    await started;
+    await clock.advance(1000);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Hi.", "Hello there friend"]);
+  });
+
+  it("a tool that ignores its signal settles as cancelled at once, and a reset strands its record", async () => {
+    const stubborn = tool({ description: "Slow", execute: () => new Promise<string>((resolve) => setTimeout(() => resolve("late"), 300)) });
+    const clock = virtualClock();
+    const store = new MemorySessionStore(clock);
+    const agentDef = withTools(agent({ name: "s", mode: "text", greeting: "Hi." }), { stubborn }) as ResolvedAgentDef;
+    const { link, started, session } = textSession(agentDef, { script: { rules: [{ when: "go", call: { tool: "stubborn", args: {} }, then: "{result}" }] }, clock, store });
+    await started;
+    link.send({ type: "user_text", text: "go" });
+    await clock.advance(10);
+    link.send({ type: "reset" });
+    await clock.advance(10);
+    expect(link.of("tool.completed")).toMatchObject([{ isError: true, result: "The call was cancelled." }]);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await clock.advance(10);
+    expect((await store.load(session.id))?.toolCalls).toEqual([]);
+  });
+
+  it("a reset does not lift usage limits", async () => {
+    const clock = virtualClock();
+    const { link, say } = textSession(def({ usageLimits: { totalTokens: 5 } }), { script: slowScript, clock });
+    const first = say("hello");
+    await clock.advance(100);
+    await first;
+    link.send({ type: "reset" });
+    link.send({ type: "user_text", text: "hello" });
+    await clock.advance(100);
+    expect(link.of("error.reported").at(-1)).toMatchObject({ fatal: true, message: expect.stringContaining("usage limit reached") as string });
   });
 });
 

@@ -68,7 +68,8 @@ export function resolveLanguageModel(descriptor: ProviderDescriptor, options: Ll
       const model = requiredOption(descriptor, "model", '"llama3.1"');
       const keyEnv = stringOption(descriptor, "apiKeyEnv");
       const apiKey = keyEnv === undefined ? undefined : apiKeyFor(descriptor, env, []);
-      return createOpenAICompatible({ name: "openai-compatible", baseURL, ...(apiKey === undefined ? {} : { apiKey }) }).chatModel(model);
+      // includeUsage: streamed usage is what usageLimits count.
+      return createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true, ...(apiKey === undefined ? {} : { apiKey }) }).chatModel(model);
     }
     case "openai":
     case "anthropic":
