@@ -7,7 +7,7 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
 import importX from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
-const bottom = ["./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts", "./src/clock.ts"];
+const bottom = ["./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts", "./src/clock.ts", "./src/events.ts"];
 const above = (...dirs) => dirs.map((d) => `./src/${d}`);
 const upperTier = above("session", "server", "cli.ts", "index.ts", "testing", "ai.ts");
 

@@ -25,8 +25,10 @@ export interface ReplyLoopDeps {
 
 /** What a reply reports while it runs. */
 export interface ReplyObserver {
-  /** Model text as it streams (`delta`), with the reply's model text so far. */
+  /** Model text as it streams. */
   text?(delta: string): void;
+  /** The model called a tool (text before it should be released to TTS now). */
+  toolCall?(): void;
   /** Milliseconds from the request to the first text or tool call. */
   firstToken?(ms: number): void;
 }
@@ -44,6 +46,8 @@ export interface ReplyResult {
   readonly messages: ModelMessage[];
   /** The reply's recorded text: model text plus verbatim completion lines. */
   readonly text: string;
+  /** A cancelled reply's unfinished step text (not in `messages`): the caller records what was heard of it. */
+  readonly partialText?: string;
   readonly usage: ReplyUsage;
   readonly error?: unknown;
 }
@@ -112,7 +116,11 @@ export class ReplyLoop {
     this.#toolSet = aiToolSet(deps.tools, deps.invoke);
   }
 
-  async run(history: readonly ModelMessage[], signal: AbortSignal, observer: ReplyObserver = {}): Promise<ReplyResult> {
+  /**
+   * Run one reply. `stopAfterStep` is asked after every step: true ends the reply before the
+   * next model call (a barge-in during a tool call lets the tool finish and keeps its result).
+   */
+  async run(history: readonly ModelMessage[], signal: AbortSignal, observer: ReplyObserver = {}, stopAfterStep?: () => boolean): Promise<ReplyResult> {
     const { settings, clock } = this.#deps;
     const started = clock.now();
     const steps: StepRecord[] = [];
@@ -145,7 +153,7 @@ export class ReplyLoop {
         messages: [...history],
         tools: this.#toolSet,
         toolChoice: toolChoiceFor(0),
-        stopWhen: [isStepCount(settings.maxSteps + 1), verbatimStop],
+        stopWhen: [isStepCount(settings.maxSteps + 1), verbatimStop, () => stopAfterStep?.() === true],
         prepareStep: ({ stepNumber }) => ({ toolChoice: toolChoiceFor(stepNumber) }),
         maxRetries: settings.maxRetries,
         abortSignal: signal,
@@ -165,6 +173,7 @@ export class ReplyLoop {
           }
           case "tool-call":
             markFirst();
+            observer.toolCall?.();
             current.calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
             break;
           case "tool-result":
@@ -195,9 +204,7 @@ export class ReplyLoop {
     }
 
     if (signal.aborted) {
-      const partial = joinSpoken([current.text]);
-      const heard = partial === "" ? undefined : `${partial} [interrupted]`;
-      return { status: "cancelled", messages: stepsToMessages(steps, heard), text: heard ?? "", usage };
+      return { status: "cancelled", messages: stepsToMessages(steps, undefined), text: "", partialText: current.text, usage };
     }
     if (streamError !== undefined) {
       return { status: "failed", messages: stepsToMessages(steps, undefined), text: "", usage, error: streamError };

@@ -17,7 +17,7 @@ import {
   type ToolTable,
   type Toolset,
 } from "../manifest/index.js";
-import { ReplyLoop, joinSpoken, type ReplyResult } from "../pipeline/reply-loop.js";
+import { ReplyLoop } from "../pipeline/reply-loop.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { Command, EventBody } from "../transport/protocol.js";
 import { builtinToolset } from "./builtins/index.js";
@@ -25,7 +25,10 @@ import { Conversation } from "./conversation.js";
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import { RESUME_GRACE_MS, type SessionStore } from "./store.js";
-import { ToolRunner, type ToolLine } from "./tool-runner.js";
+import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import { TextRunner } from "./text-runner.js";
+import { ToolRunner } from "./tool-runner.js";
+import { VoiceRunner, type VoiceProviders } from "./voice-runner.js";
 
 /** What a session runs: the agent as the host holds it. */
 export interface SessionAgent {
@@ -45,6 +48,8 @@ export interface SessionDeps {
   /** The id to resume (from `?sessionId=`), if the client asked. */
   readonly resumeId?: string | undefined;
   readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel;
+  /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
+  readonly voice?: VoiceProviders | undefined;
   readonly connectMcp?: ((def: ResolvedAgentDef) => Promise<McpTools>) | undefined;
   readonly metrics?: SessionMetrics;
   readonly random?: RandomSource;
@@ -87,20 +92,15 @@ export class Session {
   readonly #metrics: SessionMetrics;
   readonly #conversation = new Conversation();
   #phase: Phase = "starting";
-  #runner: ToolRunner | undefined;
-  #loop: ReplyLoop | undefined;
+  #tools: ToolRunner | undefined;
+  #mode: ModeRunner | undefined;
   #mcp: McpTools | undefined;
   #sessionValue: unknown;
   #lastState: string | undefined;
   #idle: Timer | undefined;
-  #queue: string[] = [];
-  #reply: AbortController | undefined;
-  #pumping = false;
-  #turnCount = 0;
-  #totalTokens = 0;
+  #replies = 0;
   #usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
   #endAfterReply = false;
-  #audioWarned = false;
   #idleStopped = false;
 
   constructor(deps: SessionDeps) {
@@ -142,7 +142,7 @@ export class Session {
     if (this.#phase !== "live") return;
     link.attach({
       command: (command) => this.#command(command),
-      audio: () => this.#audio(),
+      audio: (chunk) => this.#mode?.audio(chunk),
       closed: (code, reason) => {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
@@ -168,18 +168,17 @@ export class Session {
     if (this.#phase === "ended") return;
     this.#phase = "ended";
     this.#idle?.cancel();
-    this.#reply?.abort(new Error("session ended"));
-    this.#queue = [];
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
     try {
+      await this.#mode?.close();
       await this.#save();
       await this.#mcp?.close();
       await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#sessionValue });
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }
-    this.#log.info({ turns: this.#turnCount }, "session ended");
+    this.#log.info({ replies: this.#replies }, "session ended");
     this.#deps.ended?.(this);
   }
 
@@ -188,10 +187,8 @@ export class Session {
   async #open(): Promise<void> {
     const { agent, clock } = this.#deps;
     const { config, def } = agent;
-    if (this.mode !== "text") {
-      throw new GatewayError("internal", `${this.mode} sessions are not available in this build yet; run the agent in text mode (mode: "text").`, { fatal: true });
-    }
-    if (config.llm === undefined) throw new GatewayError("internal", "a text agent needs an llm provider.", { fatal: true });
+    if (config.llm === undefined) throw new GatewayError("internal", `a ${this.mode} agent needs an llm provider.`, { fatal: true });
+    if (this.mode === "s2s") throw new GatewayError("internal", "s2s sessions are not available in this build yet; use a pipeline or text agent.", { fatal: true });
     const model = this.#deps.resolveModel(config.llm);
     this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
     this.#mcp = await this.#deps.connectMcp?.(def);
@@ -199,7 +196,7 @@ export class Session {
     const schemas = agentToolsToSchemas(table.tools.map((t) => t.toolset));
     this.#log.info({ tools: table.tools.map((t) => t.name), toolsHash: createHash("sha256").update(JSON.stringify(schemas)).digest("hex").slice(0, 16) }, "tool table frozen");
 
-    this.#runner = new ToolRunner({
+    const tools = new ToolRunner({
       table,
       clock,
       random: this.#deps.random ?? Math.random,
@@ -207,20 +204,24 @@ export class Session {
       sessionId: this.id,
       session: this.#sessionValue,
       emit: (event) => this.#emit(event),
-      line: (line) => this.#toolLine(line),
+      line: (line) => {
+        if (line.kind === "start" || line.kind === "delayed") this.#mode?.toolLine(line);
+      },
+      userSpeaking: () => this.#mode?.userSpeaking === true,
       settled: (_call, outcome) => {
         this.#metrics.toolCall(outcome.status);
         this.#touch();
         this.#projectState();
       },
     });
-    this.#loop = new ReplyLoop({
+    this.#tools = tools;
+    const loop = new ReplyLoop({
       model,
       tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
       invoke: async (call) => {
         // Recorded under the conversation the call started in: a reset strands it.
         const epoch = this.#conversation.epoch;
-        const outcome = await (this.#runner as ToolRunner).call(call);
+        const outcome = await tools.call(call);
         this.#conversation.recordTool(epoch, {
           toolCallId: call.toolCallId,
           toolName: call.toolName,
@@ -241,6 +242,34 @@ export class Session {
       clock,
       instructions: () => this.#instructions(),
     });
+    const context = this.#runnerContext();
+    const errorPhrase = config.errorPhrase ?? DEFAULTS.errorPhrase;
+    if (this.mode === "text") {
+      this.#mode = new TextRunner(context, loop, errorPhrase);
+      return;
+    }
+    const voice = this.#deps.voice;
+    if (voice === undefined) throw new GatewayError("internal", "this gateway has no speech providers configured for pipeline sessions.", { fatal: true });
+    this.#mode = await VoiceRunner.open(context, {
+      config,
+      loop,
+      providers: voice,
+      tools,
+      audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
+      errorPhrase,
+    });
+  }
+
+  #runnerContext(): RunnerContext {
+    return {
+      conversation: this.#conversation,
+      clock: this.#deps.clock,
+      log: this.#log,
+      emit: (event) => this.#emit(event),
+      activity: () => this.#touch(),
+      admitTurn: () => this.#admitTurn(),
+      replySettled: (info) => this.#replySettled(info),
+    };
   }
 
   #composeTools(): ToolTable {
@@ -285,162 +314,82 @@ export class Session {
   }
 
   #greet(): void {
-    const greeting = this.#deps.agent.config.greeting;
-    if (greeting === "") return;
-    const epoch = this.#conversation.epoch;
-    this.#emit({ type: "agent-transcript.updated", text: greeting });
-    this.#emit({ type: "agent-transcript.committed", text: greeting });
-    this.#conversation.commit(epoch, { role: "assistant", text: greeting });
-    this.#conversation.append(epoch, [{ role: "assistant", content: greeting }]);
-    this.#emit({ type: "reply.completed" });
+    this.#mode?.greet(this.#deps.agent.config.greeting);
   }
 
   // ── input ─────────────────────────────────────────────────────────────────────────────
 
   #command(command: Command): void {
-    if (this.#phase !== "live") return;
+    const mode = this.#mode;
+    if (this.#phase !== "live" || mode === undefined) return;
     switch (command.type) {
       case "user_text":
         this.#touch();
-        this.#queue.push(command.text);
-        void this.#pump();
+        mode.userText(command.text);
         return;
       case "cancel":
-        this.#cancel();
+        mode.cancel();
         return;
       case "reset":
-        this.#reset();
+        this.#reset(mode);
         return;
       case "tool_result":
-        if (this.#runner?.settleClientCall(command.toolCallId, command.result, command.error) !== true) {
+        if (this.#tools?.settleClientCall(command.toolCallId, command.result, command.error) !== true) {
           this.#report("protocol", `tool_result: no call ${command.toolCallId} is waiting for a result`);
         }
         return;
       case "playback_progress":
+        mode.playbackProgress(command.bufferedMs);
+        return;
       case "audio_ready":
         return;
       case "user_turn_start":
+        mode.manual("start");
+        return;
       case "user_turn_commit":
+        mode.manual("commit");
+        return;
       case "user_turn_clear":
-        this.#log.debug({ type: command.type }, "manual turn command ignored in text mode");
+        mode.manual("clear");
         return;
     }
   }
 
-  #audio(): void {
-    if (this.#audioWarned) return;
-    this.#audioWarned = true;
-    this.#report("audio", "this is a text agent: audio frames are ignored; send user_text");
-  }
-
-  #cancel(): void {
-    this.#queue = [];
-    this.#reply?.abort(new Error("cancelled"));
-    this.#emit({ type: "reply.cancelled" });
-  }
-
-  #reset(): void {
-    this.#queue = [];
-    this.#reply?.abort(new Error("reset"));
+  #reset(mode: ModeRunner): void {
+    mode.strand();
     this.#conversation.reset();
     // Usage is counted per session, not per conversation: a reset does not lift usageLimits.
-    this.#emit({ type: "reply.cancelled" });
     this.#emit({ type: "session.reset" });
     this.#greet();
     void this.#save();
     this.#touch();
   }
 
-  // ── turns ─────────────────────────────────────────────────────────────────────────────
+  // ── replies ───────────────────────────────────────────────────────────────────────────
 
-  /** One turn at a time: queued user texts run in order; a cancel or reset strands the queue. */
-  async #pump(): Promise<void> {
-    if (this.#pumping) return;
-    this.#pumping = true;
-    try {
-      for (let text = this.#queue.shift(); text !== undefined && this.#phase === "live"; text = this.#queue.shift()) {
-        await this.#turn(text);
-      }
-    } finally {
-      this.#pumping = false;
+  /** Before a model reply: the usage limit, once crossed, ends the session at the next turn. */
+  #admitTurn(): boolean {
+    const limit = this.#deps.agent.config.usageLimits?.totalTokens;
+    if (limit === undefined || this.#usage.totalTokens < limit) return true;
+    this.#fail(new GatewayError("llm", `usage limit reached: ${this.#usage.totalTokens} of ${limit} tokens used`, { fatal: true, closeCode: CLOSE.policy }));
+    return false;
+  }
+
+  #replySettled(info: Parameters<RunnerContext["replySettled"]>[0]): void {
+    if (this.#phase !== "live") return;
+    this.#replies += 1;
+    if (info.status !== "spoken") this.#metrics.turn(this.mode);
+    if (info.llmFirstTokenMs !== undefined) this.#metrics.providerLatency(this.#deps.agent.config.llm?.kind ?? "llm", "llm_first_token", info.llmFirstTokenMs);
+    if (info.status === "failed") this.#metrics.error("llm");
+    if (info.usage !== undefined) {
+      this.#usage = {
+        inputTokens: this.#usage.inputTokens + info.usage.inputTokens,
+        outputTokens: this.#usage.outputTokens + info.usage.outputTokens,
+        totalTokens: this.#usage.totalTokens + info.usage.totalTokens,
+        steps: this.#usage.steps + info.usage.steps,
+      };
+      if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...this.#usage });
     }
-  }
-
-  async #turn(text: string): Promise<void> {
-    const { config } = this.#deps.agent;
-    const limit = config.usageLimits?.totalTokens;
-    if (limit !== undefined && this.#totalTokens >= limit) {
-      this.#fail(new GatewayError("llm", `usage limit reached: ${this.#totalTokens} of ${limit} tokens used`, { fatal: true, closeCode: CLOSE.policy }));
-      return;
-    }
-    const epoch = this.#conversation.epoch;
-    const turnId = `turn_${++this.#turnCount}`;
-    this.#metrics.turn(this.mode);
-    this.#emit({ type: "user-transcript.committed", text });
-    this.#conversation.commit(epoch, { role: "user", text });
-    this.#conversation.append(epoch, [{ role: "user", content: text }]);
-
-    const controller = new AbortController();
-    this.#reply = controller;
-    this.#shown = [];
-    this.#modelText = "";
-    let firstTokenMs: number | undefined;
-    const result = await (this.#loop as ReplyLoop).run(this.#conversation.history, controller.signal, {
-      text: (delta) => {
-        this.#modelText += delta;
-        this.#emitSnapshot();
-      },
-      firstToken: (ms) => {
-        firstTokenMs = ms;
-        this.#metrics.providerLatency(this.#deps.agent.config.llm?.kind ?? "llm", "llm_first_token", ms);
-      },
-    });
-    if (this.#reply === controller) this.#reply = undefined;
-    this.#settleReply(epoch, turnId, result, firstTokenMs);
-  }
-
-  /** Lines shown in this reply besides model text (tool messages), in order. */
-  #shown: string[] = [];
-  #modelText = "";
-
-  #emitSnapshot(): void {
-    this.#emit({ type: "agent-transcript.updated", text: joinSpoken([...this.#shown, this.#modelText]) });
-  }
-
-  #toolLine(line: ToolLine): void {
-    this.#modelText = joinSpoken([this.#modelText]);
-    this.#shown.push(...(this.#modelText === "" ? [] : [this.#modelText]), line.text);
-    this.#modelText = "";
-    this.#emitSnapshot();
-  }
-
-  #settleReply(epoch: number, turnId: string, result: ReplyResult, firstTokenMs: number | undefined): void {
-    if (epoch !== this.#conversation.epoch || this.#phase !== "live") return;
-    this.#conversation.append(epoch, result.messages);
-    this.#usage = {
-      inputTokens: this.#usage.inputTokens + result.usage.inputTokens,
-      outputTokens: this.#usage.outputTokens + result.usage.outputTokens,
-      totalTokens: this.#usage.totalTokens + result.usage.totalTokens,
-      steps: this.#usage.steps + result.usage.steps,
-    };
-    this.#totalTokens = this.#usage.totalTokens;
-    if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...this.#usage });
-
-    if (result.status === "completed") {
-      if (result.text !== "") {
-        this.#emit({ type: "agent-transcript.committed", text: result.text });
-        this.#conversation.commit(epoch, { role: "assistant", text: result.text });
-      }
-      this.#emit({ type: "reply.completed" });
-    } else if (result.status === "failed") {
-      this.#log.warn({ err: result.error }, "llm failed");
-      this.#report("llm", `the model failed: ${messageOf(result.error)}`);
-      const phrase = this.#deps.agent.config.errorPhrase ?? DEFAULTS.errorPhrase;
-      this.#emit({ type: "agent-transcript.updated", text: phrase });
-      this.#emit({ type: "agent-transcript.committed", text: phrase });
-      this.#emit({ type: "reply.completed" });
-    }
-    this.#emit({ type: "metrics.turn", turnId, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) });
     this.#projectState();
     this.#touch();
     void this.#save();
@@ -497,7 +446,7 @@ export class Session {
     if (ms === 0 || this.#idleStopped) return;
     this.#idle = this.#deps.clock.setTimeout(() => {
       if (this.#phase !== "live") return;
-      if (this.#reply !== undefined || (this.#runner?.pendingClientCalls ?? 0) > 0) {
+      if (this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0) {
         this.#armIdle();
         return;
       }

@@ -16,7 +16,7 @@ import {
   type ToolTable,
 } from "../manifest/index.js";
 import type { ToolAnswer, ToolInvocation } from "../pipeline/tool-port.js";
-import type { EventBody } from "../transport/protocol.js";
+import type { EventBody } from "../events.js";
 
 /** How a call ended. */
 export type ToolStatus = "ok" | "failed" | "refused" | "invalid" | "unknown" | "timeout" | "cancelled";
@@ -128,9 +128,21 @@ function linkedSignal(parent: AbortSignal, clock: Clock, ms: number): { signal: 
 export class ToolRunner {
   readonly #deps: ToolRunnerDeps;
   readonly #clientCalls = new Map<string, ClientCall>();
+  #running = 0;
+  #covering = 0;
 
   constructor(deps: ToolRunnerDeps) {
     this.#deps = deps;
+  }
+
+  /** Calls in flight. */
+  get runningCalls(): number {
+    return this.#running;
+  }
+
+  /** Calls in flight that cover their own silence with start or delayed lines. */
+  get coveringCalls(): number {
+    return this.#covering;
   }
 
   /** Calls waiting on the page. */
@@ -161,8 +173,18 @@ export class ToolRunner {
       opened.done = true;
       emit({ type: "tool.called", toolCallId, toolName: request.toolName, args: request.args ?? {} });
     };
-    if (this.#deps.table.resolve(request.toolName)?.entry.executor !== "client") open();
-    const outcome = await this.#run(request, open);
+    const entry = this.#deps.table.resolve(request.toolName)?.entry;
+    if (entry?.executor !== "client") open();
+    const covers = entry?.def.messages?.start !== undefined || entry?.def.messages?.delayed !== undefined;
+    this.#running += 1;
+    if (covers) this.#covering += 1;
+    let outcome: ToolOutcome;
+    try {
+      outcome = await this.#run(request, open);
+    } finally {
+      this.#running -= 1;
+      if (covers) this.#covering -= 1;
+    }
     emit({ type: "tool.completed", toolCallId, result: clip(outcome.modelText), ...(outcome.isError ? { isError: true } : {}) });
     this.#deps.settled?.(request, outcome);
     return outcome;

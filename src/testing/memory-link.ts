@@ -36,7 +36,12 @@ export class MemoryLink implements ClientLink {
     return event;
   }
 
-  audio(): void {}
+  /** Agent audio sent, in order. */
+  readonly audioOut: { readonly bytes: number; readonly ms: number; readonly at: number }[] = [];
+
+  audio(chunk: Uint8Array, durationMs: number): void {
+    if (this.closed === undefined) this.audioOut.push({ bytes: chunk.byteLength, ms: durationMs, at: this.#clock.now() });
+  }
 
   close(code: number, reason: string): void {
     if (this.closed !== undefined) return;

@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { ERROR_CODES } from "./errors.js";
+
+/**
+ * The bodies of the events a session emits (client protocol v1, protocol.md). Bottom tier:
+ * the pipeline, s2s and session layers emit them; the transport stamps and sends them.
+ */
+
+const ErrorCodeSchema = z.enum(ERROR_CODES);
+const ToolCallRecordSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  args: z.unknown(),
+  result: z.string().optional(),
+  isError: z.boolean().optional(),
+});
+
+/** Every event without its `meta`, keyed by type. */
+export const EventBodySchemas = {
+  "session.configured": z.object({
+    audioFormat: z.enum(["pcm16", "opus"]),
+    sampleRate: z.number().int(),
+    ttsSampleRate: z.number().int(),
+    sessionId: z.string(),
+    mode: z.enum(["s2s", "pipeline", "text"]),
+  }),
+  "speech.started": z.object({}),
+  "speech.stopped": z.object({}),
+  "user-transcript.updated": z.object({ text: z.string(), eotConfidence: z.number().optional() }),
+  "user-transcript.committed": z.object({ text: z.string() }),
+  "agent-transcript.updated": z.object({ text: z.string() }),
+  "agent-transcript.committed": z.object({ text: z.string() }),
+  "tool.called": z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown() }),
+  "tool.message": z.object({ toolCallId: z.string(), kind: z.enum(["start", "delayed", "complete", "failed"]), text: z.string() }),
+  "tool.completed": z.object({ toolCallId: z.string(), result: z.string().max(4000), isError: z.boolean().optional() }),
+  "audio.completed": z.object({}),
+  "reply.completed": z.object({}),
+  "reply.cancelled": z.object({}),
+  "session.reset": z.object({}),
+  "session.timed-out": z.object({}),
+  "error.reported": z.object({ code: ErrorCodeSchema, message: z.string(), fatal: z.boolean() }),
+  "state.updated": z.object({ state: z.unknown() }),
+  "history.restored": z.object({
+    messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })),
+    toolCalls: z.array(ToolCallRecordSchema),
+  }),
+  "usage.updated": z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), steps: z.number() }),
+  "user-turn.exceeded": z.object({ limit: z.enum(["words", "duration"]), words: z.number(), durationMs: z.number() }),
+  "metrics.turn": z.object({
+    turnId: z.string(),
+    endpointMs: z.number().optional(),
+    sttFinalMs: z.number().optional(),
+    llmFirstTokenMs: z.number().optional(),
+    ttsFirstAudioMs: z.number().optional(),
+    voiceToVoiceMs: z.number().optional(),
+  }),
+} as const;
+
+export type EventType = keyof typeof EventBodySchemas;
+export const EVENT_TYPES = Object.keys(EventBodySchemas) as readonly EventType[];
+
+/** zod's output of an empty object is an index signature of `never`; an empty body is `{}`. */
+type Fields<T> = string extends keyof T ? object : T;
+
+/** An event body as the session emits it (no meta yet). */
+export type EventBody = { [K in EventType]: { type: K } & Fields<z.output<(typeof EventBodySchemas)[K]>> }[EventType];
+/** An event of one type, body only. */
+export type EventOf<K extends EventType> = Extract<EventBody, { type: K }>;
+

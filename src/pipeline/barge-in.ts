@@ -1,0 +1,31 @@
+/** What decides whether user speech interrupts the agent (behaviour.md, config.md). */
+export interface BargeInPolicy {
+  /** `false` for `interruption: "off"`. */
+  readonly enabled: boolean;
+  readonly minWords: number;
+  readonly minDurationMs: number;
+}
+
+export interface SpeechEvidence {
+  /** Words in the utterance so far (finals and the interim). */
+  readonly words: number;
+  /** Ms of sustained speech so far. */
+  readonly speechMs: number;
+  /** The evidence is a final (not duration-gated). */
+  readonly final: boolean;
+  /** The agent is audible: model audio pending at the client (+ grace) or produced by this reply. */
+  readonly agentAudible: boolean;
+}
+
+/** Whether this speech is a real interruption. Utterances before the agent is audible never are. */
+export function isBargeIn(policy: BargeInPolicy, evidence: SpeechEvidence): boolean {
+  if (!policy.enabled || !evidence.agentAudible) return false;
+  if (evidence.words < policy.minWords) return false;
+  return evidence.final || evidence.speechMs >= policy.minDurationMs;
+}
+
+/** Words in a transcript. */
+export function countWords(text: string): number {
+  const words = text.trim().match(/\S+/g);
+  return words === null ? 0 : words.length;
+}

@@ -1,0 +1,87 @@
+import type { Clock } from "../clock.js";
+
+/** After agent audio stops playing, the agent still counts as audible this long (ms, behaviour.md). */
+export const AUDIBLE_GRACE_MS = 750;
+
+/**
+ * Where the caller's playback is: audio handed to the output plays in real time from when it
+ * is sent; client reports (`playback_progress`, carrier marks) can only push the estimate later
+ * (the client buffers more than we assumed), never earlier.
+ */
+export class PlaybackClock {
+  readonly #clock: Clock;
+  /** Epoch ms at which everything queued so far has played. */
+  #playEnd = 0;
+  /** Epoch ms at which the last model (non-filler) audio has played. */
+  #modelPlayEnd = 0;
+  /** Ms of audio queued since `resetTimeline()`. */
+  #timelineMs = 0;
+  /** Timeline ranges of model audio: [start, end) in the reply's timeline, and the model-stream offset at start. */
+  #modelRanges: { start: number; end: number; offset: number }[] = [];
+  #modelMs = 0;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** A new reply: its audio timeline starts at 0. */
+  resetTimeline(): void {
+    this.#timelineMs = 0;
+    this.#modelRanges = [];
+    this.#modelMs = 0;
+  }
+
+  /** Audio of `ms` was handed to the output. */
+  queued(ms: number, kind: "model" | "filler"): void {
+    const now = this.#clock.now();
+    this.#playEnd = Math.max(this.#playEnd, now) + ms;
+    if (kind === "model") {
+      this.#modelRanges.push({ start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs });
+      this.#modelMs += ms;
+      this.#modelPlayEnd = this.#playEnd;
+    }
+    this.#timelineMs += ms;
+  }
+
+  /** The client says `bufferedMs` of agent audio is still unplayed. Only ever pushes playback later. */
+  report(bufferedMs: number): void {
+    const end = this.#clock.now() + bufferedMs;
+    if (end > this.#playEnd) {
+      this.#modelPlayEnd += end - this.#playEnd;
+      this.#playEnd = end;
+    }
+  }
+
+  /** Playback was flushed (reply.cancelled): nothing is pending any more. */
+  cleared(): void {
+    const now = this.#clock.now();
+    this.#playEnd = Math.min(this.#playEnd, now);
+    this.#modelPlayEnd = Math.min(this.#modelPlayEnd, now);
+  }
+
+  /** Ms of queued audio not yet played. */
+  get pendingMs(): number {
+    return Math.max(0, this.#playEnd - this.#clock.now());
+  }
+
+  /** Model audio is playing, or stopped less than the grace ago. Filler never counts. */
+  get modelAudible(): boolean {
+    return this.#modelMs > 0 && this.#clock.now() < this.#modelPlayEnd + AUDIBLE_GRACE_MS;
+  }
+
+  /** Ms of this reply's timeline played so far. */
+  get playedMs(): number {
+    return Math.max(0, this.#timelineMs - this.pendingMs);
+  }
+
+  /** Ms of the reply's model stream heard by now, given an ear lag. */
+  heardModelMs(earLagMs: number): number {
+    const heard = this.playedMs - earLagMs;
+    let total = 0;
+    for (const range of this.#modelRanges) {
+      if (heard <= range.start) break;
+      total = range.offset + Math.min(heard, range.end) - range.start;
+    }
+    return Math.max(0, total);
+  }
+}

@@ -1,0 +1,42 @@
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log.js";
+import type { ReplyResult, ReplyUsage } from "../pipeline/reply-loop.js";
+import type { EventBody } from "../events.js";
+import type { Conversation } from "./conversation.js";
+import type { ToolLine } from "./tool-runner.js";
+
+/** How one mode runs turns: text (typed turns, shown replies) or voice (pipeline). */
+export interface ModeRunner {
+  /** Speak or show the greeting, recorded as the agent's. */
+  greet(text: string): void;
+  /** A typed turn (`user_text`), allowed in every mode. */
+  userText(text: string): void;
+  /** The client's `cancel`: answers `reply.cancelled`. */
+  cancel(): void;
+  /** Strand everything in flight before a reset (answers `reply.cancelled`). */
+  strand(): void;
+  audio(chunk: Uint8Array): void;
+  playbackProgress(bufferedMs: number): void;
+  manual(command: "start" | "commit" | "clear"): void;
+  /** A tool's start or delayed line. */
+  toolLine(line: ToolLine): void;
+  /** The user is speaking (filler is skipped meanwhile). */
+  readonly userSpeaking: boolean;
+  /** A reply or a queued turn is in flight. */
+  readonly busy: boolean;
+  close(): Promise<void>;
+}
+
+/** What a runner gets from its session. */
+export interface RunnerContext {
+  readonly conversation: Conversation;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly emit: (event: EventBody) => void;
+  /** Conversational activity (re-arms the idle timer). */
+  readonly activity: () => void;
+  /** Before a model reply: false when the session's usage limit ends it instead. */
+  readonly admitTurn: () => boolean;
+  /** After every reply. */
+  readonly replySettled: (info: { readonly status: ReplyResult["status"] | "spoken"; readonly usage?: ReplyUsage | undefined; readonly llmFirstTokenMs?: number | undefined }) => void;
+}

@@ -1,0 +1,152 @@
+import { joinSpoken, type ReplyLoop, type ReplyResult } from "../pipeline/reply-loop.js";
+import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import type { ToolLine } from "./tool-runner.js";
+
+/**
+ * Text mode: `user_text` in, the reply loop's text out as `agent-transcript.*` snapshots (tool
+ * lines shown inline), one turn at a time; no audio at all.
+ */
+export class TextRunner implements ModeRunner {
+  readonly #ctx: RunnerContext;
+  readonly #loop: ReplyLoop;
+  readonly #errorPhrase: string;
+  #queue: string[] = [];
+  #pumping = false;
+  #reply: AbortController | undefined;
+  #turnCount = 0;
+  #shown: string[] = [];
+  #modelText = "";
+  #audioWarned = false;
+  #closed = false;
+
+  constructor(ctx: RunnerContext, loop: ReplyLoop, errorPhrase: string) {
+    this.#ctx = ctx;
+    this.#loop = loop;
+    this.#errorPhrase = errorPhrase;
+  }
+
+  get userSpeaking(): boolean {
+    return false;
+  }
+
+  get busy(): boolean {
+    return this.#reply !== undefined || this.#queue.length > 0;
+  }
+
+  greet(text: string): void {
+    if (text === "") return;
+    const { conversation, emit } = this.#ctx;
+    const epoch = conversation.epoch;
+    emit({ type: "agent-transcript.updated", text });
+    emit({ type: "agent-transcript.committed", text });
+    conversation.commit(epoch, { role: "assistant", text });
+    conversation.append(epoch, [{ role: "assistant", content: text }]);
+    emit({ type: "reply.completed" });
+  }
+
+  userText(text: string): void {
+    this.#queue.push(text);
+    void this.#pump();
+  }
+
+  cancel(): void {
+    this.strand();
+  }
+
+  strand(): void {
+    this.#queue = [];
+    this.#reply?.abort(new Error("cancelled"));
+    this.#ctx.emit({ type: "reply.cancelled" });
+  }
+
+  audio(): void {
+    if (this.#audioWarned) return;
+    this.#audioWarned = true;
+    this.#ctx.emit({ type: "error.reported", code: "audio", message: "this is a text agent: audio frames are ignored; send user_text", fatal: false });
+  }
+
+  playbackProgress(): void {}
+
+  manual(command: string): void {
+    this.#ctx.log.debug({ command }, "manual turn command ignored in text mode");
+  }
+
+  toolLine(line: ToolLine): void {
+    const model = joinSpoken([this.#modelText]);
+    this.#shown.push(...(model === "" ? [] : [model]), line.text);
+    this.#modelText = "";
+    this.#snapshot();
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#queue = [];
+    this.#reply?.abort(new Error("session ended"));
+    return Promise.resolve();
+  }
+
+  /** One turn at a time: queued texts run in order; a cancel or reset strands the queue. */
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      for (let text = this.#queue.shift(); text !== undefined && !this.#closed; text = this.#queue.shift()) await this.#turn(text);
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  async #turn(text: string): Promise<void> {
+    if (!this.#ctx.admitTurn()) return;
+    const { conversation, emit } = this.#ctx;
+    const epoch = conversation.epoch;
+    const turnId = `turn_${++this.#turnCount}`;
+    emit({ type: "user-transcript.committed", text });
+    conversation.commit(epoch, { role: "user", text });
+    conversation.append(epoch, [{ role: "user", content: text }]);
+    const controller = new AbortController();
+    this.#reply = controller;
+    this.#shown = [];
+    this.#modelText = "";
+    let firstTokenMs: number | undefined;
+    const result = await this.#loop.run(conversation.history, controller.signal, {
+      text: (delta) => {
+        this.#modelText += delta;
+        this.#snapshot();
+      },
+      firstToken: (ms) => {
+        firstTokenMs = ms;
+      },
+    });
+    if (this.#reply === controller) this.#reply = undefined;
+    if (epoch !== conversation.epoch || this.#closed) return;
+    this.#settle(epoch, turnId, result, firstTokenMs);
+  }
+
+  #snapshot(): void {
+    this.#ctx.emit({ type: "agent-transcript.updated", text: joinSpoken([...this.#shown, this.#modelText]) });
+  }
+
+  #settle(epoch: number, turnId: string, result: ReplyResult, firstTokenMs: number | undefined): void {
+    const { conversation, emit } = this.#ctx;
+    conversation.append(epoch, result.messages);
+    // What was shown of an interrupted step is what the reader saw.
+    const shown = joinSpoken([result.partialText ?? ""]);
+    if (result.status === "cancelled" && shown !== "") conversation.append(epoch, [{ role: "assistant", content: `${shown} [interrupted]` }]);
+    if (result.status === "completed") {
+      if (result.text !== "") {
+        emit({ type: "agent-transcript.committed", text: result.text });
+        conversation.commit(epoch, { role: "assistant", text: result.text });
+      }
+      emit({ type: "reply.completed" });
+    } else if (result.status === "failed") {
+      this.#ctx.log.warn({ err: result.error }, "llm failed");
+      emit({ type: "error.reported", code: "llm", message: `the model failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`, fatal: false });
+      emit({ type: "agent-transcript.updated", text: this.#errorPhrase });
+      emit({ type: "agent-transcript.committed", text: this.#errorPhrase });
+      emit({ type: "reply.completed" });
+    }
+    emit({ type: "metrics.turn", turnId, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) });
+    this.#ctx.replySettled({ status: result.status, usage: result.usage, llmFirstTokenMs: firstTokenMs });
+  }
+}

@@ -1,0 +1,276 @@
+import { Resampler } from "../audio/resample.js";
+import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
+import { GatewayError, messageOf } from "../errors.js";
+import { DEFAULTS, type AgentConfig, type ProviderDescriptor } from "../manifest/index.js";
+import type { ReplyLoop } from "../pipeline/reply-loop.js";
+import { SpeechDetector } from "../pipeline/speech-detector.js";
+import type { SttProvider, SttSession } from "../pipeline/stt-port.js";
+import type { TtsProvider, TtsSession } from "../pipeline/tts-port.js";
+import { createVad, type Vad } from "../pipeline/vad.js";
+import { VoiceLoop, type VoiceSettings } from "../pipeline/voice-loop.js";
+import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import type { ToolLine, ToolRunner } from "./tool-runner.js";
+
+/** The rate the client sends (Hz, protocol.md default) and the rate agent audio leaves at. */
+export const MIC_SAMPLE_RATE = 16000;
+export const PLAYBACK_SAMPLE_RATE = 24000;
+/** STT reconnect attempts after an unexpected drop (behaviour.md: bounded). */
+export const STT_RECONNECTS = 3;
+/** Audio kept for replay after a drop: everything since the last final, at most this much (ms). */
+export const STT_REPLAY_MS = 30_000;
+/** A local-VAD speech edge: this much non-speech ends a stretch (the loop's timers decide the turn). */
+const VAD_EDGE_SILENCE_MS = 300;
+
+/** How a gateway turns descriptors into speech providers. */
+export interface VoiceProviders {
+  stt(descriptor: ProviderDescriptor): SttProvider;
+  tts(descriptor: ProviderDescriptor): TtsProvider;
+  /** The local VAD for an STT without endpointing; default fvad. */
+  vad?: (sampleRate: number) => Promise<Vad>;
+}
+
+export interface VoiceRunnerOptions {
+  readonly config: AgentConfig;
+  readonly loop: ReplyLoop;
+  readonly providers: VoiceProviders;
+  readonly tools: ToolRunner;
+  readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  readonly errorPhrase: string;
+}
+
+/** The pipeline settings of a config, defaulted (config.md). */
+export function voiceSettings(config: AgentConfig, errorPhrase: string): VoiceSettings {
+  const turn = config.turnTaking;
+  const interruption = config.interruption;
+  const off = interruption === "off";
+  const tuned = typeof interruption === "object" ? interruption : {};
+  return {
+    detection: turn?.detection ?? "auto",
+    minSilenceMs: turn?.minSilenceMs ?? DEFAULTS.turnTaking.minSilenceMs,
+    maxSilenceMs: turn?.maxSilenceMs ?? DEFAULTS.turnTaking.maxSilenceMs,
+    startSpeakingFloorMs: turn?.startSpeakingFloorMs ?? DEFAULTS.turnTaking.startSpeakingFloorMs,
+    userTurnLimit: turn?.userTurnLimit,
+    interruption: {
+      enabled: !off,
+      minWords: tuned.minWords ?? DEFAULTS.interruption.minWords,
+      minDurationMs: tuned.minDurationMs ?? DEFAULTS.interruption.minDurationMs,
+      backoffMs: tuned.backoffMs ?? DEFAULTS.interruption.backoffMs,
+      resumeFalseInterruption: tuned.resumeFalseInterruption ?? DEFAULTS.interruption.resumeFalseInterruption,
+    },
+    deadAirCoverMs: config.silence?.deadAirCoverMs ?? DEFAULTS.silence.deadAirCoverMs,
+    nudge: config.silence?.nudge,
+    errorPhrase,
+  };
+}
+
+/**
+ * Pipeline mode: mic audio → STT (+ local VAD when the STT has no endpointing) → the voice
+ * loop → TTS → the client at the announced playback rate. Owns the provider links: STT drops
+ * are reconnected with the unfinalized audio replayed, so no user speech is lost.
+ */
+export class VoiceRunner implements ModeRunner {
+  readonly #ctx: RunnerContext;
+  readonly #options: VoiceRunnerOptions;
+  readonly #provider: SttProvider;
+  readonly #tts: TtsSession;
+  readonly #loop: VoiceLoop;
+  #stt: SttSession;
+  #vad: Vad | undefined;
+  #detector: SpeechDetector | undefined;
+  #replay: Uint8Array[] = [];
+  #replayBytes = 0;
+  #reconnects = 0;
+  #closed = false;
+
+  private constructor(ctx: RunnerContext, options: VoiceRunnerOptions, provider: SttProvider, stt: SttSession, tts: TtsSession) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#provider = provider;
+    this.#stt = stt;
+    this.#tts = tts;
+    const toPlayback = tts.sampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(tts.sampleRate, PLAYBACK_SAMPLE_RATE);
+    this.#loop = new VoiceLoop({
+      clock: ctx.clock,
+      log: ctx.log,
+      settings: voiceSettings(options.config, options.errorPhrase),
+      reply: options.loop,
+      stt,
+      tts,
+      history: ctx.conversation,
+      emit: (event) => ctx.emit(event),
+      audio: (pcm, ms) => {
+        if (toPlayback === undefined) return options.audio(pcm, ms);
+        const out = samplesToBytes(toPlayback.process(bytesToSamples(pcm)));
+        options.audio(out, durationMs(out.byteLength, PLAYBACK_SAMPLE_RATE));
+      },
+      activity: () => ctx.activity(),
+      admitTurn: () => ctx.admitTurn(),
+      toolCovering: () => options.tools.coveringCalls > 0,
+      toolsRunning: () => options.tools.runningCalls > 0,
+      replySettled: (info) => ctx.replySettled(info),
+    });
+  }
+
+  /** Open STT and TTS concurrently; if STT fails while TTS is up, speak `startFailurePhrase` first. */
+  static async open(ctx: RunnerContext, options: VoiceRunnerOptions): Promise<VoiceRunner> {
+    const { config, providers } = options;
+    if (config.stt === undefined || config.tts === undefined) throw new GatewayError("internal", "a pipeline agent needs stt and tts providers.", { fatal: true });
+    const sttProvider = providers.stt(config.stt);
+    const ttsProvider = providers.tts(config.tts);
+    const ref: { runner?: VoiceRunner } = {};
+    const settings = voiceSettings(config, options.errorPhrase);
+    // STT events before the runner exists (none expected: no audio was sent yet) are dropped.
+    const events = {
+      partial: (text: string) => ref.runner?.sttEvent({ kind: "partial", text }),
+      final: (text: string, info: { readonly endOfTurn: boolean }) => ref.runner?.sttEvent({ kind: "final", text, endOfTurn: info.endOfTurn }),
+      speechStarted: () => ref.runner?.sttEvent({ kind: "speech" }),
+      error: (error: Error, info: { readonly recoverable: boolean }) => ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error"),
+      closed: (info: { readonly expected: boolean }) => {
+        if (!info.expected) ref.runner?.sttEvent({ kind: "dropped" });
+      },
+    };
+    const sttOptions = {
+      sampleRate: MIC_SAMPLE_RATE,
+      prompt: config.sttPrompt,
+      minSilenceMs: settings.minSilenceMs,
+      maxSilenceMs: settings.maxSilenceMs,
+    };
+    const [stt, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE })]);
+    if (stt.status === "rejected" || tts.status === "rejected") {
+      if (stt.status === "rejected" && tts.status === "fulfilled" && config.startFailurePhrase !== undefined) {
+        await speakOnce(tts.value, config.startFailurePhrase, options.audio).catch(() => {});
+      }
+      if (stt.status === "fulfilled") await stt.value.close().catch(() => {});
+      if (tts.status === "fulfilled") await tts.value.close().catch(() => {});
+      const failed: unknown = stt.status === "rejected" ? stt.reason : (tts as PromiseRejectedResult).reason;
+      throw failed instanceof GatewayError ? failed : new GatewayError(stt.status === "rejected" ? "stt" : "tts", `speech provider could not open: ${messageOf(failed)}`, { fatal: true, cause: failed });
+    }
+    const runner = new VoiceRunner(ctx, options, sttProvider, stt.value, tts.value);
+    ref.runner = runner;
+    if (!stt.value.endpointing && settings.detection === "auto") {
+      runner.#vad = await (providers.vad ?? ((sampleRate: number) => createVad({ sampleRate })))(MIC_SAMPLE_RATE);
+      runner.#detector = new SpeechDetector({ minSilenceMs: VAD_EDGE_SILENCE_MS });
+    }
+    return runner;
+  }
+
+  get userSpeaking(): boolean {
+    return this.#loop.userSpeaking;
+  }
+
+  get busy(): boolean {
+    return this.#loop.busy;
+  }
+
+  greet(text: string): void {
+    this.#loop.say(text);
+  }
+
+  userText(text: string): void {
+    this.#loop.userText(text);
+  }
+
+  cancel(): void {
+    this.#loop.cancel();
+  }
+
+  strand(): void {
+    this.#loop.reset();
+  }
+
+  audio(chunk: Uint8Array): void {
+    if (this.#closed) return;
+    this.#replay.push(chunk);
+    this.#replayBytes += chunk.byteLength;
+    const limit = (STT_REPLAY_MS * MIC_SAMPLE_RATE * 2) / 1000;
+    while (this.#replayBytes > limit && this.#replay.length > 1) this.#replayBytes -= this.#replay.shift()?.byteLength ?? 0;
+    this.#stt.sendAudio(chunk);
+    const vad = this.#vad;
+    const detector = this.#detector;
+    if (vad === undefined || detector === undefined) return;
+    for (const frame of vad.push(chunk)) {
+      const edge = detector.push(frame);
+      if (edge !== undefined) this.#loop.vadSpeech(edge.type);
+    }
+  }
+
+  playbackProgress(bufferedMs: number): void {
+    this.#loop.playbackProgress(bufferedMs);
+  }
+
+  manual(command: "start" | "commit" | "clear"): void {
+    this.#loop.manual(command);
+  }
+
+  toolLine(line: ToolLine): void {
+    this.#loop.speakFiller(line.text);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#loop.close();
+    this.#vad?.close();
+    await Promise.allSettled([this.#stt.close(), this.#tts.close()]);
+  }
+
+  /** STT events of the first connection (reconnections wire their own). */
+  sttEvent(event: { kind: "partial"; text: string } | { kind: "final"; text: string; endOfTurn: boolean } | { kind: "speech" } | { kind: "dropped" }): void {
+    if (event.kind === "partial") this.#loop.sttPartial(event.text);
+    else if (event.kind === "final") this.#onFinal(event.text, { endOfTurn: event.endOfTurn });
+    else if (event.kind === "speech") this.#loop.sttSpeechStarted();
+    else void this.#reconnect();
+  }
+
+  #onFinal(text: string, info: { readonly endOfTurn: boolean }): void {
+    // Finalized audio is safe at the provider: only what follows needs a replay after a drop.
+    this.#replay = [];
+    this.#replayBytes = 0;
+    this.#loop.sttFinal(text, info);
+  }
+
+  /** The STT socket dropped: reopen (bounded) and replay the audio since the last final. */
+  async #reconnect(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#reconnects >= STT_RECONNECTS) {
+      this.#ctx.emit({ type: "error.reported", code: "stt", message: "speech recognition was lost and could not be restored", fatal: false });
+      return;
+    }
+    this.#reconnects += 1;
+    this.#ctx.log.warn({ attempt: this.#reconnects }, "stt reconnect");
+    const settings = voiceSettings(this.#options.config, this.#options.errorPhrase);
+    try {
+      this.#stt = await this.#provider.open(
+        { sampleRate: MIC_SAMPLE_RATE, prompt: this.#options.config.sttPrompt, minSilenceMs: settings.minSilenceMs, maxSilenceMs: settings.maxSilenceMs },
+        {
+          partial: (text) => this.#loop.sttPartial(text),
+          final: (text, info) => this.#onFinal(text, info),
+          speechStarted: () => this.#loop.sttSpeechStarted(),
+          error: (error, info) => this.#ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error"),
+          closed: (info) => {
+            if (!info.expected) void this.#reconnect();
+          },
+        },
+      );
+      for (const chunk of this.#replay) this.#stt.sendAudio(chunk);
+      this.#reconnects = 0;
+    } catch (error) {
+      this.#ctx.log.warn({ err: error }, "stt reconnect failed");
+      await this.#ctx.clock.sleep(250 * this.#reconnects).catch(() => {});
+      await this.#reconnect();
+    }
+  }
+}
+
+/** Speak one line straight to the client (the start-failure phrase, before any loop exists). */
+function speakOnce(tts: TtsSession, text: string, audio: (pcm: Uint8Array, ms: number) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stream = tts.stream({
+      audio: (pcm) => audio(pcm, durationMs(pcm.byteLength, tts.sampleRate)),
+      words: () => {},
+      done: () => resolve(),
+      error: reject,
+    });
+    stream.push(text);
+    stream.end();
+  });
+}

@@ -1,0 +1,60 @@
+import type { LanguageModel } from "ai";
+import { type VirtualClock, virtualClock } from "../clock.js";
+import { silentLogger } from "../log.js";
+import { toAgentConfig, type AgentConfigSource, type ResolvedAgentDef } from "../manifest/index.js";
+import { scriptedModel, type Script } from "../pipeline/providers/llm/scripted.js";
+import { Session } from "../session/session.js";
+import { MemorySessionStore, type SessionStore } from "../session/store.js";
+import { FakeStt, FakeTts, fakeVad } from "./fake-speech.js";
+import { MemoryLink } from "./memory-link.js";
+
+export interface VoiceSessionOptions {
+  readonly script?: Script;
+  readonly model?: LanguageModel;
+  readonly clock?: VirtualClock;
+  readonly store?: SessionStore;
+  /** The fake STT endpoints turns itself unless told otherwise. */
+  readonly sttEndpointing?: boolean;
+  /** Ms of audio the fake TTS makes per character (default 50). */
+  readonly msPerChar?: number;
+  readonly ttsLatencyMs?: number;
+}
+
+export interface VoiceSessionHarness {
+  readonly session: Session;
+  readonly link: MemoryLink;
+  readonly stt: FakeStt;
+  readonly tts: FakeTts;
+  readonly clock: VirtualClock;
+  readonly store: SessionStore;
+  readonly started: Promise<void>;
+}
+
+/**
+ * A pipeline session over fakes under virtual time: the test plays the STT vendor
+ * (`stt.current.final("hello")`), the fake TTS speaks at a known rate, `clock.advance` moves
+ * time.
+ */
+export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: VoiceSessionOptions = {}): VoiceSessionHarness {
+  const def = agentDef as ResolvedAgentDef;
+  const clock = options.clock ?? virtualClock();
+  const link = new MemoryLink(clock);
+  const store = options.store ?? new MemorySessionStore(clock);
+  const stt = new FakeStt({ endpointing: options.sttEndpointing ?? true });
+  const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0 });
+  const config = toAgentConfig(
+    { ...(def as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },
+    { warn: () => {} },
+  );
+  const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep: (ms, signal) => clock.sleep(ms, signal) });
+  const session = new Session({
+    agent: { def, config },
+    link,
+    clock,
+    log: silentLogger,
+    store,
+    resolveModel: () => model,
+    voice: { stt: () => stt, tts: () => tts, vad: (rate) => Promise.resolve(fakeVad(rate)) },
+  });
+  return { session, link, stt, tts, clock, store, started: session.start() };
+}

@@ -1,0 +1,367 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WebSocket, type ClientOptions } from "ws";
+import { GatewayError, MissingKeyError } from "../../../src/errors.js";
+import { assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
+import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/pipeline/providers/ws-backlog.js";
+import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../helpers/fake-assemblyai.js";
+
+const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };
+const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 400, maxSilenceMs: 1280 };
+/** 20 ms of PCM16 mono at 16 kHz (vendors.md §0); 50 ms is 1600 bytes. */
+const FRAME = new Uint8Array(640);
+
+type Call = { name: string; args: unknown[] };
+
+function recorder() {
+  const calls: Call[] = [];
+  const push = (name: string, ...args: unknown[]): void => {
+    calls.push({ name, args });
+  };
+  const events: SttEvents = {
+    partial: (text, info) => push("partial", text, info),
+    final: (text, info) => push("final", text, info),
+    speechStarted: () => push("speechStarted"),
+    error: (error, info) => push("error", error, info),
+    closed: (info) => push("closed", info),
+  };
+  const of = (name: string): Call[] => calls.filter((c) => c.name === name);
+  const waitFor = async (name: string, count = 1, timeoutMs = 2000): Promise<Call> => {
+    const deadline = Date.now() + timeoutMs;
+    while (of(name).length < count) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${name}; got ${JSON.stringify(calls.map((c) => c.name))}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return of(name)[count - 1]!;
+  };
+  return { calls, events, of, waitFor };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+let fake: FakeAssemblyAi;
+let session: SttSession | undefined;
+
+beforeEach(async () => {
+  fake = await startFakeAssemblyAi();
+});
+
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+  await fake.close();
+});
+
+async function restartFake(options: FakeAssemblyAiOptions): Promise<void> {
+  await fake.close();
+  fake = await startFakeAssemblyAi(options);
+}
+
+function provider(options: Record<string, unknown> = {}, runtime: AssemblyAiSttOptions = {}, env: Record<string, string> = ENV) {
+  return assemblyAiStt({ kind: "assemblyai", options: { url: fake.url, ...options } }, env, runtime);
+}
+
+async function openSession(open: Partial<SttOpenOptions> = {}, options: Record<string, unknown> = {}, runtime: AssemblyAiSttOptions = {}) {
+  const rec = recorder();
+  session = await provider(options, runtime).open({ ...OPEN, ...open }, rec.events);
+  return rec;
+}
+
+describe("assemblyAiStt: connection", () => {
+  it("connects with the v3 query of vendors.md §4 and the raw key as Authorization", async () => {
+    await openSession({ prompt: "Acme, order id\nZed", minSilenceMs: 560, maxSilenceMs: 2000 });
+    const c = fake.latest;
+    expect(c.headers.authorization).toBe(FAKE_ASSEMBLYAI_KEY);
+    expect(Object.fromEntries(c.query.entries())).toEqual({
+      sample_rate: "16000",
+      encoding: "pcm_s16le",
+      speech_model: "universal-streaming-english",
+      format_turns: "true",
+      end_of_turn_confidence_threshold: "0.4",
+      min_end_of_turn_silence_when_confident: "560",
+      max_turn_silence: "2000",
+      keyterms_prompt: JSON.stringify(["Acme", "order id", "Zed"]),
+    });
+    expect(session!.endpointing).toBe(true);
+  });
+
+  it("takes speechModel / model, language, formatTurns, the EOT threshold and extra params from options", () => {
+    const url = (settings: Parameters<typeof assemblyAiStreamingUrl>[1], open: Partial<SttOpenOptions> = {}) =>
+      new URL(assemblyAiStreamingUrl("wss://streaming.assemblyai.com/v3/ws", settings, { ...OPEN, ...open })).searchParams;
+    const q = url({ speechModel: "u3-rt-pro", formatTurns: false, eotThreshold: 0.7, params: { vad_threshold: 0.5, sample_rate: 8000 } }, { minSilenceMs: 900, maxSilenceMs: 500 });
+    expect(q.get("speech_model")).toBe("u3-rt-pro");
+    expect(q.get("format_turns")).toBe("false");
+    expect(q.get("end_of_turn_confidence_threshold")).toBe("0.7");
+    expect(q.get("max_turn_silence")).toBe("900"); // never below the minimum
+    expect(q.get("vad_threshold")).toBe("0.5");
+    expect(q.get("sample_rate")).toBe("16000"); // the audio format is the adapter's
+    expect(q.has("keyterms_prompt")).toBe(false);
+  });
+
+  it("picks the multilingual model for a non-English language unless a model is named", async () => {
+    await openSession({ language: "fr" });
+    expect(fake.latest.query.get("speech_model")).toBe("universal-streaming-multilingual");
+    await session!.close();
+    await openSession({ language: "fr" }, { model: "u3-rt-pro" });
+    expect(fake.latest.query.get("speech_model")).toBe("u3-rt-pro");
+    await session!.close();
+    await openSession({}, { speechModel: "universal-streaming-multilingual", formatTurns: false, endOfTurnConfidenceThreshold: 0.6 });
+    expect(fake.latest.query.get("format_turns")).toBe("false");
+    expect(fake.latest.query.get("end_of_turn_confidence_threshold")).toBe("0.6");
+  });
+
+  it("throws MissingKeyError naming the variable at construction, and refuses bad options", () => {
+    expect(() => assemblyAiStt({ kind: "assemblyai", options: {} }, {})).toThrow(MissingKeyError);
+    expect(() => assemblyAiStt({ kind: "assemblyai", options: {} }, {})).toThrow(/ASSEMBLYAI_API_KEY/);
+    expect(() => assemblyAiStt({ kind: "assemblyai", options: { apiKeyEnv: "AAI_TEAM" } }, ENV)).toThrow(/AAI_TEAM/);
+    expect(() => assemblyAiStt({ kind: "assemblyai", options: { endOfTurnConfidenceThreshold: 2 } }, ENV)).toThrow(/from 0 to 1/);
+    expect(() => assemblyAiStt({ kind: "assemblyai", options: { formatTurns: "yes" } }, ENV)).toThrow(/true or false/);
+  });
+
+  it("resolves open() only after Begin, with a timeout", async () => {
+    await restartFake({ begin: false });
+    const failure = await provider({}, { openTimeoutMs: 60 }).open(OPEN, recorder().events).catch((e: unknown) => e);
+    expect((failure as Error).message).toMatch(/did not begin a session within 60 ms/);
+    expect((failure as GatewayError).fatal).toBe(false);
+    expect(fake.connections).toHaveLength(1); // the socket itself had opened
+  });
+
+  it("maps a 401 at upgrade to a fatal error naming the key variable, with no session events", async () => {
+    const rec = recorder();
+    const failure = await provider({}, {}, { ASSEMBLYAI_API_KEY: "wrong" }).open(OPEN, rec.events).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect((failure as GatewayError).message).toMatch(/HTTP 401.*ASSEMBLYAI_API_KEY/);
+    expect((failure as GatewayError).fatal).toBe(true);
+    expect(fake.rejected[0]?.status).toBe(401);
+    expect(rec.calls).toEqual([]);
+  });
+
+  it("maps a close 4001 before Begin the same way", async () => {
+    await restartFake({ authFailure: "close" });
+    const failure = await provider({ apiKeyEnv: "AAI_KEY" }, {}, { AAI_KEY: "wrong" }).open(OPEN, recorder().events).catch((e: unknown) => e);
+    expect((failure as GatewayError).message).toMatch(/close 4001.*AAI_KEY.*Not authorized/);
+    expect((failure as GatewayError).fatal).toBe(true);
+  });
+
+  it("maps a query the server refuses (close 4101 / 4000) to a fatal error with the server's message", async () => {
+    const failure = await provider({ params: { keyterms_prompt: "not json" } }).open(OPEN, recorder().events).catch((e: unknown) => e);
+    expect((failure as GatewayError).message).toMatch(/code 4101.*keyterms_prompt/);
+    expect((failure as GatewayError).fatal).toBe(true);
+    const rate = await provider().open({ ...OPEN, sampleRate: 1000 }, recorder().events).catch((e: unknown) => e);
+    expect((rate as GatewayError).message).toMatch(/code 4000.*sample rate/);
+  });
+
+  it("rejects an aborted open", async () => {
+    await expect(provider().open({ ...OPEN, signal: AbortSignal.abort(new Error("gone")) }, recorder().events)).rejects.toThrow("gone");
+    await restartFake({ begin: false });
+    const controller = new AbortController();
+    const pending = provider().open({ ...OPEN, signal: controller.signal }, recorder().events);
+    await fake.waitForConnection(1);
+    controller.abort(new Error("caller left"));
+    await expect(pending).rejects.toThrow("caller left");
+    await fake.waitForClose();
+  });
+});
+
+describe("assemblyAiStt: turns", () => {
+  it("maps Turn end_of_turn:false → partial with eotConfidence, and the formatted end of turn → one final", async () => {
+    const rec = await openSession();
+    fake.speechStarted();
+    fake.partial("hi", { confidence: 0.01, trailingWord: "my" });
+    fake.partial("hi my name", { confidence: 0.2 });
+    fake.endOfTurn("hi my name is ada", { confidence: 0.93 });
+    await rec.waitFor("final");
+    await sleep(30);
+    expect(rec.calls).toEqual([
+      { name: "speechStarted", args: [] },
+      { name: "partial", args: ["hi my", { eotConfidence: 0.01 }] },
+      { name: "partial", args: ["hi my name", { eotConfidence: 0.2 }] },
+      { name: "final", args: ["Hi my name is ada.", { endOfTurn: true, eotConfidence: 0.93 }] },
+    ]);
+    // The next turn (a higher turn_order) is independent.
+    fake.partial("and");
+    fake.endOfTurn("and you", { formatted: "And you?" });
+    await rec.waitFor("final", 2);
+    expect(rec.of("final")[1]!.args[0]).toBe("And you?");
+  });
+
+  it("falls back to the unformatted turn when the formatted copy does not come", async () => {
+    const rec = await openSession({}, {}, { formatWaitMs: 40 });
+    fake.endOfTurn("no format", { confidence: 0.8, formatted: false });
+    expect((await rec.waitFor("final")).args).toEqual(["no format", { endOfTurn: true, eotConfidence: 0.8 }]);
+    // …or as soon as the next turn starts.
+    const rec2 = await openSession({}, {}, { formatWaitMs: 10_000 });
+    fake.endOfTurn("first", { formatted: false });
+    fake.partial("second");
+    await rec2.waitFor("partial");
+    expect(rec2.calls.map((c) => [c.name, c.args[0]])).toEqual([
+      ["final", "first"],
+      ["partial", "second"],
+    ]);
+  });
+
+  it("with format_turns off, the end_of_turn message is the final", async () => {
+    const rec = await openSession({}, { formatTurns: false });
+    fake.endOfTurn("plain text", { confidence: 0.7 });
+    expect((await rec.waitFor("final")).args).toEqual(["plain text", { endOfTurn: true, eotConfidence: 0.7 }]);
+  });
+
+  it("finalize() flushes buffered audio (padded to 50 ms) and sends ForceEndpoint, which ends the turn", async () => {
+    const rec = await openSession();
+    session!.sendAudio(FRAME); // 20 ms: buffered
+    fake.partial("push to talk");
+    await rec.waitFor("partial");
+    expect(fake.audioBytes).toBe(0);
+    session!.finalize();
+    expect(await fake.waitForMessage("ForceEndpoint")).toEqual({ type: "ForceEndpoint" });
+    expect(fake.latest.frameMs).toEqual([50]);
+    expect((await rec.waitFor("final")).args[0]).toBe("Push to talk.");
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("close() sends Terminate; turns in flight arrive, then closed({expected:true})", async () => {
+    const rec = await openSession();
+    fake.partial("goodbye then");
+    await rec.waitFor("partial");
+    const s = session!;
+    await s.close();
+    session = undefined;
+    expect(fake.messages.map((m) => m.type)).toEqual(["Terminate"]);
+    expect(rec.calls.slice(1)).toEqual([
+      { name: "final", args: ["Goodbye then.", { endOfTurn: true, eotConfidence: 0.9 }] },
+      { name: "closed", args: [{ expected: true }] },
+    ]);
+    await fake.waitForClose();
+    expect(fake.latest.closeCode).toBe(1000);
+    await s.close();
+    expect(rec.of("closed")).toHaveLength(1);
+  });
+
+  it("close() drops the socket when the server does not close after Terminate", async () => {
+    await restartFake({ ignore: ["Terminate"] });
+    const rec = await openSession({}, {}, { closeTimeoutMs: 50 });
+    await session!.close();
+    session = undefined;
+    expect(rec.calls).toEqual([{ name: "closed", args: [{ expected: true }] }]);
+    await fake.waitForClose();
+  });
+
+  it("ignores malformed JSON (logged) and logs {error} messages", async () => {
+    const warnings: string[] = [];
+    const log = { debug: () => {}, warn: (_obj: object, msg?: string) => warnings.push(msg ?? "") };
+    const rec = await openSession({}, {}, { log });
+    fake.sendRaw("{oops");
+    fake.sendRaw(JSON.stringify({ error: "something odd" }));
+    fake.partial("fine");
+    await rec.waitFor("partial");
+    expect(warnings).toEqual([expect.stringMatching(/malformed JSON/), expect.stringMatching(/reported an error/)]);
+  });
+});
+
+describe("assemblyAiStt: audio framing, backlog and drops", () => {
+  it("sends audio in 50–1000 ms binary frames: small frames are buffered, large ones split", async () => {
+    await openSession();
+    const sent: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const frame = Uint8Array.from({ length: 640 }, (_, j) => (i * 640 + j) % 251);
+      sent.push(...frame);
+      session!.sendAudio(frame);
+    }
+    // 200 ms sent as 20 ms frames → three 60 ms frames, 20 ms still buffered.
+    await fake.waitForAudio(3 * 1920);
+    await sleep(20);
+    expect(fake.latest.frameMs).toEqual([60, 60, 60]);
+    // 1.5 s in one call → the 20 ms remainder + 1000 ms, then 520 ms.
+    const big = new Uint8Array(48_000);
+    session!.sendAudio(big);
+    await fake.waitForAudio(3 * 1920 + 48_000);
+    expect(fake.latest.frameMs).toEqual([60, 60, 60, 1000, 520]);
+    expect([...Buffer.concat(fake.latest.frames).subarray(0, sent.length)]).toEqual(sent);
+    expect(fake.violations).toEqual([]);
+    expect(session!.droppedBytes).toBe(0);
+  });
+
+  it("frames at 8 kHz are 50 ms = 800 bytes", async () => {
+    await openSession({ sampleRate: 8000 });
+    for (let i = 0; i < 10; i++) session!.sendAudio(new Uint8Array(320)); // 20 ms each
+    await fake.waitForAudio(2880);
+    await sleep(20);
+    expect(fake.latest.frames.map((f) => f.byteLength)).toEqual([960, 960, 960]); // 20 ms still buffered
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("drops and counts audio while the socket's backlog is over 1 MiB", async () => {
+    let congested = true;
+    const connect = (url: string, options: ClientOptions): WebSocket => {
+      const ws = new WebSocket(url, options);
+      // Shadow the prototype getter on this socket (the real backlog stays tiny on loopback).
+      Object.defineProperty(ws, "bufferedAmount", { get: () => (congested ? 2 * MAX_PROVIDER_BACKLOG_BYTES : 0) });
+      return ws;
+    };
+    await openSession({}, {}, { connect });
+    for (let i = 0; i < 5; i++) session!.sendAudio(FRAME); // 100 ms → one 60 ms frame dropped, 40 ms buffered
+    expect(session!.droppedBytes).toBe(1920);
+    congested = false;
+    session!.sendAudio(FRAME); // 40 + 20 ms → sent
+    await fake.waitForAudio(1920);
+    expect(session!.droppedBytes).toBe(1920);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("an unexpected drop reports a recoverable error, then closed({expected:false})", async () => {
+    const rec = await openSession();
+    fake.drop();
+    await rec.waitFor("closed");
+    expect(rec.calls.map((c) => c.name)).toEqual(["error", "closed"]);
+    expect(rec.of("error")[0]!.args[1]).toEqual({ recoverable: true });
+    expect(rec.of("closed")[0]!.args).toEqual([{ expected: false }]);
+    await session!.close();
+    expect(rec.of("closed")).toHaveLength(1);
+  });
+
+  it("classifies vendor close codes: 4002 insufficient funds is fatal, 4029 rate limited is recoverable", async () => {
+    const rec = await openSession();
+    fake.fail(4002, "Insufficient funds");
+    await rec.waitFor("closed");
+    expect(rec.of("error")[0]!.args[1]).toEqual({ recoverable: false });
+    expect((rec.of("error")[0]!.args[0] as Error).message).toMatch(/4002.*Insufficient funds/);
+
+    const rec2 = await openSession();
+    fake.closeWith(4029, "Rate limited");
+    await rec2.waitFor("closed");
+    expect(rec2.of("error")[0]!.args[1]).toEqual({ recoverable: true });
+  });
+
+  it("a pending unformatted turn is handed over before an unexpected close", async () => {
+    const rec = await openSession({}, {}, { formatWaitMs: 10_000 });
+    fake.endOfTurn("cut off", { formatted: false });
+    await sleep(20);
+    fake.drop();
+    await rec.waitFor("closed");
+    expect(rec.calls.map((c) => [c.name, c.args[0]])).toEqual([
+      ["final", "cut off"],
+      ["error", expect.any(GatewayError)],
+      ["closed", { expected: false }],
+    ]);
+  });
+});
+
+describe("fake assemblyai: strictness and auto mode", () => {
+  it("closes with 4032 on a frame under 50 ms (as a raw client would trigger)", async () => {
+    const ws = new WebSocket(`${fake.url}?sample_rate=16000&speech_model=universal-streaming-english`, { headers: { Authorization: FAKE_ASSEMBLYAI_KEY } });
+    await new Promise((resolve) => ws.once("message", resolve)); // Begin
+    ws.send(new Uint8Array(640));
+    const code = await new Promise<number>((resolve) => ws.once("close", resolve));
+    expect(code).toBe(4032);
+    expect(fake.violations[0]).toMatch(/20\.0 ms/);
+  });
+
+  it("emits a scripted transcript once it has received N ms of audio", async () => {
+    await restartFake({ transcriptAfterMs: 100, transcript: "what time is it" });
+    const rec = await openSession();
+    for (let i = 0; i < 10; i++) session!.sendAudio(FRAME);
+    expect((await rec.waitFor("final")).args).toEqual(["What time is it.", { endOfTurn: true, eotConfidence: 0.9 }]);
+    expect(rec.of("speechStarted")).toHaveLength(1);
+    expect(rec.of("partial")[0]!.args[0]).toBe("what time");
+  });
+});

@@ -1,0 +1,413 @@
+import { createServer as createTcpServer, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { WebSocket, type ClientOptions } from "ws";
+import { virtualClock } from "../../../src/clock.js";
+import { GatewayError, MissingKeyError } from "../../../src/errors.js";
+import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions } from "../../../src/pipeline/providers/stt/deepgram.js";
+import { MAX_PROVIDER_BACKLOG_BYTES, sendAudioOrDrop } from "../../../src/pipeline/providers/ws-backlog.js";
+import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
+
+const ENV = { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY };
+const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 300, maxSilenceMs: 1200 };
+/** 20 ms of PCM16 mono at 16 kHz (vendors.md §0). */
+const FRAME = new Uint8Array(640);
+
+type Call = { name: string; args: unknown[] };
+
+function recorder() {
+  const calls: Call[] = [];
+  const push = (name: string, ...args: unknown[]): void => {
+    calls.push({ name, args });
+  };
+  const events: SttEvents = {
+    partial: (text, info) => push("partial", text, info),
+    final: (text, info) => push("final", text, info),
+    speechStarted: () => push("speechStarted"),
+    error: (error, info) => push("error", error, info),
+    closed: (info) => push("closed", info),
+  };
+  const of = (name: string): Call[] => calls.filter((c) => c.name === name);
+  const waitFor = async (name: string, count = 1, timeoutMs = 2000): Promise<Call> => {
+    const deadline = Date.now() + timeoutMs;
+    while (of(name).length < count) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${name}; got ${JSON.stringify(calls.map((c) => c.name))}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return of(name)[count - 1]!;
+  };
+  return { calls, events, of, waitFor };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+let fake: FakeDeepgram;
+let session: SttSession | undefined;
+
+beforeEach(async () => {
+  fake = await startFakeDeepgram();
+});
+
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+  await fake.close();
+});
+
+function provider(options: Record<string, unknown> = {}, runtime: DeepgramSttOptions = {}, env: Record<string, string> = ENV) {
+  return deepgramStt({ kind: "deepgram", options: { url: fake.url, ...options } }, env, runtime);
+}
+
+async function openSession(open: Partial<SttOpenOptions> = {}, options: Record<string, unknown> = {}, runtime: DeepgramSttOptions = {}) {
+  const rec = recorder();
+  session = await provider(options, runtime).open({ ...OPEN, ...open }, rec.events);
+  return rec;
+}
+
+describe("deepgramStt: connection", () => {
+  it("connects with the listen params of vendors.md §3 and the Token auth header", async () => {
+    await openSession({ prompt: "Acme, order id; Zed\nacme", language: "en-US" });
+    const c = fake.latest;
+    expect(c.headers.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
+    const q = c.query;
+    expect(Object.fromEntries([...q.entries()].filter(([k]) => k !== "keyterm"))).toEqual({
+      model: "nova-3",
+      encoding: "linear16",
+      sample_rate: "16000",
+      channels: "1",
+      interim_results: "true",
+      endpointing: "300",
+      utterance_end_ms: "1200",
+      vad_events: "true",
+      smart_format: "true",
+      language: "en-US",
+    });
+    expect(q.getAll("keyterm")).toEqual(["Acme", "order id", "Zed"]);
+    expect(session!.endpointing).toBe(true);
+  });
+
+  it("clamps utterance_end_ms to 1000–5000 and lets options override model, language and extra params", () => {
+    const url = (maxSilenceMs: number, settings: Parameters<typeof deepgramListenUrl>[1] = { model: "nova-3" }) =>
+      new URL(deepgramListenUrl("wss://api.deepgram.com/v1/listen", settings, { ...OPEN, maxSilenceMs, prompt: "Acme, order id" })).searchParams;
+    expect(url(400).get("utterance_end_ms")).toBe("1000");
+    expect(url(20_000).get("utterance_end_ms")).toBe("5000");
+    const nova2 = url(1500, { model: "nova-2", language: "fr", params: { numerals: true, encoding: "mulaw", tag: ["a", "b"] } });
+    expect(nova2.get("model")).toBe("nova-2");
+    expect(nova2.get("language")).toBe("fr");
+    expect(nova2.getAll("keyterm")).toEqual([]);
+    expect(nova2.getAll("keywords")).toEqual(["Acme"]); // keywords take single words only
+    expect(nova2.get("numerals")).toBe("true");
+    expect(nova2.get("encoding")).toBe("linear16"); // the audio format is the adapter's
+    expect(nova2.getAll("tag")).toEqual(["a", "b"]);
+  });
+
+  it("splits a prompt into keyterms sensibly", () => {
+    expect(splitKeyterms(undefined)).toEqual([]);
+    expect(splitKeyterms("  Switchboard  |  voice   gateway ,, ")).toEqual(["Switchboard", "voice gateway"]);
+    expect(splitKeyterms(Array.from({ length: 150 }, (_, i) => `t${i}`).join(","))).toHaveLength(100);
+  });
+
+  it("prefers the descriptor's language, then the session's", async () => {
+    await openSession({ language: "de" });
+    expect(fake.latest.query.get("language")).toBe("de");
+    await session!.close();
+    await openSession({ language: "de" }, { language: "multi" });
+    expect(fake.latest.query.get("language")).toBe("multi");
+  });
+
+  it("throws MissingKeyError naming the variable at construction", () => {
+    expect(() => deepgramStt({ kind: "deepgram", options: {} }, {})).toThrow(MissingKeyError);
+    expect(() => deepgramStt({ kind: "deepgram", options: {} }, {})).toThrow(/DEEPGRAM_API_KEY/);
+    expect(() => deepgramStt({ kind: "deepgram", options: { apiKeyEnv: "TEAM_DG" } }, ENV)).toThrow(/TEAM_DG/);
+    expect(deepgramStt({ kind: "deepgram", options: { apiKeyEnv: "TEAM_DG" } }, { TEAM_DG: "k" }).kind).toBe("deepgram");
+    expect(() => deepgramStt({ kind: "deepgram", options: { url: "http://x" } }, ENV)).toThrow(/ws:\/\//);
+    expect(() => deepgramStt({ kind: "deepgram", options: { model: 3 } }, ENV)).toThrow(/options.model/);
+  });
+
+  it("maps a 401 at upgrade to a fatal error naming the key variable, with no session events", async () => {
+    const rec = recorder();
+    const wrong = deepgramStt({ kind: "deepgram", options: { url: fake.url, apiKeyEnv: "MY_DG" } }, { MY_DG: "wrong" });
+    const failure = await wrong.open(OPEN, rec.events).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect((failure as GatewayError).message).toMatch(/HTTP 401.*MY_DG/);
+    expect((failure as GatewayError).fatal).toBe(true);
+    expect((failure as GatewayError).code).toBe("stt");
+    expect(fake.rejected).toEqual([{ status: 401, reason: "Invalid credentials." }]);
+    expect(rec.calls).toEqual([]);
+  });
+
+  it("maps a 400 (bad params) to a fatal error carrying the dg-error reason", async () => {
+    const failure = await provider({ params: { utterance_end_ms: 500 } }).open(OPEN, recorder().events).catch((e: unknown) => e);
+    expect((failure as GatewayError).message).toMatch(/HTTP 400.*utterance_end_ms/);
+    expect((failure as GatewayError).fatal).toBe(true);
+  });
+
+  it("rejects a refused connection as recoverable, an aborted open, and an open that times out", async () => {
+    const refused = deepgramStt({ kind: "deepgram", options: { url: "ws://127.0.0.1:1/v1/listen" } }, ENV);
+    const e1 = await refused.open(OPEN, recorder().events).catch((e: unknown) => e);
+    expect((e1 as GatewayError).fatal).toBe(false);
+
+    const aborted = AbortSignal.abort(new Error("caller gave up"));
+    await expect(provider().open({ ...OPEN, signal: aborted }, recorder().events)).rejects.toThrow("caller gave up");
+
+    // A TCP server that never answers the upgrade.
+    const sockets: Socket[] = [];
+    const silent: Server = createTcpServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const slow = deepgramStt({ kind: "deepgram", options: { url: `ws://127.0.0.1:${port}/v1/listen` } }, ENV, { openTimeoutMs: 50 });
+    const e2 = await slow.open(OPEN, recorder().events).catch((e: unknown) => e);
+    expect((e2 as Error).message).toMatch(/did not open within 50 ms/);
+    expect((e2 as GatewayError).fatal).toBe(false);
+
+    const controller = new AbortController();
+    const pending = deepgramStt({ kind: "deepgram", options: { url: `ws://127.0.0.1:${port}/v1/listen` } }, ENV).open({ ...OPEN, signal: controller.signal }, recorder().events);
+    controller.abort(new Error("hung up"));
+    await expect(pending).rejects.toThrow("hung up");
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+  });
+});
+
+describe("deepgramStt: transcripts", () => {
+  it("maps interim → partial (utterance so far), is_final → final, speech_final → endOfTurn", async () => {
+    const rec = await openSession();
+    fake.speechStarted();
+    fake.partial("hello");
+    fake.final("hello there");
+    fake.partial("how are");
+    fake.final("how are you", { speechFinal: true });
+    fake.utteranceEnd(); // after speech_final: ignored
+    fake.final(""); // silence: Deepgram sends empty finals, ignored
+    await rec.waitFor("final", 2);
+    await sleep(30);
+    expect(rec.calls).toEqual([
+      { name: "speechStarted", args: [] },
+      { name: "partial", args: ["hello", {}] },
+      { name: "final", args: ["hello there", { endOfTurn: false }] },
+      { name: "partial", args: ["hello there how are", {}] },
+      { name: "final", args: ["how are you", { endOfTurn: true }] },
+    ]);
+  });
+
+  it("UtteranceEnd closes an open turn: with the unfinalized interim, or an empty final", async () => {
+    const rec = await openSession();
+    fake.partial("one two");
+    fake.utteranceEnd();
+    await rec.waitFor("final", 1);
+    fake.final("three");
+    fake.utteranceEnd();
+    await rec.waitFor("final", 3);
+    expect(rec.of("final").map((c) => c.args)).toEqual([
+      ["one two", { endOfTurn: true }],
+      ["three", { endOfTurn: false }],
+      ["", { endOfTurn: true }],
+    ]);
+    // A new utterance starts clean.
+    fake.partial("four");
+    await rec.waitFor("partial", 2);
+    expect(rec.of("partial").at(-1)!.args[0]).toBe("four");
+  });
+
+  it("finalize() sends Finalize; the from_finalize result ends the turn", async () => {
+    const rec = await openSession();
+    fake.partial("push to talk");
+    await rec.waitFor("partial");
+    session!.finalize();
+    expect(await fake.waitForMessage("Finalize")).toEqual({ type: "Finalize" });
+    expect((await rec.waitFor("final")).args).toEqual(["push to talk", { endOfTurn: true }]);
+  });
+
+  it("close() sends CloseStream, delivers the last results, then closed({expected:true})", async () => {
+    const rec = await openSession();
+    fake.partial("last words");
+    await rec.waitFor("partial");
+    const s = session!;
+    await s.close();
+    session = undefined;
+    expect(fake.messages.map((m) => m.type)).toEqual(["CloseStream"]);
+    expect(rec.calls.slice(1)).toEqual([
+      { name: "final", args: ["last words", { endOfTurn: true }] },
+      { name: "closed", args: [{ expected: true }] },
+    ]);
+    await s.close(); // idempotent
+    s.sendAudio(FRAME); // after close: ignored, not counted
+    expect(s.droppedBytes).toBe(0);
+    expect(rec.of("closed")).toHaveLength(1);
+  });
+
+  it("close() drops the socket when the server does not close after CloseStream", async () => {
+    await fake.close();
+    fake = await startFakeDeepgram({ ignore: ["CloseStream"] });
+    const rec = await openSession({}, {}, { closeTimeoutMs: 50 });
+    const started = Date.now();
+    await session!.close();
+    session = undefined;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    expect(rec.calls).toEqual([{ name: "closed", args: [{ expected: true }] }]);
+    await fake.waitForClose();
+  });
+
+  it("streams audio as binary frames, byte for byte", async () => {
+    await openSession();
+    const frame = Uint8Array.from({ length: 640 }, (_, i) => i % 256);
+    for (let i = 0; i < 5; i++) session!.sendAudio(frame);
+    await fake.waitForAudio(3200);
+    expect(fake.latest.frames).toHaveLength(5);
+    expect([...fake.latest.frames[0]!]).toEqual([...frame]);
+    expect(session!.droppedBytes).toBe(0);
+  });
+
+  it("ignores malformed JSON (logged) and survives a throwing event handler", async () => {
+    const warnings: string[] = [];
+    const log = { debug: () => {}, warn: (_obj: object, msg?: string) => warnings.push(msg ?? "") };
+    const rec = recorder();
+    let throwOnce = true;
+    const events: SttEvents = {
+      ...rec.events,
+      partial: (text, info) => {
+        rec.events.partial(text, info);
+        if (throwOnce) {
+          throwOnce = false;
+          throw new Error("handler bug");
+        }
+      },
+    };
+    session = await provider({}, { log }).open(OPEN, events);
+    fake.sendRaw("{not json");
+    fake.sendRaw(JSON.stringify([1, 2]));
+    fake.partial("still");
+    fake.partial("still works");
+    await rec.waitFor("partial", 2);
+    expect(warnings).toEqual(expect.arrayContaining([expect.stringMatching(/malformed JSON/), expect.stringMatching(/without a type/), expect.stringMatching(/handler threw/)]));
+    expect(rec.of("error")).toEqual([]);
+  });
+});
+
+describe("deepgramStt: keepalive, backlog and drops", () => {
+  it("sends KeepAlive after keepAliveMs without audio, and not while audio flows", async () => {
+    const clock = virtualClock();
+    await openSession({}, {}, { clock });
+    await clock.advance(4999);
+    await sleep(20);
+    expect(fake.messages).toEqual([]);
+    await clock.advance(1);
+    expect(await fake.waitForMessage("KeepAlive")).toEqual({ type: "KeepAlive" });
+    // Audio every second for 12 s: no KeepAlive.
+    for (let i = 0; i < 12; i++) {
+      session!.sendAudio(FRAME);
+      await clock.advance(1000);
+    }
+    await fake.waitForAudio(12 * 640);
+    expect(fake.messages.filter((m) => m.type === "KeepAlive")).toHaveLength(1);
+    // Quiet again: the next one 5 s after the last audio, then every 5 s.
+    await clock.advance(5000);
+    await fake.waitForMessage("KeepAlive", 2);
+    await clock.advance(5000);
+    await fake.waitForMessage("KeepAlive", 3);
+    expect(fake.latest.closed).toBe(false);
+  });
+
+  it("honours an injected keepAliveMs, and stops after close()", async () => {
+    await openSession({}, {}, { keepAliveMs: 20 });
+    await fake.waitForMessage("KeepAlive", 2);
+    await session!.close();
+    session = undefined;
+    const count = fake.messages.filter((m) => m.type === "KeepAlive").length;
+    await sleep(60);
+    expect(fake.messages.filter((m) => m.type === "KeepAlive")).toHaveLength(count);
+  });
+
+  it("KeepAlive keeps an idle stream open; without it the server closes with NET-0001 (recoverable)", async () => {
+    await fake.close();
+    fake = await startFakeDeepgram({ idleTimeoutMs: 150 });
+    const kept = await openSession({}, {}, { keepAliveMs: 20 });
+    await sleep(400);
+    expect(kept.calls).toEqual([]);
+    await session!.close();
+    const idle = await openSession({}, {}, { keepAliveMs: 60_000 });
+    await idle.waitFor("closed");
+    const [error, info] = idle.of("error")[0]!.args as [Error, { recoverable: boolean }];
+    expect(error.message).toMatch(/code 1011.*NET-0001/);
+    expect(info).toEqual({ recoverable: true });
+  });
+
+  it("drops and counts audio while the socket's backlog is over 1 MiB (control messages still go)", async () => {
+    let congested = true;
+    const connect = (url: string, options: ClientOptions): WebSocket => {
+      const ws = new WebSocket(url, options);
+      // Shadow the prototype getter on this socket (the real backlog stays tiny on loopback).
+      Object.defineProperty(ws, "bufferedAmount", { get: () => (congested ? 2 * MAX_PROVIDER_BACKLOG_BYTES : 0) });
+      return ws;
+    };
+    await openSession({}, {}, { connect });
+    session!.sendAudio(FRAME);
+    session!.sendAudio(FRAME);
+    session!.finalize();
+    await fake.waitForMessage("Finalize");
+    expect(session!.droppedBytes).toBe(1280);
+    expect(fake.audioBytes).toBe(0);
+    congested = false;
+    session!.sendAudio(FRAME);
+    await fake.waitForAudio(640);
+    expect(session!.droppedBytes).toBe(1280);
+  });
+
+  it("sendAudioOrDrop: sends under the limit, drops over it or when not open", () => {
+    const sent: unknown[] = [];
+    const socket = { OPEN: 1, readyState: 1, bufferedAmount: 0, send: (d: unknown) => sent.push(d) } as unknown as WebSocket;
+    expect(sendAudioOrDrop(socket, FRAME, 640)).toBe(0);
+    (socket as unknown as { bufferedAmount: number }).bufferedAmount = MAX_PROVIDER_BACKLOG_BYTES + 1;
+    expect(sendAudioOrDrop(socket, FRAME, 640)).toBe(640);
+    (socket as unknown as { bufferedAmount: number; readyState: number }).bufferedAmount = 0;
+    (socket as unknown as { readyState: number }).readyState = 3;
+    expect(sendAudioOrDrop(socket, FRAME, 640)).toBe(640);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("an unexpected drop reports a recoverable error, then closed({expected:false})", async () => {
+    const rec = await openSession();
+    fake.drop();
+    await rec.waitFor("closed");
+    expect(rec.calls.map((c) => c.name)).toEqual(["error", "closed"]);
+    const [error, info] = rec.of("error")[0]!.args as [GatewayError, { recoverable: boolean }];
+    expect(info).toEqual({ recoverable: true });
+    expect(error.message).toMatch(/deepgram connection closed unexpectedly \(code 1006\)/);
+    expect(rec.of("closed")[0]!.args).toEqual([{ expected: false }]);
+    session!.sendAudio(FRAME); // after the drop: ignored
+    await session!.close(); // resolves at once
+    expect(rec.of("closed")).toHaveLength(1);
+  });
+
+  it("a 1008 close (undecodable audio) is not recoverable; a 1011 NET-0001 is", async () => {
+    const rec = await openSession();
+    fake.closeWith(1008, "DATA-0000: The payload cannot be decoded as audio.");
+    await rec.waitFor("closed");
+    expect(rec.of("error")[0]!.args[1]).toEqual({ recoverable: false });
+    expect((rec.of("error")[0]!.args[0] as Error).message).toMatch(/DATA-0000/);
+
+    const rec2 = await openSession();
+    fake.closeWith(1011, "NET-0001");
+    await rec2.waitFor("closed");
+    expect(rec2.of("error")[0]!.args[1]).toEqual({ recoverable: true });
+  });
+});
+
+describe("fake deepgram: auto mode", () => {
+  it("emits a scripted transcript once it has received N ms of audio, and runs onAudio hooks", async () => {
+    await fake.close();
+    fake = await startFakeDeepgram({ transcriptAfterMs: 100, transcript: ["book a table", "for two"] });
+    const hooked: number[] = [];
+    fake.onAudio(60, (c) => hooked.push(Math.round(c.audioMs)));
+    const rec = await openSession();
+    for (let i = 0; i < 10; i++) session!.sendAudio(FRAME);
+    await rec.waitFor("final", 2);
+    expect(rec.of("final").map((c) => c.args)).toEqual([
+      ["book a table", { endOfTurn: true }],
+      ["for two", { endOfTurn: true }],
+    ]);
+    expect(rec.of("speechStarted")).toHaveLength(2);
+    expect(hooked).toEqual([60]);
+  });
+});

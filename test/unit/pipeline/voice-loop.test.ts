@@ -1,0 +1,307 @@
+import { Type } from "@sinclair/typebox";
+import type { LanguageModel } from "ai";
+import { describe, expect, it } from "vitest";
+import { agent, tool, withTools, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { voiceSession } from "../../../src/testing/voice-session.js";
+
+const slowLookup = tool({
+  description: "Look up an order",
+  parameters: Type.Object({ orderId: Type.String() }),
+  execute: ({ orderId }) => `Order ${orderId} shipped.`,
+});
+
+function def(extra: Partial<AgentOptions> = {}): ResolvedAgentDef {
+  return withTools(agent({ name: "voice", greeting: "Hi there.", ...extra }), { lookup: slowLookup });
+}
+
+const script = {
+  rules: [
+    { when: "caller interrupted you", say: "As I was saying, I can help with orders." },
+    { when: "hello", say: "Hello! I can help you track an order, check a delivery date, or answer questions about returns." },
+    { when: "order (?<id>\\w+)", say: "Let me check.", call: { tool: "lookup", args: { orderId: "{id}" } }, then: "{result}" },
+  ],
+};
+
+describe("pipeline turns", () => {
+  it("speaks the greeting, then answers a turn ended by the STT's endpointing", async () => {
+    const { link, stt, tts, clock, started } = voiceSession(def(), { script });
+    await started;
+    await clock.advance(2000);
+    expect(tts.spoken).toEqual(["Hi there."]);
+    expect(link.types().slice(1, 5)).toEqual(["agent-transcript.updated", "audio.completed", "agent-transcript.committed", "reply.completed"]);
+    stt.current.speechStarted();
+    stt.current.partial("hello");
+    stt.current.final("hello", true);
+    await clock.advance(10_000);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello"]);
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toMatch(/^Hello! I can help/);
+    expect(tts.spoken.slice(1).map((t) => t.trim()).join(" ")).toBe("Hello! I can help you track an order, check a delivery date, or answer questions about returns.");
+    expect(tts.spoken[1]?.trim()).toBe("Hello!");
+    const metrics = link.of("metrics.turn").at(-1);
+    expect(metrics).toMatchObject({ turnId: "turn_2" });
+    expect(metrics?.voiceToVoiceMs).toBeGreaterThanOrEqual(0);
+    expect(link.audioOut.length).toBeGreaterThan(5);
+  });
+
+  it("interrupts on real speech while the agent is audible, and records what was heard", async () => {
+    const { link, stt, clock, started, store, session } = voiceSession(def({ interruption: { minWords: 2, minDurationMs: 300 } }), { script });
+    await started;
+    await clock.advance(2000);
+    stt.current.final("hello", true);
+    await clock.advance(1200);
+    const before = link.of("reply.cancelled").length;
+    stt.current.speechStarted();
+    stt.current.partial("wait");
+    await clock.advance(400);
+    stt.current.partial("wait stop");
+    expect(link.of("reply.cancelled")).toHaveLength(before + 1);
+    const types = link.types();
+    expect(types.slice(types.lastIndexOf("reply.cancelled"))).toEqual(["reply.cancelled", "speech.started", "user-transcript.updated"]);
+    stt.current.final("wait stop", true);
+    await clock.advance(5000);
+    const history = (await store.load(session.id))?.history ?? [];
+    const interrupted = history.find((m) => m.role === "assistant" && JSON.stringify(m.content).includes("[interrupted]"));
+    expect(JSON.stringify(interrupted?.content)).toMatch(/Hello!.*\[interrupted\]/);
+    expect(JSON.stringify(interrupted?.content)).not.toContain("returns");
+  });
+
+  it("a cough does not interrupt: one word below minWords, or speech shorter than minDurationMs", async () => {
+    const { link, stt, clock, started } = voiceSession(def({ interruption: { minWords: 2, minDurationMs: 500 } }), { script });
+    await started;
+    await clock.advance(2000);
+    stt.current.final("hello", true);
+    await clock.advance(1000);
+    stt.current.speechStarted();
+    stt.current.partial("uh");
+    await clock.advance(600);
+    stt.current.partial("uh");
+    expect(link.of("reply.cancelled")).toHaveLength(0);
+    stt.current.final("", false);
+    await clock.advance(5000);
+    // A new utterance: two words, but not yet sustained for minDurationMs.
+    stt.current.final("hello", true);
+    await clock.advance(1000);
+    stt.current.speechStarted();
+    stt.current.partial("no wait");
+    await clock.advance(300);
+    stt.current.partial("no wait");
+    expect(link.of("reply.cancelled")).toHaveLength(0);
+    await clock.advance(300);
+    stt.current.partial("no wait please");
+    expect(link.of("reply.cancelled")).toHaveLength(1);
+  });
+
+  it("speech before the agent is audible queues instead of interrupting", async () => {
+    const { link, stt, clock, started } = voiceSession(def({ greeting: "" }), { script, ttsLatencyMs: 800 });
+    await started;
+    stt.current.final("hello", true);
+    await clock.advance(100);
+    stt.current.speechStarted();
+    stt.current.partial("my order");
+    stt.current.final("my order A1", true);
+    await clock.advance(20_000);
+    expect(link.of("reply.cancelled")).toHaveLength(0);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello", "my order A1"]);
+    expect(link.of("reply.completed")).toHaveLength(2);
+  });
+
+  it("resumes a falsely interrupted reply when no final ever commits", async () => {
+    const { link, stt, clock, started, tts } = voiceSession(def(), { script });
+    await started;
+    await clock.advance(2000);
+    stt.current.final("hello", true);
+    await clock.advance(1500);
+    stt.current.speechStarted();
+    stt.current.partial("hmm");
+    await clock.advance(600);
+    stt.current.partial("hmm");
+    expect(link.of("reply.cancelled")).toHaveLength(1);
+    await clock.advance(4500);
+    await clock.advance(10_000);
+    expect(tts.spoken.join(" ").replace(/\s+/g, " ")).toContain("As I was saying");
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello"]);
+  });
+});
+
+const speech = (ms: number): Uint8Array => new Uint8Array(32 * ms).fill(1);
+const silence = (ms: number): Uint8Array => new Uint8Array(32 * ms);
+
+describe("tools, silence and failures in a spoken reply", () => {
+  it("a barge-in during a tool call lets the tool finish once and keeps its result", async () => {
+    let runs = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const waiting = tool({
+      description: "Look up an order",
+      parameters: Type.Object({ orderId: Type.String() }),
+      execute: async ({ orderId }) => {
+        runs += 1;
+        await gate;
+        return `Order ${orderId} shipped.`;
+      },
+    });
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), { lookup: waiting }) as ResolvedAgentDef;
+    const { link, stt, clock, started, store, session } = voiceSession(agentDef, {
+      script: { rules: [{ when: "order (?<id>\\w+)", say: "Let me check that order for you right now.", call: { tool: "lookup", args: { orderId: "{id}" } }, then: "{result}" }] },
+    });
+    await started;
+    stt.current.final("where is order A1", true);
+    await clock.advance(800);
+    stt.current.speechStarted();
+    stt.current.final("actually never mind", true);
+    expect(link.of("reply.cancelled")).toHaveLength(1);
+    release();
+    await clock.advance(5000);
+    expect(runs).toBe(1);
+    expect(link.of("tool.completed")).toMatchObject([{ result: "Order A1 shipped." }]);
+    const history = (await store.load(session.id))?.history ?? [];
+    const roles = history.map((m) => m.role);
+    expect(roles.slice(0, 3)).toEqual(["user", "assistant", "tool"]);
+    expect(JSON.stringify(history[1])).toContain("[interrupted]");
+    expect(JSON.stringify(history[2])).toContain("Order A1 shipped.");
+  });
+
+  it("covers dead air during a slow tool with declarative fillers, never recorded", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = tool({ description: "Slow", execute: async () => (await gate, "Done.") });
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), { slow }) as ResolvedAgentDef;
+    const { link, stt, tts, clock, started, store, session } = voiceSession(agentDef, {
+      script: { rules: [{ when: "go", call: { tool: "slow", args: {} }, then: "All done." }] },
+    });
+    await started;
+    stt.current.final("go", true);
+    await clock.advance(2500);
+    expect(tts.spoken).toEqual(["I'm checking on this."]);
+    // The filler played ~1.1 s; the backoff doubled to 4.8 s after it.
+    await clock.advance(5000);
+    expect(tts.spoken).toEqual(["I'm checking on this."]);
+    await clock.advance(1000);
+    expect(tts.spoken).toEqual(["I'm checking on this.", "I'm still checking on this."]);
+    release();
+    await clock.advance(3000);
+    expect(tts.spoken.slice(2).join("").trim()).toBe("All done.");
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["All done."]);
+    expect(JSON.stringify((await store.load(session.id))?.history)).not.toContain("checking");
+  });
+
+  it("a tool with its own delayed lines stands the dead-air cover down", async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const covered = tool({ description: "Covered", messages: { start: "One moment.", delayed: [{ afterMs: 3000, content: "Still on it." }] }, execute: async () => (await gate, "Done.") });
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), { covered }) as ResolvedAgentDef;
+    const { stt, tts, clock, started, link } = voiceSession(agentDef, { script: { rules: [{ when: "go", call: { tool: "covered", args: {} }, then: "Finished." }] } });
+    await started;
+    stt.current.final("go", true);
+    await clock.advance(6000);
+    expect(tts.spoken).toEqual(["One moment.", "Still on it."]);
+    expect(link.of("tool.message").map((m) => m.kind)).toEqual(["start", "delayed"]);
+    release();
+    await clock.advance(3000);
+    expect(tts.spoken.at(-1)?.trim()).toBe("Finished.");
+  });
+
+  it("nudges after silence between turns, at most three in a row", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "Hi.", silence: { nudge: { afterMs: 5000 } } }), {}) as ResolvedAgentDef;
+    const { tts, clock, started } = voiceSession(agentDef, { script: { rules: [{ when: "silent for a while", say: "Are you still there?" }] } });
+    await started;
+    for (let i = 0; i < 10; i++) await clock.advance(6000);
+    expect(tts.spoken.filter((t) => t.includes("still there")).length).toBe(3);
+  });
+
+  it("speaks the error phrase when the model fails, as a non-fatal llm error", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", errorPhrase: "Sorry, say that again?" }), {}) as ResolvedAgentDef;
+    const failing = scriptedModelThatFails();
+    const { link, stt, tts, clock, started } = voiceSession(agentDef, { model: failing });
+    await started;
+    stt.current.final("hello", true);
+    await clock.advance(3000);
+    expect(link.of("error.reported")).toMatchObject([{ code: "llm", fatal: false }]);
+    expect(tts.spoken).toEqual(["Sorry, say that again?"]);
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("Sorry, say that again?");
+  });
+});
+
+describe("turn detection", () => {
+  it("local VAD + silence timers end the turn when the STT has no endpointing", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { minSilenceMs: 800, maxSilenceMs: 2000 } }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { sttEndpointing: false, script: { rules: [{ when: "hello", say: "Hi!" }] } });
+    await started;
+    const send = (chunk: Uint8Array) => link.sendAudio(chunk);
+    send(speech(400));
+    stt.current.partial("hello");
+    stt.current.final("hello", false);
+    send(silence(400));
+    await clock.advance(500);
+    expect(link.of("user-transcript.committed")).toHaveLength(0);
+    await clock.advance(600);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello"]);
+    expect(stt.current.finalizeCalls).toBeGreaterThan(0);
+  });
+
+  it("push-to-talk: the turn ends on user_turn_commit, not on the STT's endpointing", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { detection: "manual" } }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [{ when: "hello", say: "Hi!" }] } });
+    await started;
+    link.send({ type: "user_turn_start" });
+    stt.current.final("hello", true);
+    await clock.advance(3000);
+    expect(link.of("user-transcript.committed")).toHaveLength(0);
+    stt.current.final("there", true);
+    link.send({ type: "user_turn_commit" });
+    stt.current.final("", true);
+    await clock.advance(100);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello there"]);
+    link.send({ type: "user_turn_start" });
+    stt.current.final("discard me", true);
+    link.send({ type: "user_turn_clear" });
+    await clock.advance(5000);
+    expect(link.of("user-transcript.committed")).toHaveLength(1);
+  });
+
+  it("cuts an over-long turn at userTurnLimit and says so", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { userTurnLimit: { maxWords: 5 } } }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [] } });
+    await started;
+    stt.current.speechStarted();
+    stt.current.partial("one two three");
+    stt.current.partial("one two three four five six");
+    expect(link.of("user-turn.exceeded")).toMatchObject([{ limit: "words", words: 6 }]);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["one two three four five six"]);
+    await clock.advance(100);
+  });
+
+  it("an STT drop mid-utterance reconnects and replays the unfinalized audio", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [{ when: "hello", say: "Hi!" }] } });
+    await started;
+    link.sendAudio(speech(200));
+    stt.current.final("earlier words", false);
+    link.sendAudio(speech(300));
+    const first = stt.current;
+    first.drop();
+    await clock.advance(10);
+    expect(stt.sessions).toHaveLength(2);
+    expect(stt.current.audioBytes).toBe(speech(300).byteLength);
+    stt.current.final("hello", true);
+    await clock.advance(2000);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["earlier words hello"]);
+  });
+});
+
+function scriptedModelThatFails(): LanguageModel {
+  return {
+    specificationVersion: "v4",
+    provider: "failing",
+    modelId: "failing",
+    supportedUrls: {},
+    doGenerate: () => Promise.reject(new Error("upstream 500")),
+    doStream: () => Promise.reject(new Error("upstream 500")),
+  } as unknown as LanguageModel;
+}
