@@ -102,7 +102,10 @@ interface ActiveReply {
   modelText: string;
   modelAudioMs: number;
   modelWords: WordTiming[];
+  /** Shown lines before the live text (tool lines, earlier model text): the transcript snapshot. */
   shown: string[];
+  /** Model text since the last shown line. */
+  live: string;
   streams: Set<TtsStream>;
   /** Audio held until `releaseAt` (start-speaking floor, post-interruption backoff). */
   held: { pcm: Uint8Array; ms: number; kind: "model" | "filler" }[];
@@ -278,6 +281,8 @@ export class VoiceLoop {
   speakFiller(text: string): void {
     const reply = this.#reply;
     if (reply === undefined || !reply.gateOpen || this.userSpeaking) return;
+    if (reply.live.trim() !== "") reply.shown.push(reply.live);
+    reply.live = "";
     reply.shown.push(text);
     this.#snapshot(reply);
     void this.#speak(reply, text, "filler");
@@ -304,7 +309,8 @@ export class VoiceLoop {
     utterance.lastActivityAt = now;
     if (!utterance.announced) {
       utterance.announced = true;
-      utterance.held = this.#agentAudible();
+      // Held only while a reply is being heard; a reply that finished playing has nothing to interrupt.
+      utterance.held = this.#reply !== undefined && this.#agentAudible();
       if (!utterance.held) this.#deps.emit({ type: "speech.started" });
     }
     this.#armWatchdog();
@@ -455,6 +461,7 @@ export class VoiceLoop {
       modelAudioMs: 0,
       modelWords: [],
       shown: [],
+      live: "",
       streams: new Set(),
       held: [],
       releaseAt: Math.max(now + this.#deps.settings.startSpeakingFloorMs, this.#holdUntil),
@@ -475,6 +482,11 @@ export class VoiceLoop {
       reply.shown.push(input.text);
       this.#snapshot(reply);
       await done;
+      if (!reply.interrupted) {
+        this.#releaseHeld(reply, true);
+        this.#deps.emit({ type: "audio.completed" });
+        await this.#playedOut(reply);
+      }
       if (!reply.interrupted && input.record) {
         history.commit(reply.epoch, { role: "assistant", text: input.text });
         history.append(reply.epoch, [{ role: "assistant", content: input.text }]);
@@ -508,8 +520,8 @@ export class VoiceLoop {
       {
         text: (delta) => {
           if (reply.firstTextAt === undefined) reply.firstTextAt = this.#deps.clock.now();
-          reply.shown.push(delta);
-          this.#snapshot(reply, true);
+          reply.live += delta;
+          this.#snapshot(reply);
           if (reply.gateOpen) batcher.push(delta);
         },
         toolCall: () => batcher.flush(),
@@ -529,12 +541,20 @@ export class VoiceLoop {
       const phrase = this.#deps.settings.errorPhrase;
       const spoken = this.#speak(reply, phrase, "filler");
       reply.shown = [phrase];
+      reply.live = "";
       this.#snapshot(reply);
       await spoken;
+      this.#deps.emit({ type: "audio.completed" });
       this.#finish(reply, phrase, { status: "failed", usage: result.usage, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) });
       return;
     }
     await this.#drain(reply);
+    if (!reply.interrupted && result.status === "completed") {
+      this.#releaseHeld(reply, true);
+      this.#deps.emit({ type: "audio.completed" });
+      // A reply is recorded once it has been heard: until its audio has played it can still be interrupted.
+      await this.#playedOut(reply);
+    }
     if (reply.epoch !== history.epoch) return;
     if (reply.interrupted || result.status === "cancelled") {
       const heard = heardOf({ text: reply.modelText, kind: "model", audioMs: reply.modelAudioMs, startMs: 0, words: reply.modelWords }, this.#heardMs(reply));
@@ -552,6 +572,13 @@ export class VoiceLoop {
   /** Heard ms of the reply's model stream (the latch at barge-in, or now). */
   #heardMs(reply: ActiveReply): number {
     return reply.heardLatch ?? this.#playback.heardModelMs(EAR_LAG_MS);
+  }
+
+  /** Wait until the reply's audio has played at the client (or the reply was interrupted). */
+  async #playedOut(reply: ActiveReply): Promise<void> {
+    while (!reply.interrupted && !this.#closed && this.#playback.pendingMs > 0) {
+      await this.#deps.clock.sleep(Math.min(this.#playback.pendingMs, 250), reply.controller.signal).catch(() => {});
+    }
   }
 
   /** Wait until every stream of the reply is done (or cancelled). */
@@ -577,8 +604,6 @@ export class VoiceLoop {
       this.#endReply(reply);
       return;
     }
-    this.#releaseHeld(reply, true);
-    this.#deps.emit({ type: "audio.completed" });
     if (text !== "") this.#deps.emit({ type: "agent-transcript.committed", text });
     this.#deps.emit({ type: "reply.completed" });
     this.#deps.replySettled(info);
@@ -604,10 +629,9 @@ export class VoiceLoop {
     if (utterance !== undefined && utterance.held && !this.#agentAudible()) this.#release(utterance);
   }
 
-  #snapshot(reply: ActiveReply, delta = false): void {
+  #snapshot(reply: ActiveReply): void {
     if (!reply.gateOpen) return;
-    const text = delta ? joinSpoken([reply.shown.slice(0, -1).join(""), reply.shown.at(-1) ?? ""]) : joinSpoken(reply.shown);
-    this.#deps.emit({ type: "agent-transcript.updated", text: joinSpoken([text]) });
+    this.#deps.emit({ type: "agent-transcript.updated", text: joinSpoken([...reply.shown, reply.live]) });
   }
 
   // ── speech out ────────────────────────────────────────────────────────────────────────

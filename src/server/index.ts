@@ -8,6 +8,9 @@ import { CLOSE } from "../errors.js";
 import { createLogger, type Logger } from "../log.js";
 import { toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
+import { resolveStt } from "../pipeline/providers/stt/index.js";
+import { resolveTts } from "../pipeline/providers/tts/index.js";
+import type { VoiceProviders } from "../session/voice-runner.js";
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
@@ -44,6 +47,8 @@ export interface GatewayOptions<Session = unknown> {
   readonly resumeGraceMs?: number;
   /** Replace how LLM descriptors become models (tests, custom providers). */
   readonly resolveModel?: (descriptor: ProviderDescriptor) => LanguageModel;
+  /** Replace how STT/TTS descriptors become providers (tests, custom providers). */
+  readonly voice?: VoiceProviders;
   /** Collect process metrics (CPU, memory, event-loop lag) too. Default true. */
   readonly processMetrics?: boolean;
 }
@@ -99,6 +104,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   }
   const resolveModel =
     options.resolveModel ?? ((descriptor: ProviderDescriptor) => resolveLanguageModel(descriptor, { env, ...(options.script === undefined ? {} : { script: options.script }) }));
+  const voice: VoiceProviders = options.voice ?? {
+    stt: (descriptor) => resolveStt(descriptor, env, log),
+    tts: (descriptor) => resolveTts(descriptor, env, log),
+  };
   const live = new Map<string, Session>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBinaryFrameBytes * 4, perMessageDeflate: false });
   let draining = false;
@@ -207,6 +216,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         store,
         resumeId,
         resolveModel,
+        voice,
         connectMcp: (agent) => connectMcpServers(agent.mcpServers, { env, log }),
         metrics,
         ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),

@@ -4,12 +4,12 @@ import { createGroq } from "@ai-sdk/groq";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
-import { GatewayError, MissingKeyError } from "../../../errors.js";
+import { GatewayError } from "../../../errors.js";
+import { apiKeyFor, stringOption, type Env } from "../keys.js";
+
+export { apiKeyFor, type Env } from "../keys.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import { scriptedModel } from "./scripted.js";
-
-/** Where keys come from: the process environment, or a test's. */
-export type Env = Readonly<Record<string, string | undefined>>;
 
 /** The environment variable each LLM provider reads its key from, unless `options.apiKeyEnv` names another. */
 export const LLM_KEY_VARIABLES: Readonly<Record<string, readonly string[]>> = {
@@ -19,32 +19,12 @@ export const LLM_KEY_VARIABLES: Readonly<Record<string, readonly string[]>> = {
   groq: ["GROQ_API_KEY"],
 };
 
-function stringOption(descriptor: ProviderDescriptor, name: string): string | undefined {
-  const value = descriptor.options[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.trim() === "") {
-    throw new GatewayError("internal", `llm.options.${name} must be a non-empty string.`, { fatal: true });
-  }
-  return value;
-}
-
 function requiredOption(descriptor: ProviderDescriptor, name: string, example: string): string {
   const value = stringOption(descriptor, name);
   if (value === undefined) {
     throw new GatewayError("internal", `llm ${descriptor.kind} needs options.${name}, e.g. ${example}.`, { fatal: true });
   }
   return value;
-}
-
-/** The key for a provider: `options.apiKeyEnv` first, then the provider's conventional variables. */
-export function apiKeyFor(descriptor: ProviderDescriptor, env: Env, variables: readonly string[]): string {
-  const named = stringOption(descriptor, "apiKeyEnv");
-  const candidates = named === undefined ? variables : [named];
-  for (const variable of candidates) {
-    const value = env[variable];
-    if (value !== undefined && value !== "") return value;
-  }
-  throw new MissingKeyError(descriptor.kind, candidates[0] ?? `${descriptor.kind.toUpperCase()}_API_KEY`);
 }
 
 /** Context a resolver may need beyond the descriptor. */

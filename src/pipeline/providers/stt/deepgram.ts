@@ -27,7 +27,7 @@ import { GatewayError, messageOf } from "../../../errors.js";
 import type { Logger } from "../../../log.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../../stt-port.js";
-import { apiKeyFor, type Env } from "../llm/index.js";
+import { apiKeyFor, type Env } from "../keys.js";
 import { sendAudioOrDrop } from "../ws-backlog.js";
 
 /** vendors.md §3 "Connection". */

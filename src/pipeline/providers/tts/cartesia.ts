@@ -21,7 +21,7 @@ import { systemClock, type Clock } from "../../../clock.js";
 import { GatewayError, messageOf } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import { guardStream, type TtsOpenOptions, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents, type WordTiming } from "../../tts-port.js";
-import { apiKeyFor, type Env } from "../llm/index.js";
+import { apiKeyFor, type Env } from "../keys.js";
 
 /** The part of a pino logger the adapter uses (pino's `Logger` fits). */
 export interface TtsLog {

@@ -1,0 +1,25 @@
+import { GatewayError } from "../../../errors.js";
+import type { ProviderDescriptor } from "../../../manifest/index.js";
+import type { SttProvider } from "../../stt-port.js";
+import type { Env } from "../keys.js";
+import { assemblyAiStt } from "./assemblyai.js";
+import { deepgramStt } from "./deepgram.js";
+
+/** Logging the adapters accept (pino-compatible). */
+export interface ProviderLog {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** The STT provider for a descriptor. A missing key throws MissingKeyError naming the variable. */
+export function resolveStt(descriptor: ProviderDescriptor, env: Env, log?: ProviderLog): SttProvider {
+  const runtime = log === undefined ? {} : { log };
+  switch (descriptor.kind) {
+    case "deepgram":
+      return deepgramStt(descriptor, env, runtime);
+    case "assemblyai":
+      return assemblyAiStt(descriptor, env, runtime);
+    default:
+      throw new GatewayError("stt", `no STT provider of kind "${descriptor.kind}" is available in this gateway (deepgram, assemblyai).`, { fatal: true });
+  }
+}

@@ -1,0 +1,105 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Type } from "@sinclair/typebox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.js";
+import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { createGateway, type Gateway } from "../../src/server/index.js";
+import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { startFakeCartesia, type FakeCartesia } from "../helpers/fake-cartesia.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../helpers/fake-deepgram.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { connect, type TestClient } from "../helpers/ws-client.js";
+
+const lookupOrder = tool({
+  description: "Look up an order",
+  parameters: Type.Object({ orderId: Type.String() }),
+  messages: { start: "Let me check that order." },
+  execute: ({ orderId }) => `Order ${orderId} shipped on Friday.`,
+});
+
+let llm: FakeOpenAiServer;
+let stt: FakeDeepgram;
+let tts: FakeCartesia;
+let gateway: Gateway;
+let client: TestClient | undefined;
+
+beforeEach(async () => {
+  [llm, stt, tts] = await Promise.all([startFakeOpenAiServer(), startFakeDeepgram(), startFakeCartesia({ msPerChar: 20, chunkDelayMs: 5 })]);
+  const def = withTools(
+    agent({
+      name: "phone",
+      greeting: "Welcome to the shop.",
+      stt: { kind: "deepgram", options: { url: stt.url } },
+      tts: { kind: "cartesia", options: { url: tts.url, voice: "test-voice" } },
+      llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } },
+      maxRetries: 0,
+      interruption: { minWords: 1, minDurationMs: 300 },
+    }),
+    { lookup_order: lookupOrder },
+  );
+  gateway = createGateway({ agent: def, logger: silentLogger, env: { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, CARTESIA_API_KEY: "test-key" }, processMetrics: false });
+  await gateway.listen(0);
+});
+
+afterEach(async () => {
+  client?.close();
+  await gateway.close();
+  await Promise.all([llm.close(), stt.close(), tts.close()]);
+});
+
+/** 20 ms of 16 kHz PCM16 mic audio. */
+const frame = (): Buffer => Buffer.alloc(640, 1);
+
+async function speakFor(ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 20) {
+    client?.ws.send(frame());
+    await sleep(20);
+  }
+}
+
+describe("a pipeline session over real sockets and the vendors' wire protocols", () => {
+  it("greets, answers with a spoken tool message, is barged in on, and resumes after a false interruption", async () => {
+    const address = gateway.server.address() as { port: number };
+    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    const binary: number[] = [];
+    client.ws.on("message", (data, isBinary) => {
+      if (isBinary) binary.push((data as Buffer).byteLength);
+    });
+    await client.next("reply.completed", 0);
+    expect(binary.length).toBeGreaterThan(0);
+
+    llm.enqueue(
+      { toolCalls: [{ name: "lookup_order", args: { orderId: "A17" }, id: "call_1" }] },
+      { text: "Your order A17 shipped on Friday, it is on the truck now, and it should reach you by Tuesday afternoon at the latest." },
+    );
+    await speakFor(200);
+    stt.final("where is my order A17", { speechFinal: true });
+    await client.next("tool.message");
+    await client.next("agent-transcript.updated");
+    await sleep(900);
+
+    // A false interruption: speech that never becomes a final.
+    stt.speechStarted();
+    stt.partial("hmm");
+    await speakFor(400);
+    stt.partial("hmm");
+    await client.next("reply.cancelled");
+
+    llm.enqueue({ text: "As I was saying, it should reach you by Tuesday." });
+    await client.next("reply.completed", client.events.findIndex((e) => e.type === "reply.cancelled"));
+    const log = client.events.map((e) => `${e.type}${"kind" in e ? ` ${e.kind}` : ""}${"text" in e ? ` ${JSON.stringify(e.text)}` : ""}`);
+
+    expect(log).toContain('tool.message start "Let me check that order."');
+    expect(log.indexOf("reply.cancelled")).toBeGreaterThan(log.indexOf("tool.completed"));
+    expect(client.of("agent-transcript.committed").at(-1)?.text).toBe("As I was saying, it should reach you by Tuesday.");
+    const resumePrompt = llm.requests.at(-1)?.messages.at(-1);
+    expect(String(resumePrompt?.content)).toMatch(/The caller interrupted you but said nothing/);
+    const interrupted = llm.requests.at(-1)?.messages.find((m) => m.role === "assistant" && String(m.content).includes("[interrupted]"));
+    expect(interrupted).toBeDefined();
+    expect(String(interrupted?.content)).not.toContain("Tuesday afternoon");
+    expect(llm.violations).toEqual([]);
+    expect(stt.audioBytes).toBeGreaterThan(0);
+    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    console.log(log.filter((l) => !l.startsWith("agent-transcript.updated")).join("\n"));
+  }, 30_000);
+});
