@@ -5,6 +5,7 @@ import type { LanguageModel } from "ai";
 import { WebSocketServer, type WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
+import { opusAvailable } from "../audio/opus.js";
 import { createLogger, type Logger } from "../log.js";
 import { toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
@@ -14,6 +15,7 @@ import type { VoiceProviders } from "../session/voice-runner.js";
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
+import { parseClientFormat } from "../transport/audio-edge.js";
 import { ClientConnection, clipReason } from "../transport/client-connection.js";
 import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
 import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth.js";
@@ -141,7 +143,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
           sessionUrl: `${wsBase(req)}/websocket`,
           sampleRate: 16000,
           ttsSampleRate: 24000,
-          codecs: ["pcm16"],
+          codecs: (await opusAvailable()) ? ["pcm16", "opus"] : ["pcm16"],
           auth: apiKey !== undefined,
           offline: choice.offline,
         });
@@ -192,8 +194,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         return refuseSocket(ws, clock, "auth", check.reason);
       }
     }
+    const format = parseClientFormat(url.searchParams.get("codec"), url.searchParams.get("sampleRate"));
+    if ("error" in format) return refuseSocket(ws, clock, "protocol", format.error);
     // Listening (and buffering) starts now: frames sent right after the upgrade are kept.
-    const connection = new ClientConnection(ws, { clock, log, limits });
+    const connection = new ClientConnection(ws, { clock, log, limits, format });
     // A session id is resumed only if it exists (live here, or recorded in the store); an
     // unknown id gets a fresh one, so a client cannot pre-claim ids.
     const requested = url.searchParams.get("sessionId");

@@ -118,7 +118,14 @@ export class Session {
   /** Zero-RTT `session.configured`, then providers and the tool table under the start timeout. */
   async start(): Promise<void> {
     const { link, clock } = this.#deps;
-    link.emit({ type: "session.configured", audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000, sessionId: this.id, mode: this.mode });
+    let format;
+    try {
+      format = await link.ready;
+    } catch (error) {
+      this.#fail(error instanceof GatewayError ? error : new GatewayError("audio", messageOf(error), { fatal: true }));
+      return;
+    }
+    link.emit({ type: "session.configured", ...format, sessionId: this.id, mode: this.mode });
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
     const timeoutMs = this.#deps.startTimeoutMs ?? START_TIMEOUT_MS;
     let timer: Timer | undefined;

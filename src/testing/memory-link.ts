@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
+import type { AnnouncedFormat } from "../transport/audio-edge.js";
 import type { ClientLink, ConnectionHandler } from "../transport/client-connection.js";
 import { stamp, type Command, type EventBody, type EventType, type ServerEvent } from "../transport/protocol.js";
 
@@ -9,6 +10,7 @@ import { stamp, type Command, type EventBody, type EventType, type ServerEvent }
  */
 export class MemoryLink implements ClientLink {
   readonly events: ServerEvent[] = [];
+  readonly ready: Promise<AnnouncedFormat> = Promise.resolve({ audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000 });
   closed: { code: number; reason: string } | undefined;
   readonly #clock: Clock;
   #handler: ConnectionHandler | undefined;

@@ -2,6 +2,7 @@ import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
+import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, type Command, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
 
@@ -23,6 +24,8 @@ export interface ClientLink {
   /** Start delivering input; frames buffered before this are drained first, in order. */
   attach(handler: ConnectionHandler): void;
   readonly open: boolean;
+  /** Resolves with the audio format to announce once the link's codecs are loaded (rejects when they cannot be). */
+  readonly ready: Promise<AnnouncedFormat>;
 }
 
 type Buffered = { readonly kind: "command"; readonly command: Command } | { readonly kind: "audio"; readonly chunk: Uint8Array };
@@ -53,8 +56,10 @@ export class ClientConnection implements ClientLink {
   #pingTimer: Timer | undefined;
   #closed = false;
   #closeInfo: { code: number; reason: string } | undefined;
+  #edge: AudioEdge | undefined;
+  readonly ready: Promise<AnnouncedFormat>;
 
-  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number }) {
+  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat }) {
     this.#ws = ws;
     this.#clock = options.clock;
     this.#log = options.log;
@@ -64,6 +69,12 @@ export class ClientConnection implements ClientLink {
       options.clock,
       options.leadMs === undefined ? {} : { leadMs: options.leadMs },
     );
+    this.ready = AudioEdge.create(options.format ?? { codec: "pcm16", sampleRate: 16000 }).then((edge) => {
+      this.#edge = edge;
+      return edge.announced;
+    });
+    // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
+    this.ready.catch(() => {});
     ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
     ws.on("pong", () => {
       this.#missedPongs = 0;
@@ -84,7 +95,9 @@ export class ClientConnection implements ClientLink {
   }
 
   audio(chunk: Uint8Array, durationMs: number): void {
-    this.#pacer.audio(chunk, durationMs);
+    const edge = this.#edge;
+    if (edge === undefined) return;
+    for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
   }
 
   attach(handler: ConnectionHandler): void {
@@ -93,7 +106,7 @@ export class ClientConnection implements ClientLink {
     this.#bufferedAudioBytes = 0;
     for (const item of drained) {
       if (item.kind === "command") handler.command(item.command);
-      else handler.audio(item.chunk);
+      else this.#audioIn(handler, item.chunk);
     }
     if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
@@ -154,7 +167,7 @@ export class ClientConnection implements ClientLink {
     const handler = this.#handler;
     if (handler !== undefined) {
       if (item.kind === "command") handler.command(item.command);
-      else handler.audio(item.chunk);
+      else this.#audioIn(handler, item.chunk);
       return;
     }
     const commands = this.#buffer.filter((b) => b.kind === "command").length;
@@ -171,6 +184,14 @@ export class ClientConnection implements ClientLink {
     }
     if (item.kind === "audio") this.#bufferedAudioBytes += item.chunk.byteLength;
     this.#buffer.push(item);
+  }
+
+  /** Client audio through the edge (decode, resample) to the session. */
+  #audioIn(handler: ConnectionHandler, frame: Uint8Array): void {
+    const edge = this.#edge;
+    if (edge === undefined) return;
+    const pcm = edge.inbound(frame);
+    if (pcm.byteLength > 0) handler.audio(pcm);
   }
 
   #write(data: string | Uint8Array): void {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createOpusCodec, opusAvailable } from "../../src/audio/opus.js";
 import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
@@ -102,4 +103,38 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
     for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
     console.log(log.filter((l) => !l.startsWith("agent-transcript.updated")).join("\n"));
   }, 30_000);
+});
+
+describe.skipIf(!(await opusAvailable()))("Opus at the socket edge", () => {
+  it("announces opus, decodes the mic to PCM for the STT, and speaks in 20 ms Opus packets", async () => {
+    const address = gateway.server.address() as { port: number };
+    client = await connect(`ws://127.0.0.1:${address.port}/websocket?codec=opus&sampleRate=48000`);
+    expect(client.events[0]).toMatchObject({ type: "session.configured", audioFormat: "opus", sampleRate: 48000, ttsSampleRate: 24000 });
+    const packets: Buffer[] = [];
+    client.ws.on("message", (data, isBinary) => {
+      if (isBinary) packets.push(data as Buffer);
+    });
+    await client.next("reply.completed", 0);
+    const player = await createOpusCodec({ sampleRate: 24000, channels: 1 });
+    expect(packets.length).toBeGreaterThan(3);
+    for (const packet of packets) expect(player.decode(packet).byteLength).toBe(960);
+
+    const mic = await createOpusCodec({ sampleRate: 48000, channels: 1 });
+    const tone = Int16Array.from({ length: 960 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 48000)));
+    const before = stt.audioBytes;
+    for (let i = 0; i < 10; i++) {
+      client.ws.send(mic.encode(tone));
+      await sleep(20);
+    }
+    await sleep(100);
+    expect(stt.audioBytes - before).toBe(10 * 640);
+  }, 20_000);
+
+  it("refuses an unknown codec with a protocol error naming the parameter, then 1008", async () => {
+    const address = gateway.server.address() as { port: number };
+    const { TestClient } = await import("../helpers/ws-client.js");
+    const refused = new TestClient(`ws://127.0.0.1:${address.port}/websocket?codec=mp3`);
+    expect(await refused.next("error.reported", 0)).toMatchObject({ code: "protocol", fatal: true, message: 'codec must be pcm16 or opus (got "mp3")' });
+    expect((await refused.closed).code).toBe(1008);
+  });
 });

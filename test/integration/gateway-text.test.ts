@@ -232,7 +232,8 @@ describe("text mode over a real socket and a real provider", () => {
     expect(await (await fetch(`${base}/health`)).json()).toEqual({ status: "ok" });
     expect((await fetch(`${base}/ready`)).status).toBe(200);
     const config = (await (await fetch(`${base}/client-config`)).json()) as Record<string, unknown>;
-    expect(config).toMatchObject({ name: "shop", greeting: "Welcome to the shop.", mode: "text", sampleRate: 16000, ttsSampleRate: 24000, codecs: ["pcm16"] });
+    expect(config).toMatchObject({ name: "shop", greeting: "Welcome to the shop.", mode: "text", sampleRate: 16000, ttsSampleRate: 24000 });
+    expect(config.codecs).toEqual(expect.arrayContaining(["pcm16"]));
     expect(String(config.sessionUrl)).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/websocket$/);
     fake.enqueue({ toolCalls: [{ name: "ping", args: {} }] }, { text: "ok" });
     const client = await connect(wsUrl());

@@ -164,10 +164,12 @@ describe("start", () => {
     return { clock, link, session };
   }
 
-  it("sends session.configured at once, before providers open", () => {
-    const { link, session } = bare(() => scriptedModel({ rules: [] }));
+  it("sends session.configured at once, before providers open", async () => {
+    const { link, session } = bare(() => scriptedModel({ rules: [] }), { connectMcp: () => new Promise(() => {}) });
     void session.start();
-    expect(link.events[0]).toMatchObject({ type: "session.configured", mode: "text", sessionId: session.id });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(link.events).toHaveLength(1);
+    expect(link.events[0]).toMatchObject({ type: "session.configured", mode: "text", sessionId: session.id, audioFormat: "pcm16" });
   });
 
   it("a missing key is a fatal error naming the variable, then close 1011", async () => {

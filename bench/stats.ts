@@ -1,0 +1,105 @@
+/**
+ * Small measurement helpers shared by the bench processes: a cross-process clock, percentiles,
+ * and a meter for one process's CPU, memory and event-loop delay over a window.
+ */
+import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+/**
+ * Milliseconds on the system's monotonic clock (`process.hrtime` is CLOCK_MONOTONIC on Linux),
+ * with microsecond resolution. It is one clock for every process on the machine, so a time
+ * taken in the gateway process and one taken in the client process can be subtracted.
+ */
+export function monoMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
+}
+
+export interface Summary {
+  readonly n: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
+
+/** Nearest-rank percentile of an ascending array (p in 0–100). NaN for no values. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1] ?? Number.NaN;
+}
+
+export function summarize(values: readonly number[]): Summary {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((total, v) => total + v, 0);
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? Number.NaN,
+    mean: sorted.length === 0 ? Number.NaN : sum / sorted.length,
+  };
+}
+
+/** What one process looks like at a moment, after a full GC. */
+export interface MemorySample {
+  readonly rss: number;
+  readonly heapUsed: number;
+}
+
+/** CPU and event-loop delay of one process over a measured window. */
+export interface WindowSample {
+  readonly wallMs: number;
+  /** User + system CPU of the whole process (all threads) during the window. */
+  readonly cpuMs: number;
+  readonly loopDelayP99Ms: number;
+  readonly loopDelayMaxMs: number;
+}
+
+/** `global.gc`, switched on at run time (so the bench needs no `--expose-gc` flag). */
+function exposeGc(): () => void {
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+}
+
+/** Measures the process it runs in. One window at a time. */
+export class ProcessMeter {
+  readonly #gc = exposeGc();
+  #histogram: IntervalHistogram | undefined;
+  #cpu: NodeJS.CpuUsage | undefined;
+  #startedAt = 0;
+
+  /** RSS and heap after two full collections (garbage from earlier work does not count). */
+  memory(): MemorySample {
+    this.#gc();
+    this.#gc();
+    const usage = process.memoryUsage();
+    return { rss: usage.rss, heapUsed: usage.heapUsed };
+  }
+
+  start(): void {
+    // 10 ms resolution (Node's default): fine enough for a p99, cheap enough not to show in the CPU figure.
+    this.#histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.#histogram.enable();
+    this.#cpu = process.cpuUsage();
+    this.#startedAt = monoMs();
+  }
+
+  stop(): WindowSample {
+    const histogram = this.#histogram;
+    const cpu = process.cpuUsage(this.#cpu);
+    const wallMs = monoMs() - this.#startedAt;
+    if (histogram === undefined) throw new Error("ProcessMeter.stop() without start()");
+    histogram.disable();
+    this.#histogram = undefined;
+    return {
+      wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      loopDelayP99Ms: histogram.percentile(99) / 1e6,
+      loopDelayMaxMs: histogram.max / 1e6,
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import { FrameSplitter, bytesToSamples, samplesToBytes } from "../audio/pcm.js";
+import { OPUS_FRAME_MS, createOpusCodec, type OpusCodec } from "../audio/opus.js";
+import { RESAMPLER_RATES, Resampler } from "../audio/resample.js";
+import { GatewayError } from "../errors.js";
+
+/** The rate the session hears and the rate it speaks (Hz): the pipeline's fixed internal rates. */
+export const SESSION_MIC_RATE = 16000;
+export const SESSION_PLAYBACK_RATE = 24000;
+
+/** What a client declared on connect (`?codec=`, `?sampleRate=`). */
+export interface ClientAudioFormat {
+  readonly codec: "pcm16" | "opus";
+  /** The mic rate the client sends (Hz). */
+  readonly sampleRate: number;
+}
+
+/** What `session.configured` announces. */
+export interface AnnouncedFormat {
+  readonly audioFormat: "pcm16" | "opus";
+  readonly sampleRate: number;
+  readonly ttsSampleRate: number;
+}
+
+/** Parse `?codec=` and `?sampleRate=`: a clear error naming the parameter, or the format. */
+export function parseClientFormat(codec: string | null, sampleRate: string | null): ClientAudioFormat | { readonly error: string } {
+  const chosen = codec ?? "pcm16";
+  if (chosen !== "pcm16" && chosen !== "opus") return { error: `codec must be pcm16 or opus (got ${JSON.stringify(chosen)})` };
+  const rate = sampleRate === null ? SESSION_MIC_RATE : Number(sampleRate);
+  const allowed: readonly number[] = chosen === "opus" ? [16000, 48000] : RESAMPLER_RATES;
+  if (!allowed.includes(rate)) return { error: `sampleRate must be one of ${allowed.join(", ")} for ${chosen} (got ${sampleRate ?? ""})` };
+  return { codec: chosen, sampleRate: rate };
+}
+
+/**
+ * Audio at the socket edge, both directions: client audio → PCM16 at the session's mic rate
+ * (Opus decoded, other rates resampled with state kept across frames), session PCM16 at the
+ * playback rate → what the client asked for (Opus: one packet per 20 ms).
+ */
+export class AudioEdge {
+  readonly format: ClientAudioFormat;
+  /** Opus: one codec decodes at the mic rate, one encodes at the playback rate. */
+  readonly #opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined;
+  readonly #toSession: Resampler | undefined;
+  readonly #frames: FrameSplitter | undefined;
+  /** Opus packets that decoded to nothing (corrupt); counted, never fatal. */
+  corruptPackets = 0;
+
+  private constructor(format: ClientAudioFormat, opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined) {
+    this.format = format;
+    this.#opus = opus;
+    this.#toSession = format.codec === "pcm16" && format.sampleRate !== SESSION_MIC_RATE ? new Resampler(format.sampleRate, SESSION_MIC_RATE) : undefined;
+    this.#frames = opus === undefined ? undefined : new FrameSplitter(SESSION_PLAYBACK_RATE, OPUS_FRAME_MS);
+  }
+
+  /** Opus needs its native codec: loading it may fail (then the client should use pcm16). */
+  static async create(format: ClientAudioFormat): Promise<AudioEdge> {
+    if (format.codec === "pcm16") return new AudioEdge(format, undefined);
+    try {
+      // Opus decodes straight to the session's mic rate, whatever rate the client encoded at.
+      const [decoder, encoder] = await Promise.all([
+        createOpusCodec({ sampleRate: SESSION_MIC_RATE, channels: 1 }),
+        createOpusCodec({ sampleRate: SESSION_PLAYBACK_RATE, channels: 1 }),
+      ]);
+      return new AudioEdge(format, { decoder, encoder });
+    } catch (cause) {
+      throw new GatewayError("audio", "opus is not available on this gateway: connect with codec=pcm16", { fatal: true, cause });
+    }
+  }
+
+  get announced(): AnnouncedFormat {
+    return { audioFormat: this.format.codec, sampleRate: this.format.sampleRate, ttsSampleRate: SESSION_PLAYBACK_RATE };
+  }
+
+  /** One client binary frame → PCM16 LE at the session mic rate (empty for a corrupt packet). */
+  inbound(frame: Uint8Array): Uint8Array {
+    if (this.#opus !== undefined) {
+      const pcm = this.#opus.decoder.decode(frame);
+      if (pcm.byteLength === 0) this.corruptPackets += 1;
+      return pcm;
+    }
+    return this.#toSession === undefined ? frame : samplesToBytes(this.#toSession.process(bytesToSamples(frame)));
+  }
+
+  /** Session PCM16 at the playback rate → frames for the client, each with its duration (ms). */
+  outbound(pcm: Uint8Array, durationMs: number): { readonly data: Uint8Array; readonly ms: number }[] {
+    const opus = this.#opus;
+    const frames = this.#frames;
+    if (opus === undefined || frames === undefined) return [{ data: pcm, ms: durationMs }];
+    return frames.push(pcm).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
+  }
+}

@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { createOpusCodec, opusAvailable } from "../../../src/audio/opus.js";
+import { AudioEdge, parseClientFormat } from "../../../src/transport/audio-edge.js";
+
+const sine = (hz: number, rate: number, ms: number): Int16Array =>
+  Int16Array.from({ length: (rate * ms) / 1000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / rate)));
+const bytes = (samples: Int16Array): Uint8Array => new Uint8Array(samples.buffer, samples.byteOffset, samples.byteLength);
+
+describe("client audio formats", () => {
+  it("parses codec and sampleRate, naming the parameter on a bad value", () => {
+    expect(parseClientFormat(null, null)).toEqual({ codec: "pcm16", sampleRate: 16000 });
+    expect(parseClientFormat("opus", "48000")).toEqual({ codec: "opus", sampleRate: 48000 });
+    expect(parseClientFormat("mp3", null)).toEqual({ error: 'codec must be pcm16 or opus (got "mp3")' });
+    expect(parseClientFormat("pcm16", "11025")).toMatchObject({ error: expect.stringContaining("sampleRate must be one of") as string });
+  });
+
+  it("passes 16 kHz PCM through and resamples other rates to 16 kHz with state across frames", async () => {
+    const same = await AudioEdge.create({ codec: "pcm16", sampleRate: 16000 });
+    const frame = bytes(sine(440, 16000, 20));
+    expect(same.inbound(frame)).toBe(frame);
+    expect(same.announced).toEqual({ audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000 });
+    const fromEight = await AudioEdge.create({ codec: "pcm16", sampleRate: 8000 });
+    let total = 0;
+    for (let i = 0; i < 50; i++) total += fromEight.inbound(bytes(sine(440, 8000, 20))).byteLength;
+    // The resampler holds back its lookahead (≤ 4.5 ms) until the stream ends.
+    expect(16000 - total / 2).toBeGreaterThanOrEqual(0);
+    expect(16000 - total / 2).toBeLessThan(80);
+    const out = same.outbound(bytes(sine(440, 24000, 100)), 100);
+    expect(out).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!(await opusAvailable()))("opus at the edge", () => {
+  it("decodes client packets to 16 kHz PCM and encodes playback into 20 ms packets", async () => {
+    const edge = await AudioEdge.create({ codec: "opus", sampleRate: 48000 });
+    expect(edge.announced).toEqual({ audioFormat: "opus", sampleRate: 48000, ttsSampleRate: 24000 });
+    const client = await createOpusCodec({ sampleRate: 48000, channels: 1 });
+    const pcm = edge.inbound(client.encode(sine(440, 48000, 20)));
+    expect(pcm.byteLength).toBe(640);
+    const packets = edge.outbound(bytes(sine(440, 24000, 100)), 100);
+    expect(packets.map((p) => p.ms)).toEqual([20, 20, 20, 20, 20]);
+    const player = await createOpusCodec({ sampleRate: 24000, channels: 1 });
+    expect(player.decode(packets[0]?.data ?? new Uint8Array()).byteLength).toBe(960);
+    expect(edge.inbound(new Uint8Array([0x03])).byteLength).toBe(0);
+    expect(edge.corruptPackets).toBe(1);
+  });
+});
