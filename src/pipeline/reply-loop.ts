@@ -110,10 +110,50 @@ export function stepsToMessages(steps: readonly StepRecord[], partialText: strin
 export class ReplyLoop {
   readonly #deps: ReplyLoopDeps;
   readonly #toolSet: ToolSet;
+  /** The same tools declared without execute: a speculative reply may never run one. */
+  readonly #declaredOnly: ToolSet;
 
   constructor(deps: ReplyLoopDeps) {
     this.#deps = deps;
     this.#toolSet = aiToolSet(deps.tools, deps.invoke);
+    this.#declaredOnly = aiToolSet(deps.tools, undefined);
+  }
+
+  /**
+   * Preemptive generation: the first step of a reply to a turn that may not be final yet, with
+   * tools declared but never executed. It writes nothing anywhere; the caller adopts its text
+   * only if the turn's final text matches, and only when the step wanted no tool.
+   */
+  async speculate(history: readonly ModelMessage[], signal: AbortSignal): Promise<{ readonly text: string; readonly usable: boolean; readonly usage: ReplyUsage }> {
+    const { settings } = this.#deps;
+    let text = "";
+    let usable = true;
+    let usage: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
+    try {
+      const result = streamText({
+        model: this.#deps.model,
+        system: await this.#deps.instructions(),
+        messages: [...history],
+        tools: this.#declaredOnly,
+        toolChoice: settings.toolChoice as ToolChoice<ToolSet>,
+        stopWhen: isStepCount(1),
+        maxRetries: 0,
+        abortSignal: signal,
+        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+        ...(settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: settings.maxOutputTokens }),
+        onError: () => {},
+      });
+      for await (const part of result.fullStream) {
+        if (part.type === "text-delta") text += part.text;
+        else if (part.type === "tool-call" || part.type === "error") usable = false;
+        else if (part.type === "finish-step") {
+          usage = { inputTokens: part.usage.inputTokens ?? 0, outputTokens: part.usage.outputTokens ?? 0, totalTokens: part.usage.totalTokens ?? 0, steps: 1 };
+        }
+      }
+    } catch {
+      usable = false;
+    }
+    return { text, usable: usable && !signal.aborted && text.trim() !== "", usage };
   }
 
   /**

@@ -8,7 +8,7 @@ import { countWords, isBargeIn, type BargeInPolicy } from "./barge-in.js";
 import { EAR_LAG_MS, heardOf } from "./heard-cursor.js";
 import { PlaybackClock } from "./playback-clock.js";
 import { recordHeard } from "./record-heard.js";
-import { joinSpoken, type ReplyLoop, type ReplyResult, type ReplyUsage } from "./reply-loop.js";
+import { joinSpoken, type ReplyLoop, type ReplyObserver, type ReplyResult, type ReplyUsage } from "./reply-loop.js";
 import { SentenceBatcher } from "./sentence-batcher.js";
 import type { SttSession } from "./stt-port.js";
 import type { TtsSession, TtsStream, WordTiming } from "./tts-port.js";
@@ -22,6 +22,9 @@ export const MAX_NUDGES_IN_A_ROW = 3;
 export const MAX_DEAD_AIR_BACKOFF_MS = 8000;
 /** How much of the heard reply a resume quotes (characters). */
 export const RESUME_QUOTE_CHARS = 80;
+/** Preemptive generation starts on an interim at least this confident of end-of-turn, at most twice per utterance. */
+export const PREEMPT_MIN_EOT_CONFIDENCE = 0.9;
+export const MAX_PREEMPTS_PER_UTTERANCE = 2;
 /** A push-to-talk commit waits this long for the STT's final (ms). */
 export const MANUAL_FINAL_WAIT_MS = 1500;
 
@@ -39,6 +42,10 @@ export interface VoiceSettings {
   readonly userTurnLimit?: { readonly maxWords?: number | undefined; readonly maxDurationMs?: number | undefined } | undefined;
   readonly interruption: BargeInPolicy & { readonly backoffMs: number; readonly resumeFalseInterruption: boolean };
   readonly deadAirCoverMs: number;
+  /** Start the LLM on a confident interim (config.md `turnTaking.preemptiveGeneration`). */
+  readonly preemptiveGeneration: boolean;
+  /** Merge an utterance that starts this soon after the previous commit, before the agent is audible (ms; 0 = off). */
+  readonly continuationWindowMs: number;
   readonly nudge?: { readonly afterMs: number; readonly prompt?: string | undefined } | undefined;
   readonly errorPhrase: string;
 }
@@ -75,10 +82,17 @@ export interface VoiceLoopDeps {
 }
 
 type TurnInput =
-  | { readonly kind: "user"; readonly text: string; readonly endedAt: number; readonly committedAt: number }
+  | { readonly kind: "user"; text: string; readonly endedAt: number; readonly committedAt: number; readonly startedAt: number; speculation?: Speculation }
   | { readonly kind: "resume"; readonly quote: string }
   | { readonly kind: "nudge" }
   | { readonly kind: "say"; readonly text: string; readonly record: boolean };
+
+/** A reply started on a confident interim, adopted only if the final text matches. */
+interface Speculation {
+  readonly forText: string;
+  readonly controller: AbortController;
+  readonly result: Promise<{ readonly text: string; readonly usable: boolean; readonly usage: ReplyUsage }>;
+}
 
 interface Utterance {
   finals: string[];
@@ -89,6 +103,8 @@ interface Utterance {
   announced: boolean;
   /** speech.started is being held while the agent is audible. */
   held: boolean;
+  /** Preemptive generations started for this utterance. */
+  speculations: number;
 }
 
 interface ActiveReply {
@@ -120,9 +136,33 @@ interface ActiveReply {
   heardLatch?: number;
   /** Waiting for every stream of the reply to finish. */
   idleWaiters: (() => void)[];
+  /** Replaced by a merged turn (continuation window): records nothing. */
+  superseded: boolean;
+  /** The user turn it answers, if any. */
+  input?: TurnInput;
 }
 
 const normalize = (text: string): string => text.trim().replace(/\s+/g, " ");
+
+/** Transcripts compared as words: case, punctuation and spacing do not count (smart formatting differs between interims and finals). */
+function sameWords(a: string, b: string): boolean {
+  const words = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}\s]/gu, "").replace(/\s+/g, " ").trim();
+  return words(a) === words(b);
+}
+
+/** The model-history messages a turn input adds before the reply. */
+function promptFor(input: TurnInput, nudgePrompt: string | undefined): ModelMessage[] {
+  switch (input.kind) {
+    case "user":
+      return [{ role: "user", content: input.text }];
+    case "resume":
+      return [{ role: "user", content: `[The caller interrupted you but said nothing. Continue your previous reply from where they stopped hearing it: "…${input.quote}"]` }];
+    case "nudge":
+      return [{ role: "user", content: `[${nudgePrompt ?? DEFAULT_NUDGE_PROMPT}]` }];
+    case "say":
+      return [];
+  }
+}
 
 /**
  * The pipeline's turn loop: turns end by the STT's endpointing (or local VAD + silence timers,
@@ -146,6 +186,7 @@ export class VoiceLoop {
   #watchdog: Timer | undefined;
   #nudgeTimer: Timer | undefined;
   #manual: "idle" | "capturing" | "committing" = "idle";
+  #speculation: Speculation | undefined;
   #manualTimer: Timer | undefined;
   #closed = false;
 
@@ -176,12 +217,13 @@ export class VoiceLoop {
     this.#touchUtterance();
   }
 
-  sttPartial(text: string): void {
+  sttPartial(text: string, eotConfidence?: number): void {
     if (normalize(text) === "") return;
     const utterance = this.#touchUtterance();
     utterance.partial = text;
     this.#interim(utterance, false);
     this.#checkTurnLimit(utterance);
+    if (eotConfidence !== undefined && eotConfidence >= PREEMPT_MIN_EOT_CONFIDENCE) this.#speculate(utterance);
   }
 
   sttFinal(text: string, info: { readonly endOfTurn: boolean }): void {
@@ -301,7 +343,7 @@ export class VoiceLoop {
     const now = this.#deps.clock.now();
     let utterance = this.#utterance;
     if (utterance === undefined) {
-      utterance = { finals: [], partial: "", startedAt: now, lastActivityAt: now, announced: false, held: false };
+      utterance = { finals: [], partial: "", startedAt: now, lastActivityAt: now, announced: false, held: false, speculations: 0 };
       this.#utterance = utterance;
       this.#nudgeTimer?.cancel();
       this.#deps.activity();
@@ -410,10 +452,10 @@ export class VoiceLoop {
     this.#release(utterance);
     this.#dropUtterance();
     if (text === "") return;
-    this.#commitUser(text, endedAt);
+    this.#commitUser(text, endedAt, utterance.startedAt);
   }
 
-  #commitUser(text: string, endedAt: number): void {
+  #commitUser(text: string, endedAt: number, startedAt = endedAt): void {
     const history = this.#deps.history;
     this.#armedResume = undefined;
     this.#resumes = 0;
@@ -422,7 +464,50 @@ export class VoiceLoop {
     this.#deps.emit({ type: "user-transcript.committed", text });
     history.commit(history.epoch, { role: "user", text });
     this.#deps.activity();
-    this.#enqueue({ kind: "user", text, endedAt, committedAt: this.#deps.clock.now() });
+    if (this.#continue(text, startedAt)) return;
+    const input: TurnInput = { kind: "user", text, endedAt, committedAt: this.#deps.clock.now(), startedAt };
+    const speculation = this.#speculation;
+    this.#speculation = undefined;
+    if (speculation !== undefined && sameWords(speculation.forText, text)) input.speculation = speculation;
+    else speculation?.controller.abort(new Error("discarded"));
+    this.#enqueue(input);
+  }
+
+  /**
+   * The continuation window: an utterance that started soon after the previous turn was
+   * committed, before the agent became audible, joins that turn; its reply (if started) is
+   * cancelled and regenerated for the merged text.
+   */
+  #continue(text: string, startedAt: number): boolean {
+    const window = this.#deps.settings.continuationWindowMs;
+    if (window === 0) return false;
+    const queued = this.#queue.findLast((i) => i.kind === "user");
+    const reply = this.#reply;
+    const previous = queued ?? (reply?.input?.kind === "user" && reply.firstAudioAt === undefined && !reply.interrupted ? reply.input : undefined);
+    if (previous?.kind !== "user" || startedAt > previous.committedAt + window) return false;
+    previous.text = `${previous.text} ${text}`;
+    previous.speculation?.controller.abort(new Error("merged"));
+    delete previous.speculation;
+    if (queued === undefined && reply !== undefined) {
+      this.#deps.log.info({ reply: reply.id }, "continuation merged into the turn in flight");
+      reply.superseded = true;
+      this.#stopReply(reply);
+      this.#deps.emit({ type: "reply.cancelled" });
+      this.#queue.unshift(previous);
+    }
+    return true;
+  }
+
+  /** Start the LLM early on a confident interim; it speaks, runs tools or writes nothing until adopted. */
+  #speculate(utterance: Utterance): void {
+    if (!this.#deps.settings.preemptiveGeneration || this.busy || utterance.speculations >= MAX_PREEMPTS_PER_UTTERANCE) return;
+    const text = this.#text(utterance);
+    if (this.#speculation !== undefined && sameWords(this.#speculation.forText, text)) return;
+    this.#speculation?.controller.abort(new Error("superseded"));
+    utterance.speculations += 1;
+    const controller = new AbortController();
+    const prompt: ModelMessage[] = [...this.#deps.history.history, { role: "user", content: text }];
+    this.#speculation = { forText: text, controller, result: this.#deps.reply.speculate(prompt, controller.signal) };
   }
 
   // ── replies ───────────────────────────────────────────────────────────────────────────
@@ -468,6 +553,7 @@ export class VoiceLoop {
       deadAirBackoffMs: this.#deps.settings.deadAirCoverMs,
       deadAirLine: 0,
       idleWaiters: [],
+      superseded: false,
     };
     this.#reply = reply;
     this.#armDeadAir(reply);
@@ -498,45 +584,39 @@ export class VoiceLoop {
       this.#endReply(reply);
       return;
     }
-    if (input.kind === "user") {
-      history.append(reply.epoch, [{ role: "user", content: input.text }]);
-    } else if (input.kind === "resume") {
-      history.append(reply.epoch, [
-        { role: "user", content: `[The caller interrupted you but said nothing. Continue your previous reply from where they stopped hearing it: "…${input.quote}"]` },
-      ]);
-    } else if (input.kind === "nudge") {
-      history.append(reply.epoch, [{ role: "user", content: `[${this.#deps.settings.nudge?.prompt ?? DEFAULT_NUDGE_PROMPT}]` }]);
-    }
-
+    reply.input = input;
     const stream = this.#openStream(reply, "model");
     const batcher = new SentenceBatcher((text) => {
       reply.modelText = joinSpoken([reply.modelText, text]);
       stream.push(text);
     });
     let firstTokenMs: number | undefined;
-    const result = await this.#deps.reply.run(
-      history.history,
-      reply.controller.signal,
-      {
-        text: (delta) => {
-          if (reply.firstTextAt === undefined) reply.firstTextAt = this.#deps.clock.now();
-          reply.live += delta;
-          this.#snapshot(reply);
-          if (reply.gateOpen) batcher.push(delta);
-        },
-        toolCall: () => batcher.flush(),
-        firstToken: (ms) => {
-          firstTokenMs = ms;
-        },
+    const observer = {
+      text: (delta: string) => {
+        if (reply.firstTextAt === undefined) reply.firstTextAt = this.#deps.clock.now();
+        reply.live += delta;
+        this.#snapshot(reply);
+        if (reply.gateOpen) batcher.push(delta);
       },
-      () => reply.interrupted,
-    );
+      toolCall: () => batcher.flush(),
+      firstToken: (ms: number) => {
+        firstTokenMs = ms;
+      },
+    };
+    const result = await this.#reply_(reply, input, observer);
     batcher.flush();
     stream.end();
+    // The prompt (user turn, resume or nudge) and the reply are recorded together when the reply settles.
+    const prompt = promptFor(input, this.#deps.settings.nudge?.prompt);
+    const timing = firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs };
+    if (reply.superseded) {
+      this.#endReply(reply);
+      return;
+    }
     if (result.status === "failed") {
       this.#deps.log.warn({ err: result.error }, "llm failed");
       this.#deps.emit({ type: "error.reported", code: "llm", message: `the model failed: ${messageOf(result.error)}`, fatal: false });
-      if (reply.epoch === history.epoch) history.append(reply.epoch, result.messages);
+      if (reply.epoch === history.epoch) history.append(reply.epoch, [...prompt, ...result.messages]);
       await this.#drain(reply);
       const phrase = this.#deps.settings.errorPhrase;
       const spoken = this.#speak(reply, phrase, "filler");
@@ -545,7 +625,7 @@ export class VoiceLoop {
       this.#snapshot(reply);
       await spoken;
       this.#deps.emit({ type: "audio.completed" });
-      this.#finish(reply, phrase, { status: "failed", usage: result.usage, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) });
+      this.#finish(reply, phrase, { status: "failed", usage: result.usage, ...timing });
       return;
     }
     await this.#drain(reply);
@@ -555,18 +635,38 @@ export class VoiceLoop {
       // A reply is recorded once it has been heard: until its audio has played it can still be interrupted.
       await this.#playedOut(reply);
     }
-    if (reply.epoch !== history.epoch) return;
+    if (reply.epoch !== history.epoch || reply.superseded) {
+      this.#endReply(reply);
+      return;
+    }
     if (reply.interrupted || result.status === "cancelled") {
       const heard = heardOf({ text: reply.modelText, kind: "model", audioMs: reply.modelAudioMs, startMs: 0, words: reply.modelWords }, this.#heardMs(reply));
-      history.append(reply.epoch, recordHeard(result.messages, result.partialText, countWords(heard)));
-      this.#deps.replySettled({ status: "cancelled", usage: result.usage, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) });
+      history.append(reply.epoch, [...prompt, ...recordHeard(result.messages, result.partialText, countWords(heard))]);
+      this.#deps.replySettled({ status: "cancelled", usage: result.usage, ...timing });
       this.#emitMetrics(reply, input, firstTokenMs);
       this.#endReply(reply);
       return;
     }
-    history.append(reply.epoch, result.messages);
+    history.append(reply.epoch, [...prompt, ...result.messages]);
     if (result.text !== "") history.commit(reply.epoch, { role: "assistant", text: result.text });
-    this.#finish(reply, result.text, { status: "completed", usage: result.usage, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) }, input, firstTokenMs);
+    this.#finish(reply, result.text, { status: "completed", usage: result.usage, ...timing }, input, firstTokenMs);
+  }
+
+  /** The model's reply: an adopted speculation (its text, spoken now), or one streamed now. */
+  async #reply_(reply: ActiveReply, input: TurnInput, observer: ReplyObserver): Promise<ReplyResult> {
+    const prompt = promptFor(input, this.#deps.settings.nudge?.prompt);
+    const messages = [...this.#deps.history.history, ...prompt];
+    if (input.kind === "user" && input.speculation !== undefined) {
+      const speculation = await input.speculation.result;
+      if (speculation.usable && !reply.interrupted && !reply.superseded) {
+        this.#deps.log.debug({ reply: reply.id }, "preemptive reply adopted");
+        observer.firstToken?.(0);
+        observer.text?.(speculation.text);
+        return { status: "completed", messages: [{ role: "assistant", content: speculation.text }], text: speculation.text.trim(), usage: speculation.usage };
+      }
+      this.#deps.log.debug({ reply: reply.id }, "preemptive reply discarded");
+    }
+    return this.#deps.reply.run(messages, reply.controller.signal, observer, () => reply.interrupted || reply.superseded);
   }
 
   /** Heard ms of the reply's model stream (the latch at barge-in, or now). */

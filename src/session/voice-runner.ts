@@ -58,6 +58,8 @@ export function voiceSettings(config: AgentConfig, errorPhrase: string): VoiceSe
       resumeFalseInterruption: tuned.resumeFalseInterruption ?? DEFAULTS.interruption.resumeFalseInterruption,
     },
     deadAirCoverMs: config.silence?.deadAirCoverMs ?? DEFAULTS.silence.deadAirCoverMs,
+    preemptiveGeneration: turn?.preemptiveGeneration ?? DEFAULTS.turnTaking.preemptiveGeneration,
+    continuationWindowMs: tuned.continuationWindowMs ?? DEFAULTS.interruption.continuationWindowMs,
     nudge: config.silence?.nudge,
     errorPhrase,
   };
@@ -121,7 +123,7 @@ export class VoiceRunner implements ModeRunner {
     const settings = voiceSettings(config, options.errorPhrase);
     // STT events before the runner exists (none expected: no audio was sent yet) are dropped.
     const events = {
-      partial: (text: string) => ref.runner?.sttEvent({ kind: "partial", text }),
+      partial: (text: string, info: { readonly eotConfidence?: number }) => ref.runner?.sttEvent({ kind: "partial", text, eotConfidence: info.eotConfidence }),
       final: (text: string, info: { readonly endOfTurn: boolean }) => ref.runner?.sttEvent({ kind: "final", text, endOfTurn: info.endOfTurn }),
       speechStarted: () => ref.runner?.sttEvent({ kind: "speech" }),
       error: (error: Error, info: { readonly recoverable: boolean }) => ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error"),
@@ -214,8 +216,10 @@ export class VoiceRunner implements ModeRunner {
   }
 
   /** STT events of the first connection (reconnections wire their own). */
-  sttEvent(event: { kind: "partial"; text: string } | { kind: "final"; text: string; endOfTurn: boolean } | { kind: "speech" } | { kind: "dropped" }): void {
-    if (event.kind === "partial") this.#loop.sttPartial(event.text);
+  sttEvent(
+    event: { kind: "partial"; text: string; eotConfidence?: number | undefined } | { kind: "final"; text: string; endOfTurn: boolean } | { kind: "speech" } | { kind: "dropped" },
+  ): void {
+    if (event.kind === "partial") this.#loop.sttPartial(event.text, event.eotConfidence);
     else if (event.kind === "final") this.#onFinal(event.text, { endOfTurn: event.endOfTurn });
     else if (event.kind === "speech") this.#loop.sttSpeechStarted();
     else void this.#reconnect();
@@ -242,7 +246,7 @@ export class VoiceRunner implements ModeRunner {
       this.#stt = await this.#provider.open(
         { sampleRate: MIC_SAMPLE_RATE, prompt: this.#options.config.sttPrompt, minSilenceMs: settings.minSilenceMs, maxSilenceMs: settings.maxSilenceMs },
         {
-          partial: (text) => this.#loop.sttPartial(text),
+          partial: (text, info) => this.#loop.sttPartial(text, info.eotConfidence),
           final: (text, info) => this.#onFinal(text, info),
           speechStarted: () => this.#loop.sttSpeechStarted(),
           error: (error, info) => this.#ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error"),

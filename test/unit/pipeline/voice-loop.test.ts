@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import type { LanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { agent, tool, withTools, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { scriptedModel, type Script } from "../../../src/pipeline/providers/llm/scripted.js";
 import { voiceSession } from "../../../src/testing/voice-session.js";
 
 const slowLookup = tool({
@@ -305,3 +306,121 @@ function scriptedModelThatFails(): LanguageModel {
     doStream: () => Promise.reject(new Error("upstream 500")),
   } as unknown as LanguageModel;
 }
+
+/** The scripted model, counting the requests it gets. */
+function counted(rules: Script["rules"]): { model: LanguageModel; calls: () => number } {
+  const inner = scriptedModel({ rules }) as unknown as { doStream: (options: unknown) => Promise<unknown> };
+  let calls = 0;
+  const model = new Proxy(inner, {
+    get(target, key, receiver) {
+      if (key === "doStream") {
+        return (options: unknown) => {
+          calls += 1;
+          return target.doStream(options);
+        };
+      }
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+  return { model: model as unknown as LanguageModel, calls: () => calls };
+}
+
+describe("preemptive generation and continuation", () => {
+  const rules = [
+    { when: "^what time is it$", say: "It is noon." },
+    { when: "what time is it in", say: "It is noon there too." },
+    { when: "hi.*also", say: "Hello to you both." },
+  ];
+
+  it("adopts a reply started on a confident interim when the final matches: one model request", async () => {
+    const { model, calls } = counted(rules);
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { preemptiveGeneration: true } }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { model });
+    await started;
+    stt.current.speechStarted();
+    stt.current.partial("what time is it", 0.95);
+    await clock.advance(50);
+    expect(calls()).toBe(1);
+    stt.current.final("What time is it?", true);
+    await clock.advance(3000);
+    expect(calls()).toBe(1);
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("It is noon.");
+  });
+
+  it("discards it when the final differs, and never speaks or records it", async () => {
+    const { model, calls } = counted(rules);
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { preemptiveGeneration: true } }), {}) as ResolvedAgentDef;
+    const { link, stt, tts, clock, started, store, session } = voiceSession(agentDef, { model });
+    await started;
+    stt.current.speechStarted();
+    stt.current.partial("what time is it", 0.95);
+    await clock.advance(50);
+    stt.current.final("what time is it in Paris", true);
+    await clock.advance(3000);
+    expect(calls()).toBe(2);
+    expect(tts.spoken.join("")).not.toContain("It is noon.");
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("It is noon there too.");
+    expect(JSON.stringify((await store.load(session.id))?.history)).not.toContain('"It is noon."');
+  });
+
+  it("low-confidence interims never start a reply", async () => {
+    const { model, calls } = counted(rules);
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { preemptiveGeneration: true } }), {}) as ResolvedAgentDef;
+    const { stt, clock, started } = voiceSession(agentDef, { model });
+    await started;
+    stt.current.partial("what time is it", 0.5);
+    await clock.advance(50);
+    expect(calls()).toBe(0);
+  });
+
+  it("merges an utterance inside the continuation window into the turn in flight", async () => {
+    const { model } = counted(rules);
+    const agentDef = withTools(agent({ name: "v", greeting: "", interruption: { continuationWindowMs: 1500 } }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started, store, session } = voiceSession(agentDef, { model, ttsLatencyMs: 500 });
+    await started;
+    stt.current.final("hi", true);
+    await clock.advance(100);
+    stt.current.speechStarted();
+    stt.current.final("and my friend says hi also", true);
+    await clock.advance(5000);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Hello to you both."]);
+    const users = ((await store.load(session.id))?.history ?? []).filter((m) => m.role === "user").map((m) => m.content);
+    expect(users).toEqual(["hi and my friend says hi also"]);
+  });
+});
+
+describe("interruption settings", () => {
+  const talk = { rules: [{ when: "hello", say: "Hello! I can help you track an order, check a delivery date, or answer questions about returns." }] };
+
+  it('interruption "off": speech never interrupts; it is answered after the reply', async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", interruption: "off" }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: talk });
+    await started;
+    stt.current.final("hello", true);
+    await clock.advance(1000);
+    stt.current.speechStarted();
+    stt.current.partial("stop stop stop");
+    await clock.advance(800);
+    stt.current.final("hello again", true);
+    await clock.advance(20_000);
+    expect(link.of("reply.cancelled")).toHaveLength(0);
+    expect(link.of("reply.completed")).toHaveLength(2);
+  });
+
+  it("holds agent audio for the start-speaking floor, and for backoffMs after a real interruption", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { startSpeakingFloorMs: 700 }, interruption: { backoffMs: 1500, minDurationMs: 0 } }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: talk });
+    await started;
+    const t0 = clock.now();
+    stt.current.final("hello", true);
+    await clock.advance(3000);
+    expect((link.audioOut[0]?.at ?? 0) - t0).toBeGreaterThanOrEqual(700);
+    stt.current.speechStarted();
+    stt.current.final("hello", true);
+    const bargedAt = clock.now();
+    expect(link.of("reply.cancelled")).toHaveLength(1);
+    const before = link.audioOut.length;
+    await clock.advance(20_000);
+    expect((link.audioOut[before]?.at ?? 0) - bargedAt).toBeGreaterThanOrEqual(1500);
+  });
+});
