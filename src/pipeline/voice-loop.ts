@@ -314,7 +314,10 @@ export class VoiceLoop {
     this.#nudgeTimer?.cancel();
     this.#utterance = undefined;
     const reply = this.#reply;
-    if (reply !== undefined) this.#stopReply(reply);
+    if (reply !== undefined) {
+      reply.interrupted = true;
+      this.#stopReply(reply);
+    }
     this.#deps.emit({ type: "reply.cancelled" });
     this.#playback.cleared();
   }
@@ -399,6 +402,8 @@ export class VoiceLoop {
       limit.maxWords !== undefined && words > limit.maxWords ? "words" : limit.maxDurationMs !== undefined && duration > limit.maxDurationMs ? "duration" : undefined;
     if (over === undefined) return;
     this.#deps.emit({ type: "user-turn.exceeded", limit: over, words, durationMs: duration });
+    this.#manualTimer?.cancel();
+    this.#manual = "idle";
     this.#endTurn();
   }
 
@@ -409,6 +414,11 @@ export class VoiceLoop {
 
   /** No STT activity for the watchdog period: close the utterance, or resume a falsely interrupted reply. */
   #watchdogFired(): void {
+    // Push-to-talk: only user_turn_commit (or clear) ends a turn; silence while holding is fine.
+    if (this.#deps.settings.detection === "manual") {
+      if (this.#manual === "idle") this.#dropUtterance();
+      return;
+    }
     const utterance = this.#utterance;
     // After a barge-in, an utterance that never produced a final was noise (a cough, a "hmm").
     const noise = this.#armedResume !== undefined && (utterance === undefined || utterance.finals.length === 0);
@@ -624,8 +634,12 @@ export class VoiceLoop {
       reply.live = "";
       this.#snapshot(reply);
       await spoken;
-      this.#deps.emit({ type: "audio.completed" });
-      this.#finish(reply, phrase, { status: "failed", usage: result.usage, ...timing });
+      if (!reply.interrupted) {
+        this.#releaseHeld(reply, true);
+        this.#deps.emit({ type: "audio.completed" });
+        await this.#playedOut(reply);
+      }
+      this.#finish(reply, phrase, { status: "failed", usage: result.usage, ...timing }, input, firstTokenMs);
       return;
     }
     await this.#drain(reply);
@@ -788,7 +802,7 @@ export class VoiceLoop {
 
   #send(reply: ActiveReply, pcm: Uint8Array, ms: number, kind: "model" | "filler"): void {
     if (!reply.gateOpen) return;
-    reply.firstAudioAt ??= this.#deps.clock.now();
+    if (kind === "model") reply.firstAudioAt ??= this.#deps.clock.now();
     if (kind === "model") reply.modelAudioMs += ms;
     this.#playback.queued(ms, kind);
     this.#deps.audio(pcm, ms);

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { ReplyResult, ReplyUsage } from "../pipeline/reply-loop.js";
 import type { EventBody } from "../events.js";
@@ -37,6 +38,8 @@ export interface RunnerContext {
   readonly activity: () => void;
   /** Before a model reply: false when the session's usage limit ends it instead. */
   readonly admitTurn: () => boolean;
+  /** A failure that ends the session (reported once, then the socket closes). */
+  readonly fatal: (error: GatewayError) => void;
   /** After every reply. */
   readonly replySettled: (info: { readonly status: ReplyResult["status"] | "spoken"; readonly usage?: ReplyUsage | undefined; readonly llmFirstTokenMs?: number | undefined }) => void;
 }

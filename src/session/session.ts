@@ -275,6 +275,7 @@ export class Session {
       emit: (event) => this.#emit(event),
       activity: () => this.#touch(),
       admitTurn: () => this.#admitTurn(),
+      fatal: (error) => this.#fail(error),
       replySettled: (info) => this.#replySettled(info),
     };
   }

@@ -140,7 +140,9 @@ export class VoiceRunner implements ModeRunner {
     const [stt, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE })]);
     if (stt.status === "rejected" || tts.status === "rejected") {
       if (stt.status === "rejected" && tts.status === "fulfilled" && config.startFailurePhrase !== undefined) {
-        await speakOnce(tts.value, config.startFailurePhrase, options.audio).catch(() => {});
+        // Spoken, then played out: the socket closes only after the caller heard it.
+        const spokenMs = await speakOnce(tts.value, config.startFailurePhrase, options.audio).catch(() => 0);
+        await ctx.clock.sleep(spokenMs).catch(() => {});
       }
       if (stt.status === "fulfilled") await stt.value.close().catch(() => {});
       if (tts.status === "fulfilled") await tts.value.close().catch(() => {});
@@ -236,7 +238,7 @@ export class VoiceRunner implements ModeRunner {
   async #reconnect(): Promise<void> {
     if (this.#closed) return;
     if (this.#reconnects >= STT_RECONNECTS) {
-      this.#ctx.emit({ type: "error.reported", code: "stt", message: "speech recognition was lost and could not be restored", fatal: false });
+      this.#ctx.fatal(new GatewayError("connection", `speech recognition was lost and ${STT_RECONNECTS} reconnects failed`, { fatal: true }));
       return;
     }
     this.#reconnects += 1;
@@ -265,13 +267,20 @@ export class VoiceRunner implements ModeRunner {
   }
 }
 
-/** Speak one line straight to the client (the start-failure phrase, before any loop exists). */
-function speakOnce(tts: TtsSession, text: string, audio: (pcm: Uint8Array, ms: number) => void): Promise<void> {
+/** Speak one line straight to the client (the start-failure phrase, before any loop exists); resolves with its length (ms). */
+function speakOnce(tts: TtsSession, text: string, audio: (pcm: Uint8Array, ms: number) => void): Promise<number> {
   return new Promise((resolve, reject) => {
+    let total = 0;
+    const toPlayback = tts.sampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(tts.sampleRate, PLAYBACK_SAMPLE_RATE);
     const stream = tts.stream({
-      audio: (pcm) => audio(pcm, durationMs(pcm.byteLength, tts.sampleRate)),
+      audio: (pcm) => {
+        const out = toPlayback === undefined ? pcm : samplesToBytes(toPlayback.process(bytesToSamples(pcm)));
+        const ms = durationMs(out.byteLength, PLAYBACK_SAMPLE_RATE);
+        total += ms;
+        audio(out, ms);
+      },
       words: () => {},
-      done: () => resolve(),
+      done: () => resolve(total),
       error: reject,
     });
     stream.push(text);

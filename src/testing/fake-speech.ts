@@ -12,6 +12,8 @@ import type { Vad, VadFrame } from "../pipeline/vad.js";
 export class FakeStt implements SttProvider {
   readonly kind = "fake";
   readonly sessions: FakeSttSession[] = [];
+  /** Opens to refuse from now on (a vendor that is down). */
+  failOpens = 0;
   readonly #endpointing: boolean;
 
   constructor(options: { readonly endpointing?: boolean } = {}) {
@@ -19,6 +21,10 @@ export class FakeStt implements SttProvider {
   }
 
   open(options: SttOpenOptions, events: SttEvents): Promise<SttSession> {
+    if (this.failOpens > 0) {
+      this.failOpens -= 1;
+      return Promise.reject(new Error("connection refused"));
+    }
     const session = new FakeSttSession(options, events, this.#endpointing);
     this.sessions.push(session);
     return Promise.resolve(session);

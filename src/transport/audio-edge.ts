@@ -88,4 +88,19 @@ export class AudioEdge {
     if (opus === undefined || frames === undefined) return [{ data: pcm, ms: durationMs }];
     return frames.push(pcm).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
   }
+
+  /** The end of a reply's audio: the last partial Opus frame, padded with silence to 20 ms. */
+  flushOutbound(): { readonly data: Uint8Array; readonly ms: number }[] {
+    const opus = this.#opus;
+    const frames = this.#frames;
+    if (opus === undefined || frames === undefined || frames.pendingBytes === 0) return [];
+    const padded = new Uint8Array(frames.frameBytes);
+    padded.set(frames.flush());
+    return [{ data: opus.encoder.encode(padded), ms: OPUS_FRAME_MS }];
+  }
+
+  /** Playback was flushed (reply.cancelled, session.reset): drop the partial frame. */
+  resetOutbound(): void {
+    this.#frames?.reset();
+  }
 }

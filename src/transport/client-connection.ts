@@ -90,6 +90,11 @@ export class ClientConnection implements ClientLink {
 
   emit(body: EventBody): ServerEvent {
     const event = stamp(body, this.#clock.now());
+    if (body.type === "audio.completed") {
+      for (const frame of this.#edge?.flushOutbound() ?? []) this.#pacer.audio(frame.data, frame.ms);
+    } else if (body.type === "reply.cancelled" || body.type === "session.reset") {
+      this.#edge?.resetOutbound();
+    }
     this.#pacer.event(event);
     return event;
   }

@@ -278,6 +278,17 @@ describe("turn detection", () => {
     await clock.advance(100);
   });
 
+  it("an STT link lost beyond the reconnect budget ends the session with a fatal connection error", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [] } });
+    await started;
+    stt.failOpens = 10;
+    stt.current.drop();
+    await clock.advance(5000);
+    expect(link.of("error.reported")).toMatchObject([{ code: "connection", fatal: true }]);
+    expect(link.closed?.code).toBe(1011);
+  });
+
   it("an STT drop mid-utterance reconnects and replays the unfinalized audio", async () => {
     const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
     const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [{ when: "hello", say: "Hi!" }] } });

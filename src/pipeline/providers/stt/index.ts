@@ -2,14 +2,12 @@ import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttProvider } from "../../stt-port.js";
 import type { Env } from "../keys.js";
+import type { ProviderLog } from "../provider-runtime.js";
 import { assemblyAiStt } from "./assemblyai.js";
 import { deepgramStt } from "./deepgram.js";
 
-/** Logging the adapters accept (pino-compatible). */
-export interface ProviderLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+/** Logging the adapters accept (pino-compatible); kept here for existing importers. */
+export type { ProviderLog } from "../provider-runtime.js";
 
 /** The STT provider for a descriptor. A missing key throws MissingKeyError naming the variable. */
 export function resolveStt(descriptor: ProviderDescriptor, env: Env, log?: ProviderLog): SttProvider {

@@ -16,25 +16,16 @@
  * (3 attempts with a short backoff), re-sending the segment in progress from its start: OpenAI's
  * audio is not deterministic, so its already-delivered part cannot be skipped and is heard again.
  */
-import { systemClock, type Clock } from "../../../clock.js";
 import { GatewayError, messageOf } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import { guardStream, type TtsOpenOptions, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../../tts-port.js";
-import { apiKeyFor, type Env } from "../keys.js";
+import { isKeyRefused, ttsKeyRefused } from "../key-refusal.js";
+import type { Env } from "../keys.js";
+import { optionsOf, providerKey } from "../provider-options.js";
+import { retrying, type Retrying, type RetryOptions } from "../provider-runtime.js";
 
-/** The part of a pino logger the adapter uses (pino's `Logger` fits). */
-export interface TtsLog {
-  warn(obj: object, msg: string): void;
-  debug(obj: object, msg: string): void;
-}
-
-export interface OpenAiTtsOptions {
-  /** Log lines for retries and dropped bytes (default: none). */
-  readonly log?: TtsLog;
-  /** Timers (response timeout, retry backoff); default the system clock. */
-  readonly clock?: Clock;
-  /** Wait before each retry of a segment; its length is the retry budget. Default [100, 300, 1000]. */
-  readonly retryDelaysMs?: readonly number[];
+/** Logging, time and the retry budget (each retry re-sends a segment), besides: */
+export interface OpenAiTtsOptions extends RetryOptions {
   /** How long a request waits for the response headers (ms). Default 10 000. */
   readonly responseTimeoutMs?: number;
   /** The fetch to use (default the global one). */
@@ -48,34 +39,29 @@ export const OPENAI_TTS_SAMPLE_RATE = 24000;
 /** §7: `input` is at most 4096 characters. */
 export const OPENAI_TTS_MAX_INPUT = 4096;
 
-const DEFAULT_RETRY_DELAYS_MS = [100, 300, 1000] as const;
 const DEFAULT_RESPONSE_TIMEOUT_MS = 10_000;
-const NO_LOG: TtsLog = { warn: () => undefined, debug: () => undefined };
 
 /** Build the OpenAI TTS provider. Throws MissingKeyError (naming the variable) when the key is absent. */
 export function openAiTts(descriptor: ProviderDescriptor, env: Env, options: OpenAiTtsOptions = {}): TtsProvider {
-  // Validated here first so a bad apiKeyEnv is reported as tts.options.apiKeyEnv.
-  const keyVariable = stringOption(descriptor, "apiKeyEnv") ?? OPENAI_TTS_KEY_VARIABLE;
-  const apiKey = apiKeyFor(descriptor, env, [OPENAI_TTS_KEY_VARIABLE]);
+  const read = optionsOf(descriptor, "tts");
+  const { apiKey, keyVariable } = providerKey(descriptor, env, [OPENAI_TTS_KEY_VARIABLE], read);
   const speed = descriptor.options.speed;
   if (speed !== undefined && (typeof speed !== "number" || speed < 0.25 || speed > 4)) {
     throw new GatewayError("internal", "tts.options.speed must be a number from 0.25 to 4.0.", { fatal: true });
   }
-  const instructions = stringOption(descriptor, "instructions");
+  const instructions = read.string("instructions");
   const config: Config = {
-    url: `${(stringOption(descriptor, "baseURL") ?? OPENAI_TTS_DEFAULT_BASE_URL).replace(/\/+$/, "")}/audio/speech`,
+    url: `${(read.string("baseURL") ?? OPENAI_TTS_DEFAULT_BASE_URL).replace(/\/+$/, "")}/audio/speech`,
     apiKey,
     keyVariable,
     body: {
-      model: stringOption(descriptor, "model") ?? "gpt-4o-mini-tts",
-      voice: stringOption(descriptor, "voice") ?? "alloy",
+      model: read.string("model") ?? "gpt-4o-mini-tts",
+      voice: read.string("voice") ?? "alloy",
       response_format: "pcm",
       ...(instructions === undefined ? {} : { instructions }),
       ...(speed === undefined ? {} : { speed }),
     },
-    log: options.log ?? NO_LOG,
-    clock: options.clock ?? systemClock,
-    retryDelaysMs: options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+    ...retrying(options),
     responseTimeoutMs: options.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS,
     fetch: options.fetch ?? fetch,
   };
@@ -89,15 +75,12 @@ export function openAiTts(descriptor: ProviderDescriptor, env: Env, options: Ope
   };
 }
 
-interface Config {
+interface Config extends Retrying {
   readonly url: string;
   readonly apiKey: string;
   readonly keyVariable: string;
   /** Every field of the request body but `input`. */
   readonly body: Readonly<Record<string, unknown>>;
-  readonly log: TtsLog;
-  readonly clock: Clock;
-  readonly retryDelaysMs: readonly number[];
   readonly responseTimeoutMs: number;
   readonly fetch: typeof fetch;
 }
@@ -278,10 +261,10 @@ class OpenAiStream implements TtsStream {
 
   private async refusal(response: Response): Promise<Outcome> {
     const status = response.status;
-    if (status === 401 || status === 403) {
+    if (isKeyRefused(status)) {
       // OpenAI's message echoes part of the key: leave it out.
       await response.body?.cancel().catch(() => undefined);
-      return { kind: "fatal", error: new GatewayError("tts", `openai refused the API key (HTTP ${status}): check ${this.config.keyVariable}.`, { fatal: true }) };
+      return { kind: "fatal", error: ttsKeyRefused("openai", status, this.config.keyVariable) };
     }
     const detail = await errorDetail(response);
     const error = new GatewayError("tts", `openai tts: HTTP ${status}.${detail}`);
@@ -302,13 +285,4 @@ async function errorDetail(response: Response): Promise<string> {
   } catch {
     return "";
   }
-}
-
-function stringOption(descriptor: ProviderDescriptor, name: string): string | undefined {
-  const value = descriptor.options[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.trim() === "") {
-    throw new GatewayError("internal", `tts.options.${name} must be a non-empty string.`, { fatal: true });
-  }
-  return value;
 }

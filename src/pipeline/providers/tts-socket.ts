@@ -1,0 +1,234 @@
+/**
+ * The socket plumbing of the TTS adapters that keep one WebSocket per session (Cartesia: vendors.md
+ * §5, ElevenLabs multi-stream-input: §6): connecting with the key in a handshake header under a
+ * timeout and the caller's abort signal (401/403: a fatal error naming the key variable), reading
+ * JSON frames, closing cleanly, and after a drop reconnecting, bounded and with backoff on the
+ * injected clock, while streams still need the socket. What lived on the dropped socket, and what
+ * to re-send on the new one, is the adapter's.
+ */
+import { WebSocket, type RawData } from "ws";
+import type { Clock } from "../../clock.js";
+import { GatewayError, messageOf } from "../../errors.js";
+import { isKeyRefused, ttsKeyRefused } from "./key-refusal.js";
+import { retrying, type Retrying, type RetryOptions } from "./provider-runtime.js";
+import { newWebSocket, openDeadline } from "./ws-connect.js";
+import { isRecord, rawLength, rawText } from "./ws-frames.js";
+
+/** Runtime knobs (not user config) of a socket TTS adapter. */
+export interface TtsSocketOptions extends RetryOptions {
+  /** How long `open()` and each reconnect wait for the handshake (ms). Default 10 000. */
+  readonly connectTimeoutMs?: number;
+}
+
+/** What to connect to, and how. */
+export interface TtsSocketTarget extends Retrying {
+  readonly vendor: string;
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly keyVariable: string;
+  readonly connectTimeoutMs: number;
+}
+
+/** `TtsSocketOptions` with the defaults filled in. */
+export function ttsSocketRuntime(options: TtsSocketOptions): Omit<TtsSocketTarget, "vendor" | "url" | "headers" | "keyVariable"> {
+  return { ...retrying(options), connectTimeoutMs: options.connectTimeoutMs ?? 10_000 };
+}
+
+/**
+ * Open a WebSocket: resolves when the handshake completes; rejects with a GatewayError on timeout,
+ * abort, a network error, or an HTTP refusal (401/403: fatal, naming the key variable).
+ */
+export function connectTtsSocket(target: TtsSocketTarget, signal?: AbortSignal): Promise<WebSocket> {
+  const { vendor, connectTimeoutMs: timeoutMs } = target;
+  const aborted = (): GatewayError => new GatewayError("tts", `${vendor}: opening the TTS session was aborted.`);
+  if (signal?.aborted === true) return Promise.reject(aborted());
+  const ws = newWebSocket(target.url, { headers: { ...target.headers } });
+  const opening = openDeadline<WebSocket>({
+    clock: target.clock,
+    timeoutMs,
+    signal,
+    timedOut: () => new GatewayError("tts", `${vendor}: the TTS connection timed out after ${timeoutMs / 1000} s.`),
+    aborted,
+    settled: (error) => {
+      ws.removeAllListeners();
+      ws.on("error", () => undefined); // until the caller attaches its own handlers
+      if (error !== undefined) ws.terminate(); // reports an abort error once more: swallowed above
+    },
+  });
+  ws.once("open", () => opening.resolve(ws));
+  ws.once("unexpected-response", (_request, response) => {
+    const status = response.statusCode ?? 0;
+    response.resume();
+    opening.reject(isKeyRefused(status) ? ttsKeyRefused(vendor, status, target.keyVariable) : new GatewayError("tts", `${vendor}: the TTS connection was refused (HTTP ${status}).`));
+  });
+  ws.once("error", (error) => opening.reject(new GatewayError("tts", `${vendor}: the TTS connection failed: ${error.message}`, { cause: error })));
+  return opening.promise;
+}
+
+/** Close a socket cleanly, or terminate it if the close handshake takes over a second. */
+export function closeSocket(ws: WebSocket, clock: Clock): Promise<void> {
+  return new Promise((resolve) => {
+    if (ws.readyState === WebSocket.CLOSED) {
+      resolve();
+      return;
+    }
+    const timer = clock.setTimeout(() => {
+      ws.terminate();
+      resolve();
+    }, 1000);
+    ws.once("close", () => {
+      timer.cancel();
+      resolve();
+    });
+    ws.close(1000);
+  });
+}
+
+/** What the adapter's session tells its socket. */
+export interface ReconnectingSocketHooks {
+  /** A JSON object from the server (binary frames, malformed JSON and non-objects are logged and dropped). */
+  message(message: Record<string, unknown>): void;
+  /** How many streams still need the socket: with none, a drop is not reconnected. */
+  waiting(): number;
+  /** The socket dropped: what lived on it (contexts) is gone. */
+  dropped(): void;
+  /** A new socket replaced the dropped one: re-send what is unfinished. */
+  reconnected(): void;
+  /** The reconnect budget is spent, or the vendor refused the key: fail what is waiting. */
+  gaveUp(error: Error): void;
+}
+
+/** One session's socket: connected by `open()`, reconnected after a drop while streams need it. */
+export class ReconnectingSocket {
+  #ws: WebSocket | undefined;
+  #connecting = false;
+  #closed = false;
+  /** Reconnect attempts since audio last arrived; the budget is `retryDelaysMs.length`. */
+  #attempts = 0;
+  #lastFailure = "";
+
+  constructor(
+    private readonly target: TtsSocketTarget,
+    private readonly hooks: ReconnectingSocketHooks,
+  ) {}
+
+  /** `close()` was called: the session is over. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** A socket is attached (it may still be closing: `send` checks). */
+  get connected(): boolean {
+    return this.#ws !== undefined;
+  }
+
+  /** The first connection (`open()`): rejects on refusal, timeout or abort. */
+  async open(signal: AbortSignal | undefined): Promise<void> {
+    this.#attach(await connectTtsSocket(this.target, signal));
+  }
+
+  /** Send a JSON message if the socket is open. */
+  send(message: object): void {
+    if (this.#ws?.readyState === WebSocket.OPEN) this.#ws.send(JSON.stringify(message));
+  }
+
+  /** Audio arrived: the reconnect budget starts over. */
+  progress(): void {
+    this.#attempts = 0;
+  }
+
+  /** The latest reason the connection is failing (for the give-up message), e.g. a server error. */
+  noteFailure(reason: string): void {
+    this.#lastFailure = reason;
+  }
+
+  /** Reconnect (bounded, with backoff) when streams need the socket; a no-op when connected or connecting. */
+  ensureConnected(): void {
+    if (this.#closed || this.#ws !== undefined || this.#connecting || this.hooks.waiting() === 0) return;
+    const delay = this.target.retryDelaysMs[this.#attempts];
+    if (delay === undefined) {
+      this.#giveUp(new GatewayError("tts", `${this.target.vendor}: the connection was lost and ${this.#attempts} reconnect attempts failed (${this.#lastFailure}).`));
+      return;
+    }
+    this.#attempts++;
+    this.#connecting = true;
+    this.target.clock.setTimeout(() => void this.#reconnect(), delay);
+  }
+
+  /** Close for good: `goodbye` (the vendor's close message, if any) on an open socket, then a clean close. */
+  async close(goodbye?: object): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws === undefined) return;
+    if (goodbye !== undefined && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(goodbye));
+    await closeSocket(ws, this.target.clock);
+  }
+
+  #attach(ws: WebSocket): void {
+    const { vendor, log } = this.target;
+    this.#ws = ws;
+    ws.on("message", (data, isBinary) => this.#onMessage(data, isBinary));
+    ws.on("error", (error) => log.warn({ err: error }, `${vendor} socket error`));
+    ws.on("close", (code, reason) => this.#onClose(ws, code, reason.toString()));
+  }
+
+  #onMessage(data: RawData, isBinary: boolean): void {
+    const { vendor, log } = this.target;
+    if (isBinary) {
+      log.warn({ bytes: rawLength(data) }, `${vendor} sent a binary frame; ignored`);
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(rawText(data));
+    } catch {
+      log.warn({ sample: rawText(data).slice(0, 200) }, `${vendor} sent malformed JSON; ignored`);
+      return;
+    }
+    if (!isRecord(message)) {
+      log.warn({ sample: rawText(data).slice(0, 200) }, `${vendor} sent a non-object message; ignored`);
+      return;
+    }
+    this.hooks.message(message);
+  }
+
+  #onClose(ws: WebSocket, code: number, reason: string): void {
+    if (ws !== this.#ws || this.#closed) return;
+    this.#ws = undefined;
+    this.#lastFailure = `socket closed (${code}${reason === "" ? "" : ` ${reason}`})`;
+    this.hooks.dropped();
+    const open = this.hooks.waiting();
+    if (open > 0) this.target.log.warn({ code, reason, open }, `${this.target.vendor} socket dropped mid-stream; reconnecting`);
+    this.ensureConnected();
+  }
+
+  async #reconnect(): Promise<void> {
+    if (this.#closed || this.hooks.waiting() === 0) {
+      this.#connecting = false;
+      return;
+    }
+    try {
+      const ws = await connectTtsSocket(this.target);
+      this.#connecting = false;
+      if (this.#closed) {
+        ws.terminate();
+        return;
+      }
+      this.#attach(ws);
+      this.hooks.reconnected();
+    } catch (error) {
+      this.#connecting = false;
+      this.#lastFailure = messageOf(error);
+      // A rejected key will not get better by retrying.
+      if (error instanceof GatewayError && error.fatal) this.#giveUp(error);
+      else this.ensureConnected();
+    }
+  }
+
+  #giveUp(error: Error): void {
+    this.#attempts = 0; // a later stream tries again with a fresh budget
+    this.hooks.gaveUp(error);
+  }
+}

@@ -1,0 +1,19 @@
+/** Reading a provider socket's frames: their text, their size, and whether parsed JSON is an object. */
+import type { RawData } from "ws";
+
+/** A JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A frame as UTF-8 text, whichever shape `ws` delivered it in. */
+export function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8");
+}
+
+/** A frame's size in bytes. */
+export function rawLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data.byteLength;
+}
