@@ -52,6 +52,8 @@ export interface TurnMarks {
   readonly turn: number;
   /** The fake STT's `final` was called. */
   t0?: number;
+  /** That call returned (the server's synchronous work on the final is done). */
+  t0Returned?: number;
   /** The model's `doStream` was called. */
   t1?: number;
   /** The fake TTS emitted the reply's first audio chunk (just before its audio callback ran). */
@@ -75,6 +77,21 @@ export interface LoadPlan {
   readonly speechFrames: number;
   /** A pause after each reply before the caller speaks again (ms). */
   readonly pauseMs: number;
+  /**
+   * Callers start their first turn at a random moment within this (ms) after "go", so they are
+   * out of step as real callers are (all 50 finals in the same 20 ms would be a bench artifact).
+   */
+  readonly startSpreadMs: number;
+}
+
+/** What the callers received, and what the load process itself cost, over the turns. */
+export interface LoadTally {
+  readonly textFrames: number;
+  readonly textBytes: number;
+  readonly binaryFrames: number;
+  readonly binaryBytes: number;
+  /** CPU and event-loop delay of the load process (it queues frames too). */
+  readonly window: { readonly wallMs: number; readonly cpuMs: number; readonly loopDelayP99Ms: number; readonly loopDelayMaxMs: number };
 }
 
 /** Runner → load generator. */
@@ -84,7 +101,7 @@ export type ToLoad = { readonly type: "run"; readonly plan: LoadPlan } | { reado
 export type FromLoad =
   | { readonly type: "greeted" }
   | { readonly type: "final"; readonly client: number; readonly turn: number }
-  | { readonly type: "finished"; readonly arrivals: readonly Arrival[]; readonly errors: readonly string[] }
+  | { readonly type: "finished"; readonly arrivals: readonly Arrival[]; readonly errors: readonly string[]; readonly tally?: LoadTally }
   | { readonly type: "closed" };
 
 /** What a measured server (the gateway in the runner, or the relay child) can be asked. */

@@ -2,6 +2,7 @@
  * Small measurement helpers shared by the bench processes: a cross-process clock, percentiles,
  * and a meter for one process's CPU, memory and event-loop delay over a window.
  */
+import { readFileSync } from "node:fs";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -44,6 +45,23 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
+/**
+ * CPU time the whole machine has spent busy so far (ms, all cores: user, nice, system, irq,
+ * softirq and steal from /proc/stat, in USER_HZ = 100 ticks), or undefined off Linux. The
+ * difference over a window, less the processes the bench measures, is other load on the machine.
+ */
+export function machineBusyMs(): number | undefined {
+  let line: string | undefined;
+  try {
+    line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0];
+  } catch {
+    return undefined;
+  }
+  const ticks = (line ?? "").trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = ticks;
+  return (user + nice + system + irq + softirq + steal) * 10;
+}
+
 /** What one process looks like at a moment, after a full GC. */
 export interface MemorySample {
   readonly rss: number;
@@ -65,6 +83,13 @@ function exposeGc(): () => void {
   return runInNewContext("gc") as () => void;
 }
 
+/**
+ * Event-loop delay sampling interval (ms): Node's default, fine enough for a p99, cheap enough
+ * not to show in the CPU figure. The histogram records the whole interval between samples, so
+ * the resolution is subtracted to get the delay.
+ */
+const LOOP_RESOLUTION_MS = 10;
+
 /** Measures the process it runs in. One window at a time. */
 export class ProcessMeter {
   readonly #gc = exposeGc();
@@ -81,8 +106,7 @@ export class ProcessMeter {
   }
 
   start(): void {
-    // 10 ms resolution (Node's default): fine enough for a p99, cheap enough not to show in the CPU figure.
-    this.#histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.#histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
     this.#histogram.enable();
     this.#cpu = process.cpuUsage();
     this.#startedAt = monoMs();
@@ -98,8 +122,8 @@ export class ProcessMeter {
     return {
       wallMs,
       cpuMs: (cpu.user + cpu.system) / 1000,
-      loopDelayP99Ms: histogram.percentile(99) / 1e6,
-      loopDelayMaxMs: histogram.max / 1e6,
+      loopDelayP99Ms: Math.max(0, histogram.percentile(99) / 1e6 - LOOP_RESOLUTION_MS),
+      loopDelayMaxMs: Math.max(0, histogram.max / 1e6 - LOOP_RESOLUTION_MS),
     };
   }
 }
