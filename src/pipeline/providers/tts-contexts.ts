@@ -1,11 +1,13 @@
 /**
  * What the TTS adapters that run every stream as a context of one socket share (Cartesia: vendors.md
  * §5 `context_id`; ElevenLabs: §6 multi-stream-input): the streams and the contexts carrying them,
- * the port's barrier (`guardStream`: nothing after cancel, done or error), and after a drop the
- * spoken prefix that a fresh context continues from. The wire messages are the adapter's.
+ * the port's barrier (`guardStream`: nothing after cancel, done or error), the session around them
+ * (its socket, reconnected by `tts-socket.ts`), the spoken prefix a fresh context continues from
+ * after a drop, and the output rate to ask for. The wire messages are the adapter's.
  */
-import { GatewayError } from "../../errors.js";
-import { guardStream, type TtsStream, type TtsStreamEvents } from "../tts-port.js";
+import { randomUUID } from "node:crypto";
+import { GatewayError, messageOf } from "../../errors.js";
+import { guardStream, type TtsSession, type TtsStream, type TtsStreamEvents } from "../tts-port.js";
 import type { ProviderLog } from "./provider-runtime.js";
 import { ReconnectingSocket, type TtsSocketTarget } from "./tts-socket.js";
 
@@ -146,31 +148,40 @@ export class ContextStreams<C extends { readonly id: string }> {
   }
 }
 
-export interface ContextSessionHooks<C> extends ContextStreamHooks<C> {
-  /** A JSON object from the server. */
-  message(message: Record<string, unknown>): void;
-  /** The socket dropped: set the stream's spoken prefix from what its context delivered, and unbind it. */
-  dropContext(state: StreamState<C>): void;
-}
-
 /**
- * A session's streams as contexts on one reconnecting socket: a drop drops every context, and the
- * new socket re-syncs every unfinished stream; when the budget is spent, every stream fails.
+ * A TTS session whose streams are contexts on one reconnecting socket: a drop ends every context
+ * (the adapter notes each stream's spoken prefix), the new socket re-syncs every unfinished stream,
+ * and once the reconnect budget is spent every stream fails. The adapter supplies the wire protocol.
  */
-export class ContextSocket<C extends { readonly id: string }> {
-  readonly streams: ContextStreams<C>;
-  readonly socket: ReconnectingSocket;
+export abstract class ContextSocketSession<C extends { readonly id: string }> implements TtsSession {
+  abstract readonly sampleRate: number;
+  protected readonly log: ProviderLog;
+  protected readonly streams: ContextStreams<C>;
+  protected readonly socket: ReconnectingSocket;
+  readonly #vendor: string;
+  readonly #idPrefix = randomUUID().slice(0, 8);
+  #nextId = 0;
 
-  constructor(target: TtsSocketTarget, hooks: ContextSessionHooks<C>) {
-    this.streams = new ContextStreams(target.vendor, target.log, hooks);
+  /** `goodbye`: the vendor's close message, sent before the socket is closed. */
+  constructor(
+    target: TtsSocketTarget,
+    private readonly goodbye?: object,
+  ) {
+    this.#vendor = target.vendor;
+    this.log = target.log;
+    this.streams = new ContextStreams(target.vendor, target.log, {
+      accept: (text) => this.accept(text),
+      sync: (state) => this.sync(state),
+      cancelled: (context) => this.cancelled(context),
+    });
     this.socket = new ReconnectingSocket(target, {
-      message: (message) => hooks.message(message),
+      message: (message) => this.onMessage(message),
       waiting: () => this.streams.size,
       dropped: () => {
-        for (const state of this.streams.list()) hooks.dropContext(state);
+        for (const state of this.streams.list()) this.dropContext(state);
       },
       reconnected: () => {
-        for (const state of this.streams.list()) hooks.sync(state);
+        for (const state of this.streams.list()) this.sync(state);
       },
       gaveUp: (error) => this.streams.failAll(error),
     });
@@ -187,12 +198,41 @@ export class ContextSocket<C extends { readonly id: string }> {
     return stream;
   }
 
-  /** Stop every stream silently, then close the socket (`goodbye`: the vendor's close message). */
-  async close(goodbye?: object): Promise<void> {
+  async close(): Promise<void> {
     if (this.socket.closed) return;
     this.streams.cancelAll();
-    await this.socket.close(goodbye);
+    await this.socket.close(this.goodbye);
   }
+
+  /** A context id unique to this session. */
+  protected newContextId(): string {
+    return `${this.#idPrefix}-${++this.#nextId}`;
+  }
+
+  /** Send whatever the stream's state asks for on its context (opening a new one if needed). */
+  protected sync(state: StreamState<C>): void {
+    try {
+      if (!state.guard.open || !this.socket.connected) return; // the reconnect resyncs
+      if (state.context === undefined && !this.streams.hasUnsaid(state)) return;
+      this.send(state);
+    } catch (error) {
+      this.streams.fail(state, new GatewayError("tts", `${this.#vendor}: ${messageOf(error)}`, { cause: error }));
+    }
+  }
+
+  /** A pushed piece as the vendor wants it sent, or undefined to ignore the push. */
+  protected abstract accept(text: string): string | undefined;
+  /**
+   * The vendor's messages for an open stream on a live socket: open a context when it has none
+   * (there is unsaid text then), send the text not sent yet, and end the context once the stream ended.
+   */
+  protected abstract send(state: StreamState<C>): void;
+  /** A stream was cancelled while `context` ran: tell the vendor to stop it. */
+  protected abstract cancelled(context: C): void;
+  /** A JSON object from the server. */
+  protected abstract onMessage(message: Record<string, unknown>): void;
+  /** The socket dropped: set the stream's spoken prefix from what its context delivered, and unbind it. */
+  protected abstract dropContext(state: StreamState<C>): void;
 }
 
 /**

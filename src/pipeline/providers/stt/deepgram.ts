@@ -159,7 +159,7 @@ class DeepgramSession implements SttSession {
     this.#log = runtime.log;
     this.#clock = runtime.clock;
     this.#lastActivity = runtime.clock.now();
-    // vendors.md §3: a refusal's reason comes in the `dg-error` header.
+    // A refusal at upgrade gives its reason in the `dg-error` header (the body is the fallback).
     this.#socket = new SttSocket(ws, { vendor: "deepgram", keyVariable, readyPhrase: "open", refusalHeader: "dg-error" }, runtime, events, {
       message: (message) => this.#onMessage(message),
       closeFailure,

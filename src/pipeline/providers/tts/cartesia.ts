@@ -15,16 +15,14 @@
  * after a reconnect each unfinished stream continues on a fresh context with the text not yet spoken:
  * word timestamps whose audio has been delivered mark the spoken prefix.
  */
-import { randomUUID } from "node:crypto";
 import { durationMs } from "../../../audio/pcm.js";
-import { GatewayError, messageOf } from "../../../errors.js";
+import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
-import type { TtsOpenOptions, TtsProvider, TtsSession, TtsStream, TtsStreamEvents, WordTiming } from "../../tts-port.js";
+import type { TtsOpenOptions, TtsProvider, TtsSession, WordTiming } from "../../tts-port.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
-import type { ProviderLog } from "../provider-runtime.js";
-import { ContextSocket, nearestRate, spokenUpTo, type ContextStreams, type StreamState } from "../tts-contexts.js";
-import { ttsSocketRuntime, type ReconnectingSocket, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
+import { ContextSocketSession, nearestRate, spokenUpTo, type StreamState } from "../tts-contexts.js";
+import { ttsSocketRuntime, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
 import { isRecord } from "../ws-frames.js";
 
 /** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`). */
@@ -100,13 +98,7 @@ interface Context {
 /** A stream; its text is everything pushed, verbatim. */
 type Stream = StreamState<Context>;
 
-class CartesiaSession implements TtsSession {
-  private readonly log: ProviderLog;
-  private readonly link: ContextSocket<Context>;
-  private readonly socket: ReconnectingSocket;
-  private readonly streams: ContextStreams<Context>;
-  private readonly idPrefix = randomUUID().slice(0, 8);
-  private nextId = 0;
+class CartesiaSession extends ContextSocketSession<Context> {
   /** The generation fields that stay the same on every input of a context (§5 Continuations). */
   private readonly base: Record<string, unknown>;
 
@@ -114,7 +106,7 @@ class CartesiaSession implements TtsSession {
     config: Config,
     readonly sampleRate: number,
   ) {
-    this.log = config.socket.log;
+    super(config.socket);
     this.base = {
       model_id: config.model,
       voice: { mode: "id", id: config.voice },
@@ -122,60 +114,40 @@ class CartesiaSession implements TtsSession {
       ...(config.language === undefined ? {} : { language: config.language }),
       add_timestamps: true,
     };
-    this.link = new ContextSocket<Context>(config.socket, {
-      // Transcripts are joined verbatim (§5 Continuations): text goes exactly as pushed.
-      accept: (text) => (text === "" ? undefined : text),
-      sync: (state) => this.sync(state),
-      // §5 Cancel: stop any further output for the context (barge-in).
-      cancelled: (context) => this.socket.send({ context_id: context.id, cancel: true }),
-      message: (message) => this.onMessage(message),
-      dropContext: (state) => this.dropContext(state),
-    });
-    this.streams = this.link.streams;
-    this.socket = this.link.socket;
-  }
-
-  start(signal: AbortSignal | undefined): Promise<void> {
-    return this.link.start(signal);
-  }
-
-  stream(events: TtsStreamEvents): TtsStream {
-    return this.link.stream(events);
-  }
-
-  close(): Promise<void> {
-    return this.link.close();
   }
 
   // ---- streams ----
 
-  /** Send whatever the stream's state asks for on its context (opening a new one if needed). */
-  private sync(state: Stream): void {
-    try {
-      if (!state.guard.open || !this.socket.connected) return; // the reconnect resyncs
-      let context = state.context;
-      if (context === undefined) {
-        if (!this.streams.hasUnsaid(state)) return;
-        context = { id: `${this.idPrefix}-${++this.nextId}`, startChar: state.spokenChars, sentChars: state.spokenChars, startBytes: state.deliveredBytes, words: [], ended: false };
-        this.streams.bind(state, context);
-      }
-      if (context.sentChars < state.text.length) {
-        this.socket.send({ ...this.base, context_id: context.id, transcript: state.text.slice(context.sentChars), continue: true });
-        context.sentChars = state.text.length;
-      }
-      if (state.ended && !context.ended) {
-        // §5: "If the last text is not known in advance, send "transcript":"" with continue:false."
-        this.socket.send({ ...this.base, context_id: context.id, transcript: "", continue: false });
-        context.ended = true;
-      }
-    } catch (error) {
-      this.streams.fail(state, new GatewayError("tts", `cartesia: ${messageOf(error)}`, { cause: error }));
+  /** Transcripts are joined verbatim (§5 Continuations): text goes exactly as pushed. */
+  protected accept(text: string): string | undefined {
+    return text === "" ? undefined : text;
+  }
+
+  protected send(state: Stream): void {
+    let context = state.context;
+    if (context === undefined) {
+      context = { id: this.newContextId(), startChar: state.spokenChars, sentChars: state.spokenChars, startBytes: state.deliveredBytes, words: [], ended: false };
+      this.streams.bind(state, context);
     }
+    if (context.sentChars < state.text.length) {
+      this.socket.send({ ...this.base, context_id: context.id, transcript: state.text.slice(context.sentChars), continue: true });
+      context.sentChars = state.text.length;
+    }
+    if (state.ended && !context.ended) {
+      // §5: "If the last text is not known in advance, send "transcript":"" with continue:false."
+      this.socket.send({ ...this.base, context_id: context.id, transcript: "", continue: false });
+      context.ended = true;
+    }
+  }
+
+  /** §5 Cancel: stop any further output for the context (barge-in). */
+  protected cancelled(context: Context): void {
+    this.socket.send({ context_id: context.id, cancel: true });
   }
 
   // ---- server messages ----
 
-  private onMessage(message: Record<string, unknown>): void {
+  protected onMessage(message: Record<string, unknown>): void {
     const contextId = typeof message.context_id === "string" ? message.context_id : undefined;
     const state = this.streams.ofContext(contextId);
     const context = state?.context;
@@ -244,7 +216,7 @@ class CartesiaSession implements TtsSession {
   // ---- socket drop ----
 
   /** The socket is gone: note how much of the context's text was spoken and forget the context. */
-  private dropContext(state: Stream): void {
+  protected dropContext(state: Stream): void {
     const context = state.context;
     if (context === undefined) return;
     // Spoken: the words timed within the audio delivered so far.

@@ -22,16 +22,14 @@
  * Socket drop: contexts die with the socket; after a reconnect each unfinished stream continues on a
  * fresh context with the text after the last word whose audio arrived (from the alignment).
  */
-import { randomUUID } from "node:crypto";
 import { durationMs } from "../../../audio/pcm.js";
-import { GatewayError, messageOf } from "../../../errors.js";
+import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
-import type { TtsOpenOptions, TtsProvider, TtsSession, TtsStream, TtsStreamEvents, WordTiming } from "../../tts-port.js";
+import type { TtsOpenOptions, TtsProvider, TtsSession, WordTiming } from "../../tts-port.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
-import type { ProviderLog } from "../provider-runtime.js";
-import { ContextSocket, nearestRate, spokenUpTo, type ContextStreams, type StreamState } from "../tts-contexts.js";
-import { ttsSocketRuntime, type ReconnectingSocket, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
+import { ContextSocketSession, nearestRate, spokenUpTo, type StreamState } from "../tts-contexts.js";
+import { ttsSocketRuntime, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
 import { isRecord } from "../ws-frames.js";
 
 /** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`). */
@@ -119,80 +117,54 @@ interface Context {
 /** A stream; its text is everything pushed, as sent (each chunk ending in a space). */
 type Stream = StreamState<Context>;
 
-class ElevenLabsSession implements TtsSession {
-  private readonly log: ProviderLog;
-  private readonly link: ContextSocket<Context>;
-  private readonly socket: ReconnectingSocket;
-  private readonly streams: ContextStreams<Context>;
-  private readonly idPrefix = randomUUID().slice(0, 8);
-  private nextId = 0;
-
+class ElevenLabsSession extends ContextSocketSession<Context> {
   constructor(
     private readonly config: Config,
     readonly sampleRate: number,
   ) {
-    this.log = config.socket.log;
-    this.link = new ContextSocket<Context>(config.socket, {
-      // §6: end each chunk with a space (the caller batches; pieces are words or sentences).
-      accept: (text) => (text.trim() === "" ? undefined : /\s$/.test(text) ? text : `${text} `),
-      sync: (state) => this.sync(state),
-      // §6: close_context on barge-in; any late audio for the id is ignored (the id is unmapped).
-      cancelled: (context) => this.socket.send({ context_id: context.id, close_context: true }),
-      message: (message) => this.onMessage(message),
-      dropContext: (state) => this.dropContext(state),
-    });
-    this.streams = this.link.streams;
-    this.socket = this.link.socket;
-  }
-
-  start(signal: AbortSignal | undefined): Promise<void> {
-    return this.link.start(signal);
-  }
-
-  stream(events: TtsStreamEvents): TtsStream {
-    return this.link.stream(events);
-  }
-
-  close(): Promise<void> {
     // §6 multi-stream-input: close_socket closes every context.
-    return this.link.close({ close_socket: true });
+    super(config.socket, { close_socket: true });
   }
 
   // ---- streams ----
 
-  /** Send whatever the stream's state asks for on its context (opening a new one if needed). */
-  private sync(state: Stream): void {
-    try {
-      if (!state.guard.open || !this.socket.connected) return; // the reconnect resyncs
-      let context = state.context;
-      if (context === undefined) {
-        if (!this.streams.hasUnsaid(state)) return;
-        if (this.streams.contexts >= ELEVENLABS_MAX_CONTEXTS) {
-          this.streams.fail(state, new GatewayError("tts", `elevenlabs: at most ${ELEVENLABS_MAX_CONTEXTS} streams can run at once on one session (multi-stream-input).`));
-          return;
-        }
-        context = { id: `${this.idPrefix}-${++this.nextId}`, startChar: state.spokenChars, sentChars: state.spokenChars, words: [], partial: undefined, ended: false };
-        this.streams.bind(state, context);
-        // §6: the first message on a context opens it, with text " ".
-        this.socket.send({ text: " ", context_id: context.id, ...this.config.opening });
+  /** §6: end each chunk with a space (the caller batches; pieces are words or sentences). */
+  protected accept(text: string): string | undefined {
+    if (text.trim() === "") return undefined;
+    return /\s$/.test(text) ? text : `${text} `;
+  }
+
+  protected send(state: Stream): void {
+    let context = state.context;
+    if (context === undefined) {
+      if (this.streams.contexts >= ELEVENLABS_MAX_CONTEXTS) {
+        this.streams.fail(state, new GatewayError("tts", `elevenlabs: at most ${ELEVENLABS_MAX_CONTEXTS} streams can run at once on one session (multi-stream-input).`));
+        return;
       }
-      if (context.sentChars < state.text.length) {
-        this.socket.send({ text: state.text.slice(context.sentChars), context_id: context.id });
-        context.sentChars = state.text.length;
-      }
-      if (state.ended && !context.ended) {
-        // §6: flush generates everything buffered; the last audio then is_final follow.
-        this.socket.send({ context_id: context.id, flush: true });
-        context.ended = true;
-      }
-    } catch (error) {
-      this.streams.fail(state, new GatewayError("tts", `elevenlabs: ${messageOf(error)}`, { cause: error }));
+      context = { id: this.newContextId(), startChar: state.spokenChars, sentChars: state.spokenChars, words: [], partial: undefined, ended: false };
+      this.streams.bind(state, context);
+      // §6: the first message on a context opens it, with text " ".
+      this.socket.send({ text: " ", context_id: context.id, ...this.config.opening });
     }
+    if (context.sentChars < state.text.length) {
+      this.socket.send({ text: state.text.slice(context.sentChars), context_id: context.id });
+      context.sentChars = state.text.length;
+    }
+    if (state.ended && !context.ended) {
+      // §6: flush generates everything buffered; the last audio then is_final follow.
+      this.socket.send({ context_id: context.id, flush: true });
+      context.ended = true;
+    }
+  }
+
+  /** §6: close_context on barge-in; any late audio for the id is ignored (the id is unmapped). */
+  protected cancelled(context: Context): void {
+    this.socket.send({ context_id: context.id, close_context: true });
   }
 
   // ---- server messages ----
 
-  private onMessage(message: Record<string, unknown>): void {
+  protected onMessage(message: Record<string, unknown>): void {
     // §6: the server echoes `contextId` (some versions `context_id`), and `isFinal` or `is_final`.
     const rawId = message.contextId ?? message.context_id;
     const contextId = typeof rawId === "string" ? rawId : undefined;
@@ -286,7 +258,7 @@ class ElevenLabsSession implements TtsSession {
   // ---- socket drop ----
 
   /** The socket is gone: note how much of the context's text was spoken and forget the context. */
-  private dropContext(state: Stream): void {
+  protected dropContext(state: Stream): void {
     const context = state.context;
     if (context === undefined) return;
     state.spokenChars = spokenUpTo(state.text, context.startChar, context.words, context.sentChars);

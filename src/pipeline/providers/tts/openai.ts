@@ -24,7 +24,7 @@ import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
 import { retrying, type Retrying, type RetryOptions } from "../provider-runtime.js";
 
-/** Logging, time and the retry budget (each retry re-sends a segment), besides: */
+/** Runtime knobs: logging, time and the retry budget (`RetryOptions`: a retry re-sends the segment in progress), and: */
 export interface OpenAiTtsOptions extends RetryOptions {
   /** How long a request waits for the response headers (ms). Default 10 000. */
   readonly responseTimeoutMs?: number;
