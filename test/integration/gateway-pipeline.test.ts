@@ -1,7 +1,9 @@
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpusCodec, opusAvailable } from "../../src/audio/opus.js";
+import { readWav } from "../../src/audio/wav.js";
 import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
@@ -48,12 +50,17 @@ afterEach(async () => {
   await Promise.all([llm.close(), stt.close(), tts.close()]);
 });
 
-/** 20 ms of 16 kHz PCM16 mic audio. */
-const frame = (): Buffer => Buffer.alloc(640, 1);
+/** The caller's voice: a flite recording (fixtures/audio/order-status.wav, 16 kHz PCM16), looped. */
+const voice = readWav(new Uint8Array(readFileSync(new URL("../../fixtures/audio/order-status.wav", import.meta.url))));
+let voiceAt = 0;
 
+/** Stream `ms` of the caller's voice in 20 ms frames, in real time. */
 async function speakFor(ms: number): Promise<void> {
   for (let t = 0; t < ms; t += 20) {
-    client?.ws.send(frame());
+    if (voiceAt + 320 > voice.samples.length) voiceAt = 0;
+    const frame = voice.samples.slice(voiceAt, voiceAt + 320);
+    voiceAt += 320;
+    client?.ws.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
     await sleep(20);
   }
 }
@@ -99,7 +106,8 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
     expect(interrupted).toBeDefined();
     expect(String(interrupted?.content)).not.toContain("Tuesday afternoon");
     expect(llm.violations).toEqual([]);
-    expect(stt.audioBytes).toBeGreaterThan(0);
+    // The STT heard the caller's recorded voice, byte for byte as sent (16 kHz PCM16 passes through).
+    expect(stt.audioBytes).toBeGreaterThanOrEqual(30 * 640);
     for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
     console.log(log.filter((l) => !l.startsWith("agent-transcript.updated")).join("\n"));
   }, 30_000);
