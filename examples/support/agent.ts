@@ -6,19 +6,23 @@ export interface Caller {
 }
 
 /**
- * The demo agent `npm start` serves: order support with a verification gate, tool messages
- * and builtins. Text mode on the offline `scripted` model (offline.json) until the offline
- * voice stack lands; with OPENAI_API_KEY set it runs on OpenAI.
+ * The demo agent `npm start` serves: order support by voice. It shows the headline features —
+ * a slow tool with start/delayed/complete lines, a gate (orders only after the PIN), interruption
+ * tuning, a silence nudge and voice presets. With no API keys it runs on the offline stack
+ * (pocketsphinx, the scripted brain in offline.json, flite); with keys, on the providers below.
  */
 export default agent<Caller>({
   name: "support",
-  mode: "text",
-  greeting: "Hi, this is order support. Say your four-digit PIN to get started, or ask me the time.",
+  greeting: "Hi, this is order support. Say your PIN, or ask me where your order is.",
   systemPrompt:
     "You help callers track their orders. Verify the caller with their four-digit PIN (verify_caller) before looking up an order (lookup_order). Keep replies short.",
-  voicePresets: ["phoneEtiquette", "speechNormalization"],
+  voicePresets: ["phoneEtiquette", "speechNormalization", "echoVerification"],
   builtinTools: ["current_time", "calculate", "end_call"],
+  stt: { kind: "deepgram", options: { model: "nova-3" } },
   llm: { kind: "openai", options: { model: "gpt-4.1-mini" } },
+  tts: { kind: "cartesia", options: { model: "sonic-3" } },
+  interruption: { minWords: 2, minDurationMs: 400, backoffMs: 300 },
+  silence: { nudge: { afterMs: 20_000, prompt: "The caller has been silent for a while. Ask if they are still there." } },
   sessionContext: () => ({ verified: false }),
   syncState: (caller) => ({ verified: caller.verified }),
 });

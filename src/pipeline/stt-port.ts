@@ -52,3 +52,17 @@ export interface SttProvider {
   readonly kind: string;
   open(options: SttOpenOptions, events: SttEvents): Promise<SttSession>;
 }
+
+/** An STT that cannot run on this machine (e.g. the local recognizer is not installed) marks its open error so. */
+export function isSttUnavailable(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { unavailable?: unknown }).unavailable === true;
+}
+
+/** The STT of a session whose recognizer is unavailable: typed turns only; audio is ignored. */
+export const NO_STT: SttSession = {
+  endpointing: true,
+  droppedBytes: 0,
+  sendAudio: () => {},
+  finalize: () => {},
+  close: () => Promise.resolve(),
+};

@@ -4,7 +4,7 @@ import { GatewayError, messageOf } from "../errors.js";
 import { DEFAULTS, type AgentConfig, type ProviderDescriptor } from "../manifest/index.js";
 import type { ReplyLoop } from "../pipeline/reply-loop.js";
 import { SpeechDetector } from "../pipeline/speech-detector.js";
-import type { SttProvider, SttSession } from "../pipeline/stt-port.js";
+import { isSttUnavailable, NO_STT, type SttProvider, type SttSession } from "../pipeline/stt-port.js";
 import type { TtsProvider, TtsSession } from "../pipeline/tts-port.js";
 import { createVad, type Vad } from "../pipeline/vad.js";
 import { VoiceLoop, type VoiceSettings } from "../pipeline/voice-loop.js";
@@ -137,7 +137,14 @@ export class VoiceRunner implements ModeRunner {
       minSilenceMs: settings.minSilenceMs,
       maxSilenceMs: settings.maxSilenceMs,
     };
-    const [stt, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE })]);
+    const [opened, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE })]);
+    // A recognizer that is not installed here: the session still talks, on typed turns.
+    const fallback = opened.status === "rejected" && isSttUnavailable(opened.reason);
+    const stt: PromiseSettledResult<SttSession> = fallback ? { status: "fulfilled", value: NO_STT } : opened;
+    if (fallback) {
+      ctx.log.warn({ err: opened.reason }, "stt unavailable: typed turns only");
+      ctx.emit({ type: "error.reported", code: "stt", message: `${messageOf(opened.reason)} Until then, type to the agent.`, fatal: false });
+    }
     if (stt.status === "rejected" || tts.status === "rejected") {
       if (stt.status === "rejected" && tts.status === "fulfilled" && config.startFailurePhrase !== undefined) {
         // Spoken, then played out: the socket closes only after the caller heard it.
@@ -151,7 +158,7 @@ export class VoiceRunner implements ModeRunner {
     }
     const runner = new VoiceRunner(ctx, options, sttProvider, stt.value, tts.value);
     ref.runner = runner;
-    if (!stt.value.endpointing && settings.detection === "auto") {
+    if (!fallback && !stt.value.endpointing && settings.detection === "auto") {
       runner.#vad = await (providers.vad ?? ((sampleRate: number) => createVad({ sampleRate })))(MIC_SAMPLE_RATE);
       runner.#detector = new SpeechDetector({ minSilenceMs: VAD_EDGE_SILENCE_MS });
     }

@@ -14,6 +14,8 @@ export class FakeStt implements SttProvider {
   readonly sessions: FakeSttSession[] = [];
   /** Opens to refuse from now on (a vendor that is down). */
   failOpens = 0;
+  /** Refuse every open as a recognizer that is not installed here. */
+  unavailable = false;
   readonly #endpointing: boolean;
 
   constructor(options: { readonly endpointing?: boolean } = {}) {
@@ -21,6 +23,9 @@ export class FakeStt implements SttProvider {
   }
 
   open(options: SttOpenOptions, events: SttEvents): Promise<SttSession> {
+    if (this.unavailable) {
+      return Promise.reject(Object.assign(new Error("the local recognizer is not installed: install it with: sudo apt-get install pocketsphinx pocketsphinx-en-us."), { unavailable: true }));
+    }
     if (this.failOpens > 0) {
       this.failOpens -= 1;
       return Promise.reject(new Error("connection refused"));

@@ -18,6 +18,8 @@ export interface VoiceSessionOptions {
   /** Ms of audio the fake TTS makes per character (default 50). */
   readonly msPerChar?: number;
   readonly ttsLatencyMs?: number;
+  /** The STT refuses to open as "not installed" (the text-input fallback). */
+  readonly sttUnavailable?: boolean;
 }
 
 export interface VoiceSessionHarness {
@@ -41,6 +43,7 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
   const link = new MemoryLink(clock);
   const store = options.store ?? new MemorySessionStore(clock);
   const stt = new FakeStt({ endpointing: options.sttEndpointing ?? true });
+  stt.unavailable = options.sttUnavailable ?? false;
   const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0 });
   const config = toAgentConfig(
     { ...(def as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },

@@ -278,6 +278,18 @@ describe("turn detection", () => {
     await clock.advance(100);
   });
 
+  it("falls back to typed turns, still spoken, when the recognizer is not installed", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "Hi." }), {}) as ResolvedAgentDef;
+    const { link, tts, clock, started } = voiceSession(agentDef, { sttUnavailable: true, script: { rules: [{ when: "hello", say: "Hello!" }] } });
+    await started;
+    expect(link.of("error.reported")).toMatchObject([{ code: "stt", fatal: false, message: expect.stringContaining("apt-get install pocketsphinx") as string }]);
+    link.sendAudio(new Uint8Array(640));
+    link.send({ type: "user_text", text: "hello" });
+    await clock.advance(3000);
+    expect(tts.spoken.map((t) => t.trim())).toEqual(["Hi.", "Hello!"]);
+    expect(link.closed).toBeUndefined();
+  });
+
   it("an STT link lost beyond the reconnect budget ends the session with a fatal connection error", async () => {
     const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
     const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [] } });

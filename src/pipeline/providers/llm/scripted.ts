@@ -374,6 +374,19 @@ function countToolCalls(prompt: LanguageModelV4Prompt): number {
 
 /** A tool result as words a voice can say. Error results are already worded for the caller (tool runner), so they pass unchanged. */
 function toolResultText(output: LanguageModelV4ToolResultOutput): string {
+  return withoutGuidance(rawToolResultText(output));
+}
+
+/** `[guidance] …` lines (a tool's system-role completion message) are instructions for a model, not words to say. */
+function withoutGuidance(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !line.startsWith("[guidance]"))
+    .join("\n")
+    .trim();
+}
+
+function rawToolResultText(output: LanguageModelV4ToolResultOutput): string {
   switch (output.type) {
     case "text":
       return output.value;
