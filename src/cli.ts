@@ -3,12 +3,16 @@
  * `switchboard <command>`: a thin shell over the library. Parses flags, calls the library,
  * prints what happened.
  */
+import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import process from "node:process";
 import { ConfigError } from "./manifest/index.js";
 import { createLogger } from "./log.js";
+import { readWav, writeWav } from "./audio/wav.js";
+import { CALL_PLAYBACK_RATE, callAgent } from "./server/call.js";
 import { createGateway } from "./server/index.js";
+import type { ServerEvent } from "./transport/protocol.js";
 import { loadAgent } from "./server/loader.js";
 import { missingKey } from "./server/offline.js";
 
@@ -20,7 +24,11 @@ Commands:
       --host <addr>           address to bind (default 127.0.0.1)
       --offline               run on the offline stack even when keys are set
   start                       serve the bundled demo agent (examples/support)
-  check <agent-dir-or-file>   validate an agent and list the keys it needs
+  check <agent-dir-or-file>   validate an agent: mode, tools (source, messages), providers and keys
+  call <agent> <input.wav>    one session from a recording; prints the conversation
+      --out <reply.wav>       write the agent's audio
+      --json                  print events as JSON lines
+      --offline               force the offline stack
   help                        show this message
 `;
 
@@ -88,24 +96,83 @@ async function check(path: string): Promise<number> {
   } catch (error) {
     return fail(describe(error));
   }
-  const { config } = agent;
-  process.stdout.write(`${config.name}: ${config.mode} agent, ${Object.keys(agent.def.tools).length} tool(s)\n`);
+  const { config, def } = agent;
+  const out: string[] = [`${config.name}: ${config.mode} agent`];
+  out.push("tools:");
+  const builtins = config.builtinTools ?? [];
+  for (const [name, tool] of Object.entries(def.tools)) {
+    const kinds = Object.keys(tool.messages ?? {});
+    out.push(`  ${name.padEnd(18)} tools/${name}${kinds.length > 0 ? `  messages: ${kinds.join(", ")}` : ""}${tool.gate === undefined ? "" : "  (gated)"}`);
+  }
+  for (const name of builtins) out.push(`  ${name.padEnd(18)} builtin`);
+  for (const key of Object.keys(config.mcpServers ?? {})) out.push(`  mcp_${key}_*${" ".repeat(Math.max(1, 13 - key.length))}mcp server "${key}" (listed at session start)`);
+  out.push("providers:");
   let missing = 0;
   for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
     const descriptor = config[slot];
     if (descriptor === undefined) continue;
     const variable = missingKey(descriptor, process.env);
-    process.stdout.write(`  ${slot.padEnd(4)} ${descriptor.kind}${variable === undefined ? "" : `  — missing ${variable}`}\n`);
+    out.push(`  ${slot.padEnd(4)} ${descriptor.kind}${variable === undefined ? "" : `  — needs ${variable}`}`);
     if (variable !== undefined) missing += 1;
   }
   for (const variable of config.requiredEnv ?? []) {
     if ((process.env[variable] ?? "") === "") {
-      process.stdout.write(`  requiredEnv ${variable} — missing\n`);
+      out.push(`  requiredEnv ${variable} — missing`);
       missing += 1;
     }
   }
-  if (missing > 0) process.stdout.write(`${missing} missing; serve falls back to the offline stack for missing provider keys.\n`);
+  if (missing > 0) out.push(`${missing} missing; serve falls back to the offline stack for missing provider keys.`);
+  process.stdout.write(`${out.join("\n")}\n`);
   return 0;
+}
+
+async function call(agentPath: string, input: string, flags: { out?: string | undefined; json?: boolean | undefined; offline?: boolean | undefined }): Promise<number> {
+  let agent;
+  let recording;
+  try {
+    agent = await loadAgent(agentPath, { warn: () => {} });
+    recording = readWav(new Uint8Array(await readFile(input)));
+  } catch (error) {
+    return fail(describe(error));
+  }
+  const print = (event: ServerEvent): void => {
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify(event)}\n`);
+      return;
+    }
+    const line = describeEvent(event);
+    if (line !== undefined) process.stdout.write(`${line}\n`);
+  };
+  const result = await callAgent(agent, recording, { offline: flags.offline === true ? true : "auto", onEvent: print });
+  if (flags.out !== undefined) await writeFile(flags.out, writeWav(result.audio, CALL_PLAYBACK_RATE));
+  if (result.fatal !== undefined) return 1;
+  if (!result.answered) {
+    process.stderr.write("switchboard: no speech was recognized in the recording.\n");
+    return 2;
+  }
+  return 0;
+}
+
+/** One human line per event worth showing (`--json` prints them all). */
+function describeEvent(event: ServerEvent): string | undefined {
+  switch (event.type) {
+    case "user-transcript.committed":
+      return `you:   ${event.text}`;
+    case "agent-transcript.committed":
+      return `agent: ${event.text}`;
+    case "tool.called":
+      return `tool:  ${event.toolName}(${JSON.stringify(event.args)})`;
+    case "tool.message":
+      return `tool:  (${event.kind}) "${event.text}"`;
+    case "tool.completed":
+      return `tool:  → ${event.result}${event.isError === true ? " (error)" : ""}`;
+    case "reply.cancelled":
+      return "agent: [interrupted]";
+    case "error.reported":
+      return `error: ${event.code}: ${event.message}${event.fatal ? " (fatal)" : ""}`;
+    default:
+      return undefined;
+  }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -115,7 +182,7 @@ async function main(argv: readonly string[]): Promise<number> {
     parsed = parseArgs({
       args: [...rest],
       allowPositionals: true,
-      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" } },
+      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" }, out: { type: "string" }, json: { type: "boolean" } },
     });
   } catch (error) {
     return fail(`${describe(error)}\n\n${USAGE}`);
@@ -130,6 +197,11 @@ async function main(argv: readonly string[]): Promise<number> {
     case "check":
       if (target === undefined) return fail(`check needs an agent directory or file.\n\n${USAGE}`);
       return check(target);
+    case "call": {
+      const input = parsed.positionals[1];
+      if (target === undefined || input === undefined) return fail(`call needs an agent and a WAV file.\n\n${USAGE}`);
+      return call(target, input, parsed.values);
+    }
     case "help":
     case "--help":
     case "-h":

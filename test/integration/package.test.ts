@@ -54,9 +54,13 @@ describe("the built package", () => {
 
   it("has a switchboard bin: help exits cleanly, check validates an agent directory", async () => {
     expect((await run(process.execPath, ["dist/cli.js", "help"], { cwd: root })).stdout).toMatch(/^Usage: switchboard <command>/);
-    const { stdout } = await run(process.execPath, ["dist/cli.js", "check", "examples/support"], { cwd: root, env: { ...process.env, OPENAI_API_KEY: "" } });
-    expect(stdout).toMatch(/^support: text agent, 2 tool\(s\)/);
-    expect(stdout).toMatch(/llm {2}openai {2}— missing OPENAI_API_KEY/);
+    const { stdout } = await run(process.execPath, ["dist/cli.js", "check", "examples/support"], {
+      cwd: root,
+      env: { ...process.env, OPENAI_API_KEY: "", DEEPGRAM_API_KEY: "", CARTESIA_API_KEY: "" },
+    });
+    expect(stdout).toMatch(/^support: pipeline agent\ntools:\n {2}lookup_order +tools\/lookup_order {2}messages: start, delayed, complete {2}\(gated\)/);
+    expect(stdout).toMatch(/ {2}calculate +builtin/);
+    expect(stdout).toMatch(/llm {2}openai {2}— needs OPENAI_API_KEY/);
     const bad = await run(process.execPath, ["dist/cli.js", "serve"], { cwd: root }).catch((error: { code: number; stderr: string }) => error);
     expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining("serve needs an agent directory or file") as string });
   }, 30_000);
