@@ -63,4 +63,21 @@ export default tseslint.config(
     files: ["eslint.config.js"],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // The demo page (public/): plain browser ES modules, outside the TS project.
+    files: ["public/**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: "module",
+      globals: Object.fromEntries(
+        [
+          ...["window", "document", "location", "navigator", "console", "fetch", "URL", "URLSearchParams", "WebSocket", "DataView"],
+          ...["setTimeout", "clearTimeout", "setInterval", "clearInterval", "AudioContext", "AudioWorkletNode"],
+          // AudioWorkletGlobalScope (mic-worklet.js)
+          ...["AudioWorkletProcessor", "registerProcessor", "sampleRate", "currentTime"],
+        ].map((name) => [name, "readonly"]),
+      ),
+    },
+  },
 );

@@ -29,6 +29,7 @@ Commands:
       --out <reply.wav>       write the agent's audio
       --json                  print events as JSON lines
       --offline               force the offline stack
+      --timeout <ms>          how long to wait for the reply (default 60000)
   help                        show this message
 `;
 
@@ -126,7 +127,13 @@ async function check(path: string): Promise<number> {
   return 0;
 }
 
-async function call(agentPath: string, input: string, flags: { out?: string | undefined; json?: boolean | undefined; offline?: boolean | undefined }): Promise<number> {
+async function call(
+  agentPath: string,
+  input: string,
+  flags: { out?: string | undefined; json?: boolean | undefined; offline?: boolean | undefined; timeout?: string | undefined },
+): Promise<number> {
+  const timeoutMs = flags.timeout === undefined ? 60_000 : Number(flags.timeout);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) return fail(`--timeout must be a positive number of ms (got ${flags.timeout}).`);
   let agent;
   let recording;
   try {
@@ -143,7 +150,7 @@ async function call(agentPath: string, input: string, flags: { out?: string | un
     const line = describeEvent(event);
     if (line !== undefined) process.stdout.write(`${line}\n`);
   };
-  const result = await callAgent(agent, recording, { offline: flags.offline === true ? true : "auto", onEvent: print });
+  const result = await callAgent(agent, recording, { offline: flags.offline === true ? true : "auto", onEvent: print, timeoutMs });
   if (flags.out !== undefined) await writeFile(flags.out, writeWav(result.audio, CALL_PLAYBACK_RATE));
   if (result.fatal !== undefined) return 1;
   if (!result.answered) {
@@ -182,7 +189,7 @@ async function main(argv: readonly string[]): Promise<number> {
     parsed = parseArgs({
       args: [...rest],
       allowPositionals: true,
-      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" }, out: { type: "string" }, json: { type: "boolean" } },
+      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" }, out: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" } },
     });
   } catch (error) {
     return fail(`${describe(error)}\n\n${USAGE}`);

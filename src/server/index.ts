@@ -21,6 +21,7 @@ import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
 import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth.js";
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
+import { serveStatic } from "./static.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
@@ -158,6 +159,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         return json(res, 201, { ...minted, agent: config.name, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
       }
       default:
+        if (serveStatic(req, res)) return; // the demo page: GET / and public/*
         return json(res, 404, { error: `no route ${route}` });
     }
   }

@@ -28,7 +28,8 @@ describe("a text session", () => {
     expect(link.of("tool.completed")[0]?.result).toBe("Order A17 ships Friday.\n[guidance] Note the ETA.");
     expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual([
       "Welcome!",
-      "One moment. Found it: Order A17 ships Friday.\n[guidance] Note the ETA.",
+      // The scripted brain reads the guidance; it does not say it.
+      "One moment. Found it: Order A17 ships Friday.",
     ]);
     expect(link.of("agent-transcript.updated").at(-1)?.text).toContain("Let me check.");
   });

@@ -5,6 +5,7 @@ import type { Env } from "../keys.js";
 import type { ProviderLog } from "../provider-runtime.js";
 import { assemblyAiStt } from "./assemblyai.js";
 import { deepgramStt } from "./deepgram.js";
+import { localStt } from "./local.js";
 
 /** Logging the adapters accept (pino-compatible); kept here for existing importers. */
 export type { ProviderLog } from "../provider-runtime.js";
@@ -17,7 +18,9 @@ export function resolveStt(descriptor: ProviderDescriptor, env: Env, log?: Provi
       return deepgramStt(descriptor, env, runtime);
     case "assemblyai":
       return assemblyAiStt(descriptor, env, runtime);
+    case "local":
+      return localStt(descriptor, runtime);
     default:
-      throw new GatewayError("stt", `no STT provider of kind "${descriptor.kind}" is available in this gateway (deepgram, assemblyai).`, { fatal: true });
+      throw new GatewayError("stt", `no STT provider of kind "${descriptor.kind}" is available in this gateway (deepgram, assemblyai, local).`, { fatal: true });
   }
 }

@@ -5,6 +5,7 @@ import type { Env } from "../keys.js";
 import type { ProviderLog } from "../provider-runtime.js";
 import { cartesiaTts } from "./cartesia.js";
 import { elevenLabsTts } from "./elevenlabs.js";
+import { localTts } from "./local.js";
 import { openAiTts } from "./openai.js";
 
 /** The TTS provider for a descriptor. A missing key throws MissingKeyError naming the variable. */
@@ -17,7 +18,9 @@ export function resolveTts(descriptor: ProviderDescriptor, env: Env, log?: Provi
       return elevenLabsTts(descriptor, env, options);
     case "openai":
       return openAiTts(descriptor, env, options);
+    case "local":
+      return localTts(descriptor, options);
     default:
-      throw new GatewayError("tts", `no TTS provider of kind "${descriptor.kind}" is available in this gateway (cartesia, elevenlabs, openai).`, { fatal: true });
+      throw new GatewayError("tts", `no TTS provider of kind "${descriptor.kind}" is available in this gateway (cartesia, elevenlabs, openai, local).`, { fatal: true });
   }
 }

@@ -1,0 +1,599 @@
+/**
+ * Offline STT (`stt: {kind: "local"}`): Debian's pocketsphinx 0.8+5prealpha
+ * (`pocketsphinx_continuous`) with the `pocketsphinx-en-us` model, driven as a child process.
+ *
+ * Design: one long-lived recognizer per session, fed ALL of the session's audio as a raw stream.
+ * pocketsphinx segments the stream with its own VAD (`-vad_postspeech 50`: an utterance ends after
+ * 500 ms of silence) and prints one line per utterance, its hypothesis; each line becomes
+ * `final(text, {endOfTurn: true})` (this STT endpoints turns itself). The session also runs fvad
+ * (`createVad`) + `SpeechDetector` (500 ms end silence) on the same audio, plus a voicing check
+ * (pitch-range autocorrelation) on fvad's speech frames, for two things pocketsphinx does not
+ * give: `speechStarted()` (once fvad's start has 60 ms of voiced frames), and a gate — a line is
+ * only reported when that much voiced speech came since the previous line. Both fvad and
+ * pocketsphinx's energy VAD take a cough for speech (over a noise floor pocketsphinx hears "if");
+ * a cough has no pitch, so it neither starts a turn (no barge-in) nor produces a final. No pre-roll
+ * is needed: the recognizer hears everything. pocketsphinx_continuous prints no partial
+ * hypotheses, so there are no `partial` events.
+ *
+ * Measured on this machine (2 vCPU shared with other work, load 1–2; the flite fixtures hello,
+ * order-status, stop and pin played in real time in 20 ms frames over a ±20 LSB noise floor,
+ * 3 rounds, the designs taking turns clip by clip; "end of speech" = the end of fvad's last speech
+ * frame). Reproduce: STT_LOCAL_BENCH=1 npx vitest run test/unit/pipeline/stt-local.test.ts -t bench
+ *                                                         end of speech → final: median (range)
+ *   A. this design: one process per session, fed everything, its VAD segments    543 ms (447–680)
+ *   B. a process spawned per utterance at fvad's end, the utterance written at
+ *      once (spawn + model load ≈ 300 ms, then all of the decoding)               1194 ms (1048–1303)
+ *   C. a pre-spawned warm process per utterance, the utterance streamed from
+ *      fvad's start (200 ms pre-roll), stdin closed at fvad's end                  561 ms (546–594)
+ *   D. one warm process shared by sessions (a pool), the utterance streamed,
+ *      800 ms of zeros at fvad's end                                              503 ms (417–583)
+ * All but B are bound by the ~500 ms of end-of-utterance silence: C waits for fvad's 500 ms and
+ * then ≈ 50 ms of final pass; in A and D pocketsphinx's own VAD closes the utterance 417–680 ms
+ * after the speech (fvad: 500–520 ms), so its segmentation is as quick as fvad's, and on these
+ * clips the same (one utterance each; "Stop. Wait a second." stays one).
+ * CPU (user+sys): a model load is 0.28 s; B and C pay it per utterance (0.52–0.79 s per utterance
+ * with the decoding), A per session (its recognizer: 4.99 s for the 12 utterances and 30 s of
+ * noise floor, ≈ 0.4 s per utterance). Memory: ≈ 93 MB private (dictionary, LM) per process
+ * (Private_Dirty in /proc/<pid>/smaps_rollup of a running recognizer), whichever design.
+ * Chosen: A — within 40 ms of the fastest (D, the same mechanism), a model load per session
+ * rather than per utterance, no warm spares to manage. D needs fewer processes than sessions, but
+ * a checkout per utterance, and it carries one caller's noise and cepstral-mean state into the
+ * next; it is the way to go if one ≈ 95 MB process per open session is too much.
+ *
+ * Constraints:
+ * - Node's stdio pipes are socketpairs, which `/dev/stdin` cannot reopen, and the recognizer only
+ *   reads files; so the child is `sh -c 'cat | pocketsphinx_continuous … -infile /dev/stdin'`,
+ *   spawned detached (its own process group). The shells ignore SIGTERM and cat and pocketsphinx
+ *   restore it, so a SIGTERM to the group kills those two while the shells reap them and exit:
+ *   no orphans, no zombies (see PIPELINE).
+ * - pocketsphinx reads 2048 samples (128 ms) at a time: the stream's granularity. `finalize()`
+ *   writes 800 ms of zeros so its VAD closes the utterance at once (push-to-talk).
+ * - The en-us model takes 16 kHz audio; sessions at other rates are refused. `prompt` (vocabulary
+ *   biasing) and `language` are not used. The utterance end (500 ms) is fixed, not
+ *   `minSilenceMs`: command-style agents want quick turns.
+ * - `open()` checks, once per provider, that the configuration loads (a run with
+ *   `-infile /dev/null`: a bad grammar or a keyword missing from the dictionary fails `open()`
+ *   with pocketsphinx's message, instead of a recognizer that dies on every session).
+ *
+ * Options: `grammar` (JSGF text, `#JSGF V1.0; grammar …; public <…> = …;`) or `keywords`
+ * (keyphrases spotted with threshold 1e-20; the line is the phrases heard), for command-style
+ * agents; `hmm`/`lm`/`dict` (model paths), `binary` (default `pocketsphinx_continuous`).
+ * When the binary or the default model is missing, `open()` rejects with an `SttUnavailableError`
+ * (`unavailable: true`, see `isSttUnavailable`), and the session falls back to typed input.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { systemClock, type Clock, type Timer } from "../../../clock.js";
+import { GatewayError, messageOf } from "../../../errors.js";
+import type { ProviderDescriptor } from "../../../manifest/index.js";
+import { bytesToSamples, FrameSplitter } from "../../../audio/pcm.js";
+import { SpeechDetector } from "../../speech-detector.js";
+import { isSttUnavailable as portSttUnavailable, type SttEvents, type SttOpenOptions, type SttProvider, type SttSession } from "../../stt-port.js";
+import { createVad, DEFAULT_VAD_FRAME_MS, type Vad } from "../../vad.js";
+import { optionsOf } from "../provider-options.js";
+import { NO_LOG, type ProviderLog } from "../provider-runtime.js";
+import { throwIfAborted } from "../stt-socket.js";
+import { MAX_PROVIDER_BACKLOG_BYTES } from "../ws-backlog.js";
+
+export const LOCAL_STT_BINARY = "pocketsphinx_continuous";
+/** Where Debian's `pocketsphinx-en-us` puts the model. */
+export const LOCAL_STT_MODEL_DIR = "/usr/share/pocketsphinx/model/en-us";
+export const LOCAL_STT_INSTALL_HINT = "install it with: sudo apt-get install pocketsphinx pocketsphinx-en-us";
+/** The en-us acoustic model's rate (Hz); the only rate a session may be opened at. */
+export const LOCAL_STT_SAMPLE_RATE = 16000;
+
+const DEFAULT_HMM: string = `${LOCAL_STT_MODEL_DIR}/en-us`;
+const DEFAULT_LM: string = `${LOCAL_STT_MODEL_DIR}/en-us.lm.bin`;
+const DEFAULT_DICT: string = `${LOCAL_STT_MODEL_DIR}/cmudict-en-us.dict`;
+/** Silence that ends an utterance, for pocketsphinx (10 ms frames) and fvad alike. */
+const END_SILENCE_MS = 500;
+/** Keyphrase detection threshold, the same for every phrase (lower: more detections, and more false alarms). */
+const KEYWORD_THRESHOLD = "1e-20";
+/** Zeros `finalize()` writes: 500 ms for the VAD, plus two 128 ms reads of slack. */
+const FLUSH_BYTES = (800 * LOCAL_STT_SAMPLE_RATE * 2) / 1000;
+/**
+ * The voicing gate: a frame is voiced when the normalized autocorrelation of the last 40 ms peaks
+ * at ≥ VOICED_PEAK over pitch lags of 2–12.5 ms (500–80 Hz). Measured on the fixtures: vowels of
+ * the flite clips 0.9–1.0, the cough ≤ 0.21, a ±20 LSB noise floor ≤ 0.18.
+ */
+const VOICED_PEAK = 0.7;
+const PITCH_LAGS = { min: 32, max: 200 } as const;
+/** Voiced speech (ms) that confirms fvad's speech start, and that a line needs to be reported. */
+const VOICED_MIN_MS = 60;
+/**
+ * The shell in front of the recognizer ($0 = the binary, "$@" = its arguments). The shell and the
+ * recognizer's subshell ignore SIGTERM, cat and the recognizer get it back; when the recognizer
+ * ends, its subshell TERMs the group, so cat (blocked reading the session's audio) goes too and
+ * the shell exits with the recognizer's status at once, whether or not audio is flowing. (A
+ * recognizer that dies within a millisecond of being forked can beat cat's subshell to restoring
+ * SIGTERM — a shell builtin standing in for it did, 3 times in 40; pocketsphinx failing on a bad
+ * model path, 0 in 40. cat then ends at the next audio write, on SIGPIPE, or at `close()`.)
+ */
+const PIPELINE = `trap '' TERM; (trap - TERM; exec cat) | (trap '' TERM; (trap - TERM; exec "$0" "$@"); s=$?; kill -TERM 0; exit $s)`;
+
+/** Runtime knobs (not user config). */
+export interface LocalSttOptions {
+  readonly log?: ProviderLog;
+  readonly clock?: Clock;
+  /** After `close()` ends the audio, wait this long for pocketsphinx to exit before SIGTERM (then SIGKILL). Default 1000. */
+  readonly closeTimeoutMs?: number;
+  /**
+   * After fvad's speech end (or `finalize()`), wait this long for pocketsphinx's line before
+   * ending the turn with an empty final (its VAD may never have started). Default 1500.
+   */
+  readonly lineGraceMs?: number;
+}
+
+/** What to recognize: the general language model, a JSGF grammar, or keyphrases. */
+type Search = { readonly mode: "lm"; readonly lm: string } | { readonly mode: "grammar"; readonly jsgf: string } | { readonly mode: "keywords"; readonly phrases: readonly string[] };
+
+interface LocalSttSettings {
+  readonly binary: string;
+  readonly hmm: string;
+  readonly dict: string;
+  readonly search: Search;
+}
+
+// ---- availability ----
+
+/** The open error when pocketsphinx (or its default model) is not installed: the session falls back to typed input. */
+export class SttUnavailableError extends GatewayError {
+  readonly unavailable = true;
+
+  constructor(message: string) {
+    super("stt", message, { fatal: true });
+  }
+}
+
+/** True for an open error meaning "no recognizer on this machine" (the port's check, as a type guard). */
+export function isSttUnavailable(error: unknown): error is SttUnavailableError {
+  return error instanceof GatewayError && portSttUnavailable(error);
+}
+
+const availability = new Map<string, Promise<boolean>>();
+
+/** True when `binary` runs here (it prints its usage and exits). Cached per binary for the process's life. */
+export function localSttAvailable(binary: string = LOCAL_STT_BINARY): Promise<boolean> {
+  let probe = availability.get(binary);
+  if (probe === undefined) {
+    probe = runs(binary);
+    availability.set(binary, probe);
+  }
+  return probe;
+}
+
+function runs(binary: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(binary, [], { stdio: "ignore" });
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    timer.unref();
+    child.once("error", () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+    child.once("exit", (_code, signal) => {
+      clearTimeout(timer);
+      resolve(signal === null);
+    });
+  });
+}
+
+// ---- configuration ----
+
+function readSettings(descriptor: ProviderDescriptor): LocalSttSettings {
+  const read = optionsOf(descriptor, "stt");
+  const fail = (message: string): never => {
+    throw new GatewayError("internal", `stt.options.${message}`, { fatal: true });
+  };
+  const grammar = read.string("grammar");
+  const raw = descriptor.options.keywords;
+  let phrases: string[] | undefined;
+  if (raw !== undefined) {
+    const ok = Array.isArray(raw) && raw.length > 0 && raw.every((k) => typeof k === "string" && k.trim() !== "" && !/[/\r\n]/.test(k));
+    if (!ok) fail("keywords must be a non-empty list of phrases (no '/' or line breaks).");
+    phrases = (raw as string[]).map((k) => k.trim().toLowerCase().replace(/\s+/g, " "));
+  }
+  if (grammar !== undefined && phrases !== undefined) fail("grammar and keywords cannot both be set.");
+  const search: Search =
+    grammar !== undefined ? { mode: "grammar", jsgf: grammar } : phrases !== undefined ? { mode: "keywords", phrases } : { mode: "lm", lm: read.string("lm") ?? DEFAULT_LM };
+  return {
+    binary: read.string("binary") ?? LOCAL_STT_BINARY,
+    hmm: read.string("hmm") ?? DEFAULT_HMM,
+    dict: read.string("dict") ?? DEFAULT_DICT,
+    search,
+  };
+}
+
+/** A session's (or the check's) grammar/keyword file, in a temp dir removed with it. */
+interface SearchFiles {
+  readonly args: readonly string[];
+  readonly dir: string | undefined;
+}
+
+async function writeSearchFiles(search: Search): Promise<SearchFiles> {
+  if (search.mode === "lm") return { args: ["-lm", search.lm], dir: undefined };
+  const dir = await mkdtemp(join(tmpdir(), "switchboard-stt-"));
+  try {
+    if (search.mode === "grammar") {
+      const file = join(dir, "grammar.gram");
+      await writeFile(file, search.jsgf.endsWith("\n") ? search.jsgf : `${search.jsgf}\n`);
+      return { args: ["-jsgf", file], dir };
+    }
+    const file = join(dir, "keywords.kws");
+    await writeFile(file, search.phrases.map((p) => `${p} /${KEYWORD_THRESHOLD}/\n`).join(""));
+    return { args: ["-kws", file], dir };
+  } catch (error) {
+    await removeDir(dir);
+    throw new GatewayError("stt", `local STT could not write its ${search.mode} file: ${messageOf(error)}`, { fatal: true, cause: error });
+  }
+}
+
+async function removeDir(dir: string | undefined): Promise<void> {
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+function recognizerArgs(settings: LocalSttSettings, files: SearchFiles, infile: string): string[] {
+  const postSpeechFrames = String(END_SILENCE_MS / 10);
+  return ["-hmm", settings.hmm, "-dict", settings.dict, ...files.args, "-samprate", String(LOCAL_STT_SAMPLE_RATE), "-inmic", "no", "-vad_postspeech", postSpeechFrames, "-infile", infile];
+}
+
+/** The default model files in use that are missing (the `pocketsphinx-en-us` package is not installed). */
+async function missingDefaultModel(settings: LocalSttSettings): Promise<string[]> {
+  const paths = [settings.hmm, settings.dict, ...(settings.search.mode === "lm" ? [settings.search.lm] : [])];
+  const defaults = paths.filter((p) => p === DEFAULT_HMM || p === DEFAULT_DICT || p === DEFAULT_LM);
+  const missing = await Promise.all(defaults.map((p) => access(p).then(() => "", () => p)));
+  return missing.filter((p) => p !== "");
+}
+
+/** pocketsphinx's ERROR/FATAL lines, without their source location. */
+function errorLines(log: string): string[] {
+  return log
+    .split("\n")
+    .filter((line) => /^(ERROR|FATAL)/.test(line))
+    .map((line) => line.replace(/^(ERROR|FATAL[_A-Z]*): "[^"]*", line \d+: /, "").trim())
+    .slice(0, 3);
+}
+
+/** Loads the configuration once with `-infile /dev/null`; rejects with pocketsphinx's errors. */
+async function checkConfiguration(settings: LocalSttSettings): Promise<void> {
+  const files = await writeSearchFiles(settings.search);
+  try {
+    const { code, log } = await new Promise<{ code: number | null; log: string }>((resolve, reject) => {
+      const child = spawn(settings.binary, recognizerArgs(settings, files, "/dev/null"), { stdio: ["ignore", "ignore", "pipe"] });
+      let log = "";
+      child.stderr.setEncoding("utf8");
+      child.stderr.on("data", (chunk: string) => {
+        if (log.length < 200_000) log += chunk;
+      });
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      timer.unref();
+      child.once("error", (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.once("close", (exitCode) => {
+        clearTimeout(timer);
+        resolve({ code: exitCode, log });
+      });
+    });
+    const errors = errorLines(log);
+    // A keyphrase missing from the dictionary is an ERROR line but exit code 0: it would never be heard.
+    if (code !== 0 || errors.length > 0) {
+      const why = errors.length > 0 ? errors.join("; ") : `exit code ${String(code)}`;
+      throw new GatewayError("stt", `pocketsphinx could not load the local STT configuration (${settings.search.mode} mode): ${why}`, { fatal: true });
+    }
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    throw new GatewayError("stt", `pocketsphinx could not be run: ${messageOf(error)}`, { fatal: true, cause: error });
+  } finally {
+    await removeDir(files.dir);
+  }
+}
+
+// ---- the session ----
+
+/**
+ * Peak normalized autocorrelation of `x` over pitch lags (0 for silence): near 1 for a vowel, low
+ * for noise. Stops at the first lag reaching `enough`.
+ */
+function periodicity(x: Int16Array, enough: number): number {
+  let best = 0;
+  for (let lag = PITCH_LAGS.min; lag <= PITCH_LAGS.max; lag++) {
+    let xy = 0;
+    let xx = 0;
+    let yy = 0;
+    for (let n = 0; n + lag < x.length; n++) {
+      const a = x[n] ?? 0;
+      const b = x[n + lag] ?? 0;
+      xy += a * b;
+      xx += a * a;
+      yy += b * b;
+    }
+    if (xx > 0 && yy > 0) best = Math.max(best, xy / Math.sqrt(xx * yy));
+    if (best >= enough) break;
+  }
+  return best;
+}
+
+type Phase = "open" | "closing" | "closed";
+
+/** `events` with every call caught and logged: a throwing handler never reaches the child's streams. */
+function shielded(events: SttEvents, log: ProviderLog): SttEvents {
+  const call = (deliver: () => void): void => {
+    try {
+      deliver();
+    } catch (error) {
+      log.warn({ err: messageOf(error) }, "an STT event handler threw; ignored");
+    }
+  };
+  return {
+    partial: (text, info) => call(() => events.partial(text, info)),
+    final: (text, info) => call(() => events.final(text, info)),
+    speechStarted: () => call(() => events.speechStarted()),
+    error: (error, info) => call(() => events.error(error, info)),
+    closed: (info) => call(() => events.closed(info)),
+  };
+}
+
+/** One session's recognizer. `pid` (the shell's, leading the process group) is for diagnostics and tests. */
+export class LocalSttSession implements SttSession {
+  readonly endpointing = true;
+  readonly #child: ChildProcessWithoutNullStreams;
+  readonly #events: SttEvents;
+  readonly #vad: Vad;
+  readonly #detector = new SpeechDetector({ minSilenceMs: END_SILENCE_MS });
+  /** The same 20 ms frames fvad cuts (both split from the start of the stream), for the voicing check. */
+  readonly #frames = new FrameSplitter(LOCAL_STT_SAMPLE_RATE, DEFAULT_VAD_FRAME_MS);
+  /** The last two frames: the voicing window. */
+  readonly #window = new Int16Array(2 * (LOCAL_STT_SAMPLE_RATE / 1000) * DEFAULT_VAD_FRAME_MS);
+  readonly #log: ProviderLog;
+  readonly #clock: Clock;
+  readonly #closeTimeoutMs: number;
+  readonly #lineGraceMs: number;
+  readonly #tempDir: string | undefined;
+  #phase: Phase = "open";
+  #dropped = 0;
+  #stdout = "";
+  #stderr = "";
+  /** Voiced speech (ms) in fvad's current speech segment; `speechStarted` went out once it reached VOICED_MIN_MS. */
+  #segmentVoicedMs = 0;
+  /** Voiced speech (ms) since pocketsphinx's last line: the next line is reported when ≥ VOICED_MIN_MS. */
+  #voicedSinceLineMs = 0;
+  /** `speechStarted` was reported and no end-of-turn final yet. */
+  #turnOpen = false;
+  #lineTimer: Timer | undefined;
+  #killTimer: Timer | undefined;
+  readonly #exited: Promise<void>;
+  #resolveExited!: () => void;
+
+  constructor(child: ChildProcessWithoutNullStreams, vad: Vad, tempDir: string | undefined, events: SttEvents, runtime: Required<LocalSttOptions>) {
+    this.#child = child;
+    this.#vad = vad;
+    this.#tempDir = tempDir;
+    this.#log = runtime.log;
+    this.#clock = runtime.clock;
+    this.#closeTimeoutMs = runtime.closeTimeoutMs;
+    this.#lineGraceMs = runtime.lineGraceMs;
+    this.#events = shielded(events, runtime.log);
+    this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => this.#onStdout(chunk));
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => (this.#stderr = (this.#stderr + chunk).slice(-2000)));
+    // EPIPE and the like when the child is gone: its exit is reported by `close`.
+    child.stdin.on("error", (error) => this.#log.debug({ err: messageOf(error) }, "local stt stdin error"));
+    child.on("close", (code: number | null, signal: NodeJS.Signals | null) => this.#onExit(code, signal));
+  }
+
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  get droppedBytes(): number {
+    return this.#dropped;
+  }
+
+  sendAudio(pcm: Uint8Array): void {
+    if (this.#phase !== "open" || pcm.byteLength === 0) return;
+    this.#detect(pcm);
+    if (this.#child.stdin.writableLength > MAX_PROVIDER_BACKLOG_BYTES) {
+      this.#dropped += pcm.byteLength;
+      return;
+    }
+    // A copy: the caller may reuse its buffer before the pipe takes it.
+    this.#child.stdin.write(Buffer.from(pcm));
+  }
+
+  finalize(): void {
+    if (this.#phase !== "open") return;
+    if (this.#child.stdin.writableLength <= MAX_PROVIDER_BACKLOG_BYTES) this.#child.stdin.write(Buffer.alloc(FLUSH_BYTES));
+    if (this.#turnOpen) this.#armLineTimer();
+  }
+
+  /** Ends the audio (pocketsphinx finishes its utterance, prints it and exits), then signals the group if it lingers. */
+  close(): Promise<void> {
+    if (this.#phase !== "open") return this.#exited;
+    this.#phase = "closing";
+    this.#lineTimer?.cancel();
+    this.#child.stdin.end();
+    this.#killTimer = this.#clock.setTimeout(() => {
+      this.#signal("SIGTERM");
+      this.#killTimer = this.#clock.setTimeout(() => this.#signal("SIGKILL"), 500);
+    }, this.#closeTimeoutMs);
+    return this.#exited;
+  }
+
+  /** fvad + detector + voicing over the audio: voiced speech start → `speechStarted`; speech end → wait for the line. */
+  #detect(pcm: Uint8Array): void {
+    let verdicts;
+    try {
+      verdicts = this.#vad.push(pcm);
+    } catch (error) {
+      this.#log.warn({ err: messageOf(error) }, "local stt VAD failed on a chunk; skipped");
+      this.#frames.push(pcm); // fvad consumed the chunk too: stay aligned
+      return;
+    }
+    const frames = this.#frames.push(pcm);
+    verdicts.forEach((verdict, i) => {
+      const samples = bytesToSamples(frames[i] ?? new Uint8Array(0));
+      const half = this.#window.length / 2;
+      this.#window.copyWithin(0, half);
+      this.#window.set(samples.subarray(0, half), half);
+      const event = this.#detector.push(verdict);
+      if (event?.type === "start") this.#segmentVoicedMs = 0;
+      if (verdict.speech && this.#detector.speaking && periodicity(this.#window, VOICED_PEAK) >= VOICED_PEAK) {
+        const before = this.#segmentVoicedMs;
+        this.#voicedSinceLineMs += DEFAULT_VAD_FRAME_MS;
+        this.#segmentVoicedMs += DEFAULT_VAD_FRAME_MS;
+        if (before < VOICED_MIN_MS && this.#segmentVoicedMs >= VOICED_MIN_MS) {
+          this.#lineTimer?.cancel();
+          this.#turnOpen = true;
+          this.#events.speechStarted();
+        }
+      }
+      if (event?.type === "end" && this.#turnOpen) this.#armLineTimer();
+    });
+  }
+
+  #onStdout(chunk: string): void {
+    this.#stdout += chunk;
+    let newline: number;
+    while ((newline = this.#stdout.indexOf("\n")) >= 0) {
+      const line = this.#stdout.slice(0, newline);
+      this.#stdout = this.#stdout.slice(newline + 1);
+      this.#onLine(line);
+    }
+  }
+
+  /** One utterance's hypothesis (kws mode: the keyphrases heard). */
+  #onLine(line: string): void {
+    const text = line
+      .replace(/\(\d+\)/g, "")
+      .replace(/\s+/g, " ")
+      .trim();
+    if (this.#voicedSinceLineMs < VOICED_MIN_MS) {
+      if (text !== "") this.#log.debug({ text }, "local stt: pocketsphinx heard words in what has no voiced speech; ignored");
+      return;
+    }
+    this.#voicedSinceLineMs = 0;
+    if (text === "" && !this.#turnOpen) return;
+    this.#endTurn(text);
+  }
+
+  #endTurn(text: string): void {
+    this.#lineTimer?.cancel();
+    this.#turnOpen = false;
+    this.#events.final(text, { endOfTurn: true });
+  }
+
+  /** pocketsphinx's VAD may not have started on what fvad called speech: then no line comes, and the turn ends empty. */
+  #armLineTimer(): void {
+    this.#lineTimer?.cancel();
+    this.#lineTimer = this.#clock.setTimeout(() => {
+      if (this.#phase === "open" && this.#turnOpen) this.#endTurn("");
+    }, this.#lineGraceMs);
+  }
+
+  #signal(signal: NodeJS.Signals): void {
+    const pid = this.#child.pid;
+    if (pid === undefined || this.#child.exitCode !== null || this.#child.signalCode !== null) return;
+    try {
+      process.kill(-pid, signal); // the group: sh, cat, pocketsphinx (spawned detached)
+    } catch {
+      // Already gone.
+    }
+  }
+
+  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#phase === "closed") return;
+    if (this.#stdout !== "") this.#onLine(this.#stdout);
+    this.#stdout = "";
+    const expected = this.#phase === "closing";
+    this.#phase = "closed";
+    this.#lineTimer?.cancel();
+    this.#killTimer?.cancel();
+    this.#vad.close();
+    void removeDir(this.#tempDir);
+    if (expected) {
+      this.#events.closed({ expected: true });
+    } else {
+      const how = signal !== null ? `signal ${signal}` : `exit code ${String(code)}`;
+      // The shells' own "Terminated" (cat, ended by the recognizer's subshell) says nothing.
+      const lines = this.#stderr.split("\n").filter((line) => line.trim() !== "" && line.trim() !== "Terminated");
+      const detail = lines.slice(-2).join("; ");
+      const error = new GatewayError("stt", `pocketsphinx exited unexpectedly (${how})${detail === "" ? "" : `: ${detail}`}`);
+      this.#log.warn({ code, signal }, "local stt recognizer died");
+      this.#events.error(error, { recoverable: true });
+      this.#events.closed({ expected: false });
+    }
+    this.#resolveExited();
+  }
+}
+
+/** Starts `sh -c 'cat | <binary> …'` in its own process group; resolves once it is running. */
+function startRecognizer(settings: LocalSttSettings, files: SearchFiles): Promise<ChildProcessWithoutNullStreams> {
+  const args = [...recognizerArgs(settings, files, "/dev/stdin"), "-logfn", "/dev/null"];
+  const child = spawn("sh", ["-c", PIPELINE, settings.binary, ...args], { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  return new Promise((resolve, reject) => {
+    child.once("spawn", () => resolve(child));
+    child.once("error", (error) => reject(new GatewayError("stt", `local STT could not start sh: ${messageOf(error)}`, { fatal: true, cause: error })));
+  });
+}
+
+/**
+ * The local (pocketsphinx) STT provider. Options: `grammar` (JSGF text) or `keywords` (phrases),
+ * `hmm`, `lm`, `dict` (model paths), `binary`. A bad option throws here (fatal, naming it).
+ */
+export function localStt(descriptor: ProviderDescriptor, options: LocalSttOptions = {}): SttProvider {
+  const settings = readSettings(descriptor);
+  const runtime: Required<LocalSttOptions> = {
+    log: options.log ?? NO_LOG,
+    clock: options.clock ?? systemClock,
+    closeTimeoutMs: options.closeTimeoutMs ?? 1000,
+    lineGraceMs: options.lineGraceMs ?? 1500,
+  };
+  let checked: Promise<void> | undefined;
+  const checkOnce = (): Promise<void> => {
+    if (checked === undefined) {
+      const attempt = checkConfiguration(settings);
+      checked = attempt;
+      attempt.catch(() => {
+        if (checked === attempt) checked = undefined; // a later open tries again
+      });
+    }
+    return checked;
+  };
+
+  return {
+    kind: "local",
+    async open(open: SttOpenOptions, events: SttEvents): Promise<SttSession> {
+      throwIfAborted(open.signal, "local stt");
+      if (open.sampleRate !== LOCAL_STT_SAMPLE_RATE) {
+        throw new GatewayError("stt", `the local STT takes ${LOCAL_STT_SAMPLE_RATE} Hz audio (the session opened it at ${open.sampleRate} Hz).`, { fatal: true });
+      }
+      if (!(await localSttAvailable(settings.binary))) {
+        throw new SttUnavailableError(`the local STT needs ${settings.binary}, which is not installed here; ${LOCAL_STT_INSTALL_HINT}`);
+      }
+      const missing = await missingDefaultModel(settings);
+      if (missing.length > 0) throw new SttUnavailableError(`the local STT's model is missing (${missing.join(", ")}); ${LOCAL_STT_INSTALL_HINT}`);
+      await checkOnce();
+      throwIfAborted(open.signal, "local stt");
+
+      const vad = await createVad({ sampleRate: LOCAL_STT_SAMPLE_RATE });
+      let files: SearchFiles | undefined;
+      try {
+        files = await writeSearchFiles(settings.search);
+        throwIfAborted(open.signal, "local stt");
+        const child = await startRecognizer(settings, files);
+        runtime.log.debug({ pid: child.pid, mode: settings.search.mode }, "local stt started");
+        return new LocalSttSession(child, vad, files.dir, events, runtime);
+      } catch (error) {
+        vad.close();
+        await removeDir(files?.dir);
+        throw error;
+      }
+    },
+  };
+}
