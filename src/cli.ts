@@ -68,7 +68,7 @@ async function serve(path: string, flags: { port?: string | undefined; host?: st
   const { config } = gateway;
   process.stdout.write(
     `\nSwitchboard is serving "${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})\n` +
-      `  ${url}/client-config\n  ${url.replace(/^http/, "ws")}/websocket\n\n`,
+      `  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n\n`,
   );
   let stopping = false;
   const stop = (signal: string): void => {
