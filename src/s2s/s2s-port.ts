@@ -1,0 +1,97 @@
+/**
+ * The speech-to-speech port. An adapter (providers/<vendor>.ts) speaks one vendor's wire
+ * protocol; the session's s2s runner only sees these calls and events. Audio both ways is
+ * PCM16 LE mono at the session's announced rates.
+ */
+import type { JSONSchema7 } from "json-schema";
+
+/** A tool as the service is told about it (the session's frozen list). */
+export interface S2sTool {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JSONSchema7;
+}
+
+/** A committed line of the conversation, replayed into a new socket after a reconnect. */
+export interface S2sHistoryItem {
+  readonly role: "user" | "assistant";
+  readonly text: string;
+}
+
+/** What one session tells the service once per socket (the setup message). */
+export interface S2sSetup {
+  /** System prompt + voice presets + prompt context. */
+  readonly instructions: string;
+  readonly tools: readonly S2sTool[];
+  readonly toolChoice: "auto" | "required" | "none" | { readonly type: "tool"; readonly toolName: string };
+  /** `false` for `interruption: "off"`: the service's VAD must not cancel a response. */
+  readonly interruptResponse: boolean;
+  /** Vocabulary biasing for the service's input transcription (`sttPrompt`). */
+  readonly transcriptionPrompt?: string | undefined;
+}
+
+export interface S2sOpenOptions {
+  readonly setup: S2sSetup;
+  /** The conversation so far, replayed after a reconnect (and on a resumed session). */
+  readonly history: () => readonly S2sHistoryItem[];
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** A tool call the model made; `args` is parsed JSON (or the raw string when it is not JSON). */
+export interface S2sToolCall {
+  readonly callId: string;
+  readonly name: string;
+  readonly args: unknown;
+  /** The response that made the call: results go back once per response batch. */
+  readonly responseId: string;
+}
+
+export interface S2sEvents {
+  /** Model audio for an item of a response. */
+  audio(pcm: Uint8Array, info: { readonly responseId: string; readonly itemId: string }): void;
+  /** The model's transcript of what it says (a delta), per response. */
+  agentTranscript(delta: string, info: { readonly responseId: string; readonly itemId: string }): void;
+  /** The service's VAD heard the caller start / stop. */
+  speechStarted(): void;
+  speechStopped(): void;
+  /** The caller's words, as the service transcribed them: interim deltas, then the final text. */
+  userTranscript(text: string, info: { readonly final: boolean }): void;
+  responseStarted(info: { readonly responseId: string; readonly outOfBand: boolean }): void;
+  responseDone(info: {
+    readonly responseId: string;
+    readonly outOfBand: boolean;
+    readonly status: "completed" | "cancelled" | "failed" | "incomplete";
+    readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly totalTokens: number };
+  }): void;
+  toolCall(call: S2sToolCall): void;
+  /** In-band provider errors are non-fatal; `fatal` when the link is gone for good. */
+  error(error: Error, info: { readonly fatal: boolean }): void;
+  /** The socket closed for good (after any reconnects); `expected` when the session closed it. */
+  closed(info: { readonly expected: boolean }): void;
+}
+
+/** One live speech-to-speech conversation (reconnects are the adapter's, invisible here). */
+export interface S2sSession {
+  /** The rates the service takes and gives (OpenAI: 24 kHz both ways; Gemini: 16 kHz in, 24 kHz out). */
+  readonly inputSampleRate: number;
+  readonly outputSampleRate: number;
+  sendAudio(pcm: Uint8Array): void;
+  /**
+   * Ask for a response. `outOfBand`: spoken in the model's voice but never written to the
+   * conversation, with no tools (tool messages, the greeting). Returns a local id echoed in
+   * `responseStarted`/`responseDone` as `responseId` once the service names the response.
+   */
+  createResponse(options?: { readonly instructions?: string; readonly outOfBand?: boolean }): void;
+  /** Cancel the response in flight (or the given one). */
+  cancelResponse(responseId?: string): void;
+  /** The caller heard only `audioEndMs` of this item: cut the model's memory there. */
+  truncate(itemId: string, audioEndMs: number): void;
+  /** Every result of one response's calls, then one request for the next response. */
+  sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void;
+  close(): Promise<void>;
+}
+
+export interface S2sProvider {
+  readonly kind: string;
+  open(options: S2sOpenOptions, events: S2sEvents): Promise<S2sSession>;
+}
