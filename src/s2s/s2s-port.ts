@@ -78,8 +78,8 @@ export interface S2sSession {
   sendAudio(pcm: Uint8Array): void;
   /**
    * Ask for a response. `outOfBand`: spoken in the model's voice but never written to the
-   * conversation, with no tools (tool messages, the greeting). Returns a local id echoed in
-   * `responseStarted`/`responseDone` as `responseId` once the service names the response.
+   * conversation, with no tools (tool messages, the greeting); `responseStarted` reports it
+   * with `outOfBand: true` once the service names the response.
    */
   createResponse(options?: { readonly instructions?: string; readonly outOfBand?: boolean }): void;
   /** Cancel the response in flight (or the given one). */
