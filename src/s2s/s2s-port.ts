@@ -82,6 +82,8 @@ export interface S2sSession {
    * with `outOfBand: true` once the service names the response.
    */
   createResponse(options?: { readonly instructions?: string; readonly outOfBand?: boolean }): void;
+  /** A typed user turn (`user_text`): a user message in the conversation, then a response. */
+  sendText?(text: string): void;
   /** Cancel the response in flight (or the given one). */
   cancelResponse(responseId?: string): void;
   /** The caller heard only `audioEndMs` of this item: cut the model's memory there. */

@@ -29,6 +29,8 @@ import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { TextRunner } from "./text-runner.js";
 import { ToolRunner } from "./tool-runner.js";
 import { VoiceRunner, type VoiceProviders } from "./voice-runner.js";
+import { S2sRunner } from "./s2s-runner.js";
+import type { S2sProvider } from "../s2s/s2s-port.js";
 
 /** What a session runs: the agent as the host holds it. */
 export interface SessionAgent {
@@ -50,6 +52,8 @@ export interface SessionDeps {
   readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel;
   /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
   readonly voice?: VoiceProviders | undefined;
+  /** Speech-to-speech providers for s2s sessions. */
+  readonly s2s?: ((descriptor: ProviderDescriptor) => S2sProvider) | undefined;
   readonly connectMcp?: ((def: ResolvedAgentDef) => Promise<McpTools>) | undefined;
   readonly metrics?: SessionMetrics;
   readonly random?: RandomSource;
@@ -194,9 +198,6 @@ export class Session {
   async #open(): Promise<void> {
     const { agent, clock } = this.#deps;
     const { config, def } = agent;
-    if (config.llm === undefined) throw new GatewayError("internal", `a ${this.mode} agent needs an llm provider.`, { fatal: true });
-    if (this.mode === "s2s") throw new GatewayError("internal", "s2s sessions are not available in this build yet; use a pipeline or text agent.", { fatal: true });
-    const model = this.#deps.resolveModel(config.llm);
     this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
     this.#mcp = await this.#deps.connectMcp?.(def);
     const table = this.#composeTools();
@@ -222,6 +223,27 @@ export class Session {
       },
     });
     this.#tools = tools;
+    const context = this.#runnerContext();
+    if (this.mode === "s2s") {
+      const s2s = this.#deps.s2s;
+      if (config.s2s === undefined || s2s === undefined) throw new GatewayError("s2s", "this gateway has no speech-to-speech provider configured.", { fatal: true });
+      this.#mode = await S2sRunner.open(context, {
+        config,
+        provider: s2s(config.s2s),
+        tools,
+        audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
+        setup: {
+          instructions: await this.#instructions(),
+          tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
+          toolChoice: config.toolChoice ?? DEFAULTS.toolChoice,
+          interruptResponse: config.interruption !== "off",
+          transcriptionPrompt: config.sttPrompt,
+        },
+      });
+      return;
+    }
+    if (config.llm === undefined) throw new GatewayError("internal", `a ${this.mode} agent needs an llm provider.`, { fatal: true });
+    const model = this.#deps.resolveModel(config.llm);
     const loop = new ReplyLoop({
       model,
       tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
@@ -249,7 +271,6 @@ export class Session {
       clock,
       instructions: () => this.#instructions(),
     });
-    const context = this.#runnerContext();
     const errorPhrase = config.errorPhrase ?? DEFAULTS.errorPhrase;
     if (this.mode === "text") {
       this.#mode = new TextRunner(context, loop, errorPhrase);

@@ -1,0 +1,310 @@
+import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
+import { Resampler } from "../audio/resample.js";
+import { GatewayError, messageOf } from "../errors.js";
+import { DEFAULTS, type AgentConfig } from "../manifest/index.js";
+import { PlaybackClock } from "../pipeline/playback-clock.js";
+import type { S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
+import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
+
+/** The rate the client sends and the rate agent audio leaves at (Hz), as for the pipeline. */
+const MIC_RATE = 16000;
+const PLAYBACK_RATE = 24000;
+
+export interface S2sRunnerOptions {
+  readonly config: AgentConfig;
+  readonly provider: S2sProvider;
+  readonly tools: ToolRunner;
+  /** The frozen tool list and the instructions, sent once per socket. */
+  readonly setup: S2sSetup;
+  readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+}
+
+/** "Say exactly" instructions for a line spoken in the model's own voice. */
+export function sayExactly(text: string): string {
+  return `Say exactly the following, word for word, and nothing else: "${text}"`;
+}
+
+interface Reply {
+  readonly responseId: string;
+  text: string;
+  itemId: string | undefined;
+  calls: Map<string, Promise<ToolOutcome>>;
+}
+
+/**
+ * Speech-to-speech mode: the service hears and speaks; the gateway bridges audio (resampled at
+ * the edge), maps the service's events to the client protocol, runs tool calls through the
+ * shared runner (answered once per call, results batched per response), speaks tool lines in
+ * the model's own voice out of band, and on barge-in clears playback and truncates the model's
+ * memory at what the caller actually heard.
+ */
+export class S2sRunner implements ModeRunner {
+  readonly #ctx: RunnerContext;
+  readonly #options: S2sRunnerOptions;
+  readonly #playback: PlaybackClock;
+  #session: S2sSession | undefined;
+  #toProvider: Resampler | undefined;
+  #toClient: Resampler | undefined;
+  #reply: Reply | undefined;
+  readonly #replies = new Map<string, Reply>();
+  readonly #outOfBand = new Set<string>();
+  #greeting: string | undefined;
+  #greetingResponse: string | undefined;
+  #userSpeaking = false;
+  #stepsSinceUser = 0;
+  #turn = 0;
+  #closed = false;
+  readonly #signal = new AbortController();
+
+  private constructor(ctx: RunnerContext, options: S2sRunnerOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#playback = new PlaybackClock(ctx.clock);
+  }
+
+  /** Open the service's socket: one setup message with the frozen tools and instructions. */
+  static async open(ctx: RunnerContext, options: S2sRunnerOptions): Promise<S2sRunner> {
+    const runner = new S2sRunner(ctx, options);
+    runner.#session = await options.provider.open(
+      { setup: options.setup, history: () => ctx.conversation.restoredEvent().messages },
+      {
+        audio: (pcm, info) => runner.#onAudio(pcm, info.responseId, info.itemId),
+        agentTranscript: (delta, info) => runner.#onTranscript(delta, info.responseId, info.itemId),
+        speechStarted: () => runner.#onSpeechStarted(),
+        speechStopped: () => runner.#onSpeechStopped(),
+        userTranscript: (text, info) => runner.#onUserTranscript(text, info.final),
+        responseStarted: (info) => runner.#onResponseStarted(info.responseId, info.outOfBand),
+        responseDone: (info) => void runner.#onResponseDone(info.responseId, info.status, info.usage),
+        toolCall: (call) => runner.#onToolCall(call),
+        error: (error, info) => runner.#onError(error, info.fatal),
+        closed: (info) => {
+          if (!info.expected) runner.#onError(new Error("the speech-to-speech service closed the connection"), true);
+        },
+      },
+    );
+    runner.#rates();
+    return runner;
+  }
+
+  get userSpeaking(): boolean {
+    return this.#userSpeaking;
+  }
+
+  get busy(): boolean {
+    return this.#reply !== undefined;
+  }
+
+  /** The greeting: an out-of-band response ("Say exactly: …"), recorded as the agent's. */
+  greet(text: string): void {
+    if (text === "") return;
+    this.#greeting = text;
+    this.#session?.createResponse({ instructions: sayExactly(text), outOfBand: true });
+  }
+
+  userText(text: string): void {
+    if (this.#session?.sendText === undefined) {
+      this.#ctx.emit({ type: "error.reported", code: "s2s", message: "this speech-to-speech service does not take typed turns", fatal: false });
+      return;
+    }
+    this.#commitUser(text);
+    this.#session.sendText(text);
+  }
+
+  cancel(): void {
+    this.#interrupt();
+    this.#ctx.emit({ type: "reply.cancelled" });
+  }
+
+  strand(): void {
+    this.cancel();
+  }
+
+  audio(chunk: Uint8Array): void {
+    if (this.#closed) return;
+    const pcm = this.#toProvider === undefined ? chunk : samplesToBytes(this.#toProvider.process(bytesToSamples(chunk)));
+    this.#session?.sendAudio(pcm);
+  }
+
+  playbackProgress(bufferedMs: number): void {
+    this.#playback.report(bufferedMs);
+  }
+
+  manual(command: string): void {
+    this.#ctx.log.debug({ command }, "manual turn command ignored: the service detects turns");
+  }
+
+  /** A tool's start or delayed line, in the model's own voice, never entering the conversation. */
+  toolLine(line: ToolLine): void {
+    if (this.#userSpeaking) return;
+    this.#session?.createResponse({ instructions: sayExactly(line.text), outOfBand: true });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#signal.abort(new Error("session ended"));
+    await this.#session?.close();
+  }
+
+  // ── service events ────────────────────────────────────────────────────────────────────
+
+  #rates(): void {
+    if (this.#session === undefined) return;
+    const { inputSampleRate, outputSampleRate } = this.#session;
+    this.#toProvider = inputSampleRate === MIC_RATE ? undefined : new Resampler(MIC_RATE, inputSampleRate);
+    this.#toClient = outputSampleRate === PLAYBACK_RATE ? undefined : new Resampler(outputSampleRate, PLAYBACK_RATE);
+  }
+
+  #onResponseStarted(responseId: string, outOfBand: boolean): void {
+    if (outOfBand) {
+      this.#outOfBand.add(responseId);
+      if (this.#greeting !== undefined && this.#greetingResponse === undefined) this.#greetingResponse = responseId;
+      return;
+    }
+    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map() };
+    this.#replies.set(responseId, reply);
+    this.#reply = reply;
+    this.#playback.resetTimeline();
+  }
+
+  #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
+    const reply = this.#replies.get(responseId);
+    const filler = this.#outOfBand.has(responseId) && responseId !== this.#greetingResponse;
+    if (reply !== undefined) reply.itemId ??= itemId;
+    if (reply !== undefined && reply !== this.#reply) return;
+    const out = this.#toClient === undefined ? pcm : samplesToBytes(this.#toClient.process(bytesToSamples(pcm)));
+    const ms = durationMs(out.byteLength, PLAYBACK_RATE);
+    this.#playback.queued(ms, filler ? "filler" : "model");
+    this.#options.audio(out, ms);
+  }
+
+  #onTranscript(delta: string, responseId: string, itemId: string): void {
+    const reply = this.#replies.get(responseId);
+    if (reply === undefined || reply !== this.#reply) return;
+    reply.itemId ??= itemId;
+    reply.text += delta;
+    this.#ctx.emit({ type: "agent-transcript.updated", text: reply.text.trim() });
+  }
+
+  /** The service heard the caller: a barge-in when the agent is audible; tool lines stop. */
+  #onSpeechStarted(): void {
+    this.#userSpeaking = true;
+    this.#ctx.activity();
+    for (const id of this.#outOfBand) if (id !== this.#greetingResponse) this.#session?.cancelResponse(id);
+    if (this.#playback.modelAudible) {
+      this.#interrupt();
+      this.#ctx.emit({ type: "reply.cancelled" });
+    }
+    this.#ctx.emit({ type: "speech.started" });
+  }
+
+  #onSpeechStopped(): void {
+    this.#userSpeaking = false;
+    this.#ctx.emit({ type: "speech.stopped" });
+  }
+
+  #onUserTranscript(text: string, final: boolean): void {
+    if (!final) {
+      this.#ctx.emit({ type: "user-transcript.updated", text });
+      return;
+    }
+    if (text.trim() !== "") this.#commitUser(text.trim());
+  }
+
+  #commitUser(text: string): void {
+    const { conversation } = this.#ctx;
+    this.#stepsSinceUser = 0;
+    this.#ctx.emit({ type: "user-transcript.committed", text });
+    conversation.commit(conversation.epoch, { role: "user", text });
+    this.#ctx.activity();
+  }
+
+  /** Barge-in or cancel: playback cleared, the response stopped, the model's memory cut at what was heard. */
+  #interrupt(): void {
+    const reply = this.#reply;
+    if (reply === undefined) return;
+    const heardMs = Math.max(0, Math.round(this.#playback.playedMs));
+    this.#playback.cleared();
+    this.#session?.cancelResponse(reply.responseId);
+    if (reply.itemId !== undefined) this.#session?.truncate(reply.itemId, heardMs);
+    this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in");
+    this.#reply = undefined;
+  }
+
+  #onToolCall(call: S2sToolCall): void {
+    const reply = this.#replies.get(call.responseId);
+    const maxSteps = this.#options.config.maxSteps ?? DEFAULTS.maxSteps;
+    const outcome =
+      this.#stepsSinceUser >= maxSteps
+        ? Promise.resolve<ToolOutcome>({
+            status: "refused",
+            result: { text: "Tool step limit reached for this turn. Answer the caller now without tools.", isError: true },
+            modelText: "Tool step limit reached for this turn. Answer the caller now without tools.",
+            isError: true,
+          })
+        : this.#options.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#signal.signal });
+    reply?.calls.set(call.callId, outcome);
+    if (reply === undefined) void this.#answer([call.callId], [outcome], true);
+  }
+
+  async #onResponseDone(responseId: string, status: string, usage?: { inputTokens: number; outputTokens: number; totalTokens: number }): Promise<void> {
+    if (this.#outOfBand.delete(responseId)) {
+      if (responseId === this.#greetingResponse && this.#greeting !== undefined) {
+        const text = this.#greeting;
+        this.#greeting = undefined;
+        const { conversation } = this.#ctx;
+        this.#ctx.emit({ type: "audio.completed" });
+        this.#ctx.emit({ type: "agent-transcript.committed", text });
+        conversation.commit(conversation.epoch, { role: "assistant", text });
+        this.#ctx.emit({ type: "reply.completed" });
+        this.#ctx.replySettled({ status: "spoken" });
+      }
+      return;
+    }
+    const reply = this.#replies.get(responseId);
+    if (reply === undefined) return;
+    this.#replies.delete(responseId);
+    const completed = status === "completed" && reply === this.#reply;
+    if (completed) {
+      const text = reply.text.trim();
+      const { conversation } = this.#ctx;
+      this.#ctx.emit({ type: "audio.completed" });
+      if (text !== "") {
+        this.#ctx.emit({ type: "agent-transcript.committed", text });
+        conversation.commit(conversation.epoch, { role: "assistant", text });
+      }
+      this.#ctx.emit({ type: "reply.completed" });
+    }
+    if (reply === this.#reply) this.#reply = undefined;
+    this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}` });
+    this.#ctx.replySettled({ status: completed ? "completed" : "cancelled", usage: usage === undefined ? undefined : { ...usage, steps: 1 } });
+    if (reply.calls.size > 0) {
+      this.#stepsSinceUser += 1;
+      // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
+      await this.#answer([...reply.calls.keys()], [...reply.calls.values()], completed);
+    }
+  }
+
+  /** Send a response's results as one batch; verbatim completion lines are spoken instead of a model turn. */
+  async #answer(callIds: readonly string[], outcomes: readonly Promise<ToolOutcome>[], respond: boolean): Promise<void> {
+    const settled = await Promise.all(outcomes);
+    const session = this.#session;
+    if (this.#closed || session === undefined) return;
+    const verbatim = settled.map((o) => o.verbatim).filter((v): v is string => v !== undefined);
+    const allVerbatim = verbatim.length === settled.length && settled.length > 0;
+    session.sendToolResults(
+      settled.map((outcome, i) => ({ callId: callIds[i] ?? "", output: outcome.modelText })),
+      respond && !allVerbatim,
+    );
+    if (respond && allVerbatim) session.createResponse({ instructions: sayExactly(verbatim.join(" ")), outOfBand: true });
+  }
+
+  #onError(error: Error, fatal: boolean): void {
+    if (fatal) {
+      this.#ctx.fatal(error instanceof GatewayError ? error : new GatewayError("connection", messageOf(error), { fatal: true }));
+      return;
+    }
+    this.#ctx.log.warn({ err: error }, "s2s provider error");
+    this.#ctx.emit({ type: "error.reported", code: "s2s", message: messageOf(error), fatal: false });
+  }
+}
