@@ -1,0 +1,109 @@
+import { Type } from "@sinclair/typebox";
+import { describe, expect, it } from "vitest";
+import { virtualClock } from "../../../src/clock.js";
+import { silentLogger } from "../../../src/log.js";
+import { agent, toAgentConfig, tool, withTools, type AgentConfigSource, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { sayExactly } from "../../../src/session/s2s-runner.js";
+import { Session } from "../../../src/session/session.js";
+import { MemorySessionStore } from "../../../src/session/store.js";
+import { FakeS2s } from "../../../src/testing/fake-s2s.js";
+import { MemoryLink } from "../../../src/testing/memory-link.js";
+
+const lookup = tool({
+  description: "Look up an order",
+  parameters: Type.Object({ orderId: Type.String() }),
+  messages: { start: "Let me check that order." },
+  execute: ({ orderId }) => `Order ${orderId} shipped.`,
+});
+
+async function s2sSession(extra: Record<string, unknown> = {}) {
+  const clock = virtualClock(0);
+  const link = new MemoryLink(clock);
+  const fake = new FakeS2s();
+  const def = withTools(agent({ name: "rt", greeting: "Welcome.", s2s: { kind: "openai-realtime", options: {} }, ...extra }), { lookup }) as ResolvedAgentDef;
+  const session = new Session({
+    agent: { def, config: toAgentConfig(def as AgentConfigSource) },
+    link,
+    clock,
+    log: silentLogger,
+    store: new MemorySessionStore(clock),
+    resolveModel: () => {
+      throw new Error("no model in s2s");
+    },
+    s2s: () => fake,
+  });
+  await session.start();
+  return { clock, link, fake, session };
+}
+
+describe("speech-to-speech sessions", () => {
+  it("sets up once with the frozen tools and instructions, and greets out of band in the model's voice", async () => {
+    const { link, fake } = await s2sSession({ voicePresets: ["phoneEtiquette"] });
+    expect(fake.opens).toHaveLength(1);
+    const setup = fake.opens[0]?.setup;
+    expect(setup?.tools.map((t) => t.name)).toEqual(["lookup"]);
+    expect(setup?.instructions).toContain("You are on a phone call.");
+    expect(fake.calls).toEqual([{ kind: "response", instructions: sayExactly("Welcome."), outOfBand: true }]);
+    const greeting = fake.start(true);
+    fake.speak(greeting, "Welcome.", 600);
+    fake.done(greeting, "completed", true);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Welcome."]);
+    expect(link.audioOut.length).toBe(1);
+  });
+
+  it("runs a tool call through the runner, speaks its start line out of band, and answers the batch once", async () => {
+    const { link, fake } = await s2sSession();
+    const reply = fake.start();
+    fake.events.toolCall({ callId: "call_1", name: "lookup", args: { orderId: "A1" }, responseId: reply });
+    await Promise.resolve();
+    expect(link.of("tool.message")).toMatchObject([{ kind: "start", text: "Let me check that order." }]);
+    expect(fake.calls.at(-1)).toEqual({ kind: "response", instructions: sayExactly("Let me check that order."), outOfBand: true });
+    fake.done(reply);
+    await new Promise((resolve) => setImmediate(resolve));
+    const results = fake.calls.filter((c) => c.kind === "results");
+    expect(results).toEqual([{ kind: "results", results: [{ callId: "call_1", output: "Order A1 shipped." }], respond: true }]);
+    expect(link.of("tool.completed")).toMatchObject([{ toolCallId: "call_1", result: "Order A1 shipped." }]);
+  });
+
+  it("a barge-in while the agent is audible clears playback and truncates at what was heard", async () => {
+    const { link, fake, clock } = await s2sSession({ greeting: "" });
+    const reply = fake.start();
+    fake.speak(reply, "Your order shipped on Friday and arrives Tuesday.", 3000);
+    await clock.advance(1200);
+    fake.events.speechStarted();
+    expect(link.types().slice(-2)).toEqual(["reply.cancelled", "speech.started"]);
+    const truncate = fake.calls.find((c) => c.kind === "truncate");
+    expect(truncate).toEqual({ kind: "truncate", itemId: `item_${reply}`, audioEndMs: 1200 });
+    expect(fake.calls).toContainEqual({ kind: "cancel", responseId: reply });
+    fake.done(reply, "cancelled");
+    expect(link.of("agent-transcript.committed")).toHaveLength(0);
+  });
+
+  it("refuses calls past maxSteps with a result the model reads", async () => {
+    const { fake } = await s2sSession({ greeting: "", maxSteps: 1 });
+    const first = fake.start();
+    fake.events.toolCall({ callId: "c1", name: "lookup", args: { orderId: "A1" }, responseId: first });
+    fake.done(first);
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = fake.start();
+    fake.events.toolCall({ callId: "c2", name: "lookup", args: { orderId: "A2" }, responseId: second });
+    fake.done(second);
+    await new Promise((resolve) => setImmediate(resolve));
+    const results = fake.calls.filter((c) => c.kind === "results");
+    expect(results[1]).toMatchObject({ results: [{ callId: "c2", output: expect.stringContaining("Tool step limit reached") as string }] });
+  });
+
+  it("maps the service's transcripts and speech edges; a fatal provider error ends the session", async () => {
+    const { link, fake } = await s2sSession({ greeting: "" });
+    fake.events.speechStarted();
+    fake.events.userTranscript("where is", { final: false });
+    fake.events.userTranscript("where is my order", { final: true });
+    fake.events.speechStopped();
+    expect(link.types()).toEqual(["session.configured", "speech.started", "user-transcript.updated", "user-transcript.committed", "speech.stopped"]);
+    fake.events.error(new Error("rate limited"), { fatal: false });
+    expect(link.of("error.reported").at(-1)).toMatchObject({ code: "s2s", fatal: false });
+    fake.events.error(new Error("link lost"), { fatal: true });
+    expect(link.of("error.reported").at(-1)).toMatchObject({ code: "connection", fatal: true });
+    expect(link.closed?.code).toBe(1011);
+  });
+});
