@@ -22,7 +22,7 @@ async function s2sSession(extra: Record<string, unknown> = {}) {
   const fake = new FakeS2s();
   const def = withTools(agent({ name: "rt", greeting: "Welcome.", s2s: { kind: "openai-realtime", options: {} }, ...extra }), { lookup }) as ResolvedAgentDef;
   const session = new Session({
-    agent: { def, config: toAgentConfig(def as AgentConfigSource) },
+    agent: { def, config: toAgentConfig(def) },
     link,
     clock,
     log: silentLogger,
