@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
-import { agent, toAgentConfig, tool, withTools, type AgentConfigSource, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { agent, toAgentConfig, tool, withTools, type ResolvedAgentDef } from "../../../src/manifest/index.js";
 import { sayExactly } from "../../../src/session/s2s-runner.js";
 import { Session } from "../../../src/session/session.js";
 import { MemorySessionStore } from "../../../src/session/store.js";
