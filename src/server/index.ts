@@ -12,6 +12,8 @@ import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
 import type { VoiceProviders } from "../session/voice-runner.js";
+import { resolveS2s } from "../s2s/providers/index.js";
+import type { S2sProvider } from "../s2s/s2s-port.js";
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
@@ -52,6 +54,8 @@ export interface GatewayOptions<Session = unknown> {
   readonly resolveModel?: (descriptor: ProviderDescriptor) => LanguageModel;
   /** Replace how STT/TTS descriptors become providers (tests, custom providers). */
   readonly voice?: VoiceProviders;
+  /** Replace how s2s descriptors become providers. */
+  readonly s2s?: (descriptor: ProviderDescriptor) => S2sProvider;
   /** Collect process metrics (CPU, memory, event-loop lag) too. Default true. */
   readonly processMetrics?: boolean;
 }
@@ -111,6 +115,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     stt: (descriptor) => resolveStt(descriptor, env, log),
     tts: (descriptor) => resolveTts(descriptor, env, log),
   };
+  const s2s = options.s2s ?? ((descriptor: ProviderDescriptor) => resolveS2s(descriptor, env, log));
   const live = new Map<string, Session>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBinaryFrameBytes * 4, perMessageDeflate: false });
   let draining = false;
@@ -223,6 +228,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         resumeId,
         resolveModel,
         voice,
+        s2s,
         connectMcp: (agent) => connectMcpServers(agent.mcpServers, { env, log }),
         metrics,
         ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),

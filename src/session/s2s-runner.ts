@@ -265,7 +265,9 @@ export class S2sRunner implements ModeRunner {
     if (reply === undefined) return;
     this.#replies.delete(responseId);
     const completed = status === "completed" && reply === this.#reply;
-    if (completed) {
+    // A response that only called tools is a step of the reply, not its end: the response after the results completes it.
+    const step = reply.calls.size > 0 && reply.text.trim() === "";
+    if (completed && !step) {
       const text = reply.text.trim();
       const { conversation } = this.#ctx;
       this.#ctx.emit({ type: "audio.completed" });
@@ -276,7 +278,7 @@ export class S2sRunner implements ModeRunner {
       this.#ctx.emit({ type: "reply.completed" });
     }
     if (reply === this.#reply) this.#reply = undefined;
-    this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}` });
+    if (!step) this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}` });
     this.#ctx.replySettled({ status: completed ? "completed" : "cancelled", usage: usage === undefined ? undefined : { ...usage, steps: 1 } });
     if (reply.calls.size > 0) {
       this.#stepsSinceUser += 1;

@@ -1,0 +1,469 @@
+// A fake OpenAI Realtime (GA) WebSocket server (vendors.md §1) on loopback, for s2s adapter tests.
+//
+// It speaks the real event sequences: `session.created` on connect, `session.updated` for each
+// `session.update`, and for each `response.create` a scripted response (the next enqueued turn):
+// `response.created` → `response.output_item.added` → audio + transcript deltas → the `.done`
+// events → `response.done`, or for a tool call the `function_call` item with
+// `response.function_call_arguments.delta/.done`. It checks the Bearer key (401 otherwise), records
+// every client message with its connection index, and notes protocol mistakes the real service
+// would answer with an `error` in `violations`.
+//
+// Audio is deterministic: `chunkMs` (20 ms) per delta at 24 kHz, a ramp (`rampPcm`) so a test can
+// compare bytes; the transcript deltas are the turn's words spread over the audio chunks.
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { WebSocketServer, type WebSocket } from "ws";
+
+export const REALTIME_RATE = 24_000;
+
+/** One scripted response. */
+export interface FakeRealtimeTurn {
+  /** Spoken text: audio deltas plus transcript deltas. */
+  readonly say?: string;
+  /** Audio length of `say` (default 200 ms). */
+  readonly audioMs?: number;
+  /** A function call after the message (args: JSON-encoded unless a string, which is sent raw). */
+  readonly toolCall?: { readonly name: string; readonly args: unknown };
+  /** Several calls in one response. */
+  readonly toolCalls?: readonly { readonly name: string; readonly args: unknown }[];
+}
+
+export interface FakeOpenAiRealtimeOptions {
+  /** The accepted key (default "test-key"). */
+  readonly apiKey?: string;
+  /** Audio per delta (default 20 ms). */
+  readonly chunkMs?: number;
+  /** Real-time pause between audio deltas (default 0: one event-loop turn). */
+  readonly paceMs?: number;
+  /** Send the beta event names (`response.audio.delta`, `response.audio_transcript.delta`). */
+  readonly betaNames?: boolean;
+  /** Never send `session.created` (a hung handshake). */
+  readonly silent?: boolean;
+  /** Never answer `session.update` (a hung setup). */
+  readonly holdSessionUpdated?: boolean;
+}
+
+export interface FakeRealtimeConnection {
+  readonly index: number;
+  readonly url: string;
+  readonly headers: IncomingMessage["headers"];
+  /** Parsed client messages on this connection, in order. */
+  readonly messages: Record<string, unknown>[];
+  /** The effective session (merged `session.update`s). */
+  session: Record<string, unknown>;
+  /** Decoded `input_audio_buffer.append` audio. */
+  audioIn(): Buffer;
+  /** Conversation items (ids, types), in order: what this socket's conversation holds. */
+  readonly items: { id: string; type: string; role?: string; callId?: string }[];
+  open: boolean;
+}
+
+export interface FakeRealtimeMessage {
+  readonly connection: number;
+  readonly message: Record<string, unknown>;
+}
+
+export interface FakeOpenAiRealtime {
+  /** ws://127.0.0.1:PORT/v1/realtime */
+  readonly url: string;
+  readonly connections: FakeRealtimeConnection[];
+  /** Every client message, all connections, in order, with the connection index. */
+  readonly messages: FakeRealtimeMessage[];
+  /** `session.update`s received, per connection. */
+  readonly sessionUpdates: number[];
+  /** Protocol mistakes (the real service would answer with an error). */
+  readonly violations: string[];
+  /** WebSocket upgrade requests seen (refused ones too). */
+  readonly upgrades: number;
+  /** Queue scripted responses (used in order; when empty a response says "Okay."). */
+  enqueue(...turns: FakeRealtimeTurn[]): void;
+  /** The caller starts speaking: `speech_started`, and a running response is cancelled if `interrupt_response`. */
+  speechStarted(): void;
+  /** A whole caller turn: VAD, commit, transcription, then the automatic response (resolves when it is done). */
+  userSays(text: string): Promise<void>;
+  /** Send an event to the latest open connection. */
+  send(event: Record<string, unknown>): void;
+  /** Send a raw text frame to the latest open connection. */
+  sendRaw(text: string): void;
+  /** Terminate every open socket (no close frame: the client sees 1006). */
+  drop(): void;
+  /** Terminate the sockets when the client next sends a message of this type (recorded, not answered). */
+  dropOn(type: string): void;
+  /** Close the latest connection with this code. */
+  closeWith(code: number, reason?: string): void;
+  /** Refuse upgrades with this HTTP status (undefined: accept again). */
+  refuse(status: number | undefined): void;
+  /** Open sockets right now. */
+  openSockets(): number;
+  close(): Promise<void>;
+}
+
+/** The fake's audio: `ms` of PCM16 at 24 kHz, sample n = (offset + n) % 2000 * 8 (a ramp). */
+export function rampPcm(ms: number, offsetSamples = 0): Buffer {
+  const samples = Math.round((ms * REALTIME_RATE) / 1000);
+  const pcm = Buffer.alloc(samples * 2);
+  for (let n = 0; n < samples; n++) pcm.writeInt16LE(((offsetSamples + n) % 2000) * 8, n * 2);
+  return pcm;
+}
+
+interface Running {
+  readonly id: string;
+  readonly outOfBand: boolean;
+  cancelled: string | undefined;
+  readonly done: Promise<void>;
+}
+
+interface Conn extends FakeRealtimeConnection {
+  readonly ws: WebSocket;
+  readonly audio: Buffer[];
+  readonly itemAudioMs: Map<string, number>;
+  readonly running: Map<string, Running>;
+  active: Running | undefined;
+  /** Every event sent, for debugging. */
+  readonly sent: Record<string, unknown>[];
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions = {}): Promise<FakeOpenAiRealtime> {
+  const apiKey = options.apiKey ?? "test-key";
+  const chunkMs = options.chunkMs ?? 20;
+  const paceMs = options.paceMs ?? 0;
+  const audioName = options.betaNames === true ? "response.audio" : "response.output_audio";
+  const transcriptName = options.betaNames === true ? "response.audio_transcript" : "response.output_audio_transcript";
+  const connections: Conn[] = [];
+  const messages: FakeRealtimeMessage[] = [];
+  const sessionUpdates: number[] = [];
+  const violations: string[] = [];
+  const turns: FakeRealtimeTurn[] = [];
+  const sockets = new Set<Socket>();
+  let upgrades = 0;
+  let refusal: number | undefined;
+  let dropOnType: string | undefined;
+  let seq = 0;
+  const id = (prefix: string): string => `${prefix}_${++seq}`;
+
+  const http = createServer((_req, res) => {
+    res.writeHead(426).end("websocket only");
+  });
+  http.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  const wss = new WebSocketServer({
+    server: http,
+    path: "/v1/realtime",
+    verifyClient: (info, callback) => {
+      upgrades++;
+      if (refusal !== undefined) return callback(false, refusal, "Unavailable");
+      const key = /^Bearer (.+)$/.exec(info.req.headers.authorization ?? "")?.[1];
+      if (key !== apiKey) return callback(false, 401, "Unauthorized");
+      callback(true);
+    },
+  });
+
+  const latest = (): Conn | undefined => [...connections].reverse().find((c) => c.open);
+  const dropAll = (): void => {
+    for (const c of connections) if (c.open) c.ws.terminate();
+  };
+
+  const send = (conn: Conn, event: Record<string, unknown>): void => {
+    const full = { event_id: id("event"), ...event };
+    conn.sent.push(full);
+    if (conn.open) conn.ws.send(JSON.stringify(full));
+  };
+  const error = (conn: Conn, code: string, message: string, violation = true): void => {
+    if (violation) violations.push(`connection ${conn.index}: ${message}`);
+    send(conn, { type: "error", error: { type: "invalid_request_error", code, message, param: null, event_id: null } });
+  };
+  const turnDetection = (conn: Conn): Record<string, unknown> => {
+    const audio = conn.session.audio as { input?: { turn_detection?: Record<string, unknown> } } | undefined;
+    return audio?.input?.turn_detection ?? {};
+  };
+
+  /** One scripted response on `conn`: resolves when `response.done` is sent. */
+  const respond = (conn: Conn, request: Record<string, unknown> | undefined): Running => {
+    const outOfBand = request?.conversation === "none";
+    const turn = turns.shift() ?? { say: "Okay." };
+    const responseId = id("resp");
+    let finish!: () => void;
+    const running: Running = { id: responseId, outOfBand, cancelled: undefined, done: new Promise<void>((resolve) => (finish = resolve)) };
+    conn.running.set(responseId, running);
+    if (!outOfBand) conn.active = running;
+    const conversationId = outOfBand ? null : "conv_1";
+    const metadata = request?.metadata ?? null;
+    const output: Record<string, unknown>[] = [];
+    const addItem = (item: { id: string; type: string; role?: string; callId?: string }): void => {
+      if (outOfBand) return;
+      const previous = conn.items.at(-1)?.id ?? null;
+      conn.items.push(item);
+      send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: item.id, type: item.type } });
+    };
+    const live = (): boolean => conn.open && running.cancelled === undefined;
+
+    const speak = async (text: string, ms: number, outputIndex: number): Promise<void> => {
+      const itemId = id("item");
+      const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0 };
+      const item = { id: itemId, object: "realtime.item", type: "message", role: "assistant", status: "in_progress", content: [] };
+      send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
+      addItem({ id: itemId, type: "message", role: "assistant" });
+      send(conn, { type: "response.content_part.added", ...base, part: { type: "audio", transcript: "" } });
+      const words = text.match(/\S+\s*/g) ?? [];
+      const chunks = Math.max(1, Math.ceil(ms / chunkMs));
+      let spoken = "";
+      let word = 0;
+      let sentMs = 0;
+      for (let i = 0; i < chunks && live(); i++) {
+        const chunk = Math.min(chunkMs, ms - sentMs);
+        send(conn, { type: `${audioName}.delta`, ...base, delta: rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000)).toString("base64") });
+        sentMs += chunk;
+        conn.itemAudioMs.set(itemId, sentMs);
+        // Words spread over the chunks: word j goes out with chunk floor(j * chunks / words).
+        while (word < words.length && Math.floor((word * chunks) / words.length) <= i) {
+          const delta = words[word++]!;
+          spoken += delta;
+          send(conn, { type: `${transcriptName}.delta`, ...base, delta });
+        }
+        if (paceMs > 0) await sleep(paceMs);
+        else await tick();
+      }
+      if (!conn.open) return;
+      // A cancelled response still closes its open parts before `response.done` (vendors.md §1).
+      send(conn, { type: `${audioName}.done`, ...base });
+      send(conn, { type: `${transcriptName}.done`, ...base, transcript: spoken });
+      send(conn, { type: "response.content_part.done", ...base, part: { type: "audio", transcript: spoken } });
+      const status = running.cancelled === undefined ? "completed" : "incomplete";
+      const doneItem = { ...item, status, content: [{ type: "output_audio", transcript: spoken }] };
+      output.push(doneItem);
+      send(conn, { type: "response.output_item.done", response_id: responseId, output_index: outputIndex, item: doneItem });
+      if (!outOfBand) send(conn, { type: "conversation.item.done", item: doneItem });
+    };
+
+    const call = async (name: string, args: unknown, outputIndex: number): Promise<void> => {
+      const itemId = id("item");
+      const callId = id("call");
+      const argsText = typeof args === "string" ? args : JSON.stringify(args);
+      const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
+      send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
+      addItem({ id: itemId, type: "function_call", callId });
+      const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId };
+      const half = Math.ceil(argsText.length / 2);
+      for (const delta of [argsText.slice(0, half), argsText.slice(half)]) {
+        if (!live()) break;
+        send(conn, { type: "response.function_call_arguments.delta", ...base, delta });
+        await tick();
+      }
+      if (!live()) return;
+      send(conn, { type: "response.function_call_arguments.done", ...base, name, arguments: argsText });
+      const doneItem = { ...item, status: "completed", arguments: argsText };
+      output.push(doneItem);
+      send(conn, { type: "response.output_item.done", response_id: responseId, output_index: outputIndex, item: doneItem });
+      if (!outOfBand) send(conn, { type: "conversation.item.done", item: doneItem });
+    };
+
+    void (async () => {
+      send(conn, {
+        type: "response.created",
+        response: { id: responseId, object: "realtime.response", status: "in_progress", status_details: null, output: [], conversation_id: conversationId, metadata, usage: null },
+      });
+      await tick();
+      let index = 0;
+      if (turn.say !== undefined && live()) await speak(turn.say, turn.audioMs ?? 200, index++);
+      for (const c of [...(turn.toolCall === undefined ? [] : [turn.toolCall]), ...(turn.toolCalls ?? [])]) {
+        if (live()) await call(c.name, c.args, index++);
+      }
+      conn.running.delete(responseId);
+      if (conn.active === running) conn.active = undefined;
+      const cancelled = running.cancelled;
+      send(conn, {
+        type: "response.done",
+        response: {
+          id: responseId,
+          object: "realtime.response",
+          status: cancelled === undefined ? "completed" : "cancelled",
+          status_details: cancelled === undefined ? null : { type: "cancelled", reason: cancelled },
+          output,
+          conversation_id: conversationId,
+          metadata,
+          usage: { total_tokens: 30, input_tokens: 20, output_tokens: 10 },
+        },
+      });
+      finish();
+    })();
+    return running;
+  };
+
+  const onMessage = (conn: Conn, message: Record<string, unknown>): void => {
+    const type = message.type;
+    if (type !== "session.update" && (sessionUpdates[conn.index] ?? 0) === 0) violations.push(`connection ${conn.index}: ${String(type)} before session.update`);
+    switch (type) {
+      case "session.update": {
+        sessionUpdates[conn.index] = (sessionUpdates[conn.index] ?? 0) + 1;
+        if (sessionUpdates[conn.index]! > 1) violations.push(`connection ${conn.index}: session.update #${sessionUpdates[conn.index]}`);
+        const session = (message.session ?? {}) as Record<string, unknown>;
+        if (session.type !== "realtime") return error(conn, "invalid_value", "session.type must be 'realtime'");
+        conn.session = { ...conn.session, ...session };
+        if (options.holdSessionUpdated !== true) send(conn, { type: "session.updated", session: conn.session });
+        return;
+      }
+      case "input_audio_buffer.append":
+        conn.audio.push(Buffer.from(String(message.audio), "base64"));
+        return;
+      case "conversation.item.create": {
+        const item = (message.item ?? {}) as Record<string, unknown>;
+        const itemId = id("item");
+        if (item.type === "function_call_output" && !conn.items.some((i) => i.callId === item.call_id)) {
+          violations.push(`connection ${conn.index}: function_call_output for unknown call ${String(item.call_id)}`);
+        }
+        const previous = conn.items.at(-1)?.id ?? null;
+        const entry = { id: itemId, type: String(item.type), ...(typeof item.role === "string" ? { role: item.role } : {}), ...(typeof item.call_id === "string" && item.type === "function_call" ? { callId: item.call_id } : {}) };
+        conn.items.push(entry);
+        send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { ...item, id: itemId } });
+        send(conn, { type: "conversation.item.done", previous_item_id: previous, item: { ...item, id: itemId, status: "completed" } });
+        return;
+      }
+      case "conversation.item.truncate": {
+        const itemId = String(message.item_id);
+        const audioMs = conn.itemAudioMs.get(itemId);
+        const end = message.audio_end_ms;
+        if (audioMs === undefined) return error(conn, "item_not_found", `truncate: no assistant audio item ${itemId}`);
+        if (message.content_index !== 0) return error(conn, "invalid_value", "truncate: content_index must be 0");
+        if (typeof end !== "number" || end < 0 || end > audioMs) return error(conn, "invalid_value", `truncate: audio_end_ms ${String(end)} is past the item's ${audioMs} ms of audio`);
+        send(conn, { type: "conversation.item.truncated", item_id: itemId, content_index: 0, audio_end_ms: end });
+        return;
+      }
+      case "response.create": {
+        const request = message.response as Record<string, unknown> | undefined;
+        if (request?.conversation !== "none" && conn.active !== undefined) {
+          return error(conn, "conversation_already_has_active_response", `Conversation already has an active response in progress: ${conn.active.id}`);
+        }
+        respond(conn, request);
+        return;
+      }
+      case "response.cancel": {
+        const target = typeof message.response_id === "string" ? conn.running.get(message.response_id) : conn.active;
+        if (target === undefined || target.cancelled !== undefined) return error(conn, "response_cancel_not_active", "Cancellation failed: no active response found", false);
+        target.cancelled = "client_cancelled";
+        return;
+      }
+      default:
+        return;
+    }
+  };
+
+  wss.on("connection", (ws, req) => {
+    const audio: Buffer[] = [];
+    const conn: Conn = {
+      index: connections.length,
+      url: req.url ?? "",
+      headers: req.headers,
+      messages: [],
+      session: { type: "realtime", model: "gpt-realtime", output_modalities: ["audio"] },
+      audioIn: () => Buffer.concat(audio),
+      items: [],
+      open: true,
+      ws,
+      audio,
+      itemAudioMs: new Map(),
+      running: new Map(),
+      active: undefined,
+      sent: [],
+    };
+    connections.push(conn);
+    sessionUpdates.push(0);
+    if (req.headers["openai-beta"] !== undefined) violations.push(`connection ${conn.index}: OpenAI-Beta header on a GA connection`);
+    ws.on("close", () => (conn.open = false));
+    ws.on("error", () => undefined);
+    ws.on("message", (data, isBinary) => {
+      if (isBinary) return error(conn, "invalid_request_error", "binary frames are not accepted");
+      let message: Record<string, unknown>;
+      try {
+        message = JSON.parse((data as Buffer).toString("utf8")) as Record<string, unknown>;
+      } catch {
+        return error(conn, "invalid_json", "malformed JSON");
+      }
+      messages.push({ connection: conn.index, message });
+      conn.messages.push(message);
+      if (dropOnType !== undefined && message.type === dropOnType) {
+        dropOnType = undefined;
+        dropAll();
+        return;
+      }
+      onMessage(conn, message);
+    });
+    if (options.silent !== true) send(conn, { type: "session.created", session: conn.session });
+  });
+
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const { port } = http.address() as AddressInfo;
+
+  const speechStarted = (conn: Conn): string => {
+    const itemId = id("item");
+    send(conn, { type: "input_audio_buffer.speech_started", audio_start_ms: 1000, item_id: itemId });
+    if (conn.active !== undefined && turnDetection(conn).interrupt_response !== false) conn.active.cancelled ??= "turn_detected";
+    return itemId;
+  };
+
+  return {
+    url: `ws://127.0.0.1:${port}/v1/realtime`,
+    connections,
+    messages,
+    sessionUpdates,
+    violations,
+    get upgrades() {
+      return upgrades;
+    },
+    enqueue(...more) {
+      turns.push(...more);
+    },
+    speechStarted() {
+      const conn = latest();
+      if (conn !== undefined) speechStarted(conn);
+    },
+    async userSays(text) {
+      const conn = latest();
+      if (conn === undefined) throw new Error("fake realtime: no open connection");
+      const itemId = speechStarted(conn);
+      await tick();
+      const previous = conn.items.at(-1)?.id ?? null;
+      send(conn, { type: "input_audio_buffer.speech_stopped", audio_end_ms: 2000, item_id: itemId });
+      send(conn, { type: "input_audio_buffer.committed", item_id: itemId, previous_item_id: previous });
+      conn.items.push({ id: itemId, type: "message", role: "user" });
+      send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: itemId, type: "message", role: "user", content: [{ type: "input_audio", transcript: null }] } });
+      for (const delta of text.match(/\S+\s*/g) ?? []) {
+        send(conn, { type: "conversation.item.input_audio_transcription.delta", item_id: itemId, content_index: 0, delta });
+        await tick();
+      }
+      send(conn, { type: "conversation.item.input_audio_transcription.completed", item_id: itemId, content_index: 0, transcript: text, usage: { type: "duration", seconds: 1 } });
+      if (turnDetection(conn).create_response === false) return;
+      // A barged-in response finishes (cancelled) before the new one starts.
+      await conn.active?.done;
+      await respond(conn, undefined).done;
+    },
+    send(event) {
+      const conn = latest();
+      if (conn !== undefined) send(conn, event);
+    },
+    sendRaw(text) {
+      latest()?.ws.send(text);
+    },
+    drop: dropAll,
+    dropOn(type) {
+      dropOnType = type;
+    },
+    closeWith(code, reason = "") {
+      latest()?.ws.close(code, reason);
+    },
+    refuse(status) {
+      refusal = status;
+    },
+    openSockets: () => connections.filter((c) => c.open).length,
+    async close() {
+      dropAll();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Type } from "@sinclair/typebox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.js";
+import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { createGateway, type Gateway } from "../../src/server/index.js";
+import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { connect, type TestClient } from "../helpers/ws-client.js";
+
+let runs = 0;
+const lookupOrder = tool({
+  description: "Look up an order",
+  parameters: Type.Object({ orderId: Type.String() }),
+  messages: { start: "Let me check that order." },
+  execute: ({ orderId }) => {
+    runs += 1;
+    return `Order ${orderId} shipped on Friday.`;
+  },
+});
+
+let service: FakeOpenAiRealtime;
+let gateway: Gateway;
+let client: TestClient | undefined;
+
+beforeEach(async () => {
+  runs = 0;
+  service = await startFakeOpenAiRealtime({ paceMs: 10 });
+  const def = withTools(agent({ name: "realtime", greeting: "Welcome to the shop.", s2s: { kind: "openai-realtime", options: { url: service.url } } }), { lookup_order: lookupOrder });
+  gateway = createGateway({ agent: def, logger: silentLogger, env: { OPENAI_API_KEY: "test-key" }, processMetrics: false });
+  await gateway.listen(0);
+});
+
+afterEach(async () => {
+  client?.close();
+  await gateway.close();
+  await service.close();
+});
+
+describe("an s2s session over the OpenAI Realtime wire protocol", () => {
+  it("sets up once, greets in the model's voice, answers a tool call once with its spoken start line, and truncates after a barge-in", async () => {
+    const address = gateway.server.address() as { port: number };
+    service.enqueue({ say: "Welcome to the shop.", audioMs: 300 });
+    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    await client.next("reply.completed", 0);
+
+    service.enqueue(
+      { toolCall: { name: "lookup_order", args: { orderId: "A17" } } },
+      { say: "Let me check that order.", audioMs: 200 },
+      { say: "Your order A17 shipped on Friday and will reach you by Tuesday afternoon at the latest.", audioMs: 4000 },
+    );
+    await service.userSays("where is my order A17");
+    await client.next("tool.completed");
+    await client.next("agent-transcript.updated");
+    await sleep(1500);
+    service.speechStarted();
+    await client.next("reply.cancelled");
+    await sleep(300);
+
+    const sent = service.messages.map((m) => m.message.type as string);
+    const log = client.events.map((e) => `${e.type}${"kind" in e ? ` ${e.kind}` : ""}${"text" in e ? ` ${JSON.stringify(e.text)}` : ""}`);
+    console.log(["— client events —", ...log.filter((l) => !l.startsWith("agent-transcript.updated")), "— sent to the service —", ...sent.filter((t) => t !== "input_audio_buffer.append")].join("\n"));
+
+    expect(service.sessionUpdates).toEqual([1]);
+    expect(sent.filter((t) => t === "session.update")).toHaveLength(1);
+    expect(runs).toBe(1);
+    expect(client.of("tool.message")).toMatchObject([{ kind: "start", text: "Let me check that order." }]);
+    const outOfBand = service.messages.filter((m) => m.message.type === "response.create" && (m.message.response as { conversation?: string } | undefined)?.conversation === "none");
+    expect(outOfBand.length).toBeGreaterThanOrEqual(2);
+    expect(service.messages.filter((m) => (m.message.item as { type?: string } | undefined)?.type === "function_call_output")).toHaveLength(1);
+    const truncate = service.messages.find((m) => m.message.type === "conversation.item.truncate")?.message;
+    expect(truncate).toMatchObject({ content_index: 0 });
+    expect(Number(truncate?.audio_end_ms)).toBeGreaterThan(500);
+    expect(Number(truncate?.audio_end_ms)).toBeLessThan(4000);
+    expect(service.violations).toEqual([]);
+    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+  }, 30_000);
+});

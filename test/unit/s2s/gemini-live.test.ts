@@ -1,0 +1,560 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { virtualClock, type VirtualClock } from "../../../src/clock.js";
+import { GatewayError, MissingKeyError } from "../../../src/errors.js";
+import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession, S2sSetup } from "../../../src/s2s/s2s-port.js";
+import { GEMINI_LIVE_DEFAULT_MODEL, geminiLive, toGeminiSchema, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
+import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../helpers/fake-gemini-live.js";
+
+const ENV = { GOOGLE_API_KEY: FAKE_GEMINI_KEY };
+
+const SETUP: S2sSetup = {
+  instructions: "You are a phone agent.",
+  tools: [
+    {
+      name: "lookup_order",
+      description: "Look up an order",
+      parameters: { $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false },
+    },
+    { name: "hang_up", description: "End the call", parameters: { type: "object", properties: {} } },
+  ],
+  toolChoice: "auto",
+  interruptResponse: true,
+};
+
+type Call = { name: string; args: unknown[] };
+
+function recorder() {
+  const calls: Call[] = [];
+  const push = (name: string, ...args: unknown[]): void => {
+    calls.push({ name, args });
+  };
+  const events: S2sEvents = {
+    audio: (pcm, info) => push("audio", Buffer.from(pcm), info),
+    agentTranscript: (delta, info) => push("agentTranscript", delta, info),
+    speechStarted: () => push("speechStarted"),
+    speechStopped: () => push("speechStopped"),
+    userTranscript: (text, info) => push("userTranscript", text, info),
+    responseStarted: (info) => push("responseStarted", info),
+    responseDone: (info) => push("responseDone", info),
+    toolCall: (call) => push("toolCall", call),
+    error: (error, info) => push("error", error, info),
+    closed: (info) => push("closed", info),
+  };
+  const of = (name: string): Call[] => calls.filter((c) => c.name === name);
+  const waitFor = async (name: string, count = 1, timeoutMs = 2000): Promise<Call> => {
+    const deadline = Date.now() + timeoutMs;
+    while (of(name).length < count) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${name}; got ${JSON.stringify(calls.map((c) => c.name))}`);
+      await sleep(2);
+    }
+    return of(name)[count - 1]!;
+  };
+  return { calls, events, of, waitFor, names: () => calls.map((c) => c.name) };
+}
+
+function logRecorder() {
+  const lines: { level: "debug" | "warn"; msg: string; obj: object }[] = [];
+  return {
+    lines,
+    log: { debug: (obj: object, msg: string) => void lines.push({ level: "debug", msg, obj }), warn: (obj: object, msg: string) => void lines.push({ level: "warn", msg, obj }) },
+    has: (level: "debug" | "warn", fragment: string) => lines.some((l) => l.level === level && l.msg.includes(fragment)),
+  };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(2);
+  }
+}
+
+/** Move virtual time in steps (each firing due timers), letting real socket I/O run in between, until `check` holds. */
+async function drive(clock: VirtualClock, check: () => boolean, what: string, stepMs = 50, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out driving the clock until ${what}`);
+    await clock.advance(stepMs);
+    await sleep(2);
+  }
+}
+
+let fake: FakeGemini;
+let session: S2sSession | undefined;
+
+beforeEach(async () => {
+  fake = await startFakeGeminiLive();
+});
+
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+  await fake.close();
+});
+
+async function restart(options: FakeGeminiOptions): Promise<void> {
+  await fake.close();
+  fake = await startFakeGeminiLive(options);
+}
+
+function provider(options: Record<string, unknown> = {}, runtime: GeminiLiveOptions = {}, env: Record<string, string> = ENV) {
+  return geminiLive({ kind: "gemini-live", options: { url: fake.url, ...options } }, env, runtime);
+}
+
+async function openSession(
+  args: { options?: Record<string, unknown>; runtime?: GeminiLiveOptions; setup?: Partial<S2sSetup>; history?: () => readonly S2sHistoryItem[] } = {},
+) {
+  const rec = recorder();
+  const open: S2sOpenOptions = { setup: { ...SETUP, ...args.setup }, history: args.history ?? (() => []) };
+  session = await provider(args.options, args.runtime).open(open, rec.events);
+  return { rec, session };
+}
+
+describe("geminiLive: construction", () => {
+  it("throws MissingKeyError naming GOOGLE_API_KEY when no key is set", () => {
+    expect(() => provider({}, {}, {})).toThrow(MissingKeyError);
+    try {
+      provider({}, {}, {});
+    } catch (error) {
+      expect((error as MissingKeyError).variable).toBe("GOOGLE_API_KEY");
+      expect((error as MissingKeyError).fatal).toBe(true);
+    }
+  });
+
+  it("takes GEMINI_API_KEY too, and options.apiKeyEnv names the variable", () => {
+    expect(provider({}, {}, { GEMINI_API_KEY: "k" }).kind).toBe("gemini-live");
+    expect(() => provider({ apiKeyEnv: "MY_KEY" }, {}, ENV)).toThrow(/MY_KEY/);
+    expect(provider({ apiKeyEnv: "MY_KEY" }, {}, { MY_KEY: "k" }).kind).toBe("gemini-live");
+  });
+
+  it("refuses a bad option", () => {
+    expect(() => provider({ model: 42 })).toThrow(/s2s\.options\.model/);
+    expect(() => provider({ url: "http://x" })).toThrow(/ws:\/\//);
+  });
+});
+
+describe("geminiLive: setup", () => {
+  it("sends one setup per socket, first, with the key as the query parameter (vendors.md §2)", async () => {
+    await openSession({ options: { voice: "Puck", model: "gemini-live-2.5-flash-preview" } });
+    const c = fake.latest;
+    expect(c.query.get("key")).toBe(FAKE_GEMINI_KEY);
+    expect(c.setups).toHaveLength(1);
+    expect(c.messages[0]).toHaveProperty("setup");
+    expect(c.setups[0]).toEqual({
+      model: "models/gemini-live-2.5-flash-preview",
+      generationConfig: { responseModalities: ["AUDIO"], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: "Puck" } } } },
+      systemInstruction: { parts: [{ text: "You are a phone agent." }] },
+      tools: [
+        {
+          functionDeclarations: [
+            { name: "lookup_order", description: "Look up an order", parameters: { type: "OBJECT", properties: { id: { type: "STRING" } }, required: ["id"] } },
+            { name: "hang_up", description: "End the call" },
+          ],
+        },
+      ],
+      realtimeInputConfig: { automaticActivityDetection: { disabled: false }, activityHandling: "START_OF_ACTIVITY_INTERRUPTS" },
+      inputAudioTranscription: {},
+      outputAudioTranscription: {},
+      sessionResumption: {},
+    });
+    expect(session!.inputSampleRate).toBe(16000);
+    expect(session!.outputSampleRate).toBe(24000);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("uses the default model, NO_INTERRUPTION for interruption off, and no tools for toolChoice none", async () => {
+    await openSession({ setup: { interruptResponse: false, toolChoice: "none" } });
+    const setup = fake.latest.setups[0]!;
+    expect(setup.model).toBe(GEMINI_LIVE_DEFAULT_MODEL);
+    expect(setup.realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: false }, activityHandling: "NO_INTERRUPTION" });
+    expect(setup).not.toHaveProperty("tools");
+    expect(setup.generationConfig).toEqual({ responseModalities: ["AUDIO"] });
+  });
+
+  it("converts JSON Schema to Gemini's Schema", () => {
+    expect(
+      toGeminiSchema({
+        type: "object",
+        properties: {
+          size: { type: "string", enum: ["S", "M"] },
+          count: { type: ["integer", "null"], minimum: 1 },
+          mode: { const: "fast" },
+          level: { type: "number", enum: [1, 2] },
+          tags: { type: "array", items: { type: "string" }, maxItems: 3 },
+          either: { oneOf: [{ type: "string" }, { type: "number" }] },
+        },
+        required: ["size", "missing"],
+        additionalProperties: false,
+      }),
+    ).toEqual({
+      type: "OBJECT",
+      properties: {
+        size: { type: "STRING", enum: ["S", "M"] },
+        count: { type: "INTEGER", nullable: true, minimum: 1 },
+        mode: { type: "STRING", enum: ["fast"] },
+        level: { type: "NUMBER", description: "One of: 1, 2." },
+        tags: { type: "ARRAY", items: { type: "STRING" }, maxItems: 3 },
+        either: { anyOf: [{ type: "STRING" }, { type: "NUMBER" }] },
+      },
+      required: ["size"],
+    });
+    expect(toGeminiSchema({ allOf: [{ type: "object", properties: { a: { type: "boolean" } } }, { required: ["a"] }] })).toEqual({
+      type: "OBJECT",
+      properties: { a: { type: "BOOLEAN" } },
+      required: ["a"],
+    });
+  });
+});
+
+describe("geminiLive: open", () => {
+  it("rejects and closes the socket when aborted during the handshake", async () => {
+    await restart({ completeSetup: false });
+    const rec = recorder();
+    const controller = new AbortController();
+    const opening = provider().open({ setup: SETUP, history: () => [], signal: controller.signal }, rec.events);
+    await fake.waitForMessage("setup");
+    controller.abort(new Error("caller hung up"));
+    await expect(opening).rejects.toThrow("caller hung up");
+    await fake.waitForClose(fake.latest);
+    expect(fake.connections).toHaveLength(1);
+    expect(rec.calls).toEqual([]);
+  });
+
+  it("rejects when setupComplete does not come in time", async () => {
+    await restart({ completeSetup: false });
+    const clock = virtualClock();
+    const opening = provider({}, { clock, openTimeoutMs: 5000 }).open({ setup: SETUP, history: () => [] }, recorder().events);
+    await fake.waitForMessage("setup");
+    const settled = opening.catch((error: unknown) => error);
+    await clock.advance(5000);
+    const error = await settled;
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).message).toMatch(/setup within 5000 ms/);
+    await fake.waitForClose(fake.latest);
+  });
+
+  it("rejects with a fatal error when the service refuses the key (close 1008)", async () => {
+    const opening = provider({}, {}, { GOOGLE_API_KEY: "wrong" }).open({ setup: SETUP, history: () => [] }, recorder().events);
+    await expect(opening).rejects.toMatchObject({ fatal: true, message: expect.stringMatching(/1008.*API key not valid/) as unknown });
+  });
+});
+
+describe("geminiLive: audio, transcripts and responses", () => {
+  it("sends mic audio as base64 realtimeInput.audio at 16 kHz and forwards model audio per synthesized response", async () => {
+    const { rec } = await openSession();
+    session!.sendAudio(new Uint8Array(640).fill(7));
+    session!.sendAudio(new Uint8Array(320).fill(9));
+    const first = await fake.waitForMessage("realtimeInput", 1);
+    expect(first).toEqual({ realtimeInput: { audio: { data: Buffer.alloc(640, 7).toString("base64"), mimeType: "audio/pcm;rate=16000" } } });
+    await until(() => fake.latest.audioBytes === 960, "960 audio bytes");
+
+    const sent = fake.modelTurn({ chunks: 3, usage: { prompt: 12, response: 7 } });
+    await rec.waitFor("responseDone");
+    const audio = Buffer.concat(rec.of("audio").map((c) => c.args[0] as Buffer));
+    expect(audio.equals(sent)).toBe(true);
+    expect(rec.of("audio")[0]!.args[1]).toEqual({ responseId: "gemini_1", itemId: "gemini_1" });
+    expect(rec.of("responseStarted")[0]!.args[0]).toEqual({ responseId: "gemini_1", outOfBand: false });
+    expect(rec.of("responseDone")[0]!.args[0]).toEqual({
+      responseId: "gemini_1",
+      outOfBand: false,
+      status: "completed",
+      usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 },
+    });
+
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone", 2);
+    expect(rec.of("responseStarted")[1]!.args[0]).toEqual({ responseId: "gemini_2", outOfBand: false });
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("maps input and output transcription: speech edges, interim then final before the response is done", async () => {
+    const { rec } = await openSession();
+    fake.userSays("what is my order status");
+    await rec.waitFor("userTranscript", 5);
+    expect(rec.of("userTranscript").map((c) => c.args)).toEqual([
+      ["what", { final: false }],
+      ["what is", { final: false }],
+      ["what is my", { final: false }],
+      ["what is my order", { final: false }],
+      ["what is my order status", { final: false }],
+    ]);
+    fake.modelTurn({ chunks: 2, text: "It shipped today." });
+    await rec.waitFor("responseDone");
+    expect(rec.of("agentTranscript").map((c) => c.args[0]).join("")).toBe("It shipped today.");
+    expect(rec.of("agentTranscript")[0]!.args[1]).toEqual({ responseId: "gemini_1", itemId: "gemini_1" });
+    const names = rec.names().filter((n) => n !== "audio" && n !== "agentTranscript");
+    expect(names).toEqual(["speechStarted", ...Array<string>(5).fill("userTranscript"), "speechStopped", "responseStarted", "userTranscript", "responseDone"]);
+    expect(rec.of("userTranscript").at(-1)!.args).toEqual(["what is my order status", { final: true }]);
+  });
+
+  it("finalizes the caller's words on inputTranscription.finished", async () => {
+    const { rec } = await openSession();
+    fake.userSays("hello there", { finished: true });
+    await rec.waitFor("userTranscript", 3);
+    expect(rec.of("userTranscript").at(-1)!.args).toEqual(["hello there", { final: true }]);
+  });
+
+  it("accepts binary frames and ignores a malformed frame with a warning", async () => {
+    await restart({ binary: true });
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { log: logs.log } });
+    fake.sendRaw("{not json");
+    fake.sendRaw("[1,2]", { binary: true });
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone");
+    expect(logs.has("warn", "malformed JSON")).toBe(true);
+    expect(logs.has("warn", "not a JSON object")).toBe(true);
+    expect(rec.of("error")).toEqual([]);
+  });
+
+  it("reports an in-band error message as a non-fatal error", async () => {
+    const { rec } = await openSession();
+    fake.send({ error: { code: 400, message: "bad request", status: "INVALID_ARGUMENT" } });
+    const call = await rec.waitFor("error");
+    expect((call.args[0] as Error).message).toMatch(/bad request/);
+    expect(call.args[1]).toEqual({ fatal: false });
+  });
+});
+
+describe("geminiLive: barge-in, cancel, truncate, out of band", () => {
+  it("interrupted → speechStarted and the response done as cancelled; the following turnComplete is ignored", async () => {
+    const { rec } = await openSession();
+    fake.modelTurn({ chunks: 2, complete: false });
+    await rec.waitFor("audio", 2);
+    fake.interrupted();
+    await rec.waitFor("responseDone");
+    expect(rec.of("responseDone")[0]!.args[0]).toEqual({ responseId: "gemini_1", outOfBand: false, status: "cancelled" });
+    expect(rec.of("speechStarted")).toHaveLength(1);
+    fake.userSays("stop");
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone", 2);
+    expect(rec.of("responseDone")[1]!.args[0]).toMatchObject({ responseId: "gemini_2", status: "completed" });
+    expect(rec.of("userTranscript").at(-1)!.args).toEqual(["stop", { final: true }]);
+  });
+
+  it("cancelResponse mutes the rest of the response, which ends as cancelled; truncate is a logged no-op", async () => {
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { log: logs.log } });
+    fake.modelTurn({ chunks: 1, complete: false });
+    await rec.waitFor("audio");
+    session!.cancelResponse("gemini_1");
+    session!.truncate("gemini_1", 120);
+    expect(logs.has("debug", "truncate is not supported")).toBe(true);
+    fake.modelTurn({ chunks: 3, text: "more words" });
+    await rec.waitFor("responseDone");
+    expect(rec.of("audio")).toHaveLength(1);
+    expect(rec.of("agentTranscript")).toEqual([]);
+    expect(rec.of("responseDone")[0]!.args[0]).toMatchObject({ responseId: "gemini_1", status: "cancelled" });
+    const sent = fake.latest.messages.filter((m) => !("setup" in m));
+    expect(sent).toEqual([]); // nothing on the wire: Gemini has no cancel or truncate message
+  });
+
+  it("createResponse sends a clientContent user turn; an out-of-band one is reported outOfBand", async () => {
+    const { rec } = await openSession();
+    session!.createResponse({ instructions: 'Say exactly: "Hi!"', outOfBand: true });
+    const message = await fake.waitForMessage("clientContent");
+    expect(message).toEqual({ clientContent: { turns: [{ role: "user", parts: [{ text: 'Say exactly: "Hi!"' }] }], turnComplete: true } });
+    fake.modelTurn({ chunks: 1, text: "Hi!" });
+    await rec.waitFor("responseDone");
+    expect(rec.of("responseStarted")[0]!.args[0]).toEqual({ responseId: "gemini_1", outOfBand: true });
+    expect(rec.of("responseDone")[0]!.args[0]).toMatchObject({ outOfBand: true, status: "completed" });
+
+    session!.createResponse();
+    expect(await fake.waitForMessage("clientContent", 2)).toEqual({ clientContent: { turnComplete: true } });
+    session!.sendText!("I want a refund");
+    expect(await fake.waitForMessage("clientContent", 3)).toEqual({ clientContent: { turns: [{ role: "user", parts: [{ text: "I want a refund" }] }], turnComplete: true } });
+  });
+});
+
+describe("geminiLive: tools", () => {
+  it("a tool call ends its response; results go back as one toolResponse and the continuation is a new response", async () => {
+    const { rec } = await openSession();
+    fake.modelTurn({ chunks: 1, complete: false });
+    const [id] = fake.toolCall([{ name: "lookup_order", args: { id: "A1" } }]);
+    await rec.waitFor("responseDone");
+    expect(rec.of("toolCall")[0]!.args[0]).toEqual({ callId: id, name: "lookup_order", args: { id: "A1" }, responseId: "gemini_1" });
+    expect(rec.names().slice(-2)).toEqual(["toolCall", "responseDone"]);
+    expect(rec.of("responseDone")[0]!.args[0]).toMatchObject({ responseId: "gemini_1", status: "completed" });
+
+    session!.sendToolResults([{ callId: id!, output: '{"status":"shipped"}' }], true);
+    expect(await fake.waitForMessage("toolResponse")).toEqual({
+      toolResponse: { functionResponses: [{ id, name: "lookup_order", response: { output: '{"status":"shipped"}' } }] },
+    });
+    fake.modelTurn({ chunks: 1, text: "It shipped." });
+    await rec.waitFor("responseDone", 2);
+    expect(rec.of("responseStarted")[1]!.args[0]).toEqual({ responseId: "gemini_2", outOfBand: false });
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("a tool call with no response in flight starts one", async () => {
+    const { rec } = await openSession();
+    fake.toolCall([
+      { name: "lookup_order", args: { id: "A1" } },
+      { name: "hang_up", args: {} },
+    ]);
+    await rec.waitFor("responseDone");
+    expect(rec.names()).toEqual(["responseStarted", "toolCall", "toolCall", "responseDone"]);
+    expect(rec.of("toolCall").map((c) => (c.args[0] as { responseId: string }).responseId)).toEqual(["gemini_1", "gemini_1"]);
+  });
+});
+
+describe("geminiLive: reconnects", () => {
+  const HISTORY: S2sHistoryItem[] = [
+    { role: "user", text: "Where is my order A1?" },
+    { role: "assistant", text: "Let me check." },
+  ];
+
+  it("drop after the tool results → reconnect with one setup, history replayed, the tool response re-sent once", async () => {
+    const clock = virtualClock();
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { clock, log: logs.log, reconnectDelaysMs: [100, 200] }, history: () => HISTORY });
+    const [id] = fake.toolCall([{ name: "lookup_order", args: { id: "A1" } }]);
+    await rec.waitFor("responseDone");
+    session!.sendToolResults([{ callId: id!, output: "shipped" }], true);
+    await fake.waitForMessage("toolResponse", 1, fake.connections[0]);
+    fake.drop();
+    await until(() => logs.has("warn", "connection dropped"), "the drop to be seen");
+    await drive(clock, () => fake.connections.length === 2 && fake.latest.messages.some((m) => "toolResponse" in m), "the reconnect");
+
+    const second = fake.latest;
+    expect(second.setups).toHaveLength(1);
+    expect(second.messages.map((m) => Object.keys(m)[0])).toEqual(["setup", "clientContent", "toolResponse"]);
+    expect(second.messages[1]).toEqual({
+      clientContent: {
+        turns: [
+          { role: "user", parts: [{ text: "Where is my order A1?" }] },
+          { role: "model", parts: [{ text: "Let me check." }] },
+        ],
+        turnComplete: false,
+      },
+    });
+    expect(second.messages[2]).toEqual({ toolResponse: { functionResponses: [{ id, name: "lookup_order", response: { output: "shipped" } }] } });
+
+    // The model acts on it: delivered, not re-sent after another drop.
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone", 2);
+    fake.drop();
+    await until(() => logs.lines.filter((l) => l.msg.includes("connection dropped")).length === 2, "the second drop");
+    await drive(clock, () => fake.connections.length === 3 && fake.latest.setupComplete && fake.latest.messages.length >= 2, "the second reconnect");
+    await sleep(20);
+    expect(fake.latest.messages.map((m) => Object.keys(m)[0])).toEqual(["setup", "clientContent"]);
+    expect(rec.of("error")).toEqual([]);
+    expect(rec.of("closed")).toEqual([]);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it("drop mid-tool-call → the results sent while reconnecting go out once on the new socket; audio meanwhile is dropped", async () => {
+    const clock = virtualClock();
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { clock, log: logs.log, reconnectDelaysMs: [100] }, history: () => HISTORY });
+    fake.modelTurn({ chunks: 1, complete: false });
+    const [id] = fake.toolCall([{ name: "lookup_order", args: { id: "A1" } }]);
+    await rec.waitFor("responseDone");
+    fake.drop();
+    await until(() => logs.has("warn", "connection dropped"), "the drop to be seen");
+    session!.sendToolResults([{ callId: id!, output: "shipped" }], true);
+    session!.sendAudio(new Uint8Array(640));
+    await drive(clock, () => fake.connections.length === 2 && fake.latest.messages.some((m) => "toolResponse" in m), "the reconnect");
+    await sleep(20);
+    const second = fake.latest;
+    expect(second.setups).toHaveLength(1);
+    expect(second.messages.map((m) => Object.keys(m)[0])).toEqual(["setup", "clientContent", "toolResponse"]);
+    expect(fake.connections[0]!.messages.filter((m) => "toolResponse" in m)).toEqual([]);
+    expect(second.audioBytes).toBe(0);
+    session!.sendAudio(new Uint8Array(640));
+    await until(() => second.audioBytes === 640, "audio on the new socket");
+  });
+
+  it("a response in flight when the socket drops ends as failed", async () => {
+    const clock = virtualClock();
+    const { rec } = await openSession({ runtime: { clock, reconnectDelaysMs: [100] } });
+    fake.modelTurn({ chunks: 1, complete: false });
+    await rec.waitFor("audio");
+    fake.drop();
+    await rec.waitFor("responseDone");
+    expect(rec.of("responseDone")[0]!.args[0]).toMatchObject({ responseId: "gemini_1", status: "failed" });
+    await drive(clock, () => fake.connections.length === 2 && fake.latest.setupComplete, "the reconnect");
+  });
+
+  it("resumes with the last sessionResumption handle instead of replaying history", async () => {
+    await restart({ resumption: true });
+    const clock = virtualClock();
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { clock, log: logs.log, reconnectDelaysMs: [100] }, history: () => HISTORY });
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone");
+    await sleep(20);
+    fake.drop();
+    await until(() => logs.has("warn", "connection dropped"), "the drop to be seen");
+    await drive(clock, () => fake.connections.length === 2 && fake.latest.setupComplete, "the reconnect");
+    await sleep(20);
+    expect(fake.latest.setups[0]!.sessionResumption).toEqual({ handle: "handle-2" });
+    expect(fake.latest.messages.map((m) => Object.keys(m)[0])).toEqual(["setup"]);
+  });
+
+  it("goAway → a proactive switch once the response in flight is done, with no error", async () => {
+    const clock = virtualClock();
+    const { rec } = await openSession({ runtime: { clock }, history: () => HISTORY });
+    fake.modelTurn({ chunks: 1, complete: false });
+    await rec.waitFor("audio");
+    fake.goAway("30s");
+    await sleep(30);
+    expect(fake.connections).toHaveLength(1);
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone");
+    const first = fake.connections[0]!;
+    await fake.waitForConnection(2);
+    await fake.waitForClose(first);
+    expect(first.closeCode).toBe(1000);
+    await until(() => fake.latest.messages.length >= 2, "the history on the new socket");
+    expect(fake.latest.setups).toHaveLength(1);
+    expect(fake.latest.messages[1]).toHaveProperty("clientContent.turnComplete", false);
+    expect(rec.of("responseDone")[0]!.args[0]).toMatchObject({ status: "completed" });
+    expect(rec.of("error")).toEqual([]);
+    expect(rec.of("closed")).toEqual([]);
+  });
+
+  it("past the budget: one fatal connection error, then closed({expected:false})", async () => {
+    const clock = virtualClock();
+    const { rec } = await openSession({ runtime: { clock, reconnectDelaysMs: [100, 200, 300] } });
+    fake.refuseUpgrades(503);
+    fake.drop();
+    await drive(clock, () => rec.of("closed").length > 0, "the fatal close");
+    expect(fake.rejected).toEqual([503, 503, 503]);
+    expect(rec.of("error")).toHaveLength(1);
+    const [error, info] = rec.of("error")[0]!.args as [GatewayError, { fatal: boolean }];
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error.code).toBe("connection");
+    expect(info).toEqual({ fatal: true });
+    expect(rec.of("closed")[0]!.args[0]).toEqual({ expected: false });
+    await clock.advance(5000);
+    await sleep(20);
+    expect(fake.rejected).toHaveLength(3);
+    expect(rec.of("error")).toHaveLength(1);
+    session!.sendAudio(new Uint8Array(640)); // a closed session ignores audio
+  });
+
+  it("a close a retry cannot fix (1008) is fatal at once", async () => {
+    const { rec } = await openSession();
+    fake.closeWith(1008, "Quota exceeded");
+    await rec.waitFor("closed");
+    expect(fake.connections).toHaveLength(1);
+    expect(rec.of("error")[0]!.args[1]).toEqual({ fatal: true });
+    expect((rec.of("error")[0]!.args[0] as Error).message).toMatch(/1008: Quota exceeded/);
+    expect(rec.of("closed")[0]!.args[0]).toEqual({ expected: false });
+  });
+
+  it("close() closes the socket with 1000 and reports closed({expected:true}) once", async () => {
+    const { rec } = await openSession();
+    const c = fake.latest;
+    await session!.close();
+    await session!.close();
+    session = undefined;
+    await fake.waitForClose(c);
+    expect(c.closeCode).toBe(1000);
+    expect(rec.of("closed").map((call) => call.args[0])).toEqual([{ expected: true }]);
+    expect(rec.of("error")).toEqual([]);
+  });
+});
