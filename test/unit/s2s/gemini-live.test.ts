@@ -52,6 +52,10 @@ function recorder() {
   return { calls, events, of, waitFor, names: () => calls.map((c) => c.name) };
 }
 
+function historyTurnsOf(history: readonly S2sHistoryItem[]) {
+  return history.map((item) => ({ role: item.role === "assistant" ? "model" : "user", parts: [{ text: item.text }] }));
+}
+
 function logRecorder() {
   const lines: { level: "debug" | "warn"; msg: string; obj: object }[] = [];
   return {
@@ -465,6 +469,32 @@ describe("geminiLive: reconnects", () => {
     expect(second.audioBytes).toBe(0);
     session!.sendAudio(new Uint8Array(640));
     await until(() => second.audioBytes === 640, "audio on the new socket");
+  });
+
+  it("a response asked for but not started when the socket drops is asked for once more on the new socket", async () => {
+    const clock = virtualClock();
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { clock, log: logs.log, reconnectDelaysMs: [100] }, history: () => HISTORY });
+    session!.createResponse({ instructions: "Say exactly: Hi!", outOfBand: true });
+    await fake.waitForMessage("clientContent", 1, fake.connections[0]);
+    fake.drop();
+    await until(() => logs.has("warn", "connection dropped"), "the drop to be seen");
+    session!.sendText!("I want a refund");
+    await drive(clock, () => fake.connections.length === 2 && fake.latest.messages.length >= 4, "the reconnect");
+    await sleep(20);
+    expect(fake.latest.messages.slice(1)).toEqual([
+      { clientContent: { turns: historyTurnsOf(HISTORY), turnComplete: false } },
+      { clientContent: { turns: [{ role: "user", parts: [{ text: "Say exactly: Hi!" }] }], turnComplete: true } },
+      // The typed turn is in the replayed history (the session commits it first): only its turnComplete.
+      { clientContent: { turnComplete: true } },
+    ]);
+    fake.modelTurn({ chunks: 1 });
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone", 2);
+    expect(rec.of("responseStarted").map((c) => c.args[0])).toEqual([
+      { responseId: "gemini_1", outOfBand: true },
+      { responseId: "gemini_2", outOfBand: false },
+    ]);
   });
 
   it("a response in flight when the socket drops ends as failed", async () => {
