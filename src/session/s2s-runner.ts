@@ -18,6 +18,8 @@ export interface S2sRunnerOptions {
   /** The frozen tool list and the instructions, sent once per socket. */
   readonly setup: S2sSetup;
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  /** Aborts the service's handshake (the client hung up during start, or the start timed out). */
+  readonly signal?: AbortSignal;
 }
 
 /** "Say exactly" instructions for a line spoken in the model's own voice. */
@@ -67,7 +69,7 @@ export class S2sRunner implements ModeRunner {
   static async open(ctx: RunnerContext, options: S2sRunnerOptions): Promise<S2sRunner> {
     const runner = new S2sRunner(ctx, options);
     runner.#session = await options.provider.open(
-      { setup: options.setup, history: () => ctx.conversation.restoredEvent().messages },
+      { setup: options.setup, history: () => ctx.conversation.restoredEvent().messages, signal: options.signal },
       {
         audio: (pcm, info) => runner.#onAudio(pcm, info.responseId, info.itemId),
         agentTranscript: (delta, info) => runner.#onTranscript(delta, info.responseId, info.itemId),

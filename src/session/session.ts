@@ -106,6 +106,7 @@ export class Session {
   #usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
   #endAfterReply = false;
   #idleStopped = false;
+  readonly #starting = new AbortController();
 
   constructor(deps: SessionDeps) {
     this.#deps = deps;
@@ -131,6 +132,8 @@ export class Session {
     }
     link.emit({ type: "session.configured", ...format, sessionId: this.id, mode: this.mode });
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
+    // A client that hangs up while providers are still opening aborts their handshakes: no half-open, billed sockets.
+    void link.hungUp.then(() => this.#starting.abort(new GatewayError("connection", "the client hung up during start")));
     const timeoutMs = this.#deps.startTimeoutMs ?? START_TIMEOUT_MS;
     let timer: Timer | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -140,6 +143,7 @@ export class Session {
       await Promise.race([this.#open(), timeout]);
     } catch (error) {
       timer?.cancel();
+      this.#starting.abort(error);
       const failure = error instanceof GatewayError ? error : new GatewayError("internal", `session could not start: ${messageOf(error)}`, { fatal: true, cause: error });
       this.#log.error({ err: error }, "session start failed");
       this.#fail(failure.fatal ? failure : new GatewayError(failure.code, failure.message, { fatal: true, closeCode: CLOSE.internal }));
@@ -231,6 +235,7 @@ export class Session {
         config,
         provider: s2s(config.s2s),
         tools,
+        signal: this.#starting.signal,
         audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
         setup: {
           instructions: await this.#instructions(),
@@ -285,6 +290,7 @@ export class Session {
       tools,
       audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
       errorPhrase,
+      signal: this.#starting.signal,
     });
   }
 

@@ -36,6 +36,8 @@ export interface VoiceRunnerOptions {
   readonly tools: ToolRunner;
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
   readonly errorPhrase: string;
+  /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
+  readonly signal?: AbortSignal;
 }
 
 /** The pipeline settings of a config, defaulted (config.md). */
@@ -136,8 +138,9 @@ export class VoiceRunner implements ModeRunner {
       prompt: config.sttPrompt,
       minSilenceMs: settings.minSilenceMs,
       maxSilenceMs: settings.maxSilenceMs,
+      signal: options.signal,
     };
-    const [opened, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE })]);
+    const [opened, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE, signal: options.signal })]);
     // A recognizer that is not installed here: the session still talks, on typed turns.
     const fallback = opened.status === "rejected" && isSttUnavailable(opened.reason);
     const stt: PromiseSettledResult<SttSession> = fallback ? { status: "fulfilled", value: NO_STT } : opened;

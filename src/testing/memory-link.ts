@@ -11,6 +11,10 @@ import { stamp, type Command, type EventBody, type EventType, type ServerEvent }
 export class MemoryLink implements ClientLink {
   readonly events: ServerEvent[] = [];
   readonly ready: Promise<AnnouncedFormat> = Promise.resolve({ audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000 });
+  #resolveHungUp: () => void = () => {};
+  readonly hungUp: Promise<void> = new Promise((resolve) => {
+    this.#resolveHungUp = resolve;
+  });
   closed: { code: number; reason: string } | undefined;
   readonly #clock: Clock;
   #handler: ConnectionHandler | undefined;
@@ -48,6 +52,7 @@ export class MemoryLink implements ClientLink {
   close(code: number, reason: string): void {
     if (this.closed !== undefined) return;
     this.closed = { code, reason };
+    this.#resolveHungUp();
     this.#handler?.closed(code, reason);
   }
 

@@ -26,6 +26,8 @@ export interface ClientLink {
   readonly open: boolean;
   /** Resolves with the audio format to announce once the link's codecs are loaded (rejects when they cannot be). */
   readonly ready: Promise<AnnouncedFormat>;
+  /** Resolves when the client's socket has closed (a hang-up during start aborts provider handshakes). */
+  readonly hungUp: Promise<void>;
 }
 
 type Buffered = { readonly kind: "command"; readonly command: Command } | { readonly kind: "audio"; readonly chunk: Uint8Array };
@@ -58,6 +60,8 @@ export class ClientConnection implements ClientLink {
   #closeInfo: { code: number; reason: string } | undefined;
   #edge: AudioEdge | undefined;
   readonly ready: Promise<AnnouncedFormat>;
+  readonly hungUp: Promise<void>;
+  #resolveHungUp: () => void = () => {};
 
   constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat }) {
     this.#ws = ws;
@@ -69,6 +73,9 @@ export class ClientConnection implements ClientLink {
       options.clock,
       options.leadMs === undefined ? {} : { leadMs: options.leadMs },
     );
+    this.hungUp = new Promise((resolve) => {
+      this.#resolveHungUp = resolve;
+    });
     this.ready = AudioEdge.create(options.format ?? { codec: "pcm16", sampleRate: 16000 }).then((edge) => {
       this.#edge = edge;
       return edge.announced;
@@ -233,6 +240,7 @@ export class ClientConnection implements ClientLink {
     this.#pingTimer?.cancel();
     this.#pacer.close();
     this.#closeInfo = { code, reason };
+    this.#resolveHungUp();
     this.#handler?.closed(code, reason);
   }
 }

@@ -369,6 +369,7 @@ class GeminiLiveSession implements S2sSession {
   #drainTimer: Timer | undefined;
   #droppedAudio = 0;
   #warnedRate = false;
+  #closing: Promise<void> | undefined;
 
   private constructor(
     private readonly settings: GeminiLiveSettings,
@@ -397,7 +398,7 @@ class GeminiLiveSession implements S2sSession {
   sendAudio(pcm: Uint8Array): void {
     const link = this.#link;
     if (this.#state !== "open" || link?.ready !== true || link.ws.readyState !== WebSocket.OPEN || link.ws.bufferedAmount > MAX_BACKLOG_BYTES) {
-      this.#dropAudio(pcm.byteLength);
+      this.#droppedAudio += pcm.byteLength; // real time: never queued (logged on the next reconnect)
       return;
     }
     const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64");
@@ -446,16 +447,19 @@ class GeminiLiveSession implements S2sSession {
     this.#request({ kind: "tools", message: { toolResponse: { functionResponses: responses } }, sentOn: undefined });
   }
 
-  async close(): Promise<void> {
-    if (this.#state === "closed" || this.#state === "closing") return;
+  close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    if (this.#state === "closed") return Promise.resolve();
     this.#state = "closing";
     this.#stop.abort(new Error("gemini-live session closed"));
     this.#drainTimer?.cancel();
     const link = this.#link;
     this.#link = undefined;
-    if (link !== undefined) await this.#closeLink(link);
-    this.#state = "closed";
-    this.#events.closed({ expected: true });
+    this.#closing = (link === undefined ? Promise.resolve() : this.#closeLink(link)).then(() => {
+      this.#state = "closed";
+      this.#events.closed({ expected: true });
+    });
+    return this.#closing;
   }
 
   // ---- sockets ----
@@ -594,7 +598,7 @@ class GeminiLiveSession implements S2sSession {
       const turns = historyTurns(this.options.history());
       if (turns.length > 0) this.#send(link, { clientContent: { turns, turnComplete: false } });
     }
-    for (const item of [] as Pending[]) {
+    for (const item of this.#pending) {
       item.sentOn = link;
       // A typed turn is in the replayed history already (the session commits it first): only ask for the response.
       this.#send(link, item.kind === "ask" && item.typed && !link.resumed ? { clientContent: { turnComplete: true } } : item.message);
@@ -667,10 +671,6 @@ class GeminiLiveSession implements S2sSession {
       item.sentOn = link;
       this.#send(link, item.message);
     }
-  }
-
-  #dropAudio(bytes: number): void {
-    this.#droppedAudio += bytes;
   }
 
   #parse(data: RawData): Record<string, unknown> | undefined {

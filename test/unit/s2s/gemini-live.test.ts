@@ -579,7 +579,7 @@ describe("geminiLive: reconnects", () => {
   it("close() closes the socket with 1000 and reports closed({expected:true}) once", async () => {
     const { rec } = await openSession();
     const c = fake.latest;
-    await session!.close();
+    await Promise.all([session!.close(), session!.close()]);
     await session!.close();
     session = undefined;
     await fake.waitForClose(c);

@@ -107,3 +107,39 @@ describe("speech-to-speech sessions", () => {
     expect(link.closed?.code).toBe(1011);
   });
 });
+
+describe("the service handshake", () => {
+  it("is aborted when the client hangs up during start: no half-open socket", async () => {
+    const clock = virtualClock(0);
+    const link = new MemoryLink(clock);
+    let aborted = false;
+    const hanging = {
+      kind: "hanging",
+      open: (options: { signal?: AbortSignal | undefined }) =>
+        new Promise<never>((_, reject) => {
+          options.signal?.addEventListener("abort", () => {
+            aborted = true;
+            reject(new Error("handshake aborted"));
+          });
+        }),
+    };
+    const def = withTools(agent({ name: "rt", s2s: { kind: "openai-realtime", options: {} } }), {}) as ResolvedAgentDef;
+    const session = new Session({
+      agent: { def, config: toAgentConfig(def) },
+      link,
+      clock,
+      log: silentLogger,
+      store: new MemorySessionStore(clock),
+      resolveModel: () => {
+        throw new Error("no model");
+      },
+      s2s: () => hanging,
+    });
+    const starting = session.start();
+    await new Promise((resolve) => setImmediate(resolve));
+    link.close(1001, "client went away");
+    await starting;
+    expect(aborted).toBe(true);
+    expect(session.ended).toBe(true);
+  });
+});
