@@ -349,7 +349,8 @@ describe("localTts: the worker pool", () => {
     await until(() => localTtsPoolStats().workers === 1 && localTtsPoolStats().busy === 0); // the warm-up
     const rec = recorder();
     const stream = session.stream(rec.events);
-    stream.push("A poisoned sentence.");
+    // A long sentence keeps the worker busy well past the crash message, even on a loaded machine.
+    stream.push(`A poisoned sentence that goes on ${"and on ".repeat(30)}until the worker is surely still speaking it.`);
     await until(() => localTtsPoolStats().busy === 1);
     // The crash message queues behind the sentence and is read while flite awaits I/O: the worker dies holding it.
     expect(crashLocalTtsWorkerForTesting()).toBe(true);
@@ -360,7 +361,7 @@ describe("localTts: the worker pool", () => {
     expect((outcome as Error).message).toMatch(/local tts: the synthesis worker crashed/);
     expect(rec.chunks).toEqual([]);
     expect(rms((await speak(session, "The pool goes on.")).samples())).toBeGreaterThan(0.02);
-  });
+  }, 30_000);
 
   it("shutdownLocalTts ends the workers and fails what was pending; the next use starts a new pool", async () => {
     const session = await open();

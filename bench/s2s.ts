@@ -1,0 +1,386 @@
+/**
+ * `npm run bench:s2s`: the gateway's added latency on the s2s path (provider audio → client
+ * frame), and its cost per session, against a minimal relay measured in the same run.
+ *
+ * This process runs the gateway (createGateway on 127.0.0.1:0, an `openai-realtime` s2s agent)
+ * and, in-process, the loopback fake OpenAI Realtime server it talks to (bench/s2s-fake.ts).
+ * Two child processes: bench/s2s-load.ts (the callers) and bench/s2s-relay.ts (the baseline,
+ * with its own in-process fake). Each server takes a warm-up, then N sessions × T turns.
+ *
+ * Options: --sessions N (env BENCH_SESSIONS, default 50), --turns T (BENCH_TURNS, default 5),
+ * --no-docs (print only). Results go to stdout and to docs/benchmarks.md, between the
+ * bench:s2s markers.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
+import { createLogger } from "../src/log.js";
+import { agent } from "../src/manifest/index.js";
+import { createGateway } from "../src/server/index.js";
+import type { Arrival, FromLoad, FromRelay, LoadPlan, LoadTally, ServerCall, ToLoad, ToRelay } from "./protocol.js";
+import { FakeHost, type DeltaMark } from "./s2s-fake.js";
+import { machineBusyMs, ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
+
+/** The spec's bar: added latency, provider audio → frame, p99 ≤ 2 ms at 200 calls. */
+const BAR_MS = 2;
+const BAR_CALLS = 200;
+const RUN_LIMIT_MS = 88_000;
+const PHASE_LIMIT_MS = 35_000;
+const DOCS = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
+const START = "<!-- bench:s2s:start -->";
+const END = "<!-- bench:s2s:end -->";
+
+interface Options {
+  readonly sessions: number;
+  readonly turns: number;
+  readonly docs: boolean;
+}
+
+function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
+  const flag = (name: string): string | undefined => {
+    const i = argv.indexOf(`--${name}`);
+    return i === -1 ? undefined : argv[i + 1];
+  };
+  const count = (value: string | undefined, fallback: number, name: string): number => {
+    if (value === undefined || value === "") return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, got ${value}`);
+    return n;
+  };
+  return {
+    sessions: count(flag("sessions") ?? env.BENCH_SESSIONS, 50, "sessions"),
+    turns: count(flag("turns") ?? env.BENCH_TURNS, 5, "turns"),
+    docs: !argv.includes("--no-docs"),
+  };
+}
+
+interface Taken {
+  readonly marks: DeltaMark[];
+  readonly violations: number;
+}
+
+interface MeasuredServer {
+  readonly name: "gateway" | "relay";
+  readonly url: string;
+  memory(): Promise<MemorySample>;
+  start(): Promise<void>;
+  stop(): Promise<WindowSample>;
+  turn(client: number, turn: number): void;
+  marks(): Promise<Taken>;
+  settled(): Promise<void>;
+}
+
+async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; close: () => Promise<void> }> {
+  const host = await FakeHost.start();
+  const def = agent({ name: "bench-s2s", greeting: "Welcome to the bench line.", s2s: { kind: "openai-realtime", options: { url: host.service.url } } });
+  // Logs at info, as deployed, written nowhere; Prometheus process metrics on.
+  const logger = createLogger({ level: "info", destination: { write: () => true } });
+  const gateway = createGateway({ agent: def, logger, env: { OPENAI_API_KEY: "test-key" } });
+  const { port } = await gateway.listen(0, "127.0.0.1");
+  const server: MeasuredServer = {
+    name: "gateway",
+    url: `ws://127.0.0.1:${port}/websocket`,
+    memory: () => Promise.resolve(meter.memory()),
+    start: () => Promise.resolve(meter.start()),
+    stop: () => Promise.resolve(meter.stop()),
+    turn: (client, turn) => host.turn(client, turn),
+    marks: () => Promise.resolve(host.take()),
+    settled: async () => {
+      for (let i = 0; i < 200 && (gateway.sessions > 0 || host.service.openSockets() > 0); i++) await sleep(10);
+    },
+  };
+  return {
+    server,
+    close: async () => {
+      await gateway.close();
+      await host.service.close();
+    },
+  };
+}
+
+async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
+  let nextId = 0;
+  const pending = new Map<number, (value: unknown) => void>();
+  const url = await new Promise<string>((resolve) => {
+    child.on("message", (message: FromRelay) => {
+      if (message.type === "listening") resolve(message.url);
+      else pending.get(message.id)?.(message.value);
+    });
+  });
+  const call = <T>(what: ServerCall): Promise<T> =>
+    new Promise((resolve) => {
+      const id = ++nextId;
+      pending.set(id, (value) => {
+        pending.delete(id);
+        resolve(value as T);
+      });
+      child.send({ type: "call", id, call: what } satisfies ToRelay);
+    });
+  return {
+    name: "relay",
+    url,
+    memory: () => call<MemorySample>("memory"),
+    start: () => call<null>("start").then(() => undefined),
+    stop: () => call<WindowSample>("stop"),
+    turn: (client, turn) => child.send({ type: "final", client, turn } satisfies ToRelay),
+    marks: () => call<Taken>("marks"),
+    settled: () => sleep(200),
+  };
+}
+
+class LoadLink {
+  readonly #child: ChildProcess;
+  #server: MeasuredServer | undefined;
+  #waiters: { type: FromLoad["type"]; resolve: (message: FromLoad) => void }[] = [];
+
+  constructor(child: ChildProcess) {
+    this.#child = child;
+    child.on("message", (message: FromLoad) => {
+      if (message.type === "final") return this.#server?.turn(message.client, message.turn);
+      const waiter = this.#waiters.find((w) => w.type === message.type);
+      if (waiter === undefined) return;
+      this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+      waiter.resolve(message);
+    });
+  }
+
+  target(server: MeasuredServer): void {
+    this.#server = server;
+  }
+
+  send(message: ToLoad): void {
+    this.#child.send(message);
+  }
+
+  next<K extends FromLoad["type"]>(type: K): Promise<Extract<FromLoad, { type: K }>> {
+    return new Promise((resolve) => this.#waiters.push({ type, resolve: resolve as (message: FromLoad) => void }));
+  }
+}
+
+interface PhaseResult {
+  readonly server: "gateway" | "relay";
+  readonly sessions: number;
+  readonly expected: number;
+  readonly audioToClient: Summary;
+  readonly cpuMsPerSessionSecond: number;
+  readonly rssPerSessionKiB: number;
+  readonly heapPerSessionKiB: number;
+  readonly window: WindowSample;
+  readonly otherCores: number;
+  readonly tally: LoadTally | undefined;
+  readonly errors: readonly string[];
+  readonly violations: number;
+}
+
+async function runPhase(load: LoadLink, server: MeasuredServer, sessions: number, turns: number): Promise<PhaseResult> {
+  const plan: LoadPlan = { url: server.url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
+  load.target(server);
+  const before = await server.memory();
+  const greeted = load.next("greeted");
+  load.send({ type: "run", plan });
+  await greeted;
+  const live = await server.memory();
+  const machineBefore = machineBusyMs();
+  await server.start();
+  const finished = load.next("finished");
+  load.send({ type: "go" });
+  const { arrivals, errors, tally } = await finished;
+  const window = await server.stop();
+  const machineAfter = machineBusyMs();
+  const closed = load.next("closed");
+  load.send({ type: "close" });
+  await closed;
+  await server.settled();
+  const { marks, violations } = await server.marks();
+  const machineMs = machineBefore === undefined || machineAfter === undefined ? Number.NaN : machineAfter - machineBefore;
+  return summarizePhase(server.name, plan, marks, arrivals, { before, live, window, machineMs, tally, errors, violations });
+}
+
+function summarizePhase(
+  server: "gateway" | "relay",
+  plan: LoadPlan,
+  marks: readonly DeltaMark[],
+  arrivals: readonly Arrival[],
+  m: { before: MemorySample; live: MemorySample; window: WindowSample; machineMs: number; tally: LoadTally | undefined; errors: readonly string[]; violations: number },
+): PhaseResult {
+  const sent = new Map(marks.map((mark) => [`${mark.client}:${mark.turn}`, mark.t2]));
+  const latency: number[] = [];
+  for (const a of arrivals) {
+    const t2 = sent.get(`${a.client}:${a.turn}`);
+    if (t2 !== undefined) latency.push(a.t3 - t2);
+  }
+  const sessionSeconds = (plan.sessions * m.window.wallMs) / 1000;
+  return {
+    server,
+    sessions: plan.sessions,
+    expected: plan.sessions * plan.turns,
+    audioToClient: summarize(latency),
+    cpuMsPerSessionSecond: m.window.cpuMs / sessionSeconds,
+    rssPerSessionKiB: (m.live.rss - m.before.rss) / plan.sessions / 1024,
+    heapPerSessionKiB: (m.live.heapUsed - m.before.heapUsed) / plan.sessions / 1024,
+    window: m.window,
+    otherCores: (m.machineMs - m.window.cpuMs - (m.tally?.window.cpuMs ?? 0)) / m.window.wallMs,
+    tally: m.tally,
+    errors: m.errors,
+    violations: m.violations,
+  };
+}
+
+// ── report ──────────────────────────────────────────────────────────────────────────────
+
+interface Report {
+  readonly options: Options;
+  readonly gateway: PhaseResult;
+  readonly relay: PhaseResult;
+  readonly idleRss: { readonly gateway: number; readonly relay: number };
+  readonly elapsedMs: number;
+}
+
+const ms = (v: number): string => (Number.isNaN(v) ? "–" : v < 1 ? v.toFixed(3) : v.toFixed(2));
+const ratio = (a: number, b: number): string => (a > 0 && b > 0 && Number.isFinite(a / b) ? `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×` : "–");
+
+function table(report: Report): string {
+  const { gateway: g, relay: r } = report;
+  const rows = [`| figure (${g.sessions} sessions) | gateway | relay | gateway ÷ relay |`, "|---|--:|--:|--:|"];
+  const row = (figure: string, pick: (p: PhaseResult) => number, format: (v: number) => string = ms, compare = true): void => {
+    rows.push(`| ${figure} | ${format(pick(g))} | ${format(pick(r))} | ${compare ? ratio(pick(g), pick(r)) : ""} |`);
+  };
+  for (const p of ["p50", "p95", "p99", "max"] as const) row(`provider audio delta sent → client frame, ${p} (ms)`, (x) => x.audioToClient[p]);
+  row("CPU per session-second (ms, service fake included)", (x) => x.cpuMsPerSessionSecond, (v) => v.toFixed(2));
+  row("CPU per turn, all included (ms)", (x) => x.window.cpuMs / x.expected, (v) => v.toFixed(2));
+  row("RSS per live session (KiB)", (x) => x.rssPerSessionKiB, (v) => v.toFixed(0));
+  row("JS heap per live session (KiB)", (x) => x.heapPerSessionKiB, (v) => v.toFixed(0));
+  row("event-loop delay p99 (ms)", (x) => x.window.loopDelayP99Ms);
+  row("client process: CPU (ms per second)", (x) => (x.tally === undefined ? Number.NaN : x.tally.window.cpuMs / (x.tally.window.wallMs / 1000)), (v) => v.toFixed(1));
+  row("server → client audio frames per turn", (x) => (x.tally?.binaryFrames ?? Number.NaN) / x.expected, (v) => v.toFixed(1));
+  row("turns measured", (x) => x.audioToClient.n, (v) => v.toFixed(0));
+  row("other load on the machine during the turns (cores)", (x) => x.otherCores, (v) => (Number.isNaN(v) ? "–" : Math.max(0, v).toFixed(2)), false);
+  rows.push(`| idle process RSS (MiB) | ${(report.idleRss.gateway / 2 ** 20).toFixed(1)} | ${(report.idleRss.relay / 2 ** 20).toFixed(1)} | ${ratio(report.idleRss.gateway, report.idleRss.relay)} |`);
+  return rows.join("\n");
+}
+
+function verdict(report: Report): string {
+  const g = report.gateway;
+  const p99 = g.audioToClient.p99;
+  const added = p99 - report.relay.audioToClient.p99;
+  return (
+    `**Verdict: ${p99 <= BAR_MS ? "within" : "over"} the spec bar (added latency, provider audio → frame, p99 ≤ ${BAR_MS} ms at ${BAR_CALLS} calls), ` +
+    `measured at ${g.sessions} sessions, not ${BAR_CALLS}** — gateway p99 ${ms(p99)} ms end to end on loopback (relay floor p99 ${ms(report.relay.audioToClient.p99)} ms, ` +
+    `gateway − relay p99 ${ms(added)} ms).` +
+    (g.otherCores > 0.25 ? ` Other work used ${g.otherCores.toFixed(2)} cores of the machine meanwhile: the tail may be the machine's.` : "")
+  );
+}
+
+function section(report: Report): string {
+  const cpu = cpus();
+  return [
+    START,
+    "## Speech-to-speech: provider audio → client frame, and cost per session",
+    "",
+    "Run `npm run bench:s2s` (options `--sessions N` / `BENCH_SESSIONS`, default 50; `--turns T` / `BENCH_TURNS`, default 5; `--no-docs`). " +
+      "The runner hosts the gateway (an `openai-realtime` s2s agent) and the loopback fake Realtime server (`test/helpers/fake-openai-realtime.ts`, " +
+      "unpaced: 200 ms of 24 kHz audio per reply in 20 ms deltas, one event-loop turn apart). Callers (`bench/s2s-load.ts`, own process) stream a " +
+      "20 ms PCM16 16 kHz frame every 20 ms and take turns: the runner plays `userSays` on that caller's fake connection. Latency is from the fake " +
+      "handing a reply's first `response.output_audio.delta` to its socket (monoMs, in the server process) to the caller receiving the reply's first " +
+      "binary frame (monoMs, client process): two loopback hops, JSON + base64 decode, resampling and the gateway's own path. The floor is " +
+      "`bench/s2s-relay.ts`: a hand-written relay (base64 → linear resample → `ws.send`) with its own in-process fake, so both CPU figures include the fake.",
+    "",
+    `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
+      `${process.platform}/${process.arch}; ${report.options.sessions} sessions × ${report.options.turns} turns after a 10 × 2 warm-up per server, ${(report.elapsedMs / 1000).toFixed(0)} s in all.`,
+    "",
+    table(report),
+    "",
+    verdict(report),
+    END,
+  ].join("\n");
+}
+
+function writeDocs(report: Report): void {
+  const body = section(report);
+  const current = readFileSync(DOCS, "utf8");
+  const start = current.indexOf(START);
+  const end = current.indexOf(END);
+  const next = start === -1 || end === -1 || end < start ? `${current.trimEnd()}\n\n${body}\n` : `${current.slice(0, start)}${body}${current.slice(end + END.length)}`;
+  writeFileSync(DOCS, next);
+}
+
+// ── main ────────────────────────────────────────────────────────────────────────────────
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+
+function problems(results: readonly PhaseResult[]): string[] {
+  const found: string[] = [];
+  for (const r of results) {
+    const label = `${r.server}, ${r.sessions} sessions`;
+    if (r.audioToClient.n !== r.expected) found.push(`${label}: ${r.audioToClient.n} of ${r.expected} turns measured`);
+    if (r.violations > 0) found.push(`${label}: ${r.violations} protocol violations at the fake`);
+    for (const error of r.errors.slice(0, 5)) found.push(`${label}: ${error}`);
+  }
+  return found;
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const began = Date.now();
+  const meter = new ProcessMeter();
+  const { server: gateway, close } = await startGateway(meter);
+  const idleGateway = meter.memory();
+  const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
+  const relayChild = fork(here("./s2s-relay.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const loadChild = fork(here("./s2s-load.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  try {
+    const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
+    const idleRelay = await relay.memory();
+    const load = new LoadLink(loadChild);
+    const phase = (server: MeasuredServer, sessions: number, turns: number): Promise<PhaseResult> =>
+      within(runPhase(load, server, sessions, turns), PHASE_LIMIT_MS, `${server.name} with ${sessions} sessions`);
+    console.log(`bench:s2s: gateway ${gateway.url}, relay ${relay.url}; warming up`);
+    await phase(relay, 10, 2);
+    await phase(gateway, 10, 2);
+    console.log(`bench:s2s: ${options.sessions} sessions × ${options.turns} turns`);
+    const relayResult = await phase(relay, options.sessions, options.turns);
+    const gatewayResult = await phase(gateway, options.sessions, options.turns);
+    const report: Report = { options, gateway: gatewayResult, relay: relayResult, idleRss: { gateway: idleGateway.rss, relay: idleRelay.rss }, elapsedMs: Date.now() - began };
+    console.log(`\n${table(report)}\n\n${verdict(report)}\n`);
+    const found = problems([relayResult, gatewayResult]);
+    for (const problem of found) console.error(`bench:s2s: ${problem}`);
+    if (options.docs && found.length === 0) {
+      writeDocs(report);
+      console.log(`bench:s2s: wrote ${DOCS}`);
+    } else if (options.docs) {
+      console.error("bench:s2s: docs not written: the run was incomplete");
+    }
+    return found.length === 0 ? 0 : 1;
+  } finally {
+    relayChild.kill();
+    loadChild.kill();
+    await close();
+  }
+}
+
+const deadline = setTimeout(() => {
+  console.error(`bench:s2s: over the ${RUN_LIMIT_MS / 1000} s limit, giving up`);
+  process.exit(1);
+}, RUN_LIMIT_MS);
+deadline.unref();
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error("bench:s2s failed:", error);
+    process.exitCode = 1;
+  },
+);
