@@ -192,7 +192,7 @@ export class S2sRunner implements ModeRunner {
   #onSpeechStarted(): void {
     this.#userSpeaking = true;
     this.#ctx.activity();
-    for (const id of this.#outOfBand) if (id !== this.#greetingResponse) this.#session?.cancelResponse(id);
+    this.#cancelToolLines();
     if (this.#playback.modelAudible) {
       this.#interrupt();
       this.#ctx.emit({ type: "reply.cancelled" });
@@ -221,6 +221,11 @@ export class S2sRunner implements ModeRunner {
     this.#ctx.activity();
   }
 
+  /** Stop the out-of-band tool lines still being spoken (never the greeting). */
+  #cancelToolLines(): void {
+    for (const id of this.#outOfBand) if (id !== this.#greetingResponse) this.#session?.cancelResponse(id);
+  }
+
   /** Barge-in or cancel: playback cleared, the response stopped, the model's memory cut at what was heard. */
   #interrupt(): void {
     const reply = this.#reply;
@@ -245,6 +250,8 @@ export class S2sRunner implements ModeRunner {
             isError: true,
           })
         : this.#options.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#signal.signal });
+    // Tool lines cover the call's silence only: once it settles, any line still being spoken stops.
+    void outcome.then(() => this.#cancelToolLines());
     reply?.calls.set(call.callId, outcome);
     if (reply === undefined) void this.#answer([call.callId], [outcome], true);
   }

@@ -65,6 +65,34 @@ describe("speech-to-speech sessions", () => {
     expect(link.of("tool.completed")).toMatchObject([{ toolCallId: "call_1", result: "Order A1 shipped." }]);
   });
 
+  it("a tool line still being spoken stops when the tool settles", async () => {
+    let release: () => void = () => {};
+    const slow = tool({
+      description: "Slow lookup",
+      messages: { start: "One moment." },
+      execute: async () => {
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        return "Done.";
+      },
+    });
+    const clock = virtualClock(0);
+    const link = new MemoryLink(clock);
+    const fake = new FakeS2s();
+    const def = withTools(agent({ name: "rt", greeting: "", s2s: { kind: "openai-realtime", options: {} } }), { slow }) as ResolvedAgentDef;
+    const session = new Session({ agent: { def, config: toAgentConfig(def) }, link, clock, log: silentLogger, store: new MemorySessionStore(clock), resolveModel: () => { throw new Error("no model"); }, s2s: () => fake });
+    await session.start();
+    const reply = fake.start();
+    fake.events.toolCall({ callId: "c1", name: "slow", args: {}, responseId: reply });
+    await Promise.resolve();
+    const line = fake.start(true);
+    expect(fake.calls.filter((c) => c.kind === "cancel")).toEqual([]);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fake.calls).toContainEqual({ kind: "cancel", responseId: line });
+  });
+
   it("a barge-in while the agent is audible clears playback and truncates at what was heard", async () => {
     const { link, fake, clock } = await s2sSession({ greeting: "" });
     const reply = fake.start();
