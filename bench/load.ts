@@ -8,16 +8,14 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
-import { micFrame, send, type Arrival, type FromLoad, type LoadPlan, type ToLoad } from "./protocol.js";
-import { monoMs, ProcessMeter } from "./stats.js";
+import { countReceived, serveLoad, type LoadCaller } from "./common.js";
+import { micFrame, send, type Arrival, type FromLoad, type LoadPlan } from "./protocol.js";
+import { monoMs } from "./stats.js";
 
 const MIC_FRAME_MS = 20;
 
-/** Frames and bytes the callers received while counting is on (during the turns). */
-const received = { counting: false, textFrames: 0, textBytes: 0, binaryFrames: 0, binaryBytes: 0 };
-const meter = new ProcessMeter();
 
-class Caller {
+class Caller implements LoadCaller {
   readonly client: number;
   readonly #ws: WebSocket;
   readonly #arrivals: Arrival[];
@@ -78,12 +76,7 @@ class Caller {
 
   #receive(data: Buffer, isBinary: boolean): void {
     const at = monoMs();
-    if (received.counting) {
-      if (isBinary) received.binaryFrames += 1;
-      else received.textFrames += 1;
-      if (isBinary) received.binaryBytes += data.byteLength;
-      else received.textBytes += data.byteLength;
-    }
+    countReceived(data, isBinary);
     if (isBinary) {
       if (this.#awaiting !== undefined) {
         this.#arrivals.push({ client: this.client, turn: this.#awaiting, t3: at });
@@ -121,43 +114,8 @@ class Caller {
   }
 }
 
-let callers: Caller[] = [];
-let go: (() => void) | undefined;
-
-async function run(plan: LoadPlan): Promise<void> {
-  const arrivals: Arrival[] = [];
-  const errors: string[] = [];
-  const started = new Promise<void>((resolve) => {
-    go = resolve;
-  });
-  callers = Array.from({ length: plan.sessions }, (_, i) => new Caller(i + 1, plan.url, arrivals, errors));
-  await Promise.all(callers.map((caller) => caller.opened));
-  await Promise.all(callers.map((caller) => caller.greeted));
-  send<FromLoad>({ type: "greeted" });
-  await started;
-  Object.assign(received, { counting: true, textFrames: 0, textBytes: 0, binaryFrames: 0, binaryBytes: 0 });
-  meter.start();
-  await Promise.all(callers.map((caller) => caller.converse(plan)));
-  const window = meter.stop();
-  received.counting = false;
-  const { textFrames, textBytes, binaryFrames, binaryBytes } = received;
-  send<FromLoad>({ type: "finished", arrivals, errors, tally: { textFrames, textBytes, binaryFrames, binaryBytes, window } });
-}
-
-async function closeAll(): Promise<void> {
-  for (const caller of callers) caller.close();
-  await Promise.race([Promise.all(callers.map((caller) => caller.closed)), sleep(2000)]);
-  callers = [];
-  send<FromLoad>({ type: "closed" });
-}
-
-process.on("message", (message: ToLoad) => {
-  if (message.type === "run") {
-    run(message.plan).catch((error: unknown) => send<FromLoad>({ type: "finished", arrivals: [], errors: [`load: ${String(error)}`] }));
-  } else if (message.type === "go") {
-    go?.();
-  } else {
-    void closeAll();
-  }
+serveLoad(async (plan, arrivals, errors, callers) => {
+  const created = Array.from({ length: plan.sessions }, (_, i) => new Caller(i + 1, plan.url, arrivals, errors));
+  callers.push(...created);
+  await Promise.all(created.map((caller) => caller.opened));
 });
-process.on("disconnect", () => process.exit(0));

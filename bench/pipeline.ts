@@ -11,16 +11,32 @@
  * default 10), --solo-turns T for the 1-session run (default 20), --no-docs (print only).
  * Results go to stdout and to docs/benchmarks.md, between the bench:pipeline markers.
  */
-import { fork, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { createLogger } from "../src/log.js";
 import { agent } from "../src/manifest/index.js";
 import { createGateway, type Gateway } from "../src/server/index.js";
+import {
+  baseOptions,
+  countOption,
+  driveLoad,
+  flagValue,
+  forkBench,
+  LoadLink,
+  ms,
+  ratio,
+  relayLink,
+  relayServer,
+  runBench,
+  sleep,
+  within,
+  writeSection,
+  type MeasuredServerBase,
+} from "./common.js";
 import { BenchVoice, benchModel, Recorder } from "./fakes.js";
-import type { Arrival, FromLoad, FromRelay, LoadPlan, LoadTally, ServerCall, ToLoad, ToRelay, TurnMarks } from "./protocol.js";
-import { machineBusyMs, ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
+import type { Arrival, LoadPlan, LoadTally, ToRelay, TurnMarks } from "./protocol.js";
+import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
 
 /** The spec's bar for both legs (spec README, "Performance bars"). */
 const BAR_MS = 5;
@@ -43,37 +59,15 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
-  const flag = (name: string): string | undefined => {
-    const i = argv.indexOf(`--${name}`);
-    return i === -1 ? undefined : argv[i + 1];
-  };
-  const count = (value: string | undefined, fallback: number, name: string): number => {
-    if (value === undefined || value === "") return fallback;
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, got ${value}`);
-    return n;
-  };
-  return {
-    sessions: count(flag("sessions") ?? env.BENCH_SESSIONS, 50, "sessions"),
-    turns: count(flag("turns") ?? env.BENCH_TURNS, 10, "turns"),
-    soloTurns: count(flag("solo-turns"), 20, "solo-turns"),
-    docs: !argv.includes("--no-docs"),
-  };
+  const { sessions, turns, docs } = baseOptions(argv, env, 10);
+  return { sessions, turns, soloTurns: countOption(flagValue(argv, "solo-turns"), 20, "solo-turns"), docs };
 }
 
 // ── the two servers under test ──────────────────────────────────────────────────────────
 
 /** A server the runner can measure: the gateway in this process, or the relay child. */
-interface MeasuredServer {
-  readonly name: "gateway" | "relay";
-  readonly url: string;
-  memory(): Promise<MemorySample>;
-  start(): Promise<void>;
-  stop(): Promise<WindowSample>;
+interface MeasuredServer extends MeasuredServerBase<{ readonly marks: TurnMarks[]; readonly mismatches: number }> {
   final(client: number, turn: number): void;
-  marks(): Promise<{ readonly marks: TurnMarks[]; readonly mismatches: number }>;
-  /** Resolves when the server holds no sessions any more. */
-  settled(): Promise<void>;
 }
 
 async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; gateway: Gateway }> {
@@ -119,32 +113,9 @@ async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServ
 }
 
 async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
-  let nextId = 0;
-  const pending = new Map<number, (value: unknown) => void>();
-  const url = await new Promise<string>((resolve) => {
-    child.on("message", (message: FromRelay) => {
-      if (message.type === "listening") resolve(message.url);
-      else pending.get(message.id)?.(message.value);
-    });
-  });
-  const call = <T>(what: ServerCall): Promise<T> =>
-    new Promise((resolve) => {
-      const id = ++nextId;
-      pending.set(id, (value) => {
-        pending.delete(id);
-        resolve(value as T);
-      });
-      child.send({ type: "call", id, call: what } satisfies ToRelay);
-    });
   return {
-    name: "relay",
-    url,
-    memory: () => call<MemorySample>("memory"),
-    start: () => call<null>("start").then(() => undefined),
-    stop: () => call<WindowSample>("stop"),
+    ...relayServer<{ marks: TurnMarks[]; mismatches: number }>(await relayLink(child), 100),
     final: (client, turn) => child.send({ type: "final", client, turn } satisfies ToRelay),
-    marks: () => call<{ marks: TurnMarks[]; mismatches: number }>("marks"),
-    settled: () => sleep(100),
   };
 }
 
@@ -177,39 +148,6 @@ interface PhaseResult {
   readonly mismatches: number;
 }
 
-/** The load child's messages: finals go to the server under test, the rest to whoever waits. */
-class LoadLink {
-  readonly #child: ChildProcess;
-  #server: MeasuredServer | undefined;
-  #waiters: { type: FromLoad["type"]; resolve: (message: FromLoad) => void }[] = [];
-
-  constructor(child: ChildProcess) {
-    this.#child = child;
-    child.on("message", (message: FromLoad) => {
-      if (message.type === "final") {
-        this.#server?.final(message.client, message.turn);
-        return;
-      }
-      const waiter = this.#waiters.find((w) => w.type === message.type);
-      if (waiter === undefined) return;
-      this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-      waiter.resolve(message);
-    });
-  }
-
-  target(server: MeasuredServer): void {
-    this.#server = server;
-  }
-
-  send(message: ToLoad): void {
-    this.#child.send(message);
-  }
-
-  next<K extends FromLoad["type"]>(type: K): Promise<Extract<FromLoad, { type: K }>> {
-    return new Promise((resolve) => this.#waiters.push({ type, resolve: resolve as (message: FromLoad) => void }));
-  }
-}
-
 /** CPU the server burns with no sessions (ms per second), over `ms`. */
 async function idleCpu(server: MeasuredServer, ms: number): Promise<number> {
   await server.start();
@@ -220,25 +158,9 @@ async function idleCpu(server: MeasuredServer, ms: number): Promise<number> {
 
 async function runPhase(load: LoadLink, server: MeasuredServer, sessions: number, turns: number, idleCpuMsPerSecond: number): Promise<PhaseResult> {
   const plan: LoadPlan = { url: server.url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
-  load.target(server);
-  const before = await server.memory();
-  const greeted = load.next("greeted");
-  load.send({ type: "run", plan });
-  await greeted;
-  const live = await server.memory();
-  const machineBefore = machineBusyMs();
-  await server.start();
-  const finished = load.next("finished");
-  load.send({ type: "go" });
-  const { arrivals, errors, tally } = await finished;
-  const window = await server.stop();
-  const machineAfter = machineBusyMs();
-  const machineMs = machineBefore === undefined || machineAfter === undefined ? Number.NaN : machineAfter - machineBefore;
-  const closed = load.next("closed");
-  load.send({ type: "close" });
-  await closed;
-  await server.settled();
-  const { marks, mismatches } = await server.marks();
+  load.target((client, turn) => server.final(client, turn));
+  const { before, live, window, machineMs, arrivals, errors, tally, taken } = await driveLoad(load, server, plan);
+  const { marks, mismatches } = taken;
   return summarizePhase(server.name, plan, marks, arrivals, { before, live, window, machineMs, tally, errors, mismatches, idleCpuMsPerSecond });
 }
 
@@ -315,9 +237,6 @@ interface Report {
   readonly elapsedMs: number;
 }
 
-const ms = (v: number): string => (Number.isNaN(v) ? "–" : v < 1 ? v.toFixed(3) : v.toFixed(2));
-/** a ÷ b, or "–" where a ratio means nothing (a zero or negative figure, e.g. RSS noise). */
-const ratio = (a: number, b: number): string => (a > 0 && b > 0 && Number.isFinite(a / b) ? `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×` : "–");
 const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
 const kib = (v: number): string => v.toFixed(0);
 
@@ -439,28 +358,10 @@ Idle CPU is measured before any session.
 `;
 
 function writeDocs(report: Report): void {
-  const body = section(report);
-  const current = existsSync(DOCS) ? readFileSync(DOCS, "utf8") : `${INTRO}${START}\n${END}\n`;
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next =
-    start === -1 || end === -1 || end < start ? `${current.trimEnd()}\n\n${body}\n` : `${current.slice(0, start)}${body}${current.slice(end + END.length)}`;
-  writeFileSync(DOCS, next);
+  writeSection(DOCS, START, END, section(report), `${INTRO}${START}\n${END}\n`);
 }
 
 // ── main ────────────────────────────────────────────────────────────────────────────────
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
-}
 
 function problems(results: readonly PhaseResult[]): string[] {
   const found: string[] = [];
@@ -479,9 +380,8 @@ async function main(): Promise<number> {
   const meter = new ProcessMeter();
   const { server: gateway, gateway: handle } = await startGateway(meter);
   const idleGateway = meter.memory();
-  const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
-  const relayChild = fork(here("./relay.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const loadChild = fork(here("./load.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const relayChild = forkBench("./relay.ts");
+  const loadChild = forkBench("./load.ts");
   try {
     const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
     const idleRelay = await relay.memory();
@@ -527,18 +427,4 @@ async function main(): Promise<number> {
   }
 }
 
-const deadline = setTimeout(() => {
-  console.error(`bench: over the ${RUN_LIMIT_MS / 1000} s limit, giving up`);
-  process.exit(1);
-}, RUN_LIMIT_MS);
-deadline.unref();
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error("bench failed:", error);
-    process.exitCode = 1;
-  },
-);
+runBench("bench", RUN_LIMIT_MS, main);

@@ -11,16 +11,16 @@
  * --no-docs (print only). Results go to stdout and to docs/benchmarks.md, between the
  * bench:s2s markers.
  */
-import { fork, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { createLogger } from "../src/log.js";
 import { agent } from "../src/manifest/index.js";
 import { createGateway } from "../src/server/index.js";
-import type { Arrival, FromLoad, FromRelay, LoadPlan, LoadTally, ServerCall, ToLoad, ToRelay } from "./protocol.js";
+import { baseOptions, driveLoad, forkBench, LoadLink, ms, ratio, relayLink, relayServer, runBench, sleep, within, writeSection, type MeasuredServerBase } from "./common.js";
+import type { Arrival, LoadPlan, LoadTally, ToRelay } from "./protocol.js";
 import { FakeHost, type DeltaMark } from "./s2s-fake.js";
-import { machineBusyMs, ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
+import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
 
 /** The spec's bar: added latency, provider audio → frame, p99 ≤ 2 ms at 200 calls. */
 const BAR_MS = 2;
@@ -38,21 +38,7 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
-  const flag = (name: string): string | undefined => {
-    const i = argv.indexOf(`--${name}`);
-    return i === -1 ? undefined : argv[i + 1];
-  };
-  const count = (value: string | undefined, fallback: number, name: string): number => {
-    if (value === undefined || value === "") return fallback;
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, got ${value}`);
-    return n;
-  };
-  return {
-    sessions: count(flag("sessions") ?? env.BENCH_SESSIONS, 50, "sessions"),
-    turns: count(flag("turns") ?? env.BENCH_TURNS, 5, "turns"),
-    docs: !argv.includes("--no-docs"),
-  };
+  return baseOptions(argv, env, 5);
 }
 
 interface Taken {
@@ -60,15 +46,8 @@ interface Taken {
   readonly violations: number;
 }
 
-interface MeasuredServer {
-  readonly name: "gateway" | "relay";
-  readonly url: string;
-  memory(): Promise<MemorySample>;
-  start(): Promise<void>;
-  stop(): Promise<WindowSample>;
+interface MeasuredServer extends MeasuredServerBase<Taken> {
   turn(client: number, turn: number): void;
-  marks(): Promise<Taken>;
-  settled(): Promise<void>;
 }
 
 async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; close: () => Promise<void> }> {
@@ -100,62 +79,10 @@ async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServ
 }
 
 async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
-  let nextId = 0;
-  const pending = new Map<number, (value: unknown) => void>();
-  const url = await new Promise<string>((resolve) => {
-    child.on("message", (message: FromRelay) => {
-      if (message.type === "listening") resolve(message.url);
-      else pending.get(message.id)?.(message.value);
-    });
-  });
-  const call = <T>(what: ServerCall): Promise<T> =>
-    new Promise((resolve) => {
-      const id = ++nextId;
-      pending.set(id, (value) => {
-        pending.delete(id);
-        resolve(value as T);
-      });
-      child.send({ type: "call", id, call: what } satisfies ToRelay);
-    });
   return {
-    name: "relay",
-    url,
-    memory: () => call<MemorySample>("memory"),
-    start: () => call<null>("start").then(() => undefined),
-    stop: () => call<WindowSample>("stop"),
+    ...relayServer<Taken>(await relayLink(child), 200),
     turn: (client, turn) => child.send({ type: "final", client, turn } satisfies ToRelay),
-    marks: () => call<Taken>("marks"),
-    settled: () => sleep(200),
   };
-}
-
-class LoadLink {
-  readonly #child: ChildProcess;
-  #server: MeasuredServer | undefined;
-  #waiters: { type: FromLoad["type"]; resolve: (message: FromLoad) => void }[] = [];
-
-  constructor(child: ChildProcess) {
-    this.#child = child;
-    child.on("message", (message: FromLoad) => {
-      if (message.type === "final") return this.#server?.turn(message.client, message.turn);
-      const waiter = this.#waiters.find((w) => w.type === message.type);
-      if (waiter === undefined) return;
-      this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-      waiter.resolve(message);
-    });
-  }
-
-  target(server: MeasuredServer): void {
-    this.#server = server;
-  }
-
-  send(message: ToLoad): void {
-    this.#child.send(message);
-  }
-
-  next<K extends FromLoad["type"]>(type: K): Promise<Extract<FromLoad, { type: K }>> {
-    return new Promise((resolve) => this.#waiters.push({ type, resolve: resolve as (message: FromLoad) => void }));
-  }
 }
 
 interface PhaseResult {
@@ -175,25 +102,9 @@ interface PhaseResult {
 
 async function runPhase(load: LoadLink, server: MeasuredServer, sessions: number, turns: number): Promise<PhaseResult> {
   const plan: LoadPlan = { url: server.url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
-  load.target(server);
-  const before = await server.memory();
-  const greeted = load.next("greeted");
-  load.send({ type: "run", plan });
-  await greeted;
-  const live = await server.memory();
-  const machineBefore = machineBusyMs();
-  await server.start();
-  const finished = load.next("finished");
-  load.send({ type: "go" });
-  const { arrivals, errors, tally } = await finished;
-  const window = await server.stop();
-  const machineAfter = machineBusyMs();
-  const closed = load.next("closed");
-  load.send({ type: "close" });
-  await closed;
-  await server.settled();
-  const { marks, violations } = await server.marks();
-  const machineMs = machineBefore === undefined || machineAfter === undefined ? Number.NaN : machineAfter - machineBefore;
+  load.target((client, turn) => server.turn(client, turn));
+  const { before, live, window, machineMs, arrivals, errors, tally, taken } = await driveLoad(load, server, plan);
+  const { marks, violations } = taken;
   return summarizePhase(server.name, plan, marks, arrivals, { before, live, window, machineMs, tally, errors, violations });
 }
 
@@ -237,8 +148,6 @@ interface Report {
   readonly elapsedMs: number;
 }
 
-const ms = (v: number): string => (Number.isNaN(v) ? "–" : v < 1 ? v.toFixed(3) : v.toFixed(2));
-const ratio = (a: number, b: number): string => (a > 0 && b > 0 && Number.isFinite(a / b) ? `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×` : "–");
 
 function table(report: Report): string {
   const { gateway: g, relay: r } = report;
@@ -297,27 +206,10 @@ function section(report: Report): string {
 }
 
 function writeDocs(report: Report): void {
-  const body = section(report);
-  const current = readFileSync(DOCS, "utf8");
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next = start === -1 || end === -1 || end < start ? `${current.trimEnd()}\n\n${body}\n` : `${current.slice(0, start)}${body}${current.slice(end + END.length)}`;
-  writeFileSync(DOCS, next);
+  writeSection(DOCS, START, END, section(report));
 }
 
 // ── main ────────────────────────────────────────────────────────────────────────────────
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
-}
 
 function problems(results: readonly PhaseResult[]): string[] {
   const found: string[] = [];
@@ -336,9 +228,8 @@ async function main(): Promise<number> {
   const meter = new ProcessMeter();
   const { server: gateway, close } = await startGateway(meter);
   const idleGateway = meter.memory();
-  const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url));
-  const relayChild = fork(here("./s2s-relay.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
-  const loadChild = fork(here("./s2s-load.ts"), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const relayChild = forkBench("./s2s-relay.ts");
+  const loadChild = forkBench("./s2s-load.ts");
   try {
     const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
     const idleRelay = await relay.memory();
@@ -369,18 +260,4 @@ async function main(): Promise<number> {
   }
 }
 
-const deadline = setTimeout(() => {
-  console.error(`bench:s2s: over the ${RUN_LIMIT_MS / 1000} s limit, giving up`);
-  process.exit(1);
-}, RUN_LIMIT_MS);
-deadline.unref();
-
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    console.error("bench:s2s failed:", error);
-    process.exitCode = 1;
-  },
-);
+runBench("bench:s2s", RUN_LIMIT_MS, main);

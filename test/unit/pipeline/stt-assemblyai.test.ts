@@ -3,39 +3,16 @@ import { WebSocket, type ClientOptions } from "ws";
 import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import { assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/pipeline/providers/ws-backlog.js";
-import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
+import type { SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../helpers/fake-assemblyai.js";
+import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 400, maxSilenceMs: 1280 };
 /** 20 ms of PCM16 mono at 16 kHz (vendors.md §0); 50 ms is 1600 bytes. */
 const FRAME = new Uint8Array(640);
 
-type Call = { name: string; args: unknown[] };
-
-function recorder() {
-  const calls: Call[] = [];
-  const push = (name: string, ...args: unknown[]): void => {
-    calls.push({ name, args });
-  };
-  const events: SttEvents = {
-    partial: (text, info) => push("partial", text, info),
-    final: (text, info) => push("final", text, info),
-    speechStarted: () => push("speechStarted"),
-    error: (error, info) => push("error", error, info),
-    closed: (info) => push("closed", info),
-  };
-  const of = (name: string): Call[] => calls.filter((c) => c.name === name);
-  const waitFor = async (name: string, count = 1, timeoutMs = 2000): Promise<Call> => {
-    const deadline = Date.now() + timeoutMs;
-    while (of(name).length < count) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${name}; got ${JSON.stringify(calls.map((c) => c.name))}`);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    return of(name)[count - 1]!;
-  };
-  return { calls, events, of, waitFor };
-}
+const recorder = () => sttRecorder();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

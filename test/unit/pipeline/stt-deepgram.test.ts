@@ -8,37 +8,14 @@ import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions 
 import { MAX_PROVIDER_BACKLOG_BYTES, sendAudioOrDrop } from "../../../src/pipeline/providers/ws-backlog.js";
 import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
+import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 300, maxSilenceMs: 1200 };
 /** 20 ms of PCM16 mono at 16 kHz (vendors.md §0). */
 const FRAME = new Uint8Array(640);
 
-type Call = { name: string; args: unknown[] };
-
-function recorder() {
-  const calls: Call[] = [];
-  const push = (name: string, ...args: unknown[]): void => {
-    calls.push({ name, args });
-  };
-  const events: SttEvents = {
-    partial: (text, info) => push("partial", text, info),
-    final: (text, info) => push("final", text, info),
-    speechStarted: () => push("speechStarted"),
-    error: (error, info) => push("error", error, info),
-    closed: (info) => push("closed", info),
-  };
-  const of = (name: string): Call[] => calls.filter((c) => c.name === name);
-  const waitFor = async (name: string, count = 1, timeoutMs = 2000): Promise<Call> => {
-    const deadline = Date.now() + timeoutMs;
-    while (of(name).length < count) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${name}; got ${JSON.stringify(calls.map((c) => c.name))}`);
-      await new Promise((resolve) => setTimeout(resolve, 2));
-    }
-    return of(name)[count - 1]!;
-  };
-  return { calls, events, of, waitFor };
-}
+const recorder = () => sttRecorder();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

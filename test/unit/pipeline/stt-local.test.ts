@@ -24,37 +24,13 @@ import {
 import { SpeechDetector } from "../../../src/pipeline/speech-detector.js";
 import { isSttUnavailable as portSttUnavailable, type SttEvents, type SttOpenOptions, type SttSession } from "../../../src/pipeline/stt-port.js";
 import { createVad } from "../../../src/pipeline/vad.js";
+import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const installed = (await localSttAvailable()) && existsSync(`${LOCAL_STT_MODEL_DIR}/en-us/mdef`);
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 500, maxSilenceMs: 1500 };
 const FRAME_BYTES = 640; // 20 ms at 16 kHz
 
-type Call = { name: string; args: unknown[]; at: number };
-
-function recorder() {
-  const calls: Call[] = [];
-  const push = (name: string, ...args: unknown[]): void => {
-    calls.push({ name, args, at: Date.now() });
-  };
-  const events: SttEvents = {
-    partial: (text, info) => push("partial", text, info),
-    final: (text, info) => push("final", text, info),
-    speechStarted: () => push("speechStarted"),
-    error: (error, info) => push("error", error, info),
-    closed: (info) => push("closed", info),
-  };
-  const of = (name: string): Call[] => calls.filter((c) => c.name === name);
-  const waitFor = async (name: string, count = 1, timeoutMs = 5000): Promise<Call> => {
-    const deadline = Date.now() + timeoutMs;
-    while (of(name).length < count) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} × ${name}; got ${JSON.stringify(calls.map((c) => [c.name, c.args[0]]))}`);
-      await sleep(5);
-    }
-    return of(name)[count - 1]!;
-  };
-  const finals = (): string[] => of("final").map((c) => c.args[0] as string);
-  return { calls, events, of, waitFor, finals };
-}
+const recorder = () => sttRecorder({ timeoutMs: 5000, pollMs: 5, timestamps: true });
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -3,8 +3,9 @@ import { virtualClock } from "../../../src/clock.js";
 import { MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
 import { cartesiaTts, type CartesiaTtsOptions } from "../../../src/pipeline/providers/tts/cartesia.js";
-import type { TtsSession, TtsStreamEvents, WordTiming } from "../../../src/pipeline/tts-port.js";
+import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../helpers/fake-cartesia.js";
+import { ttsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { CARTESIA_API_KEY: "test-key" };
 
@@ -25,36 +26,7 @@ async function open(server: FakeCartesia, sampleRate = 16000, options: Record<st
   return session;
 }
 
-/** Collects a stream's events; `ended` settles on done or error. */
-function recorder() {
-  const chunks: Uint8Array[] = [];
-  const words: WordTiming[] = [];
-  const order: string[] = [];
-  let resolveEnd!: (value: "done" | Error) => void;
-  let resolveAudio!: () => void;
-  const ended = new Promise<"done" | Error>((resolve) => (resolveEnd = resolve));
-  const firstAudio = new Promise<void>((resolve) => (resolveAudio = resolve));
-  const events: TtsStreamEvents = {
-    audio: (pcm) => {
-      chunks.push(pcm);
-      order.push("audio");
-      resolveAudio();
-    },
-    words: (timings) => {
-      words.push(...timings);
-      order.push("words");
-    },
-    done: () => {
-      order.push("done");
-      resolveEnd("done");
-    },
-    error: (error) => {
-      order.push("error");
-      resolveEnd(error);
-    },
-  };
-  return { events, chunks, words, order, ended, firstAudio, pcm: () => Buffer.concat(chunks) };
-}
+const recorder = ttsRecorder;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

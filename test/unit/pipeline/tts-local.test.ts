@@ -9,7 +9,8 @@ import { readWav } from "../../../src/audio/wav.js";
 import { GatewayError } from "../../../src/errors.js";
 import { crashLocalTtsWorkerForTesting, cutSentences, localTts, localTtsPoolStats, MAX_SENTENCE_CHARS, shutdownLocalTts } from "../../../src/pipeline/providers/tts/local.js";
 import { espeakWords, estimateWords, synthesize } from "../../../src/pipeline/providers/tts/local-worker.js";
-import type { TtsSession, TtsStreamEvents, WordTiming } from "../../../src/pipeline/tts-port.js";
+import type { TtsSession } from "../../../src/pipeline/tts-port.js";
+import { ttsRecorder } from "../../helpers/tts-recorder.js";
 
 const HELLO = "Hello there. How are you?";
 
@@ -27,35 +28,8 @@ async function open(options: Record<string, unknown> = {}, sampleRate = 24000): 
 }
 
 function recorder() {
-  const chunks: Uint8Array[] = [];
-  const words: WordTiming[] = [];
-  const order: string[] = [];
-  let doneCount = 0;
-  let resolveEnd!: (value: "done" | Error) => void;
-  let resolveAudio!: () => void;
-  const ended = new Promise<"done" | Error>((resolve) => (resolveEnd = resolve));
-  const firstAudio = new Promise<void>((resolve) => (resolveAudio = resolve));
-  const events: TtsStreamEvents = {
-    audio: (pcm) => {
-      chunks.push(pcm);
-      order.push("audio");
-      resolveAudio();
-    },
-    words: (timings) => {
-      words.push(...timings);
-      order.push("words");
-    },
-    done: () => {
-      doneCount++;
-      order.push("done");
-      resolveEnd("done");
-    },
-    error: (error) => {
-      order.push("error");
-      resolveEnd(error);
-    },
-  };
-  return { events, chunks, words, order, ended, firstAudio, doneCount: () => doneCount, samples: () => bytesToSamples(Buffer.concat(chunks)) };
+  const rec = ttsRecorder();
+  return { ...rec, samples: () => bytesToSamples(rec.pcm()) };
 }
 
 async function speak(session: TtsSession, ...pushes: string[]) {
