@@ -1,0 +1,154 @@
+/**
+ * Carrier-neutral types and shared, pure helpers for the telephony codecs (vendors.md §8).
+ * One codec file per carrier; decoding never throws, whatever the input.
+ */
+
+export type CarrierName = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
+export type CarrierEncoding = "mulaw" | "alaw" | "l16";
+
+/** What a carrier frame means, carrier-neutral. */
+export type CarrierInbound =
+  | {
+      kind: "start";
+      streamId: string;
+      callId?: string;
+      customParameters: Record<string, string>;
+      encoding: CarrierEncoding;
+      sampleRate: number;
+    }
+  /** Raw codec bytes of the CALLER track only. */
+  | { kind: "media"; payload: Uint8Array; timestampMs?: number }
+  /** A mark we sent was played. */
+  | { kind: "mark"; name: string }
+  | { kind: "dtmf"; digit: string }
+  | { kind: "stop" }
+  /** Unknown event, outbound track, malformed frame. */
+  | { kind: "ignored"; reason: string };
+
+export interface CarrierCodec {
+  readonly carrier: CarrierName;
+  /** Never throws, whatever the input. */
+  decode(frame: string | Uint8Array, isBinary: boolean): CarrierInbound;
+  /** Outbound audio frame echoing the stream id. */
+  encodeMedia(streamId: string, payload: Uint8Array): string | Uint8Array;
+  /** `undefined` where the carrier has no marks. */
+  encodeMark(streamId: string, name: string): string | undefined;
+  encodeClear(streamId: string): string | undefined;
+}
+
+/** Largest decoded media payload accepted (bytes). */
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** Largest text frame parsed at all (characters): a 1 MiB payload in base64 plus envelope. */
+export const MAX_TEXT_FRAME_CHARS = Math.ceil((MAX_PAYLOAD_BYTES * 4) / 3) + 64 * 1024;
+
+export type JsonObject = Record<string, unknown>;
+
+export function ignored(reason: string): CarrierInbound {
+  return { kind: "ignored", reason };
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function str(obj: JsonObject, key: string): string | undefined {
+  const v = obj[key];
+  return typeof v === "string" ? v : undefined;
+}
+
+export function obj(parent: JsonObject, key: string): JsonObject | undefined {
+  const v = parent[key];
+  return isObject(v) ? v : undefined;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Parse a text frame as one JSON object, or say why not. Never throws. */
+export function parseTextFrame(frame: string | Uint8Array, isBinary: boolean): JsonObject | string {
+  if (isBinary) return "unexpected binary frame";
+  let text: string;
+  if (typeof frame === "string") {
+    text = frame;
+  } else if (frame instanceof Uint8Array) {
+    if (frame.byteLength > MAX_TEXT_FRAME_CHARS) return "frame too large";
+    try {
+      text = utf8.decode(frame);
+    } catch {
+      return "text frame is not valid UTF-8";
+    }
+  } else {
+    return "frame is neither text nor bytes";
+  }
+  if (text.length > MAX_TEXT_FRAME_CHARS) return "frame too large";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return "malformed JSON";
+  }
+  return isObject(parsed) ? parsed : "frame is not a JSON object";
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Strictly decode standard padded base64; a reason string on garbage, empty or oversized input. */
+export function decodeBase64(b64: unknown): Uint8Array | string {
+  if (typeof b64 !== "string") return "payload is not a string";
+  if (b64.length === 0) return "empty payload";
+  if ((b64.length / 4) * 3 > MAX_PAYLOAD_BYTES + 2) return "payload too large";
+  if (b64.length % 4 !== 0 || !BASE64.test(b64)) return "payload is not valid base64";
+  const buf = Buffer.from(b64, "base64");
+  if (buf.byteLength > MAX_PAYLOAD_BYTES) return "payload too large";
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+export function encodeBase64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+}
+
+/** A non-negative integer from a number or a digit string (vendors send both). */
+export function intField(value: unknown): number | undefined {
+  if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (typeof value === "string" && /^\d{1,15}$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/** Only the string-valued entries of an object (custom parameters, extra headers). */
+export function stringRecord(value: unknown): Record<string, string> {
+  if (!isObject(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"));
+}
+
+const DTMF = /^[0-9*#A-Da-d]$/;
+
+export function dtmfDigit(value: unknown): CarrierInbound {
+  if (typeof value !== "string" || !DTMF.test(value)) return ignored("dtmf without a valid digit");
+  return { kind: "dtmf", digit: value.toUpperCase() };
+}
+
+export function markName(value: unknown): CarrierInbound {
+  if (typeof value !== "string" || value.length === 0) return ignored("mark without a name");
+  return { kind: "mark", name: value };
+}
+
+/** `media` with an optional timestamp, or `ignored` when the payload is bad. */
+export function mediaFrom(payloadB64: unknown, timestamp: unknown): CarrierInbound {
+  const payload = decodeBase64(payloadB64);
+  if (typeof payload === "string") return ignored(payload);
+  const timestampMs = intField(timestamp);
+  return timestampMs === undefined ? { kind: "media", payload } : { kind: "media", payload, timestampMs };
+}
+
+/** Run a decoder body; any surprise becomes `ignored` rather than a throw. */
+export function safely(fn: () => CarrierInbound): CarrierInbound {
+  try {
+    return fn();
+  } catch (err) {
+    return ignored(`decode failed: ${err instanceof Error ? err.message : "unknown error"}`);
+  }
+}
+
+/** A short, safe rendering of an untrusted value for an `ignored` reason. */
+export function label(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value.slice(0, 64)) : typeof value;
+}

@@ -1,0 +1,81 @@
+/**
+ * Vonage Voice API WebSocket codec (vendors.md §8e). Pure; decode never throws.
+ * Binary frames are L16 audio (mono, 20 ms); text frames are JSON events. Vonage has no stream id
+ * and no marks; the audio is the call's mix (no leg can be selected).
+ */
+import {
+  MAX_PAYLOAD_BYTES,
+  dtmfDigit,
+  ignored,
+  label,
+  parseTextFrame,
+  safely,
+  str,
+  type CarrierCodec,
+  type CarrierInbound,
+  type JsonObject,
+} from "./carrier.js";
+
+/** The rate in `audio/l16;rate=16000`; undefined when the content type is not L16. */
+function l16Rate(contentType: string): number | undefined {
+  const match = /^audio\/l16\s*(?:;\s*rate\s*=\s*(\d{4,6}))?\s*$/i.exec(contentType);
+  if (match === null) return undefined;
+  return match[1] === undefined ? 16000 : Number(match[1]);
+}
+
+function decodeConnected(frame: JsonObject): CarrierInbound {
+  const contentType = frame["content-type"];
+  const sampleRate = contentType === undefined ? 16000 : typeof contentType === "string" ? l16Rate(contentType) : undefined;
+  if (sampleRate === undefined || sampleRate === 0) return ignored(`unsupported content-type ${label(contentType)}`);
+  // The NCCO `headers` come back as top-level keys.
+  const customParameters = Object.fromEntries(
+    Object.entries(frame).filter(
+      (e): e is [string, string] => e[0] !== "event" && e[0] !== "content-type" && typeof e[1] === "string",
+    ),
+  );
+  const streamId = str(frame, "uuid") ?? "";
+  return { kind: "start", streamId, customParameters, encoding: "l16", sampleRate };
+}
+
+function decodeText(frame: JsonObject): CarrierInbound {
+  const event = frame["event"];
+  switch (event) {
+    case "websocket:connected":
+      return decodeConnected(frame);
+    case "websocket:dtmf":
+      return dtmfDigit(frame["digit"]);
+    case "websocket:cleared":
+      return ignored("websocket:cleared");
+    default:
+      return ignored(typeof event === "string" ? `unknown event ${event.slice(0, 64)}` : "frame without an event");
+  }
+}
+
+function decodeBinary(frame: string | Uint8Array): CarrierInbound {
+  if (!(frame instanceof Uint8Array)) return ignored("binary frame is not bytes");
+  if (frame.byteLength === 0) return ignored("empty audio frame");
+  if (frame.byteLength > MAX_PAYLOAD_BYTES) return ignored("payload too large");
+  if (frame.byteLength % 2 !== 0) return ignored("odd-length L16 frame");
+  return { kind: "media", payload: new Uint8Array(frame) };
+}
+
+export const vonageCodec: CarrierCodec = {
+  carrier: "vonage",
+  decode(frame, isBinary) {
+    return safely(() => {
+      if (isBinary) return decodeBinary(frame);
+      const parsed = parseTextFrame(frame, false);
+      return typeof parsed === "string" ? ignored(parsed) : decodeText(parsed);
+    });
+  },
+  /** A binary frame; Vonage expects exactly 320 or 640 bytes (20 ms), so the caller frames the audio. */
+  encodeMedia(_streamId, payload) {
+    return new Uint8Array(payload);
+  },
+  encodeMark() {
+    return undefined;
+  },
+  encodeClear() {
+    return JSON.stringify({ action: "clear" });
+  },
+};

@@ -1,0 +1,84 @@
+import { expect } from "vitest";
+import type { CarrierCodec, CarrierInbound } from "../../../../src/transport/carriers/carrier.js";
+
+const KINDS = new Set(["start", "media", "mark", "dtmf", "stop", "ignored"]);
+
+/** Deterministic PRNG so failures reproduce. */
+export function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function b64(bytes: number[] | Uint8Array): string {
+  return Buffer.from(bytes).toString("base64");
+}
+
+function decodeOk(codec: CarrierCodec, frame: string | Uint8Array, isBinary: boolean): CarrierInbound {
+  let out: CarrierInbound | undefined;
+  expect(() => {
+    out = codec.decode(frame, isBinary);
+  }).not.toThrow();
+  expect(out).toBeDefined();
+  expect(KINDS.has(out!.kind)).toBe(true);
+  return out!;
+}
+
+const WRONG_VALUES: unknown[] = [null, 0, -1, 1.5, true, "", "x", [], {}, [1, 2], { a: 1 }, "!!!!", "AAA"];
+
+/** Replace every (nested) field of `value` with each wrong-typed value in turn. */
+function* mutations(value: unknown): Generator<unknown> {
+  if (typeof value !== "object" || value === null) return;
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [key, child] of entries) {
+    for (const wrong of WRONG_VALUES) yield { ...value, [key]: wrong };
+    for (const inner of mutations(child)) yield { ...value, [key]: inner };
+  }
+}
+
+/**
+ * Malformed inputs never throw: random bytes (as text and binary), every truncation of each real
+ * frame, wrong-typed fields, non-objects, a 2 MiB payload. Returns how many inputs were tried.
+ */
+export function fuzzCodec(codec: CarrierCodec, realFrames: string[], payloadFrame: (b64: string) => string): number {
+  let tried = 0;
+  const rand = prng(42);
+  for (let i = 0; i < 300; i++) {
+    const bytes = new Uint8Array(Math.floor(rand() * 700));
+    for (let j = 0; j < bytes.length; j++) bytes[j] = Math.floor(rand() * 256);
+    decodeOk(codec, bytes, false);
+    decodeOk(codec, bytes, true);
+    decodeOk(codec, Buffer.from(bytes).toString("latin1"), false);
+    tried += 3;
+  }
+  for (const frame of realFrames) {
+    for (let cut = 0; cut < frame.length; cut++) {
+      const out = decodeOk(codec, frame.slice(0, cut), false);
+      expect(out.kind).toBe("ignored");
+      decodeOk(codec, new TextEncoder().encode(frame.slice(0, cut)), false);
+      tried += 2;
+    }
+    for (const mutated of mutations(JSON.parse(frame))) {
+      decodeOk(codec, JSON.stringify(mutated), false);
+      tried++;
+    }
+  }
+  for (const odd of ["null", "42", '"str"', "[]", "[{}]", "{}", '{"event":null}', '{"event":{}}', '{"__proto__":{"event":"stop"}}']) {
+    decodeOk(codec, odd, false);
+    tried++;
+  }
+  const twoMiB = new Uint8Array(2 * 1024 * 1024).fill(0x7f);
+  const huge = decodeOk(codec, payloadFrame(b64(twoMiB)), false);
+  expect(huge.kind).toBe("ignored");
+  for (const garbage of ["%%%%", "AAA", "A===", "AB=C", "  AAAA", "AAAA\n", "-_-_"]) {
+    const out = decodeOk(codec, payloadFrame(garbage), false);
+    expect(out.kind).toBe("ignored");
+  }
+  tried += 8;
+  return tried;
+}
