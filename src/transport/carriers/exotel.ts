@@ -1,22 +1,22 @@
 /** Exotel Voicebot applet codec, bidirectional (vendors.md §8d). Pure; decode never throws. */
 import {
-  dtmfDigit,
   encodeBase64,
   ignored,
-  label,
-  intField,
-  markName,
-  mediaFrom,
-  obj,
-  parseTextFrame,
-  safely,
-  str,
   stringRecord,
   type CarrierCodec,
   type CarrierEncoding,
   type CarrierInbound,
   type JsonObject,
 } from "./carrier.js";
+import {
+  callerMedia,
+  decodeJsonFrame,
+  decodeStartWith,
+  nestedDtmf,
+  nestedMark,
+  unknownEvent,
+  type StartFields,
+} from "./json-events.js";
 
 /** Default is raw/slin: 16-bit little-endian PCM. */
 function encodingOf(name: string): CarrierEncoding | undefined {
@@ -26,24 +26,17 @@ function encodingOf(name: string): CarrierEncoding | undefined {
   return undefined;
 }
 
-function decodeStart(frame: JsonObject): CarrierInbound {
-  const start = obj(frame, "start");
-  if (start === undefined) return ignored("start without a start object");
-  const streamId = str(frame, "stream_sid") ?? str(start, "stream_sid");
-  if (streamId === undefined || streamId.length === 0) return ignored("start without stream_sid");
-  const format = obj(start, "media_format");
-  const encodingName = format === undefined ? "audio/x-raw" : str(format, "encoding");
-  const encoding = encodingName === undefined ? undefined : encodingOf(encodingName);
-  if (encoding === undefined) return ignored(`unsupported encoding ${label(encodingName)}`);
-  const rateRaw = format?.["sample_rate"];
-  const sampleRate = rateRaw === undefined ? 8000 : intField(rateRaw);
-  if (sampleRate === undefined || sampleRate === 0) return ignored("start with an invalid sample_rate");
-  const callId = str(start, "call_sid");
-  const customParameters = stringRecord(start["custom_parameters"]);
-  return callId === undefined
-    ? { kind: "start", streamId, customParameters, encoding, sampleRate }
-    : { kind: "start", streamId, callId, customParameters, encoding, sampleRate };
-}
+const START_FIELDS: StartFields = {
+  streamIdKey: "stream_sid",
+  streamIdSources: ["frame", "start"],
+  formatKey: "media_format",
+  defaultEncoding: "audio/x-raw",
+  encodingOf,
+  rateKey: "sample_rate",
+  defaultRate: () => 8000,
+  callIdKey: "call_sid",
+  customParameters: (_frame, start) => stringRecord(start["custom_parameters"]),
+};
 
 function decodeFrame(frame: JsonObject): CarrierInbound {
   const event = frame["event"];
@@ -51,27 +44,18 @@ function decodeFrame(frame: JsonObject): CarrierInbound {
     case "connected":
       return ignored("connected");
     case "start":
-      return decodeStart(frame);
-    case "media": {
-      const media = obj(frame, "media");
-      if (media === undefined) return ignored("media without a media object");
+      return decodeStartWith(frame, START_FIELDS);
+    case "media":
       // Exotel streams only the caller; should a track ever appear, keep the inbound one.
-      const track = media["track"];
-      if (track !== undefined && track !== "inbound") return ignored(`track ${label(track)} is not the caller`);
-      return mediaFrom(media["payload"], media["timestamp"]);
-    }
-    case "mark": {
-      const mark = obj(frame, "mark");
-      return mark === undefined ? ignored("mark without a mark object") : markName(mark["name"]);
-    }
-    case "dtmf": {
-      const dtmf = obj(frame, "dtmf");
-      return dtmf === undefined ? ignored("dtmf without a dtmf object") : dtmfDigit(dtmf["digit"]);
-    }
+      return callerMedia(frame);
+    case "mark":
+      return nestedMark(frame);
+    case "dtmf":
+      return nestedDtmf(frame);
     case "stop":
       return { kind: "stop" };
     default:
-      return ignored(typeof event === "string" ? `unknown event ${event.slice(0, 64)}` : "frame without an event");
+      return unknownEvent(event);
   }
 }
 
@@ -82,10 +66,7 @@ function decodeFrame(frame: JsonObject): CarrierInbound {
 export const exotelCodec: CarrierCodec = {
   carrier: "exotel",
   decode(frame, isBinary) {
-    return safely(() => {
-      const parsed = parseTextFrame(frame, isBinary);
-      return typeof parsed === "string" ? ignored(parsed) : decodeFrame(parsed);
-    });
+    return decodeJsonFrame(frame, isBinary, decodeFrame);
   },
   encodeMedia(streamId, payload) {
     return JSON.stringify({ event: "media", stream_sid: streamId, media: { payload: encodeBase64(payload) } });

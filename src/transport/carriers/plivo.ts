@@ -1,23 +1,23 @@
 /** Plivo audio streams codec, bidirectional (vendors.md §8c). Pure; decode never throws. */
 import {
-  dtmfDigit,
   encodeBase64,
   ignored,
-  label,
-  intField,
   isObject,
   markName,
-  mediaFrom,
-  obj,
-  parseTextFrame,
-  safely,
-  str,
   stringRecord,
   type CarrierCodec,
   type CarrierEncoding,
   type CarrierInbound,
   type JsonObject,
 } from "./carrier.js";
+import {
+  callerMedia,
+  decodeJsonFrame,
+  decodeStartWith,
+  nestedDtmf,
+  unknownEvent,
+  type StartFields,
+} from "./json-events.js";
 
 /** What `playAudio` frames declare: must match the `<Stream contentType>` of the call. */
 export interface PlivoOutputFormat {
@@ -43,49 +43,35 @@ function extraHeaders(value: unknown): Record<string, string> {
   }
 }
 
-function decodeStart(frame: JsonObject): CarrierInbound {
-  const start = obj(frame, "start");
-  if (start === undefined) return ignored("start without a start object");
-  const streamId = str(start, "streamId") ?? str(frame, "streamId");
-  if (streamId === undefined || streamId.length === 0) return ignored("start without streamId");
-  const format = obj(start, "mediaFormat");
-  const encodingName = format === undefined ? "audio/x-l16" : str(format, "encoding");
-  const encoding = encodingName === undefined ? undefined : encodingOf(encodingName);
-  if (encoding === undefined) return ignored(`unsupported encoding ${label(encodingName)}`);
-  const rateRaw = format?.["sampleRate"];
-  const sampleRate = rateRaw === undefined ? 8000 : intField(rateRaw);
-  if (sampleRate === undefined || sampleRate === 0) return ignored("start with an invalid sampleRate");
-  const callId = str(start, "callId");
-  const customParameters = extraHeaders(frame["extra_headers"]);
-  return callId === undefined
-    ? { kind: "start", streamId, customParameters, encoding, sampleRate }
-    : { kind: "start", streamId, callId, customParameters, encoding, sampleRate };
-}
+const START_FIELDS: StartFields = {
+  streamIdKey: "streamId",
+  streamIdSources: ["start", "frame"],
+  formatKey: "mediaFormat",
+  defaultEncoding: "audio/x-l16",
+  encodingOf,
+  rateKey: "sampleRate",
+  defaultRate: () => 8000,
+  callIdKey: "callId",
+  customParameters: (frame) => extraHeaders(frame["extra_headers"]),
+};
 
 function decodeFrame(frame: JsonObject): CarrierInbound {
   const event = frame["event"];
   switch (event) {
     case "start":
-      return decodeStart(frame);
-    case "media": {
-      const media = obj(frame, "media");
-      if (media === undefined) return ignored("media without a media object");
-      const track = media["track"];
-      if (track !== undefined && track !== "inbound") return ignored(`track ${label(track)} is not the caller`);
-      return mediaFrom(media["payload"], media["timestamp"]);
-    }
+      return decodeStartWith(frame, START_FIELDS);
+    case "media":
+      return callerMedia(frame);
     case "playedStream":
       return markName(frame["name"]);
     case "clearedAudio":
       return ignored("clearedAudio");
-    case "dtmf": {
-      const dtmf = obj(frame, "dtmf");
-      return dtmf === undefined ? ignored("dtmf without a dtmf object") : dtmfDigit(dtmf["digit"]);
-    }
+    case "dtmf":
+      return nestedDtmf(frame);
     case "stop":
       return { kind: "stop" };
     default:
-      return ignored(typeof event === "string" ? `unknown event ${event.slice(0, 64)}` : "frame without an event");
+      return unknownEvent(event);
   }
 }
 
@@ -96,10 +82,7 @@ export function createPlivoCodec(
   return {
     carrier: "plivo",
     decode(frame, isBinary) {
-      return safely(() => {
-        const parsed = parseTextFrame(frame, isBinary);
-        return typeof parsed === "string" ? ignored(parsed) : decodeFrame(parsed);
-      });
+      return decodeJsonFrame(frame, isBinary, decodeFrame);
     },
     /** `playAudio` carries no stream id (vendors.md §8c). */
     encodeMedia(_streamId, payload) {

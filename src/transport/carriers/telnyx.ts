@@ -1,15 +1,8 @@
 /** Telnyx media streaming codec, `rtp` bidirectional mode (vendors.md §8b). Pure; decode never throws. */
 import {
-  dtmfDigit,
   encodeBase64,
   ignored,
-  label,
-  intField,
-  markName,
-  mediaFrom,
   obj,
-  parseTextFrame,
-  safely,
   str,
   stringRecord,
   type CarrierCodec,
@@ -17,6 +10,15 @@ import {
   type CarrierInbound,
   type JsonObject,
 } from "./carrier.js";
+import {
+  callerMedia,
+  decodeJsonFrame,
+  decodeStartWith,
+  nestedDtmf,
+  nestedMark,
+  unknownEvent,
+  type StartFields,
+} from "./json-events.js";
 
 const ENCODINGS: Record<string, CarrierEncoding> = {
   PCMU: "mulaw",
@@ -26,26 +28,17 @@ const ENCODINGS: Record<string, CarrierEncoding> = {
   L16: "l16",
 };
 
-function decodeStart(frame: JsonObject): CarrierInbound {
-  const start = obj(frame, "start");
-  if (start === undefined) return ignored("start without a start object");
-  const streamId = str(frame, "stream_id");
-  if (streamId === undefined || streamId.length === 0) return ignored("start without stream_id");
-  const format = obj(start, "media_format");
-  const encodingName = format === undefined ? "PCMU" : str(format, "encoding");
-  const encoding = encodingName === undefined ? undefined : ENCODINGS[encodingName];
-  if (encoding === undefined || !Object.hasOwn(ENCODINGS, encodingName ?? "")) {
-    return ignored(`unsupported encoding ${label(encodingName)}`);
-  }
-  const rateRaw = format?.["sample_rate"];
-  const sampleRate = rateRaw === undefined ? (encoding === "l16" ? 16000 : 8000) : intField(rateRaw);
-  if (sampleRate === undefined || sampleRate === 0) return ignored("start with an invalid sample_rate");
-  const callId = str(start, "call_control_id");
-  const customParameters = stringRecord(start["custom_parameters"]);
-  return callId === undefined
-    ? { kind: "start", streamId, customParameters, encoding, sampleRate }
-    : { kind: "start", streamId, callId, customParameters, encoding, sampleRate };
-}
+const START_FIELDS: StartFields = {
+  streamIdKey: "stream_id",
+  streamIdSources: ["frame"],
+  formatKey: "media_format",
+  defaultEncoding: "PCMU",
+  encodingOf: (name) => (Object.hasOwn(ENCODINGS, name) ? ENCODINGS[name] : undefined),
+  rateKey: "sample_rate",
+  defaultRate: (encoding) => (encoding === "l16" ? 16000 : 8000),
+  callIdKey: "call_control_id",
+  customParameters: (_frame, start) => stringRecord(start["custom_parameters"]),
+};
 
 function decodeFrame(frame: JsonObject): CarrierInbound {
   const event = frame["event"];
@@ -53,22 +46,13 @@ function decodeFrame(frame: JsonObject): CarrierInbound {
     case "connected":
       return ignored("connected");
     case "start":
-      return decodeStart(frame);
-    case "media": {
-      const media = obj(frame, "media");
-      if (media === undefined) return ignored("media without a media object");
-      const track = media["track"];
-      if (track !== undefined && track !== "inbound") return ignored(`track ${label(track)} is not the caller`);
-      return mediaFrom(media["payload"], media["timestamp"]);
-    }
-    case "mark": {
-      const mark = obj(frame, "mark");
-      return mark === undefined ? ignored("mark without a mark object") : markName(mark["name"]);
-    }
-    case "dtmf": {
-      const dtmf = obj(frame, "dtmf");
-      return dtmf === undefined ? ignored("dtmf without a dtmf object") : dtmfDigit(dtmf["digit"]);
-    }
+      return decodeStartWith(frame, START_FIELDS);
+    case "media":
+      return callerMedia(frame);
+    case "mark":
+      return nestedMark(frame);
+    case "dtmf":
+      return nestedDtmf(frame);
     case "error": {
       const payload = obj(frame, "payload");
       const title = payload === undefined ? undefined : str(payload, "title");
@@ -77,7 +61,7 @@ function decodeFrame(frame: JsonObject): CarrierInbound {
     case "stop":
       return { kind: "stop" };
     default:
-      return ignored(typeof event === "string" ? `unknown event ${event.slice(0, 64)}` : "frame without an event");
+      return unknownEvent(event);
   }
 }
 
@@ -85,10 +69,7 @@ function decodeFrame(frame: JsonObject): CarrierInbound {
 export const telnyxCodec: CarrierCodec = {
   carrier: "telnyx",
   decode(frame, isBinary) {
-    return safely(() => {
-      const parsed = parseTextFrame(frame, isBinary);
-      return typeof parsed === "string" ? ignored(parsed) : decodeFrame(parsed);
-    });
+    return decodeJsonFrame(frame, isBinary, decodeFrame);
   },
   encodeMedia(_streamId, payload) {
     return JSON.stringify({ event: "media", media: { payload: encodeBase64(payload) } });
