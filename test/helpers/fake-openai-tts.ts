@@ -7,6 +7,7 @@
 // character becomes `msPerChar` ms of samples whose value is the character code.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { pcmForText } from "./fake-tts-pcm.js";
 
 export const OPENAI_PCM_RATE = 24000;
 
@@ -48,27 +49,7 @@ export interface FakeOpenAiTts {
   close(): Promise<void>;
 }
 
-export function samplesPerChar(rate: number, msPerChar = 10): number {
-  return Math.round((rate * msPerChar) / 1000);
-}
-
-export function pcmForText(text: string, rate: number, msPerChar = 10): Buffer {
-  const per = samplesPerChar(rate, msPerChar);
-  const pcm = Buffer.alloc(text.length * per * 2);
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    for (let j = 0; j < per; j++) pcm.writeInt16LE(code > 0x7fff ? 0x3f : code, (i * per + j) * 2);
-  }
-  return pcm;
-}
-
-export function textFromPcm(pcm: Uint8Array, rate: number, msPerChar = 10): string {
-  const per = samplesPerChar(rate, msPerChar);
-  const view = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength);
-  let text = "";
-  for (let offset = 0; offset + per * 2 <= view.length; offset += per * 2) text += String.fromCharCode(view.readInt16LE(offset));
-  return text;
-}
+export { pcmForText, samplesPerChar, textFromPcm } from "./fake-tts-pcm.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
