@@ -1,22 +1,6 @@
 /** Exotel Voicebot applet codec, bidirectional (vendors.md §8d). Pure; decode never throws. */
-import {
-  encodeBase64,
-  ignored,
-  stringRecord,
-  type CarrierCodec,
-  type CarrierEncoding,
-  type CarrierInbound,
-  type JsonObject,
-} from "./carrier.js";
-import {
-  callerMedia,
-  decodeJsonFrame,
-  decodeStartWith,
-  nestedDtmf,
-  nestedMark,
-  unknownEvent,
-  type StartFields,
-} from "./json-events.js";
+import { stringRecord, type CarrierCodec, type CarrierEncoding } from "./carrier.js";
+import { mediaStreamCodec, type StartFields } from "./json-events.js";
 
 /** Default is raw/slin: 16-bit little-endian PCM. */
 function encodingOf(name: string): CarrierEncoding | undefined {
@@ -38,43 +22,13 @@ const START_FIELDS: StartFields = {
   customParameters: (_frame, start) => stringRecord(start["custom_parameters"]),
 };
 
-function decodeFrame(frame: JsonObject): CarrierInbound {
-  const event = frame["event"];
-  switch (event) {
-    case "connected":
-      return ignored("connected");
-    case "start":
-      return decodeStartWith(frame, START_FIELDS);
-    case "media":
-      // Exotel streams only the caller; should a track ever appear, keep the inbound one.
-      return callerMedia(frame);
-    case "mark":
-      return nestedMark(frame);
-    case "dtmf":
-      return nestedDtmf(frame);
-    case "stop":
-      return { kind: "stop" };
-    default:
-      return unknownEvent(event);
-  }
-}
-
 /**
+ * Exotel streams only the caller, so the shared caller-track media check never filters here.
  * Outbound media must be 3.2 KB–100 KB and a multiple of 320 bytes (vendors.md §8d); chunking to that
  * is the caller's job, this codec only frames what it is given.
  */
-export const exotelCodec: CarrierCodec = {
+export const exotelCodec: CarrierCodec = mediaStreamCodec({
   carrier: "exotel",
-  decode(frame, isBinary) {
-    return decodeJsonFrame(frame, isBinary, decodeFrame);
-  },
-  encodeMedia(streamId, payload) {
-    return JSON.stringify({ event: "media", stream_sid: streamId, media: { payload: encodeBase64(payload) } });
-  },
-  encodeMark(streamId, name) {
-    return JSON.stringify({ event: "mark", stream_sid: streamId, mark: { name } });
-  },
-  encodeClear(streamId) {
-    return JSON.stringify({ event: "clear", stream_sid: streamId });
-  },
-};
+  start: START_FIELDS,
+  outboundStreamKey: "stream_sid",
+});

@@ -1,10 +1,12 @@
 /**
  * Shared decoding steps for the JSON-event carriers (Twilio, Telnyx, Plivo, Exotel): the `start`
- * field reading, the caller-track media check, nested mark/dtmf objects and the decode wrapper.
+ * field reading, the caller-track media check, nested mark/dtmf objects, the decode wrapper and
+ * the Twilio-style media-stream dialect (`mediaStreamCodec`) that Twilio, Telnyx and Exotel share.
  * Each carrier file keeps only its vendor specifics (event names, field names, outbound shapes).
  */
 import {
   dtmfDigit,
+  encodeBase64,
   ignored,
   intField,
   label,
@@ -14,8 +16,10 @@ import {
   parseTextFrame,
   safely,
   str,
+  type CarrierCodec,
   type CarrierEncoding,
   type CarrierInbound,
+  type CarrierName,
   type JsonObject,
 } from "./carrier.js";
 
@@ -95,4 +99,52 @@ export function decodeJsonFrame(
     const parsed = parseTextFrame(frame, isBinary);
     return typeof parsed === "string" ? ignored(parsed) : decodeFrame(parsed);
   });
+}
+
+/**
+ * The Twilio-style media-stream dialect that Twilio, Telnyx and Exotel share: inbound
+ * `connected`/`start`/`media`/`mark`/`dtmf`/`stop`, outbound `media`/`mark`/`clear`.
+ */
+export interface MediaStreamDialect {
+  readonly carrier: CarrierName;
+  readonly start: StartFields;
+  /** Key naming the stream on outbound frames; `undefined` where the carrier needs none. */
+  readonly outboundStreamKey: string | undefined;
+  /** Handlers for events beyond the shared set, or replacing one of it. */
+  readonly events?: Readonly<Record<string, (frame: JsonObject) => CarrierInbound>>;
+}
+
+export function mediaStreamCodec(dialect: MediaStreamDialect): CarrierCodec {
+  const { events, outboundStreamKey } = dialect;
+  const decodeFrame = (frame: JsonObject): CarrierInbound => {
+    const event = frame["event"];
+    const handler =
+      typeof event === "string" && events !== undefined && Object.hasOwn(events, event) ? events[event] : undefined;
+    if (handler !== undefined) return handler(frame);
+    switch (event) {
+      case "connected":
+        return ignored("connected");
+      case "start":
+        return decodeStartWith(frame, dialect.start);
+      case "media":
+        return callerMedia(frame);
+      case "mark":
+        return nestedMark(frame);
+      case "dtmf":
+        return nestedDtmf(frame);
+      case "stop":
+        return { kind: "stop" };
+      default:
+        return unknownEvent(event);
+    }
+  };
+  const outbound = (event: string, streamId: string, body: JsonObject = {}): string =>
+    JSON.stringify({ event, ...(outboundStreamKey === undefined ? {} : { [outboundStreamKey]: streamId }), ...body });
+  return {
+    carrier: dialect.carrier,
+    decode: (frame, isBinary) => decodeJsonFrame(frame, isBinary, decodeFrame),
+    encodeMedia: (streamId, payload) => outbound("media", streamId, { media: { payload: encodeBase64(payload) } }),
+    encodeMark: (streamId, name) => outbound("mark", streamId, { mark: { name } }),
+    encodeClear: (streamId) => outbound("clear", streamId),
+  };
 }

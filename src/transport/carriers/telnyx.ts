@@ -1,6 +1,5 @@
 /** Telnyx media streaming codec, `rtp` bidirectional mode (vendors.md §8b). Pure; decode never throws. */
 import {
-  encodeBase64,
   ignored,
   obj,
   str,
@@ -10,15 +9,7 @@ import {
   type CarrierInbound,
   type JsonObject,
 } from "./carrier.js";
-import {
-  callerMedia,
-  decodeJsonFrame,
-  decodeStartWith,
-  nestedDtmf,
-  nestedMark,
-  unknownEvent,
-  type StartFields,
-} from "./json-events.js";
+import { mediaStreamCodec, type StartFields } from "./json-events.js";
 
 const ENCODINGS: Record<string, CarrierEncoding> = {
   PCMU: "mulaw",
@@ -40,44 +31,16 @@ const START_FIELDS: StartFields = {
   customParameters: (_frame, start) => stringRecord(start["custom_parameters"]),
 };
 
-function decodeFrame(frame: JsonObject): CarrierInbound {
-  const event = frame["event"];
-  switch (event) {
-    case "connected":
-      return ignored("connected");
-    case "start":
-      return decodeStartWith(frame, START_FIELDS);
-    case "media":
-      return callerMedia(frame);
-    case "mark":
-      return nestedMark(frame);
-    case "dtmf":
-      return nestedDtmf(frame);
-    case "error": {
-      const payload = obj(frame, "payload");
-      const title = payload === undefined ? undefined : str(payload, "title");
-      return ignored(`carrier error ${title === undefined ? "" : title.slice(0, 64)}`.trimEnd());
-    }
-    case "stop":
-      return { kind: "stop" };
-    default:
-      return unknownEvent(event);
-  }
+function carrierError(frame: JsonObject): CarrierInbound {
+  const payload = obj(frame, "payload");
+  const title = payload === undefined ? undefined : str(payload, "title");
+  return ignored(`carrier error ${title === undefined ? "" : title.slice(0, 64)}`.trimEnd());
 }
 
 /** Outbound frames carry no stream id: Telnyx does not need one (vendors.md §8b). */
-export const telnyxCodec: CarrierCodec = {
+export const telnyxCodec: CarrierCodec = mediaStreamCodec({
   carrier: "telnyx",
-  decode(frame, isBinary) {
-    return decodeJsonFrame(frame, isBinary, decodeFrame);
-  },
-  encodeMedia(_streamId, payload) {
-    return JSON.stringify({ event: "media", media: { payload: encodeBase64(payload) } });
-  },
-  encodeMark(_streamId, name) {
-    return JSON.stringify({ event: "mark", mark: { name } });
-  },
-  encodeClear() {
-    return JSON.stringify({ event: "clear" });
-  },
-};
+  start: START_FIELDS,
+  outboundStreamKey: undefined,
+  events: { error: carrierError },
+});
