@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { audioFakeWaits, type AudioFakeWaits } from "./fake-ws-waits.js";
 
 export const FAKE_ASSEMBLYAI_KEY = "fake-assemblyai-key";
 
@@ -49,7 +50,7 @@ export interface FakeAssemblyAiConnection {
   closeCode?: number;
 }
 
-export interface FakeAssemblyAi {
+export interface FakeAssemblyAi extends AudioFakeWaits<FakeAssemblyAiConnection> {
   /** ws://127.0.0.1:PORT/v3/ws */
   readonly url: string;
   readonly connections: FakeAssemblyAiConnection[];
@@ -72,12 +73,6 @@ export interface FakeAssemblyAi {
   drop(): void;
   closeWith(code: number, reason?: string): void;
   onAudio(ms: number, fn: (connection: FakeAssemblyAiConnection) => void): void;
-
-  waitForConnection(count?: number, timeoutMs?: number): Promise<FakeAssemblyAiConnection>;
-  waitForMessage(type: string, count?: number, timeoutMs?: number): Promise<Record<string, unknown>>;
-  waitForAudio(bytes: number, timeoutMs?: number): Promise<void>;
-  waitForClose(connection?: FakeAssemblyAiConnection, timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** A close code and message when the query is invalid (vendors.md §4 query parameters). */
@@ -107,14 +102,6 @@ function validateQuery(q: URLSearchParams, requireSpeechModel: boolean): { code:
     if (!Array.isArray(parsed) || !parsed.every((t) => typeof t === "string")) return schema("keyterms_prompt must be a JSON array of strings");
   }
   return undefined;
-}
-
-async function until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`fake assemblyai: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 /** What `format_turns` does to a transcript (close enough): capitalized, with a full stop. */
@@ -306,28 +293,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     onAudio(ms, fn) {
       audioHooks.push({ ms, fn, fired: false });
     },
-    async waitForConnection(count = connections.length + 1, timeoutMs = 2000) {
-      await until(() => connections.length >= count, `connection #${count}`, timeoutMs);
-      return connections[count - 1]!;
-    },
-    async waitForMessage(type, count = 1, timeoutMs = 2000) {
-      const of = (): Record<string, unknown>[] => messages.filter((m) => m.type === type);
-      await until(() => of().length >= count, `${count} × ${type}`, timeoutMs);
-      return of()[count - 1]!;
-    },
-    async waitForAudio(bytes, timeoutMs = 2000) {
-      await until(() => totalAudio >= bytes, `${bytes} audio bytes`, timeoutMs);
-    },
-    async waitForClose(connection, timeoutMs = 2000) {
-      const c = connection ?? latest();
-      await until(() => c.closed, "the socket to close", timeoutMs);
-    },
-    async close() {
-      for (const c of connections) c.socket.terminate();
-      wss.close();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    ...audioFakeWaits({ fake: "fake assemblyai", connections, messages, audioBytes: () => totalAudio, wss, http, sockets }),
   };
   return server;
 }

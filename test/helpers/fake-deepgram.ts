@@ -8,6 +8,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { audioFakeWaits, type AudioFakeWaits } from "./fake-ws-waits.js";
 
 export const FAKE_DEEPGRAM_KEY = "fake-deepgram-key";
 
@@ -41,7 +42,7 @@ export interface FakeDeepgramConnection {
   closeCode?: number;
 }
 
-export interface FakeDeepgram {
+export interface FakeDeepgram extends AudioFakeWaits<FakeDeepgramConnection> {
   /** ws://127.0.0.1:PORT/v1/listen */
   readonly url: string;
   readonly connections: FakeDeepgramConnection[];
@@ -70,13 +71,6 @@ export interface FakeDeepgram {
   closeWith(code: number, reason?: string): void;
   /** Run `fn` once, when a connection has received `ms` of audio. */
   onAudio(ms: number, fn: (connection: FakeDeepgramConnection) => void): void;
-
-  waitForConnection(count?: number, timeoutMs?: number): Promise<FakeDeepgramConnection>;
-  /** Wait until `count` control messages of `type` arrived (over all connections). */
-  waitForMessage(type: string, count?: number, timeoutMs?: number): Promise<Record<string, unknown>>;
-  waitForAudio(bytes: number, timeoutMs?: number): Promise<void>;
-  waitForClose(connection?: FakeDeepgramConnection, timeoutMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 /** Why the upgrade is refused (400), or undefined when the listen params are valid (vendors.md §3). */
@@ -112,14 +106,6 @@ function bytesPerSecond(q: URLSearchParams): number {
   const encoding = q.get("encoding") ?? "linear16";
   const width = encoding === "linear16" ? 2 : encoding === "linear32" ? 4 : 1;
   return rate * channels * width;
-}
-
-async function until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`fake deepgram: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Promise<FakeDeepgram> {
@@ -310,28 +296,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     onAudio(ms, fn) {
       audioHooks.push({ ms, fn, fired: false });
     },
-    async waitForConnection(count = connections.length + 1, timeoutMs = 2000) {
-      await until(() => connections.length >= count, `connection #${count}`, timeoutMs);
-      return connections[count - 1]!;
-    },
-    async waitForMessage(type, count = 1, timeoutMs = 2000) {
-      const of = (): Record<string, unknown>[] => messages.filter((m) => m.type === type);
-      await until(() => of().length >= count, `${count} × ${type}`, timeoutMs);
-      return of()[count - 1]!;
-    },
-    async waitForAudio(bytes, timeoutMs = 2000) {
-      await until(() => totalAudio >= bytes, `${bytes} audio bytes`, timeoutMs);
-    },
-    async waitForClose(connection, timeoutMs = 2000) {
-      const c = connection ?? latest();
-      await until(() => c.closed, "the socket to close", timeoutMs);
-    },
-    async close() {
-      for (const c of connections) c.socket.terminate();
-      wss.close();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    ...audioFakeWaits({ fake: "fake deepgram", connections, messages, audioBytes: () => totalAudio, wss, http, sockets }),
   };
   return server;
 }

@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import { until } from "./fake-ws-waits.js";
 
 export const FAKE_GEMINI_KEY = "fake-gemini-key";
 const PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
@@ -98,14 +99,6 @@ export interface FakeGemini {
 
 function isRecord(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-async function until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`fake gemini: timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 /** A Gemini `Schema` must use the upper-case type names (vendors.md §2). */
@@ -351,16 +344,16 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
       latest().socket.close(code, reason);
     },
     async waitForConnection(count = connections.length + 1, timeoutMs = 2000) {
-      await until(() => connections.length >= count, `connection #${count}`, timeoutMs);
+      await until("fake gemini", () => connections.length >= count, `connection #${count}`, timeoutMs);
       return connections[count - 1]!;
     },
     async waitForMessage(key, count = 1, connection, timeoutMs = 2000) {
       const matching = (): Json[] => (connection === undefined ? connections.flatMap((c) => c.messages) : connection.messages).filter((m) => key in m);
-      await until(() => matching().length >= count, `${count} × ${key}`, timeoutMs);
+      await until("fake gemini", () => matching().length >= count, `${count} × ${key}`, timeoutMs);
       return matching()[count - 1]!;
     },
     async waitForClose(connection, timeoutMs = 2000) {
-      await until(() => connection.closed, `connection ${connection.index} to close`, timeoutMs);
+      await until("fake gemini", () => connection.closed, `connection ${connection.index} to close`, timeoutMs);
     },
     async close() {
       for (const c of connections) c.socket.terminate();
