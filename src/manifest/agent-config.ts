@@ -96,12 +96,18 @@ export const AgentConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
+  dtmf: z
+    .union([z.literal("text"), z.strictObject({ tool: z.string().regex(TOOL_NAME, { error: "tool names are lower_snake_case" }) })], {
+      error: 'must be "text" or { tool: "<tool name>" }',
+    })
+    .optional(),
   errorPhrase: nonBlank.optional(),
   greeting: z.string().default(DEFAULTS.greeting),
   idleTimeoutMs: wholeMs.optional(),
   interruption: InterruptionSchema.optional(),
   listing: z.string().optional(),
   llm: LlmDescriptorSchema.optional(),
+  maxCallDurationMs: wholeMs.optional(),
   maxOutputTokens: positiveInt.optional(),
   maxRetries: z.number().int({ error: "must be a whole number" }).min(0, { error: "must be ≥ 0" }).optional(),
   maxSteps: positiveInt.optional(),

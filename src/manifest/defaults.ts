@@ -29,6 +29,12 @@ export const DEFAULTS = {
   silence: {
     deadAirCoverMs: 2400,
   },
+  /** Telephony: a call ends after this long, with `callLimitPhrase` spoken first (ms; 0 = no limit). */
+  maxCallDurationMs: 3_600_000,
+  callLimitPhrase: "We have reached the time limit for this call. Thank you for calling, goodbye.",
+  /** Telephony: DTMF digits arriving within this of each other form one input (ms); `#` ends one at once. */
+  dtmfInterDigitMs: 1500,
+  dtmf: "text",
   /** Per-call tool deadline (ms). */
   toolTimeoutMs: 30_000,
 } as const;

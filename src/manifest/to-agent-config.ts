@@ -35,6 +35,8 @@ const TEXT_REFUSED: readonly (readonly [string, string])[] = [
   ["silence", NO_AUDIO],
   ["sttPrompt", NO_AUDIO],
   ["telephony", NO_AUDIO],
+  ["dtmf", NO_AUDIO],
+  ["maxCallDurationMs", NO_AUDIO],
   ["errorPhrase", NO_AUDIO],
   ["startFailurePhrase", NO_AUDIO],
   ["clientInbox", NO_AUDIO],

@@ -1,7 +1,7 @@
 /**
  * The speech-to-speech port. An adapter (providers/<vendor>.ts) speaks one vendor's wire
  * protocol; the session's s2s runner only sees these calls and events. Audio both ways is
- * PCM16 LE mono at the session's announced rates.
+ * PCM16 LE mono at the session's rates, or G.711 at 8 kHz when a phone call passes it through.
  */
 import type { JSONSchema7 } from "json-schema";
 
@@ -30,8 +30,13 @@ export interface S2sSetup {
   readonly transcriptionPrompt?: string | undefined;
 }
 
+/** Audio on the service's socket: PCM16 LE mono, or G.711 μ-law / A-law at 8 kHz (telephony passthrough). */
+export type S2sAudioFormat = "pcm16" | "pcmu" | "pcma";
+
 export interface S2sOpenOptions {
   readonly setup: S2sSetup;
+  /** Audio both ways; default `pcm16`. Only a format in the provider's `audioFormats`. */
+  readonly audioFormat?: S2sAudioFormat;
   /** The conversation so far, replayed after a reconnect (and on a resumed session). */
   readonly history: () => readonly S2sHistoryItem[];
   readonly signal?: AbortSignal | undefined;
@@ -72,7 +77,9 @@ export interface S2sEvents {
 
 /** One live speech-to-speech conversation (reconnects are the adapter's, invisible here). */
 export interface S2sSession {
-  /** The rates the service takes and gives (OpenAI: 24 kHz both ways; Gemini: 16 kHz in, 24 kHz out). */
+  /** The audio both ways: PCM16 at the rates below, or G.711 at 8 kHz. */
+  readonly audioFormat: S2sAudioFormat;
+  /** The rates the service takes and gives (OpenAI: 24 kHz both ways; Gemini: 16 kHz in, 24 kHz out; G.711: 8 kHz). */
   readonly inputSampleRate: number;
   readonly outputSampleRate: number;
   sendAudio(pcm: Uint8Array): void;
@@ -95,5 +102,7 @@ export interface S2sSession {
 
 export interface S2sProvider {
   readonly kind: string;
+  /** Audio formats the service accepts on its socket (`pcm16` always). */
+  readonly audioFormats: readonly S2sAudioFormat[];
   open(options: S2sOpenOptions, events: S2sEvents): Promise<S2sSession>;
 }

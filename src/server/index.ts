@@ -7,7 +7,7 @@ import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
 import { createLogger, type Logger } from "../log.js";
-import { toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import { DEFAULTS, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
@@ -24,6 +24,9 @@ import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
 import { serveStatic } from "./static.js";
+import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
+import { createTelephony } from "./telephony/index.js";
+import type { ClientLink } from "../transport/client-connection.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
@@ -58,6 +61,8 @@ export interface GatewayOptions<Session = unknown> {
   readonly s2s?: (descriptor: ProviderDescriptor) => S2sProvider;
   /** Collect process metrics (CPU, memory, event-loop lag) too. Default true. */
   readonly processMetrics?: boolean;
+  /** Hangs calls up through the carriers' APIs (default: from TWILIO_* / TELNYX_* in env). */
+  readonly carrierClient?: CarrierClient;
 }
 
 export interface Gateway {
@@ -119,6 +124,19 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const live = new Map<string, Session>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBinaryFrameBytes * 4, perMessageDeflate: false });
   let draining = false;
+  const telephony = createTelephony({
+    config,
+    env,
+    clock,
+    log,
+    limits,
+    apiKey,
+    tokenTtlMs: options.tokenTtlMs ?? TOKEN_TTL_MS,
+    client: options.carrierClient ?? carrierClient({ env }),
+    draining: () => draining,
+    startSession: (link, call) =>
+      startSession(link, { transport: call.carrier, maxCallDurationMs: config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
+  });
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
@@ -164,6 +182,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         return json(res, 201, { ...minted, agent: config.name, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
       }
       default:
+        if (await telephony.handleRequest(req, res, url)) return;
         if (serveStatic(req, res)) return; // the demo page: GET / and public/*
         return json(res, 404, { error: `no route ${route}` });
     }
@@ -172,6 +191,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", (err) => log.debug({ err }, "upgrade socket error"));
     const url = new URL(req.url ?? "/", "http://gateway");
+    if (telephony.handleUpgrade(req, socket, head, url)) return;
     if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable");
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -217,20 +237,27 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       live.delete(resumeId as string);
       previous.takeOver();
     }
+    startSession(connection, { resumeId, transport: "websocket" });
+  }
+
+  /** One session on a link (a browser socket or a carrier bridge); refused with a fatal error if it cannot be built. */
+  function startSession(link: ClientLink, extra: { resumeId?: string | undefined; transport: string; maxCallDurationMs?: number }): void {
     let session: Session;
     try {
       session = new Session({
         agent: { def, config, ...(options.script === undefined ? {} : { script: options.script }) },
-        link: connection,
+        link,
         clock,
         log,
         store,
-        resumeId,
+        resumeId: extra.resumeId,
         resolveModel,
         voice,
         s2s,
         connectMcp: (agent) => connectMcpServers(agent.mcpServers, { env, log }),
         metrics,
+        transport: extra.transport,
+        ...(extra.maxCallDurationMs === undefined ? {} : { maxCallDurationMs: extra.maxCallDurationMs }),
         ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         ...(options.resumeGraceMs === undefined ? {} : { resumeGraceMs: options.resumeGraceMs }),
         ended: (ended) => {
@@ -239,8 +266,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       });
     } catch (err) {
       log.error({ err }, "session refused");
-      ws.send(JSON.stringify(stamp({ type: "error.reported", code: "internal", message: String(err), fatal: true }, clock.now())));
-      ws.close(CLOSE.internal, "session could not start");
+      link.emit({ type: "error.reported", code: "internal", message: String(err), fatal: true });
+      link.close(CLOSE.internal, "session could not start");
       return;
     }
     live.set(session.id, session);
@@ -261,6 +288,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     for (const session of [...live.values()]) session.goAway();
     for (const client of wss.clients) client.terminate();
     await new Promise<void>((resolve) => wss.close(() => resolve()));
+    await telephony.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

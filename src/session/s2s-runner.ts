@@ -3,7 +3,7 @@ import { Resampler } from "../audio/resample.js";
 import { GatewayError, messageOf } from "../errors.js";
 import { DEFAULTS, type AgentConfig } from "../manifest/index.js";
 import { PlaybackClock } from "../pipeline/playback-clock.js";
-import type { S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
+import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
 
@@ -18,6 +18,11 @@ export interface S2sRunnerOptions {
   /** The frozen tool list and the instructions, sent once per socket. */
   readonly setup: S2sSetup;
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  /**
+   * `pcmu`/`pcma`: the link carries that G.711 end to end (a phone call) and the provider accepts
+   * it, so audio crosses untouched both ways. Default `pcm16` at the session's rates.
+   */
+  readonly audioFormat?: S2sAudioFormat;
   /** Aborts the service's handshake (the client hung up during start, or the start timed out). */
   readonly signal?: AbortSignal;
 }
@@ -69,7 +74,12 @@ export class S2sRunner implements ModeRunner {
   static async open(ctx: RunnerContext, options: S2sRunnerOptions): Promise<S2sRunner> {
     const runner = new S2sRunner(ctx, options);
     runner.#session = await options.provider.open(
-      { setup: options.setup, history: () => ctx.conversation.restoredEvent().messages, signal: options.signal },
+      {
+        setup: options.setup,
+        history: () => ctx.conversation.restoredEvent().messages,
+        signal: options.signal,
+        ...(options.audioFormat === undefined ? {} : { audioFormat: options.audioFormat }),
+      },
       {
         audio: (pcm, info) => runner.#onAudio(pcm, info.responseId, info.itemId),
         agentTranscript: (delta, info) => runner.#onTranscript(delta, info.responseId, info.itemId),
@@ -97,10 +107,16 @@ export class S2sRunner implements ModeRunner {
     return this.#reply !== undefined;
   }
 
+  /** The audio both ways: PCM16, or G.711 passed through untouched. */
+  get audioFormat(): S2sAudioFormat {
+    return this.#session?.audioFormat ?? "pcm16";
+  }
+
   /** The greeting: an out-of-band response ("Say exactly: …"), recorded as the agent's. */
   greet(text: string): void {
     if (text === "") return;
     this.#greeting = text;
+    this.#greetingResponse = undefined;
     this.#session?.createResponse({ instructions: sayExactly(text), outOfBand: true });
   }
 
@@ -151,7 +167,7 @@ export class S2sRunner implements ModeRunner {
   // ── service events ────────────────────────────────────────────────────────────────────
 
   #rates(): void {
-    if (this.#session === undefined) return;
+    if (this.#session === undefined || this.#session.audioFormat !== "pcm16") return;
     const { inputSampleRate, outputSampleRate } = this.#session;
     this.#toProvider = inputSampleRate === MIC_RATE ? undefined : new Resampler(MIC_RATE, inputSampleRate);
     this.#toClient = outputSampleRate === PLAYBACK_RATE ? undefined : new Resampler(outputSampleRate, PLAYBACK_RATE);
@@ -175,7 +191,8 @@ export class S2sRunner implements ModeRunner {
     if (reply !== undefined) reply.itemId ??= itemId;
     if (reply !== undefined && reply !== this.#reply) return;
     const out = this.#toClient === undefined ? pcm : samplesToBytes(this.#toClient.process(bytesToSamples(pcm)));
-    const ms = durationMs(out.byteLength, PLAYBACK_RATE);
+    // G.711: one byte per sample at 8 kHz.
+    const ms = this.audioFormat === "pcm16" ? durationMs(out.byteLength, PLAYBACK_RATE) : out.byteLength / 8;
     this.#playback.queued(ms, filler ? "filler" : "model");
     this.#options.audio(out, ms);
   }

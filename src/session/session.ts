@@ -63,12 +63,17 @@ export interface SessionDeps {
   readonly startTimeoutMs?: number;
   /** How long the resume record outlives the socket (ms); default 120 s. */
   readonly resumeGraceMs?: number;
+  /** Telephony: the call ends after this long, with `DEFAULTS.callLimitPhrase` spoken first (ms; 0 or absent = no limit). */
+  readonly maxCallDurationMs?: number;
   /** Called once when the session has ended. */
   readonly ended?: (session: Session) => void;
 }
 
 /** Providers must open within this long (protocol.md). */
 export const START_TIMEOUT_MS = 10_000;
+
+/** How long the call-limit notice may take before the call is closed regardless (ms). */
+const CALL_LIMIT_NOTICE_MS = 20_000;
 
 type Phase = "starting" | "live" | "ended";
 
@@ -106,7 +111,11 @@ export class Session {
   #usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
   #endAfterReply = false;
   #idleStopped = false;
+  #callLimit: Timer | undefined;
+  #dtmf: { digits: string; timer: Timer | undefined; calls: number } = { digits: "", timer: undefined, calls: 0 };
   readonly #starting = new AbortController();
+  /** Aborted when the session ends: work the session itself started (DTMF tool calls). */
+  readonly #lifetime = new AbortController();
 
   constructor(deps: SessionDeps) {
     this.#deps = deps;
@@ -162,8 +171,10 @@ export class Session {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
       },
+      dtmf: (digit) => this.#onDtmf(digit),
     });
     this.#armIdle();
+    this.#armCallLimit();
   }
 
   /** Close the client because another connection took this session id over. */
@@ -183,6 +194,9 @@ export class Session {
     if (this.#phase === "ended") return;
     this.#phase = "ended";
     this.#idle?.cancel();
+    this.#callLimit?.cancel();
+    this.#dtmf.timer?.cancel();
+    this.#lifetime.abort(new GatewayError("connection", "the session ended"));
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
     try {
@@ -205,6 +219,10 @@ export class Session {
     this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
     this.#mcp = await this.#deps.connectMcp?.(def);
     const table = this.#composeTools();
+    const dtmf = config.dtmf ?? DEFAULTS.dtmf;
+    if (typeof dtmf === "object" && !table.tools.some((t) => t.name === dtmf.tool)) {
+      throw new GatewayError("internal", `dtmf.tool: this agent has no tool named ${dtmf.tool}; add it to the agent's tools or set dtmf: "text".`, { fatal: true });
+    }
     const schemas = agentToolsToSchemas(table.tools.map((t) => t.toolset));
     this.#log.info({ tools: table.tools.map((t) => t.name), toolsHash: createHash("sha256").update(JSON.stringify(schemas)).digest("hex").slice(0, 16) }, "tool table frozen");
 
@@ -231,10 +249,15 @@ export class Session {
     if (this.mode === "s2s") {
       const s2s = this.#deps.s2s;
       if (config.s2s === undefined || s2s === undefined) throw new GatewayError("s2s", "this gateway has no speech-to-speech provider configured.", { fatal: true });
-      this.#mode = await S2sRunner.open(context, {
+      const provider = s2s(config.s2s);
+      // A phone call in G.711 to a service that takes it: the bytes cross untouched both ways.
+      const g711 = this.#deps.link.g711;
+      const passthrough = g711 !== undefined && provider.audioFormats.includes(g711) ? g711 : undefined;
+      const runner = await S2sRunner.open(context, {
         config,
-        provider: s2s(config.s2s),
+        provider,
         tools,
+        ...(passthrough === undefined ? {} : { audioFormat: passthrough }),
         signal: this.#starting.signal,
         audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
         setup: {
@@ -245,6 +268,11 @@ export class Session {
           transcriptionPrompt: config.sttPrompt,
         },
       });
+      this.#mode = runner;
+      if (passthrough !== undefined && runner.audioFormat === passthrough) {
+        this.#deps.link.useG711?.(passthrough);
+        this.#log.info({ format: passthrough }, "g711 passthrough");
+      }
       return;
     }
     if (config.llm === undefined) throw new GatewayError("internal", `a ${this.mode} agent needs an llm provider.`, { fatal: true });
@@ -398,6 +426,53 @@ export class Session {
     this.#greet();
     void this.#save();
     this.#touch();
+  }
+
+  /**
+   * A keypad digit. Digits within `DEFAULTS.dtmfInterDigitMs` of each other form one input (`#`
+   * ends it at once): a text turn "The caller pressed 1234", or one call of the `dtmf.tool`.
+   */
+  #onDtmf(digit: string): void {
+    if (this.#phase !== "live") return;
+    const pending = this.#dtmf;
+    pending.timer?.cancel();
+    pending.digits += digit;
+    this.#touch();
+    if (digit === "#") return this.#flushDtmf();
+    pending.timer = this.#deps.clock.setTimeout(() => this.#flushDtmf(), DEFAULTS.dtmfInterDigitMs);
+  }
+
+  #flushDtmf(): void {
+    const pending = this.#dtmf;
+    pending.timer?.cancel();
+    pending.timer = undefined;
+    const digits = pending.digits;
+    pending.digits = "";
+    if (digits === "" || this.#phase !== "live") return;
+    this.#log.info({ digits: digits.length }, "dtmf");
+    const dtmf = this.#deps.agent.config.dtmf ?? DEFAULTS.dtmf;
+    if (dtmf === "text") {
+      this.#mode?.userText(`The caller pressed ${digits}`);
+      return;
+    }
+    void this.#tools?.call({ toolCallId: `dtmf_${++pending.calls}`, toolName: dtmf.tool, args: { digits }, signal: this.#lifetime.signal });
+  }
+
+  /** Telephony's call limit: the notice is spoken, then the call ends once it has been heard. */
+  #armCallLimit(): void {
+    const ms = this.#deps.maxCallDurationMs ?? 0;
+    if (ms <= 0) return;
+    this.#callLimit = this.#deps.clock.setTimeout(() => {
+      if (this.#phase !== "live") return;
+      this.#log.info({ maxCallDurationMs: ms }, "call duration limit");
+      this.#endAfterReply = true;
+      this.#mode?.greet(DEFAULTS.callLimitPhrase);
+      // Bounded: a notice that never finishes (a stuck provider) still ends the call.
+      this.#callLimit = this.#deps.clock.setTimeout(() => {
+        this.#deps.link.close(CLOSE.normal, "call duration limit");
+        void this.end();
+      }, CALL_LIMIT_NOTICE_MS);
+    }, ms);
   }
 
   // ── replies ───────────────────────────────────────────────────────────────────────────

@@ -1,4 +1,4 @@
-import type { S2sEvents, S2sOpenOptions, S2sProvider, S2sSession } from "../s2s/s2s-port.js";
+import type { S2sAudioFormat, S2sEvents, S2sOpenOptions, S2sProvider, S2sSession } from "../s2s/s2s-port.js";
 
 /** What the runner asked the fake service to do, in order. */
 export type FakeS2sCall =
@@ -14,6 +14,8 @@ export type FakeS2sCall =
  */
 export class FakeS2s implements S2sProvider {
   readonly kind = "fake";
+  /** What the fake accepts; a test of G.711 passthrough sets it to include "pcmu". */
+  audioFormats: readonly S2sAudioFormat[] = ["pcm16"];
   readonly opens: S2sOpenOptions[] = [];
   readonly calls: FakeS2sCall[] = [];
   audioInBytes = 0;
@@ -24,9 +26,12 @@ export class FakeS2s implements S2sProvider {
     this.opens.push(options);
     this.#events = events;
     const calls = this.calls;
+    const audioFormat = options.audioFormat ?? "pcm16";
+    const rate = audioFormat === "pcm16" ? 24000 : 8000;
     return Promise.resolve({
-      inputSampleRate: 24000,
-      outputSampleRate: 24000,
+      audioFormat,
+      inputSampleRate: rate,
+      outputSampleRate: rate,
       sendAudio: (pcm) => {
         this.audioInBytes += pcm.byteLength;
       },

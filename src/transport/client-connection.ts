@@ -1,8 +1,10 @@
 import type { WebSocket } from "ws";
-import type { Clock, Timer } from "../clock.js";
+import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
+import type { G711Format } from "./carrier-audio.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
+import { keepAlive } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, type Command, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
 
@@ -11,6 +13,8 @@ export interface ConnectionHandler {
   command(command: Command): void;
   audio(chunk: Uint8Array): void;
   closed(code: number, reason: string): void;
+  /** A telephone keypad digit (0-9, *, #, A-D) the caller pressed. */
+  dtmf?(digit: string): void;
 }
 
 /** The session-facing side of any client link (browser socket today, carrier bridge later). */
@@ -28,6 +32,10 @@ export interface ClientLink {
   readonly ready: Promise<AnnouncedFormat>;
   /** Resolves when the client's socket has closed (a hang-up during start aborts provider handshakes). */
   readonly hungUp: Promise<void>;
+  /** The G.711 the link could carry end to end (a carrier sending μ-law or A-law), if any. */
+  readonly g711?: G711Format | undefined;
+  /** Before `attach`: the session speaks that G.711 itself; audio crosses the edge untouched both ways. */
+  useG711?(format: G711Format): void;
 }
 
 type Buffered = { readonly kind: "command"; readonly command: Command } | { readonly kind: "audio"; readonly chunk: Uint8Array };
@@ -54,8 +62,7 @@ export class ClientConnection implements ClientLink {
   readonly #buffer: Buffered[] = [];
   #bufferedAudioBytes = 0;
   #overflowReported = false;
-  #missedPongs = 0;
-  #pingTimer: Timer | undefined;
+  readonly #keepAlive: { stop(): void };
   #closed = false;
   #closeInfo: { code: number; reason: string } | undefined;
   #edge: AudioEdge | undefined;
@@ -83,12 +90,13 @@ export class ClientConnection implements ClientLink {
     // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
     this.ready.catch(() => {});
     ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
-    ws.on("pong", () => {
-      this.#missedPongs = 0;
-    });
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "client socket error"));
-    this.#schedulePing();
+    this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {
+      this.#closed = true;
+      this.#pacer.close();
+      ws.terminate();
+    });
   }
 
   get open(): boolean {
@@ -126,7 +134,7 @@ export class ClientConnection implements ClientLink {
   close(code: number, reason: string): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#pingTimer?.cancel();
+    this.#keepAlive.stop();
     this.#pacer.close();
     try {
       this.#ws.close(code, clipReason(reason));
@@ -215,29 +223,9 @@ export class ClientConnection implements ClientLink {
     }
   }
 
-  #schedulePing(): void {
-    this.#pingTimer = this.#clock.setTimeout(() => {
-      if (this.#closed) return;
-      if (this.#missedPongs >= 2) {
-        this.#log.info({ missed: this.#missedPongs }, "client missed pongs");
-        this.#closed = true;
-        this.#pacer.close();
-        this.#ws.terminate();
-        return;
-      }
-      this.#missedPongs += 1;
-      try {
-        this.#ws.ping();
-      } catch (err) {
-        this.#log.debug({ err }, "ping failed");
-      }
-      this.#schedulePing();
-    }, this.#limits.pingIntervalMs);
-  }
-
   #onClose(code: number, reason: string): void {
     this.#closed = true;
-    this.#pingTimer?.cancel();
+    this.#keepAlive.stop();
     this.#pacer.close();
     this.#closeInfo = { code, reason };
     this.#resolveHungUp();

@@ -10,7 +10,10 @@ export interface PacerSink {
 /** How far ahead of real time agent audio may be sent (ms): enough to ride out jitter, small enough to cancel fast. */
 export const DEFAULT_LEAD_MS = 1500;
 
-type Item = { readonly kind: "audio"; readonly chunk: Uint8Array; readonly ms: number } | { readonly kind: "event"; readonly text: string };
+type Item =
+  | { readonly kind: "audio"; readonly chunk: Uint8Array; readonly ms: number }
+  | { readonly kind: "event"; readonly text: string }
+  | { readonly kind: "after"; readonly run: () => void };
 
 /**
  * The ordering rules of protocol.md in one place:
@@ -56,6 +59,13 @@ export class Pacer {
     this.#flush();
   }
 
+  /** Run `run` once every audio queued so far has been sent (now, if none is held); dropped by `clear`. */
+  afterAudio(run: () => void): void {
+    if (this.#closed) return;
+    if (this.#queue.length === 0) run();
+    else this.#queue.push({ kind: "after", run });
+  }
+
   /** Drop held audio and the boundaries queued behind it. */
   clear(): void {
     this.#queue.length = 0;
@@ -90,6 +100,11 @@ export class Pacer {
       if (head.kind === "event") {
         this.#queue.shift();
         this.#sink.sendText(head.text);
+        continue;
+      }
+      if (head.kind === "after") {
+        this.#queue.shift();
+        head.run();
         continue;
       }
       if (this.#playEnd - now >= this.#leadMs) break;

@@ -146,6 +146,8 @@ export function geminiLive(descriptor: ProviderDescriptor, env: Env, options: Ge
   };
   return {
     kind: "gemini-live",
+    // Gemini Live takes PCM16 only (16 kHz in, 24 kHz out): a phone call is decoded at the edge.
+    audioFormats: ["pcm16"],
     open: (open, events) => GeminiLiveSession.open(settings, runtime, open, events),
   };
 }
@@ -349,6 +351,7 @@ function numberOr(value: unknown, fallback: number): number {
 }
 
 class GeminiLiveSession implements S2sSession {
+  readonly audioFormat = "pcm16";
   readonly inputSampleRate = GEMINI_INPUT_RATE;
   readonly outputSampleRate = GEMINI_OUTPUT_RATE;
   readonly #events: S2sEvents;

@@ -17,18 +17,22 @@ import { systemClock, type Clock, type Timer } from "../../clock.js";
 import { GatewayError, MissingKeyError, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { ProviderDescriptor } from "../../manifest/index.js";
-import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession, S2sSetup } from "../s2s-port.js";
+import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession, S2sSetup } from "../s2s-port.js";
 
 const KIND = "openai-realtime";
 const VENDOR = "OpenAI Realtime";
 /** vendors.md §1 "Connection": the SDK's base URL + `/realtime`; `?model=` is appended. */
 const DEFAULT_URL = "wss://api.openai.com/v1/realtime";
 const DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY";
-/** vendors.md §1 `session.update`: `audio/pcm` takes 24000 Hz only. */
+/** vendors.md §1 `session.update`: `audio/pcm` takes 24000 Hz only; `audio/pcmu` and `audio/pcma` are G.711 at 8 kHz. */
 const SAMPLE_RATE = 24_000;
-const PCM_FORMAT = { type: "audio/pcm", rate: SAMPLE_RATE } as const;
-/** PCM16 mono at 24 kHz: 48 bytes a millisecond (vendors.md §0: 960 bytes per 20 ms). */
-const BYTES_PER_MS = (SAMPLE_RATE * 2) / 1000;
+const G711_RATE = 8000;
+const AUDIO_FORMATS: readonly S2sAudioFormat[] = ["pcm16", "pcmu", "pcma"];
+/** The wire format object, the rate, and bytes per millisecond (PCM16 at 24 kHz: 48; G.711: 8). */
+function wireFormat(format: S2sAudioFormat): { readonly json: object; readonly rate: number; readonly bytesPerMs: number } {
+  if (format === "pcm16") return { json: { type: "audio/pcm", rate: SAMPLE_RATE }, rate: SAMPLE_RATE, bytesPerMs: (SAMPLE_RATE * 2) / 1000 };
+  return { json: { type: `audio/${format}` }, rate: G711_RATE, bytesPerMs: G711_RATE / 1000 };
+}
 /** A socket backlog past which mic audio is dropped (and counted), as the pipeline's links do. */
 export const MAX_REALTIME_BACKLOG_BYTES = 1024 * 1024;
 const DEFAULT_RECONNECT_DELAYS_MS: readonly number[] = [250, 1000, 2000];
@@ -114,6 +118,7 @@ export function openAiRealtime(descriptor: ProviderDescriptor, env: Readonly<Rec
   };
   return {
     kind: KIND,
+    audioFormats: AUDIO_FORMATS,
     async open(openOptions, events) {
       const { signal } = openOptions;
       if (signal?.aborted === true) throw abortReason(signal);
@@ -168,7 +173,8 @@ function readConfig(descriptor: ProviderDescriptor, env: Readonly<Record<string,
 }
 
 /** The one `session.update` of a socket (vendors.md §1 "`session.update`"). */
-function sessionUpdate(config: RealtimeConfig, setup: S2sSetup): object {
+function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S2sAudioFormat): object {
+  const wire = wireFormat(format).json;
   const transcription =
     config.transcription === false
       ? undefined
@@ -182,12 +188,12 @@ function sessionUpdate(config: RealtimeConfig, setup: S2sSetup): object {
       output_modalities: ["audio"],
       audio: {
         input: {
-          format: PCM_FORMAT,
+          format: wire,
           ...(transcription === undefined ? {} : { transcription }),
           // The port has no commit: the service's VAD ends turns and starts responses.
           turn_detection: { ...config.turnDetection, create_response: true, interrupt_response: setup.interruptResponse },
         },
-        output: { format: PCM_FORMAT, voice: config.voice },
+        output: { format: wire, voice: config.voice },
       },
       // Function tools are flat objects (GA), not `{type, function:{…}}`.
       tools: setup.tools.map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters })),
@@ -226,8 +232,10 @@ interface ToolCallRecord {
 }
 
 class RealtimeSession implements OpenAiRealtimeSession {
-  readonly inputSampleRate = SAMPLE_RATE;
-  readonly outputSampleRate = SAMPLE_RATE;
+  readonly audioFormat: S2sAudioFormat;
+  readonly inputSampleRate: number;
+  readonly outputSampleRate: number;
+  readonly #bytesPerMs: number;
   readonly #events: S2sEvents;
   #link: Link | undefined;
   #generations = 0;
@@ -263,6 +271,11 @@ class RealtimeSession implements OpenAiRealtimeSession {
     events: S2sEvents,
   ) {
     this.#events = shielded(events, runtime.log);
+    this.audioFormat = openOptions.audioFormat ?? "pcm16";
+    const wire = wireFormat(this.audioFormat);
+    this.inputSampleRate = wire.rate;
+    this.outputSampleRate = wire.rate;
+    this.#bytesPerMs = wire.bytesPerMs;
   }
 
   get droppedAudioBytes(): number {
@@ -323,7 +336,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
       return;
     }
     // vendors.md §1: an `audio_end_ms` past the item's audio is an error, so clamp to what arrived.
-    const receivedMs = Math.floor(bytes / BYTES_PER_MS);
+    const receivedMs = Math.floor(bytes / this.#bytesPerMs);
     const end = Math.max(0, Math.min(Math.floor(audioEndMs), receivedMs));
     this.#send(link, { type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: end });
   }
@@ -568,7 +581,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
   #onHandshakeEvent(link: Link, type: string, message: Record<string, unknown>): void {
     if (type === "session.created" && !link.updateSent) {
       link.updateSent = true;
-      this.#send(link, sessionUpdate(this.config, this.openOptions.setup));
+      this.#send(link, sessionUpdate(this.config, this.openOptions.setup, this.audioFormat));
     } else if (type === "session.updated" && link.updateSent) {
       this.#onReady(link);
     } else if (type === "error") {

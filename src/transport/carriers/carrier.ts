@@ -25,6 +25,15 @@ export type CarrierInbound =
   /** Unknown event, outbound track, malformed frame. */
   | { kind: "ignored"; reason: string };
 
+/** How a carrier wants outbound audio cut (bytes of its payload); `minBytes` ≥ `multipleOf`. */
+export interface OutboundFraming {
+  /** Every frame a multiple of this (Vonage: one 20 ms frame; Exotel: 320 bytes). */
+  readonly multipleOf: number;
+  /** Frames shorter than this wait for more audio; a segment's last one is padded with silence. */
+  readonly minBytes: number;
+  readonly maxBytes: number;
+}
+
 export interface CarrierCodec {
   readonly carrier: CarrierName;
   /** Never throws, whatever the input. */
@@ -34,6 +43,8 @@ export interface CarrierCodec {
   /** `undefined` where the carrier has no marks. */
   encodeMark(streamId: string, name: string): string | undefined;
   encodeClear(streamId: string): string | undefined;
+  /** Outbound frame sizes the carrier requires for this format; absent = any length. */
+  framing?(encoding: CarrierEncoding, sampleRate: number): OutboundFraming;
 }
 
 /** Largest decoded media payload accepted (bytes). */

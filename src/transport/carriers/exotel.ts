@@ -1,5 +1,5 @@
 /** Exotel Voicebot applet codec, bidirectional (vendors.md §8d). Pure; decode never throws. */
-import { stringRecord, type CarrierCodec, type CarrierEncoding } from "./carrier.js";
+import { stringRecord, type CarrierCodec, type CarrierEncoding, type OutboundFraming } from "./carrier.js";
 import { mediaStreamCodec, type StartFields } from "./json-events.js";
 
 /** Default is raw/slin: 16-bit little-endian PCM. */
@@ -22,13 +22,11 @@ const START_FIELDS: StartFields = {
   customParameters: (_frame, start) => stringRecord(start["custom_parameters"]),
 };
 
-/**
- * Exotel streams only the caller, so the shared caller-track media check never filters here.
- * Outbound media must be 3.2 KB–100 KB and a multiple of 320 bytes (vendors.md §8d); chunking to that
- * is the caller's job, this codec only frames what it is given.
- */
-export const exotelCodec: CarrierCodec = mediaStreamCodec({
-  carrier: "exotel",
-  start: START_FIELDS,
-  outboundStreamKey: "stream_sid",
-});
+/** Outbound media chunks (vendors.md §8d): at least 3.2 KB, at most 100 KB, a multiple of 320 bytes. */
+const EXOTEL_FRAMING: OutboundFraming = { multipleOf: 320, minBytes: 3200, maxBytes: 100 * 1024 };
+
+/** Exotel streams only the caller, so the shared caller-track media check never filters here. */
+export const exotelCodec: CarrierCodec = {
+  ...mediaStreamCodec({ carrier: "exotel", start: START_FIELDS, outboundStreamKey: "stream_sid" }),
+  framing: () => EXOTEL_FRAMING,
+};

@@ -78,4 +78,9 @@ export const vonageCodec: CarrierCodec = {
   encodeClear() {
     return JSON.stringify({ action: "clear" });
   },
+  /** Exactly one 20 ms frame per message: 640 bytes at 16 kHz, 320 at 8 kHz (vendors.md §8e). */
+  framing(_encoding, sampleRate) {
+    const bytes = (sampleRate / 1000) * 2 * 20;
+    return { multipleOf: bytes, minBytes: bytes, maxBytes: bytes };
+  },
 };

@@ -143,6 +143,7 @@ describe("the service handshake", () => {
     let aborted = false;
     const hanging = {
       kind: "hanging",
+      audioFormats: ["pcm16"] as const,
       open: (options: { signal?: AbortSignal | undefined }) =>
         new Promise<never>((_, reject) => {
           options.signal?.addEventListener("abort", () => {

@@ -57,4 +57,19 @@ describe("Pacer", () => {
     await clock.advance(1000);
     expect(out).toEqual(["audio:1", "audio:2", "audio:3", "reply.cancelled"]);
   });
+
+  it("afterAudio runs at once when nothing is held, else behind the held audio, and never after a clear", async () => {
+    const { out, clock, chunk, pacer } = harness(100);
+    pacer.afterAudio(() => out.push("mark:0"));
+    for (let n = 1; n <= 5; n++) chunk(n);
+    pacer.afterAudio(() => out.push("mark:1"));
+    expect(out).toEqual(["mark:0", "audio:1", "audio:2", "audio:3"]);
+    await clock.advance(200);
+    expect(out.slice(4)).toEqual(["audio:4", "audio:5", "mark:1"]);
+    for (let n = 6; n <= 12; n++) chunk(n);
+    pacer.afterAudio(() => out.push("mark:2"));
+    pacer.clear();
+    await clock.advance(1000);
+    expect(out).not.toContain("mark:2");
+  });
 });

@@ -1,0 +1,85 @@
+/**
+ * Webhook and stream signatures of the carriers (vendors.md §8a "X-Twilio-Signature", §8b
+ * "Webhook signature (Ed25519)"). Pure: no I/O; every comparison in constant time.
+ */
+import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from "node:crypto";
+
+/** Telnyx rejects timestamps further than this from now (s). */
+export const TELNYX_TOLERANCE_S = 300;
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.byteLength === y.byteLength && timingSafeEqual(x, y);
+}
+
+/**
+ * Twilio's signature: HMAC-SHA1 (key: the account Auth Token) over the full URL followed by every
+ * POST parameter as name + value, sorted by name (a repeated name: each value, sorted), base64.
+ */
+export function twilioSignature(authToken: string, url: string, params: readonly (readonly [string, string])[]): string {
+  const sorted = [...params].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  let data = url;
+  for (const [name, value] of sorted) data += name + value;
+  return createHmac("sha1", authToken).update(data, "utf8").digest("base64");
+}
+
+/** The URL as Twilio may have signed it: as given, and with the default port added or removed (twilio-node does the same). */
+function urlVariants(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url];
+  }
+  const defaultPort = parsed.protocol === "https:" || parsed.protocol === "wss:" ? "443" : "80";
+  const withPort = new URL(url);
+  const withoutPort = new URL(url);
+  withoutPort.port = "";
+  // URL drops a default port on assignment, so splice it in by hand.
+  const portless = withoutPort.toString();
+  const ported = withPort.port === "" ? portless.replace(`//${withoutPort.host}`, `//${withoutPort.hostname}:${defaultPort}`) : withPort.toString();
+  return [...new Set([url, portless, ported])];
+}
+
+/**
+ * Validate `X-Twilio-Signature` for a form POST (or, with no params, the stream upgrade). JSON
+ * bodies carry `bodySHA256` in the URL: the signature is over the URL alone and the hash is
+ * checked against the raw body.
+ */
+export function validTwilioSignature(
+  authToken: string,
+  header: string | undefined,
+  url: string,
+  params: readonly (readonly [string, string])[],
+  rawBody?: string,
+): boolean {
+  if (header === undefined || header === "") return false;
+  const bodyHash = new URL(url, "http://x").searchParams.get("bodySHA256");
+  if (bodyHash !== null) {
+    if (rawBody === undefined || !sameText(createHash("sha256").update(rawBody, "utf8").digest("hex"), bodyHash)) return false;
+    params = [];
+  }
+  return urlVariants(url).some((variant) => sameText(twilioSignature(authToken, variant, params), header));
+}
+
+/** Ed25519 public key from Telnyx's base64 of 32 raw bytes (SPKI DER = fixed 12-byte prefix + key). */
+export function telnyxPublicKey(base64: string): KeyObject {
+  const raw = Buffer.from(base64, "base64");
+  if (raw.byteLength !== 32) throw new RangeError("TELNYX_PUBLIC_KEY must be the base64 of a 32-byte Ed25519 public key (Mission Control → Keys & Credentials → Public Key)");
+  const der = Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]);
+  return createPublicKey({ key: der, format: "der", type: "spki" });
+}
+
+/** Validate Telnyx's `telnyx-signature-ed25519` over `${timestamp}|${rawBody}`, within ±300 s of now. */
+export function validTelnyxSignature(key: KeyObject, signature: string | undefined, timestamp: string | undefined, rawBody: string, nowMs: number): boolean {
+  if (signature === undefined || timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) return false;
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TELNYX_TOLERANCE_S) return false;
+  const sig = Buffer.from(signature, "base64");
+  if (sig.byteLength !== 64) return false;
+  try {
+    return verify(null, Buffer.from(`${timestamp}|${rawBody}`, "utf8"), key, sig);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,410 @@
+/**
+ * The carrier bridge: adapts any carrier codec to the `ClientLink` a session uses for browser
+ * sockets (behaviour.md "Telephony edge"). Carrier audio is decoded and resampled at this edge;
+ * agent audio is paced, encoded and framed for the carrier; marks make playback truthful.
+ *
+ * Playback truth: the carrier buffers seconds of audio, so "sent" is not "played". A mark goes
+ * out after each reply segment (and every MARK_EVERY_MS within one); its echo says everything
+ * before it has played. Echoes, and while marks are outstanding every inbound media frame,
+ * become `playback_progress` reports — the same command a browser sends — so the session's
+ * playback clock, heard cursor, "agent stopped speaking" and idle timer follow the carrier.
+ */
+import type { WebSocket } from "ws";
+import type { Clock, Timer } from "../clock.js";
+import { CLOSE } from "../errors.js";
+import type { Logger } from "../log.js";
+import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE, type AnnouncedFormat } from "./audio-edge.js";
+import { CarrierAudio, carrierFormatProblem, type G711Format } from "./carrier-audio.js";
+import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
+import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
+import { keepAlive } from "./keepalive.js";
+import { Pacer } from "./pacer.js";
+import { DEFAULT_LIMITS, stamp, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
+
+/** A mark at least this often within a segment (ms of audio): bounds how stale the heard cursor can get. */
+export const MARK_EVERY_MS = 1000;
+/** While a mark is outstanding, the agent still counts as audible for at least this long (ms) per report. */
+const KEEPALIVE_MS = 60;
+/** A mark not echoed this long after its audio should have played is given up on (ms). */
+const MARK_OVERDUE_MS = 5000;
+/** How long a closing call may keep playing what was already said (ms), past its estimated end. */
+const CLOSE_GRACE_MS = 5000;
+/** The carrier must send `start` within this (ms). */
+export const CARRIER_START_TIMEOUT_MS = 10_000;
+
+/** The call as the carrier's `start` described it. */
+export interface CarrierCall {
+  readonly carrier: CarrierName;
+  readonly streamId: string;
+  readonly callId?: string | undefined;
+  readonly customParameters: Readonly<Record<string, string>>;
+  readonly encoding: CarrierAudio["encoding"];
+  readonly sampleRate: number;
+}
+
+export interface CarrierBridgeOptions {
+  readonly codec: CarrierCodec;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly limits?: Partial<Limits>;
+  readonly leadMs?: number;
+  readonly startTimeoutMs?: number;
+  /**
+   * Hang the call up through the carrier's API after the gateway closed the stream (end_call,
+   * idle timeout, call duration limit). Never called when the caller hung up.
+   */
+  readonly hangUp?: (call: CarrierCall) => Promise<void>;
+}
+
+type Pending = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
+
+interface Mark {
+  readonly name: string;
+  /** Ms of audio sent before it. */
+  readonly position: number;
+  /** When its audio should have played, by the real-time estimate (epoch ms). */
+  readonly due: number;
+}
+
+const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: SESSION_MIC_RATE, ttsSampleRate: SESSION_PLAYBACK_RATE };
+
+export class CarrierBridge implements ClientLink {
+  readonly #ws: WebSocket;
+  readonly #options: CarrierBridgeOptions;
+  readonly #codec: CarrierCodec;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #limits: Limits;
+  readonly #pacer: Pacer;
+  readonly #keepAlive: { stop(): void };
+  #call: CarrierCall | undefined;
+  #audio: CarrierAudio | undefined;
+  #handler: ConnectionHandler | undefined;
+  readonly #pending: Pending[] = [];
+  #pendingBytes = 0;
+  #droppedBeforeAttach = 0;
+  /** Ms of agent audio written to the carrier. */
+  #sentMs = 0;
+  #lastMarkAt = 0;
+  #markSeq = 0;
+  readonly #marks: Mark[] = [];
+  /** Where playback stood at a known time: the last echo, or the first audio after silence. */
+  #anchor = { position: 0, at: 0 };
+  #closed = false;
+  #closing: { code: number; reason: string; timer: Timer } | undefined;
+  #closeInfo: { code: number; reason: string } | undefined;
+  #stopped = false;
+  #startTimer: Timer | undefined;
+  /** Frames the codec ignored, by reason (first of each logged). */
+  readonly ignored = new Map<string, number>();
+  readonly started: Promise<CarrierCall>;
+  readonly ready: Promise<AnnouncedFormat>;
+  readonly hungUp: Promise<void>;
+  #resolveStarted: (call: CarrierCall) => void = () => {};
+  #rejectStarted: (error: Error) => void = () => {};
+  #resolveHungUp: () => void = () => {};
+
+  constructor(ws: WebSocket, options: CarrierBridgeOptions) {
+    this.#ws = ws;
+    this.#options = options;
+    this.#codec = options.codec;
+    this.#clock = options.clock;
+    this.#log = options.log.child({ carrier: options.codec.carrier });
+    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#pacer = new Pacer(
+      { sendText: () => {}, sendAudio: (payload) => this.#send(payload) },
+      options.clock,
+      options.leadMs === undefined ? {} : { leadMs: options.leadMs },
+    );
+    this.started = new Promise<CarrierCall>((resolve, reject) => {
+      this.#resolveStarted = resolve;
+      this.#rejectStarted = reject;
+    });
+    this.started.catch(() => {});
+    this.ready = this.started.then(() => ANNOUNCED);
+    this.ready.catch(() => {});
+    this.hungUp = new Promise((resolve) => {
+      this.#resolveHungUp = resolve;
+    });
+    const startTimeoutMs = options.startTimeoutMs ?? CARRIER_START_TIMEOUT_MS;
+    this.#startTimer = options.clock.setTimeout(() => this.#refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
+    ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
+    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
+    ws.on("error", (err) => this.#log.warn({ err }, "carrier socket error"));
+    this.#keepAlive = keepAlive(ws, options.clock, this.#log, this.#limits.pingIntervalMs, () => {
+      this.#finish(CLOSE.normal, "carrier stopped answering", false);
+      ws.terminate();
+    });
+  }
+
+  get open(): boolean {
+    return !this.#closed && this.#closing === undefined;
+  }
+
+  /** The call, once `start` arrived. */
+  get call(): CarrierCall | undefined {
+    return this.#call;
+  }
+
+  get g711(): G711Format | undefined {
+    return this.#audio?.g711;
+  }
+
+  useG711(format: G711Format): void {
+    const audio = this.#audio;
+    if (audio?.g711 !== format) throw new RangeError(`the carrier does not send ${format}`);
+    audio.enablePassthrough();
+  }
+
+  /** Ms of agent audio sent to the carrier and not yet confirmed played, plus what the pacer holds. */
+  get unplayedMs(): number {
+    return this.#sentMs - this.#playedEstimate() + this.#pacer.heldMs;
+  }
+
+  // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
+
+  emit(body: EventBody): ServerEvent {
+    const event = stamp(body, this.#clock.now());
+    if (body.type === "reply.cancelled" || body.type === "session.reset") this.#clear();
+    else if (body.type === "audio.completed") this.#endSegment();
+    return event;
+  }
+
+  audio(chunk: Uint8Array): void {
+    const audio = this.#audio;
+    if (audio === undefined || this.#closed) return;
+    for (const payload of audio.outbound(chunk)) this.#pacer.audio(payload, audio.ms(payload.byteLength));
+  }
+
+  attach(handler: ConnectionHandler): void {
+    this.#handler = handler;
+    const drained = this.#pending.splice(0);
+    this.#pendingBytes = 0;
+    for (const item of drained) this.#deliver(item);
+    if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
+  }
+
+  /**
+   * Close the stream. A normal close (end_call, idle, call limit) first lets the caller hear what
+   * was already said — until the last mark echoes, bounded — then hangs up through the carrier.
+   */
+  close(code: number, reason: string): void {
+    if (this.#closed || this.#closing !== undefined) return;
+    const playing = this.#marks.length > 0 || this.#pacer.heldMs > 0;
+    if (code !== CLOSE.normal || this.#stopped || !playing) {
+      this.#finish(code, reason, !this.#stopped);
+      return;
+    }
+    const timer = this.#clock.setTimeout(() => this.#finish(code, reason, true), this.unplayedMs + CLOSE_GRACE_MS);
+    this.#closing = { code, reason, timer };
+    this.#log.debug({ unplayedMs: this.unplayedMs }, "closing after playback");
+  }
+
+  // ── carrier → session ─────────────────────────────────────────────────────────────────
+
+  #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+    if (this.#closed) return;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const inbound = this.#codec.decode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), isBinary);
+    switch (inbound.kind) {
+      case "start":
+        this.#start({ carrier: this.#codec.carrier, ...inbound });
+        return;
+      case "media":
+        this.#tick();
+        if (this.#audio === undefined) return this.#ignore("media before start");
+        if (this.#closing === undefined) this.#input({ kind: "audio", payload: inbound.payload });
+        return;
+      case "mark":
+        this.#onMark(inbound.name);
+        return;
+      case "dtmf":
+        this.#input({ kind: "dtmf", digit: inbound.digit });
+        return;
+      case "stop":
+        this.#stopped = true;
+        this.#log.info({ callId: this.#call?.callId }, "carrier stop");
+        this.#finish(CLOSE.normal, "carrier stop", false);
+        return;
+      case "ignored":
+        this.#ignore(inbound.reason);
+        return;
+    }
+  }
+
+  #start(call: CarrierCall): void {
+    if (this.#call !== undefined) return this.#ignore("second start");
+    this.#startTimer?.cancel();
+    const problem = carrierFormatProblem(call.encoding, call.sampleRate);
+    if (problem !== undefined) return this.#refuse(problem);
+    this.#call = call;
+    this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate));
+    this.#log.info({ streamId: call.streamId, callId: call.callId, encoding: call.encoding, sampleRate: call.sampleRate }, "carrier stream started");
+    this.#resolveStarted(call);
+  }
+
+  #input(item: Pending): void {
+    if (this.#handler !== undefined) return this.#deliver(item);
+    const bytes = item.kind === "audio" ? item.payload.byteLength : 0;
+    if (this.#pendingBytes + bytes > this.#limits.preStartAudioBytes || this.#pending.length >= this.#limits.preStartCommands * 100) {
+      if (this.#droppedBeforeAttach++ === 0) this.#log.warn({ bytes: this.#pendingBytes }, "carrier input before the session started dropped past the limit");
+      return;
+    }
+    this.#pendingBytes += bytes;
+    this.#pending.push(item);
+  }
+
+  #deliver(item: Pending): void {
+    const handler = this.#handler;
+    if (handler === undefined) return;
+    if (item.kind === "dtmf") {
+      handler.dtmf?.(item.digit);
+      return;
+    }
+    const audio = this.#audio;
+    if (audio === undefined) return;
+    const pcm = audio.inbound(item.payload);
+    if (pcm.byteLength > 0) handler.audio(pcm);
+  }
+
+  #ignore(reason: string): void {
+    const seen = this.ignored.get(reason) ?? 0;
+    this.ignored.set(reason, seen + 1);
+    if (seen === 0) this.#log.debug({ reason }, "carrier frame ignored");
+  }
+
+  /** A start that never came or cannot be served: the stream is refused and the session never starts. */
+  #refuse(reason: string): void {
+    this.#log.warn({ reason }, "carrier stream refused");
+    this.#rejectStarted(new Error(reason));
+    this.#finish(CLOSE.policy, reason, false);
+  }
+
+  // ── playback truth ────────────────────────────────────────────────────────────────────
+
+  #send(payload: Uint8Array): void {
+    const audio = this.#audio;
+    const call = this.#call;
+    if (audio === undefined || call === undefined) return;
+    const now = this.#clock.now();
+    // The carrier was idle: its playback starts with this frame.
+    if (this.#marks.length === 0 && this.#playedEstimate() >= this.#sentMs) this.#anchor = { position: this.#sentMs, at: now };
+    this.#write(this.#codec.encodeMedia(call.streamId, payload));
+    this.#sentMs += audio.ms(payload.byteLength);
+    if (this.#sentMs - this.#lastMarkAt >= MARK_EVERY_MS) this.#mark();
+  }
+
+  /** Send a mark after everything sent so far. */
+  #mark(): void {
+    const call = this.#call;
+    if (call === undefined) return;
+    this.#lastMarkAt = this.#sentMs;
+    const name = `sb${++this.#markSeq}`;
+    const frame = this.#codec.encodeMark(call.streamId, name);
+    if (frame === undefined) return;
+    const due = this.#clock.now() + (this.#sentMs - this.#playedEstimate());
+    this.#marks.push({ name, position: this.#sentMs, due });
+    this.#write(frame);
+  }
+
+  /** The end of a reply segment: the last partial frame, then a mark once the pacer has sent it. */
+  #endSegment(): void {
+    const audio = this.#audio;
+    if (audio === undefined) return;
+    for (const payload of audio.flush()) this.#pacer.audio(payload, audio.ms(payload.byteLength));
+    this.#pacer.afterAudio(() => {
+      if (this.#sentMs > this.#lastMarkAt || this.#marks.length === 0) this.#mark();
+    });
+  }
+
+  #onMark(name: string): void {
+    const index = this.#marks.findIndex((m) => m.name === name);
+    // Not ours, or flushed by a clear (Twilio and Telnyx echo pending marks on clear).
+    if (index < 0) return;
+    const mark = this.#marks[index];
+    this.#marks.splice(0, index + 1);
+    if (mark === undefined) return;
+    this.#anchor = { position: mark.position, at: this.#clock.now() };
+    this.#report(this.unplayedMs);
+    if (this.#closing !== undefined && this.#marks.length === 0 && this.#pacer.heldMs === 0) {
+      this.#finish(this.#closing.code, this.#closing.reason, true);
+    }
+  }
+
+  /** Inbound media is the carrier's 20 ms tick: while marks are outstanding the agent is still audible. */
+  #tick(): void {
+    const oldest = this.#marks[0];
+    if (oldest === undefined) return;
+    const now = this.#clock.now();
+    if (now > oldest.due + MARK_OVERDUE_MS) {
+      this.#log.warn({ mark: oldest.name, overdueMs: now - oldest.due }, "carrier did not echo marks; playback estimated in real time");
+      this.#marks.length = 0;
+      if (this.#closing !== undefined) this.#finish(this.#closing.code, this.#closing.reason, true);
+      return;
+    }
+    this.#report(Math.max(this.unplayedMs, KEEPALIVE_MS));
+  }
+
+  #report(bufferedMs: number): void {
+    this.#handler?.command({ type: "playback_progress", bufferedMs: Math.min(600_000, Math.max(0, Math.round(bufferedMs))) });
+  }
+
+  /** Ms of sent audio played by now: from the anchor in real time, never past what was sent. */
+  #playedEstimate(): number {
+    return Math.min(this.#sentMs, this.#anchor.position + Math.max(0, this.#clock.now() - this.#anchor.at));
+  }
+
+  /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */
+  #clear(): void {
+    this.#pacer.clear();
+    this.#audio?.reset();
+    this.#marks.length = 0;
+    this.#anchor = { position: this.#sentMs, at: this.#clock.now() };
+    this.#lastMarkAt = this.#sentMs;
+    const call = this.#call;
+    if (call === undefined) return;
+    const frame = this.#codec.encodeClear(call.streamId);
+    if (frame !== undefined) this.#write(frame);
+  }
+
+  // ── socket ────────────────────────────────────────────────────────────────────────────
+
+  #write(data: string | Uint8Array): void {
+    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
+    this.#ws.send(data);
+    if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
+      this.#log.warn({ backlog: this.#ws.bufferedAmount }, "carrier stopped reading");
+      this.#finish(CLOSE.policy, "audio backlog exceeded", false);
+    }
+  }
+
+  #finish(code: number, reason: string, hangUp: boolean): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing?.timer.cancel();
+    this.#closing = undefined;
+    this.#startTimer?.cancel();
+    this.#keepAlive.stop();
+    this.#pacer.close();
+    this.#rejectStarted(new Error(reason));
+    try {
+      this.#ws.close(code, clipReason(reason));
+    } catch (err) {
+      this.#log.debug({ err }, "carrier close failed");
+      this.#ws.terminate();
+    }
+    const call = this.#call;
+    const hang = this.#options.hangUp;
+    if (hangUp && call !== undefined && hang !== undefined) {
+      hang(call).catch((err: unknown) => this.#log.warn({ err, callId: call.callId }, "carrier hang-up failed"));
+    }
+  }
+
+  #onClose(code: number, reason: string): void {
+    const first = !this.#closed;
+    this.#finish(code, reason, false);
+    this.#closeInfo = { code: this.#stopped ? CLOSE.normal : code, reason: this.#stopped ? "carrier stop" : reason };
+    this.#resolveHungUp();
+    if (first || this.#handler !== undefined) this.#handler?.closed(this.#closeInfo.code, this.#closeInfo.reason);
+  }
+}

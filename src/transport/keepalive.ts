@@ -1,0 +1,44 @@
+import type { WebSocket } from "ws";
+import type { Clock, Timer } from "../clock.js";
+import type { Logger } from "../log.js";
+
+/** Pings missed in a row before the peer counts as gone. */
+const MAX_MISSED_PONGS = 2;
+
+/**
+ * WebSocket pings every `intervalMs` (RFC 6455 §5.5.2: the peer must answer with a pong); a peer
+ * that misses two in a row is gone (half-open TCP, a sleeping laptop) and `dead` is called.
+ */
+export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: number, dead: () => void): { stop(): void } {
+  let missed = 0;
+  let timer: Timer | undefined;
+  let stopped = false;
+  ws.on("pong", () => {
+    missed = 0;
+  });
+  const schedule = (): void => {
+    timer = clock.setTimeout(() => {
+      if (stopped) return;
+      if (missed >= MAX_MISSED_PONGS) {
+        log.info({ missed }, "peer missed pongs");
+        stopped = true;
+        dead();
+        return;
+      }
+      missed += 1;
+      try {
+        ws.ping();
+      } catch (err) {
+        log.debug({ err }, "ping failed");
+      }
+      schedule();
+    }, intervalMs);
+  };
+  schedule();
+  return {
+    stop() {
+      stopped = true;
+      timer?.cancel();
+    },
+  };
+}
