@@ -37,6 +37,10 @@ interface Reply {
   text: string;
   itemId: string | undefined;
   calls: Map<string, Promise<ToolOutcome>>;
+  /** Barged in on (or cancelled) before the caller heard all of it. */
+  interrupted: boolean;
+  /** The service has finished it (`response.done`): nothing left to cancel there. */
+  done: boolean;
 }
 
 /**
@@ -55,6 +59,8 @@ export class S2sRunner implements ModeRunner {
   #toClient: Resampler | undefined;
   #reply: Reply | undefined;
   readonly #replies = new Map<string, Reply>();
+  /** Replies the service finished but the caller is still hearing (a phone line buffers seconds). */
+  readonly #playing = new Set<Reply>();
   readonly #outOfBand = new Set<string>();
   #greeting: string | undefined;
   #greetingResponse: string | undefined;
@@ -103,8 +109,9 @@ export class S2sRunner implements ModeRunner {
     return this.#userSpeaking;
   }
 
+  /** A reply is in flight, or audio is still playing to the caller (the idle timer waits for both). */
   get busy(): boolean {
-    return this.#reply !== undefined;
+    return this.#reply !== undefined || this.#playing.size > 0 || this.#playback.pendingMs > 0;
   }
 
   /** The audio both ways: PCM16, or G.711 passed through untouched. */
@@ -179,7 +186,7 @@ export class S2sRunner implements ModeRunner {
       if (this.#greeting !== undefined && this.#greetingResponse === undefined) this.#greetingResponse = responseId;
       return;
     }
-    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map() };
+    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map(), interrupted: false, done: false };
     this.#replies.set(responseId, reply);
     this.#reply = reply;
     this.#playback.resetTimeline();
@@ -245,14 +252,33 @@ export class S2sRunner implements ModeRunner {
 
   /** Barge-in or cancel: playback cleared, the response stopped, the model's memory cut at what was heard. */
   #interrupt(): void {
+    // Model audio only: a tool line spoken out of band in between is not part of the item.
+    const heardMs = Math.max(0, Math.round(this.#playback.heardModelMs(0)));
+    this.#playback.cleared();
+    // Finished at the service but still playing: the caller heard only part of it.
+    for (const playing of this.#playing) {
+      if (playing === this.#reply) continue;
+      playing.interrupted = true;
+      if (playing.itemId !== undefined) this.#session?.truncate(playing.itemId, heardMs);
+      this.#ctx.log.info({ response: playing.responseId, heardMs }, "barge-in during playback");
+    }
+    this.#playing.clear();
     const reply = this.#reply;
     if (reply === undefined) return;
-    const heardMs = Math.max(0, Math.round(this.#playback.playedMs));
-    this.#playback.cleared();
-    this.#session?.cancelResponse(reply.responseId);
+    reply.interrupted = true;
+    if (!reply.done) this.#session?.cancelResponse(reply.responseId);
     if (reply.itemId !== undefined) this.#session?.truncate(reply.itemId, heardMs);
     this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in");
     this.#reply = undefined;
+  }
+
+  /** Wait until the reply's audio has played to the caller (marks or client reports), or it was interrupted. */
+  async #playedOut(reply: Reply): Promise<void> {
+    this.#playing.add(reply);
+    while (!reply.interrupted && !this.#closed && this.#playback.pendingMs > 0) {
+      await this.#ctx.clock.sleep(Math.min(this.#playback.pendingMs, 250), this.#signal.signal).catch(() => {});
+    }
+    this.#playing.delete(reply);
   }
 
   #onToolCall(call: S2sToolCall): void {
@@ -290,13 +316,22 @@ export class S2sRunner implements ModeRunner {
     const reply = this.#replies.get(responseId);
     if (reply === undefined) return;
     this.#replies.delete(responseId);
-    const completed = status === "completed" && reply === this.#reply;
+    reply.done = true;
+    const completed = status === "completed" && reply === this.#reply && !reply.interrupted;
     // A response that only called tools is a step of the reply, not its end: the response after the results completes it.
     const step = reply.calls.size > 0 && reply.text.trim() === "";
+    // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
+    const answered = reply.calls.size > 0 ? this.#answer([...reply.calls.keys()], [...reply.calls.values()], completed) : undefined;
+    if (reply.calls.size > 0) this.#stepsSinceUser += 1;
     if (completed && !step) {
+      this.#ctx.emit({ type: "audio.completed" });
+      // Recorded once heard: the service is done, but a phone line may still be playing seconds of it.
+      await this.#playedOut(reply);
+    }
+    const heard = completed && !reply.interrupted;
+    if (heard && !step) {
       const text = reply.text.trim();
       const { conversation } = this.#ctx;
-      this.#ctx.emit({ type: "audio.completed" });
       if (text !== "") {
         this.#ctx.emit({ type: "agent-transcript.committed", text });
         conversation.commit(conversation.epoch, { role: "assistant", text });
@@ -305,12 +340,8 @@ export class S2sRunner implements ModeRunner {
     }
     if (reply === this.#reply) this.#reply = undefined;
     if (!step) this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}` });
-    this.#ctx.replySettled({ status: completed ? "completed" : "cancelled", usage: usage === undefined ? undefined : { ...usage, steps: 1 } });
-    if (reply.calls.size > 0) {
-      this.#stepsSinceUser += 1;
-      // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
-      await this.#answer([...reply.calls.keys()], [...reply.calls.values()], completed);
-    }
+    this.#ctx.replySettled({ status: heard ? "completed" : "cancelled", usage: usage === undefined ? undefined : { ...usage, steps: 1 } });
+    await answered;
   }
 
   /** Send a response's results as one batch; verbatim completion lines are spoken instead of a model turn. */

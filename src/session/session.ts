@@ -446,7 +446,8 @@ export class Session {
     const pending = this.#dtmf;
     pending.timer?.cancel();
     pending.timer = undefined;
-    const digits = pending.digits;
+    // `#` ends the entry; alone it is the input.
+    const digits = pending.digits.length > 1 && pending.digits.endsWith("#") ? pending.digits.slice(0, -1) : pending.digits;
     pending.digits = "";
     if (digits === "" || this.#phase !== "live") return;
     this.#log.info({ digits: digits.length }, "dtmf");

@@ -21,8 +21,12 @@ import { keepAlive } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, stamp, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
 
-/** A mark at least this often within a segment (ms of audio): bounds how stale the heard cursor can get. */
-export const MARK_EVERY_MS = 1000;
+/**
+ * A mark at least this often within a segment (ms of audio): the heard cursor never runs past an
+ * unechoed mark, so this bounds its error when the carrier plays late. 4 marks a second each way
+ * is small beside 50 media frames a second.
+ */
+export const MARK_EVERY_MS = 250;
 /** While a mark is outstanding, the agent still counts as audible for at least this long (ms) per report. */
 const KEEPALIVE_MS = 60;
 /** A mark not echoed this long after its audio should have played is given up on (ms). */
@@ -170,10 +174,18 @@ export class CarrierBridge implements ClientLink {
     return event;
   }
 
-  audio(chunk: Uint8Array): void {
+  /** Agent audio; its duration is recomputed from the bytes at the carrier's rate. */
+  audio(chunk: Uint8Array, _durationMs?: number): void {
     const audio = this.#audio;
     if (audio === undefined || this.#closed) return;
-    for (const payload of audio.outbound(chunk)) this.#pacer.audio(payload, audio.ms(payload.byteLength));
+    // Long chunks go out in slices of MARK_EVERY_MS so a mark can follow each (views, no copies).
+    const slice = Math.max(1, Math.floor(audio.bytesPerMs * MARK_EVERY_MS));
+    for (const payload of audio.outbound(chunk)) {
+      for (let at = 0; at < payload.byteLength; at += slice) {
+        const part = payload.byteLength <= slice ? payload : payload.subarray(at, at + slice);
+        this.#pacer.audio(part, audio.ms(part.byteLength));
+      }
+    }
   }
 
   attach(handler: ConnectionHandler): void {
@@ -349,9 +361,13 @@ export class CarrierBridge implements ClientLink {
     this.#handler?.command({ type: "playback_progress", bufferedMs: Math.min(600_000, Math.max(0, Math.round(bufferedMs))) });
   }
 
-  /** Ms of sent audio played by now: from the anchor in real time, never past what was sent. */
+  /**
+   * Ms of sent audio played by now: from the anchor in real time, but never past a mark the carrier
+   * has not echoed (it has not played that far) nor past what was sent.
+   */
   #playedEstimate(): number {
-    return Math.min(this.#sentMs, this.#anchor.position + Math.max(0, this.#clock.now() - this.#anchor.at));
+    const bound = this.#marks[0]?.position ?? this.#sentMs;
+    return Math.min(bound, this.#anchor.position + Math.max(0, this.#clock.now() - this.#anchor.at));
   }
 
   /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */

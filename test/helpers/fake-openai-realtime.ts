@@ -106,6 +106,19 @@ export function rampPcm(ms: number, offsetSamples = 0): Buffer {
   return pcm;
 }
 
+/** The fake's G.711 audio: `ms` of 8 kHz bytes, byte n = (offset + n) % 256, so a test can check bytes cross untouched. */
+export function rampG711(ms: number, offsetSamples = 0): Buffer {
+  const bytes = Buffer.alloc(Math.round(ms * 8));
+  for (let n = 0; n < bytes.length; n++) bytes[n] = (offsetSamples + n) % 256;
+  return bytes;
+}
+
+/** The output format the session asked for: `audio/pcm` (24 kHz PCM16) or G.711 (8 kHz). */
+function outputIsG711(session: Record<string, unknown>): boolean {
+  const type = (session.audio as { output?: { format?: { type?: string } } } | undefined)?.output?.format?.type;
+  return type === "audio/pcmu" || type === "audio/pcma";
+}
+
 interface Running {
   readonly id: string;
   readonly outOfBand: boolean;
@@ -216,7 +229,8 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       let sentMs = 0;
       for (let i = 0; i < chunks && live(); i++) {
         const chunk = Math.min(chunkMs, ms - sentMs);
-        send(conn, { type: `${audioName}.delta`, ...base, delta: rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000)).toString("base64") });
+        const audio = outputIsG711(conn.session) ? rampG711(chunk, sentMs * 8) : rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000));
+        send(conn, { type: `${audioName}.delta`, ...base, delta: audio.toString("base64") });
         sentMs += chunk;
         conn.itemAudioMs.set(itemId, sentMs);
         // Words spread over the chunks: word j goes out with chunk floor(j * chunks / words).

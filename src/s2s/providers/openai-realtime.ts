@@ -322,6 +322,14 @@ class RealtimeSession implements OpenAiRealtimeSession {
     this.#send(link, message);
   }
 
+  /** A typed user turn: a user message item, then a response (vendors.md §1 "Client events"). */
+  sendText(text: string): void {
+    const link = this.#readyLink();
+    // While reconnecting the runner has already committed the line, so the history replay carries it.
+    if (link !== undefined) this.#send(link, historyItem({ role: "user", text }));
+    this.createResponse();
+  }
+
   cancelResponse(responseId?: string): void {
     // While reconnecting there is nothing to cancel: the response died with the socket.
     const link = this.#readyLink();

@@ -93,7 +93,8 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const { config, env, clock, log, apiKey } = deps;
   const carriers = mountedCarriers(config);
   const mounted = new Set<string>(carriers);
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_TEXT_FRAME_CHARS, perMessageDeflate: false });
+  // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * MAX_TEXT_FRAME_CHARS, perMessageDeflate: false });
   const twilioToken = nonEmpty(env.TWILIO_AUTH_TOKEN);
   const exotelAuth = nonEmpty(env.EXOTEL_API_KEY) !== undefined && nonEmpty(env.EXOTEL_API_TOKEN) !== undefined ? `${env.EXOTEL_API_KEY}:${env.EXOTEL_API_TOKEN}` : undefined;
   let telnyxKey: KeyObject | undefined;

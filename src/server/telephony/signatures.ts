@@ -15,10 +15,12 @@ function sameText(a: string, b: string): boolean {
 
 /**
  * Twilio's signature: HMAC-SHA1 (key: the account Auth Token) over the full URL followed by every
- * POST parameter as name + value, sorted by name (a repeated name: each value, sorted), base64.
+ * POST parameter as name + value, sorted by name (a repeated name: each distinct value, sorted), base64.
  */
 export function twilioSignature(authToken: string, url: string, params: readonly (readonly [string, string])[]): string {
-  const sorted = [...params].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  // Each distinct name + value pair once (twilio-node dedupes a repeated name's values), sorted by name, then value.
+  const pairs = [...new Set(params.map(([name, value]) => JSON.stringify([name, value])))].map((p) => JSON.parse(p) as [string, string]);
+  const sorted = pairs.sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   let data = url;
   for (const [name, value] of sorted) data += name + value;
   return createHmac("sha1", authToken).update(data, "utf8").digest("base64");

@@ -1,0 +1,261 @@
+import { EventEmitter } from "node:events";
+import type { WebSocket } from "ws";
+import { describe, expect, it } from "vitest";
+import { virtualClock, type VirtualClock } from "../../../src/clock.js";
+import { silentLogger } from "../../../src/log.js";
+import { CarrierBridge, MARK_EVERY_MS, type CarrierCall } from "../../../src/transport/carrier-bridge.js";
+import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
+import type { Command } from "../../../src/transport/protocol.js";
+
+/** The gateway side of a carrier socket: records what the bridge sends; a test plays the carrier. */
+class FakeSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  bufferedAmount = 0;
+  readonly sent: Record<string, unknown>[] = [];
+  closedWith: { code: number; reason: string } | undefined;
+  send(data: string | Uint8Array): void {
+    this.sent.push(JSON.parse(typeof data === "string" ? data : Buffer.from(data).toString("utf8")) as Record<string, unknown>);
+  }
+  close(code: number, reason: string): void {
+    if (this.closedWith !== undefined) return;
+    this.closedWith = { code, reason };
+    this.readyState = 3;
+    queueMicrotask(() => this.emit("close", code, Buffer.from(reason)));
+  }
+  terminate(): void {
+    this.close(1006, "");
+  }
+  ping(): void {
+    queueMicrotask(() => this.emit("pong"));
+  }
+  /** The carrier sends a JSON frame. */
+  frame(frame: unknown): void {
+    this.emit("message", Buffer.from(JSON.stringify(frame)), false);
+  }
+  of(event: string): Record<string, unknown>[] {
+    return this.sent.filter((f) => f.event === event);
+  }
+}
+
+const SID = "MZ0001";
+const START = {
+  event: "start",
+  sequenceNumber: "1",
+  streamSid: SID,
+  start: { streamSid: SID, callSid: "CA0001", customParameters: { agent: "a" }, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } },
+};
+const media = (bytes: Uint8Array): object => ({ event: "media", streamSid: SID, media: { track: "inbound", payload: Buffer.from(bytes).toString("base64") } });
+const mark = (name: string): object => ({ event: "mark", streamSid: SID, mark: { name } });
+
+interface Harness {
+  clock: VirtualClock;
+  ws: FakeSocket;
+  bridge: CarrierBridge;
+  commands: Command[];
+  audio: Uint8Array[];
+  digits: string[];
+  closed: { code: number; reason: string }[];
+  hangUps: CarrierCall[];
+  /** Agent audio: `ms` of 24 kHz PCM16 silence. */
+  speak(ms: number): void;
+  reports(): number[];
+}
+
+async function harness(options: { attach?: boolean; start?: boolean } = {}): Promise<Harness> {
+  const clock = virtualClock();
+  const ws = new FakeSocket();
+  const hangUps: CarrierCall[] = [];
+  const bridge = new CarrierBridge(ws as unknown as WebSocket, {
+    codec: twilioCodec,
+    clock,
+    log: silentLogger,
+    leadMs: 500,
+    hangUp: (call) => {
+      hangUps.push(call);
+      return Promise.resolve();
+    },
+  });
+  const h: Harness = {
+    clock,
+    ws,
+    bridge,
+    commands: [],
+    audio: [],
+    digits: [],
+    closed: [],
+    hangUps,
+    speak: (ms) => bridge.audio(new Uint8Array(ms * 48), ms),
+    reports: () => h.commands.flatMap((c) => (c.type === "playback_progress" ? [c.bufferedMs] : [])),
+  };
+  if (options.start !== false) {
+    ws.frame({ event: "connected", protocol: "Call", version: "1.0.0" });
+    ws.frame(START);
+    await bridge.ready;
+  }
+  if (options.attach !== false) {
+    bridge.attach({
+      command: (c) => h.commands.push(c),
+      audio: (chunk) => h.audio.push(chunk),
+      closed: (code, reason) => h.closed.push({ code, reason }),
+      dtmf: (digit) => h.digits.push(digit),
+    });
+  }
+  return h;
+}
+
+describe("CarrierBridge", () => {
+  it("announces the session's formats on start and buffers the caller's audio until the session attaches, in order", async () => {
+    const h = await harness({ attach: false });
+    expect(await h.bridge.ready).toEqual({ audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000 });
+    expect(h.bridge.call).toMatchObject({ carrier: "twilio", streamId: SID, callId: "CA0001", customParameters: { agent: "a" }, encoding: "mulaw" });
+    for (let i = 0; i < 5; i++) h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "7" } });
+    const got: string[] = [];
+    h.bridge.attach({ command: () => {}, audio: (c) => got.push(`audio:${c.byteLength}`), closed: () => {}, dtmf: (d) => got.push(`dtmf:${d}`) });
+    expect(got.at(-1)).toBe("dtmf:7");
+    expect(got.slice(0, -1).every((g) => g.startsWith("audio:"))).toBe(true);
+    expect(got.length).toBe(6);
+  });
+
+  it("ignores malformed, unknown and outbound-track frames without throwing, and counts them", async () => {
+    const h = await harness();
+    const count = (): number => [...h.bridge.ignored.values()].reduce((a, b) => a + b, 0);
+    const before = count();
+    h.ws.emit("message", Buffer.from("{not json"), false);
+    h.ws.emit("message", Buffer.from([1, 2, 3]), true);
+    h.ws.frame({ event: "media", streamSid: SID, media: { track: "outbound", payload: "//8=" } });
+    h.ws.frame({ event: "media", streamSid: SID, media: { payload: "%%%" } });
+    h.ws.frame({ event: "surprise" });
+    expect(h.audio).toHaveLength(0);
+    expect(count() - before).toBe(5);
+    expect(h.ws.closedWith).toBeUndefined();
+  });
+
+  it("refuses a stream that sends no start in time, or a format it cannot carry (1008, the reason named)", async () => {
+    const late = await harness({ start: false, attach: false });
+    const refused = late.bridge.started.then(() => "started", (e: Error) => e.message);
+    await late.clock.advance(10_000);
+    expect(await refused).toMatch(/no start within 10000 ms/);
+    expect(late.ws.closedWith?.code).toBe(1008);
+
+    const odd = await harness({ start: false, attach: false });
+    odd.ws.frame({ ...START, start: { ...START.start, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 16000 } } });
+    await expect(odd.bridge.started).rejects.toThrow(/8000 Hz expected/);
+    expect(odd.ws.closedWith?.code).toBe(1008);
+  });
+
+  it("stamps every outbound frame with the stream id and marks each segment end and every 250 ms of audio", async () => {
+    const h = await harness();
+    h.speak(600);
+    h.bridge.emit({ type: "audio.completed" });
+    await h.clock.advance(1000);
+    const media = h.ws.of("media");
+    expect(media.length).toBeGreaterThan(0);
+    expect(h.ws.sent.every((f) => f.streamSid === SID)).toBe(true);
+    const bytes = media.reduce((n, f) => n + Buffer.from(String((f.media as { payload: string }).payload), "base64").byteLength, 0);
+    expect(bytes).toBeGreaterThan(4800 - 64);
+    // One mark per 250 ms sent within the segment, and one at its end.
+    expect(h.ws.of("mark").length).toBe(Math.floor(600 / MARK_EVERY_MS) + 1);
+  });
+
+  it("holds playback open until the carrier echoes the marks: echoes report the unplayed rest, and each inbound frame keeps the agent audible", async () => {
+    const h = await harness();
+    h.speak(400);
+    h.bridge.emit({ type: "audio.completed" });
+    const marks = h.ws.of("mark").map((f) => (f.mark as { name: string }).name);
+    expect(marks.length).toBe(2);
+    // By real time all 400 ms would have played; the carrier has not echoed anything yet.
+    await h.clock.advance(600);
+    h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    // Never past the first unechoed mark (250 ms): ~146 ms of the 396 the resampler gave out are still unplayed.
+    expect(h.reports().at(-1)).toBeGreaterThanOrEqual(140);
+    // The first mark comes back: 250 ms played, the rest still to come.
+    h.ws.frame(mark(marks[0]!));
+    expect(h.reports().at(-1)).toBeCloseTo(146, -1);
+    await h.clock.advance(300);
+    h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    expect(h.reports().at(-1)).toBeGreaterThan(0);
+    // The last echo: nothing is pending, and inbound frames stop reporting.
+    h.ws.frame(mark(marks[1]!));
+    expect(h.reports().at(-1)).toBe(0);
+    const count = h.reports().length;
+    h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    expect(h.reports().length).toBe(count);
+  });
+
+  it("on reply.cancelled sends clear, drops held audio and ignores the echoes of marks sent before it", async () => {
+    const h = await harness();
+    h.speak(2000);
+    const before = h.ws.of("media").length;
+    const marks = h.ws.of("mark").map((f) => (f.mark as { name: string }).name);
+    h.bridge.emit({ type: "reply.cancelled" });
+    expect(h.ws.sent.at(-1)).toEqual({ event: "clear", streamSid: SID });
+    await h.clock.advance(3000);
+    expect(h.ws.of("media").length).toBe(before);
+    const reports = h.reports().length;
+    for (const name of marks) h.ws.frame(mark(name));
+    expect(h.reports().length).toBe(reports);
+    expect(h.bridge.unplayedMs).toBe(0);
+  });
+
+  it("a normal close lets the goodbye play out — closing after the last echo — then hangs up through the carrier", async () => {
+    const h = await harness();
+    h.speak(300);
+    h.bridge.emit({ type: "audio.completed" });
+    h.bridge.close(1000, "call ended by the agent");
+    expect(h.ws.closedWith).toBeUndefined();
+    expect(h.bridge.open).toBe(false);
+    for (const f of h.ws.of("mark")) h.ws.frame(mark((f.mark as { name: string }).name));
+    expect(h.ws.closedWith).toEqual({ code: 1000, reason: "call ended by the agent" });
+    await h.clock.advance(0);
+    expect(h.hangUps).toMatchObject([{ carrier: "twilio", callId: "CA0001" }]);
+  });
+
+  it("a close with nothing playing is immediate; a carrier that never echoes is waited for only so long", async () => {
+    const idle = await harness();
+    idle.bridge.close(1000, "idle timeout");
+    expect(idle.ws.closedWith?.code).toBe(1000);
+
+    const deaf = await harness();
+    deaf.speak(300);
+    deaf.bridge.emit({ type: "audio.completed" });
+    deaf.bridge.close(1000, "call ended by the agent");
+    await deaf.clock.advance(4000);
+    expect(deaf.ws.closedWith).toBeUndefined();
+    await deaf.clock.advance(2000);
+    expect(deaf.ws.closedWith?.code).toBe(1000);
+  });
+
+  it("a carrier stop ends the call cleanly: the session hears 1000 'carrier stop', and nothing is hung up", async () => {
+    const h = await harness();
+    h.ws.frame({ event: "stop", streamSid: SID, stop: { callSid: "CA0001" } });
+    await h.clock.advance(0);
+    expect(h.closed).toEqual([{ code: 1000, reason: "carrier stop" }]);
+    expect(h.hangUps).toEqual([]);
+    await h.bridge.hungUp;
+  });
+
+  it("delivers keypad digits to the session", async () => {
+    const h = await harness();
+    h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "5" } });
+    h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "outbound_track", digit: "9" } });
+    expect(h.digits).toEqual(["5"]);
+  });
+
+  it("passes G.711 through untouched once the session speaks it", async () => {
+    const h = await harness({ attach: false });
+    expect(h.bridge.g711).toBe("pcmu");
+    h.bridge.useG711("pcmu");
+    expect(() => h.bridge.useG711("pcma")).toThrow(/does not send pcma/);
+    const caller = Uint8Array.from({ length: 160 }, (_, i) => i);
+    h.ws.frame(media(caller));
+    const got: Uint8Array[] = [];
+    h.bridge.attach({ command: () => {}, audio: (c) => got.push(c), closed: () => {} });
+    expect(Buffer.from(got[0]!)).toEqual(Buffer.from(caller));
+    const agent = Uint8Array.from({ length: 800 }, (_, i) => (i * 3) % 256);
+    h.bridge.audio(agent, 100);
+    const out = Buffer.from(String((h.ws.of("media")[0]!.media as { payload: string }).payload), "base64");
+    expect(out).toEqual(Buffer.from(agent));
+  });
+});
