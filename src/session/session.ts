@@ -109,7 +109,8 @@ export class Session {
   #idle: Timer | undefined;
   #replies = 0;
   #usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
-  #endAfterReply = false;
+  /** Why the session ends once the current reply has been heard (end_call, the call limit). */
+  #endAfterReply: string | undefined;
   #idleStopped = false;
   #callLimit: Timer | undefined;
   #dtmf: { digits: string; timer: Timer | undefined; calls: number } = { digits: "", timer: undefined, calls: 0 };
@@ -343,7 +344,7 @@ export class Session {
         builtinToolset(config.builtinTools, {
           now: () => new Date(this.#deps.clock.now()),
           endCall: () => {
-            this.#endAfterReply = true;
+            this.#endAfterReply = "call ended by the agent";
           },
         }),
       );
@@ -466,7 +467,7 @@ export class Session {
     this.#callLimit = this.#deps.clock.setTimeout(() => {
       if (this.#phase !== "live") return;
       this.#log.info({ maxCallDurationMs: ms }, "call duration limit");
-      this.#endAfterReply = true;
+      this.#endAfterReply = "call duration limit";
       this.#mode?.greet(DEFAULTS.callLimitPhrase);
       // Bounded: a notice that never finishes (a stuck provider) still ends the call.
       this.#callLimit = this.#deps.clock.setTimeout(() => {
@@ -504,9 +505,9 @@ export class Session {
     this.#projectState();
     this.#touch();
     void this.#save();
-    if (this.#endAfterReply) {
-      this.#log.info({}, "end_call");
-      this.#deps.link.close(CLOSE.normal, "call ended by the agent");
+    if (this.#endAfterReply !== undefined) {
+      this.#log.info({ reason: this.#endAfterReply }, "ending after the reply");
+      this.#deps.link.close(CLOSE.normal, this.#endAfterReply);
       void this.end();
     }
   }

@@ -67,6 +67,11 @@ export class MemoryLink implements ClientLink {
     else this.#handler.command(command);
   }
 
+  /** Play a keypad digit (a carrier's DTMF frame). */
+  sendDtmf(digit: string): void {
+    this.#handler?.dtmf?.(digit);
+  }
+
   /** Play a binary audio frame. */
   sendAudio(chunk: Uint8Array): void {
     this.#handler?.audio(chunk);

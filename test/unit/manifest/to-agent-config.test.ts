@@ -120,6 +120,8 @@ describe("toAgentConfig: per-mode refusals", () => {
     ["silence", { silence: { nudge: { afterMs: 5000 } } }],
     ["sttPrompt", { sttPrompt: "Switchboard" }],
     ["telephony", { telephony: true }],
+    ["dtmf", { dtmf: "text" }],
+    ["maxCallDurationMs", { maxCallDurationMs: 60_000 }],
     ["errorPhrase", { errorPhrase: "Oops." }],
     ["startFailurePhrase", { startFailurePhrase: "Sorry." }],
     ["clientInbox", { clientInbox: { sampleRate: 16000 } }],
@@ -149,6 +151,12 @@ describe("toAgentConfig: field rules", () => {
     ]);
     expect(problems({ name: "x", turnTaking: { minSilenceMs: 4000 } })[0]?.message).toContain("4000 > 3500, the default");
     expect(toAgentConfig({ name: "x", turnTaking: { minSilenceMs: 800, maxSilenceMs: 800 } }).turnTaking).toEqual({ minSilenceMs: 800, maxSilenceMs: 800 });
+  });
+
+  it("takes dtmf as \"text\" or { tool }, and refuses anything else naming both forms", () => {
+    expect(toAgentConfig({ name: "x", dtmf: { tool: "enter_pin" }, maxCallDurationMs: 0 }).dtmf).toEqual({ tool: "enter_pin" });
+    expect(problems({ name: "x", dtmf: "digits" })).toEqual([{ path: "dtmf", message: 'must be "text" or { tool: "<tool name>" } (got "digits")' }]);
+    expect(problems({ name: "x", maxCallDurationMs: -1 })).toEqual([{ path: "maxCallDurationMs", message: "must be ≥ 0 ms (got -1)" }]);
   });
 
   it("requires a limit inside userTurnLimit", () => {

@@ -1,0 +1,238 @@
+import { generateKeyPairSync, sign } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { Writable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { WebSocket } from "ws";
+import { afterEach, describe, expect, it } from "vitest";
+import { encodeMulaw } from "../../src/audio/g711.js";
+import { Resampler } from "../../src/audio/resample.js";
+import { readWav } from "../../src/audio/wav.js";
+import { createLogger, silentLogger } from "../../src/log.js";
+import { agent, type AgentDef } from "../../src/manifest/index.js";
+import { createGateway, type Gateway, type GatewayOptions } from "../../src/server/index.js";
+import { twilioSignature } from "../../src/server/telephony/signatures.js";
+import { FakeCarrier } from "../helpers/fake-carrier.js";
+import { startFakeCartesia, type FakeCartesia } from "../helpers/fake-cartesia.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../helpers/fake-deepgram.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+
+const closers: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function gatewayFor(def: AgentDef, options: Partial<GatewayOptions> = {}): Promise<{ gateway: Gateway; base: string; ws: string }> {
+  const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, ...options });
+  const { port } = await gateway.listen(0);
+  closers.push(() => gateway.close());
+  return { gateway, base: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}` };
+}
+
+async function dial(url: string, options: Omit<Parameters<typeof FakeCarrier.dial>[0], "url"> = {}): Promise<FakeCarrier> {
+  const carrier = await FakeCarrier.dial({ url, ...options });
+  closers.push(() => carrier.close());
+  return carrier;
+}
+
+/** The caller's voice: the flite fixture (16 kHz PCM16) as 8 kHz μ-law, as a phone line carries it. */
+function callerVoice(): Buffer {
+  const wav = readWav(new Uint8Array(readFileSync(new URL("../../fixtures/audio/order-status.wav", import.meta.url))));
+  const down = new Resampler(16000, 8000);
+  return Buffer.from(encodeMulaw(Int16Array.from([...down.process(wav.samples), ...down.flush()])));
+}
+
+describe("a phone call to a pipeline agent (Twilio μ-law ↔ 16 kHz STT, 24 kHz TTS)", () => {
+  let llm: FakeOpenAiServer;
+  let stt: FakeDeepgram;
+  let tts: FakeCartesia;
+
+  async function pipelineGateway(extra: Record<string, unknown> = {}): Promise<string> {
+    [llm, stt, tts] = await Promise.all([startFakeOpenAiServer(), startFakeDeepgram(), startFakeCartesia({ msPerChar: 20, chunkDelayMs: 5 })]);
+    closers.push(() => Promise.all([llm.close(), stt.close(), tts.close()]).then(() => {}));
+    const def = agent({
+      name: "phone",
+      greeting: "Thanks for calling the shop.",
+      stt: { kind: "deepgram", options: { url: stt.url } },
+      tts: { kind: "cartesia", options: { url: tts.url, voice: "test-voice" } },
+      llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } },
+      maxRetries: 0,
+      interruption: { minWords: 1, minDurationMs: 300 },
+      telephony: true,
+      ...extra,
+    });
+    const { ws } = await gatewayFor(def, { env: { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, CARTESIA_API_KEY: "test-key" } });
+    return ws;
+  }
+
+  it("decodes the caller to 16 kHz for the STT, speaks μ-law at 8 kHz, and holds the reply until the carrier played it", async () => {
+    const ws = await pipelineGateway();
+    const carrier = await dial(`${ws}/telephony/twilio`, { playbackDelayMs: 400 });
+    await carrier.until(() => carrier.marksEchoed.length > 0 && carrier.bufferedMs === 0 && carrier.audio.length > 0, "the greeting played");
+    // "Thanks for calling the shop." at 20 ms a character, resampled 24 → 8 kHz: one μ-law byte per 1/8 ms.
+    const greetingMs = carrier.audioBytes().byteLength / 8;
+    expect(greetingMs).toBeGreaterThan(28 * 20 - 60);
+    expect(greetingMs).toBeLessThanOrEqual(28 * 20 + 20);
+    expect(carrier.unstamped).toEqual([]);
+
+    carrier.say(callerVoice().subarray(0, 8000));
+    await carrier.said();
+    // Each 20 ms μ-law frame (160 bytes) reaches the STT as 20 ms of 16 kHz PCM16 (640 bytes).
+    expect(stt.audioBytes).toBeGreaterThan(50 * 640 * 0.9);
+
+    llm.enqueue({ text: "Your order shipped on Friday and arrives on Tuesday." });
+    const before = carrier.audio.length;
+    stt.final("where is my order", { speechFinal: true });
+    await carrier.until(() => carrier.audio.length > before, "the reply's audio");
+    await carrier.until(() => carrier.bufferedMs === 0 && carrier.marksEchoed.length >= carrier.marksReceived.length, "the reply played", 15_000);
+    expect(llm.requests.at(-1)?.messages.at(-1)).toMatchObject({ role: "user", content: "where is my order" });
+    expect(llm.violations).toEqual([]);
+  }, 30_000);
+
+  it("a barge-in sends clear and the caller's keypad digits reach the model as a typed turn", async () => {
+    const ws = await pipelineGateway();
+    const carrier = await dial(`${ws}/telephony/twilio`, { playbackDelayMs: 200 });
+    await carrier.until(() => carrier.marksEchoed.length > 0 && carrier.bufferedMs === 0, "the greeting played");
+
+    llm.enqueue({ text: "Your order shipped on Friday, it is on the truck now, and it should reach you by Tuesday afternoon at the latest." });
+    stt.final("where is my order", { speechFinal: true });
+    await carrier.until(() => carrier.playedMs > 1200, "part of the reply played", 15_000);
+    stt.speechStarted();
+    stt.partial("wait");
+    carrier.say(callerVoice().subarray(0, 4000));
+    stt.final("wait a moment", { speechFinal: true });
+    await carrier.until(() => carrier.clears > 0, "clear");
+    llm.enqueue({ text: "Sure." });
+    await sleep(200);
+
+    llm.enqueue({ text: "Thanks, I have your PIN." });
+    for (const digit of ["1", "2", "3", "4"]) carrier.dtmf(digit);
+    await carrier.until(() => llm.requests.some((r) => r.messages.some((m) => m.role === "user" && m.content === "The caller pressed 1234")), "the DTMF turn");
+    expect(llm.violations).toEqual([]);
+  }, 30_000);
+
+  it("ends the call with a spoken notice at maxCallDurationMs, after the notice played", async () => {
+    const ws = await pipelineGateway({ maxCallDurationMs: 1500 });
+    const carrier = await dial(`${ws}/telephony/twilio`);
+    const closed = await carrier.closed;
+    expect(closed.code).toBe(1000);
+    // The greeting, then the notice: both heard before the stream closed.
+    expect(JSON.stringify(tts.messages)).toMatch(/time limit for this call/);
+    expect(carrier.bufferedMs).toBe(0);
+  }, 30_000);
+});
+
+describe("telephony endpoints", () => {
+  const s2sAgent = (service: FakeOpenAiRealtime, telephony: true | readonly string[] = true): AgentDef =>
+    agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony });
+
+  async function realtime(): Promise<FakeOpenAiRealtime> {
+    const service = await startFakeOpenAiRealtime();
+    closers.push(() => service.close());
+    return service;
+  }
+
+  it("answers each carrier's voice webhook with its call instructions pointing at the stream", async () => {
+    const { base } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key" } });
+    const host = base.replace("http://", "");
+    const twiml = await (await fetch(`${base}/telephony/twilio/voice`, { method: "POST", body: new URLSearchParams({ CallSid: "CA1" }) })).text();
+    expect(twiml).toContain(`<Connect><Stream url="ws://${host}/telephony/twilio"><Parameter name="agent" value="phone"/></Stream></Connect>`);
+    const texml = await (await fetch(`${base}/telephony/telnyx/voice`, { method: "POST", body: "" })).text();
+    expect(texml).toContain(`<Stream url="ws://${host}/telephony/telnyx?agent=phone"`);
+    expect(await (await fetch(`${base}/telephony/plivo/voice`)).text()).toContain(`>ws://${host}/telephony/plivo?agent=phone</Stream>`);
+    expect(await (await fetch(`${base}/telephony/vonage/voice`)).json()).toMatchObject([{ action: "connect", endpoint: [{ type: "websocket", uri: `ws://${host}/telephony/vonage?agent=phone` }] }]);
+    expect(await (await fetch(`${base}/telephony/exotel/voice`)).json()).toEqual({ url: `ws://${host}/telephony/exotel?sample-rate=8000&agent=phone` });
+    // Behind a TLS proxy the instructions say wss://.
+    const proxied = await (await fetch(`${base}/telephony/twilio/voice`, { method: "POST", headers: { "x-forwarded-proto": "https", "x-forwarded-host": "gw.example.com" }, body: "" })).text();
+    expect(proxied).toContain('<Stream url="wss://gw.example.com/telephony/twilio">');
+    expect((await fetch(`${base}/telephony/twilio/voice`)).status).toBe(405);
+  });
+
+  it("mounts only the carriers the agent's telephony field names (404 naming the fix otherwise)", async () => {
+    const { base, ws } = await gatewayFor(s2sAgent(await realtime(), ["twilio"]), { env: { OPENAI_API_KEY: "test-key" } });
+    const refused = await fetch(`${base}/telephony/telnyx/voice`, { method: "POST", body: "" });
+    expect(refused.status).toBe(404);
+    expect(await refused.text()).toMatch(/add it to the agent's telephony field/);
+    await expect(FakeCarrier.dial({ url: `${ws}/telephony/telnyx`, dialect: "telnyx" })).rejects.toThrow(/404/);
+  });
+
+  it("validates X-Twilio-Signature on the webhook and the stream upgrade, refusing bad ones with 403 and logging no secret", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "debug", destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });
+    const token = "twilio-auth-token-0123456789";
+    const { base, ws } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: token }, logger });
+    const body = new URLSearchParams({ CallSid: "CA1", From: "+15550100" });
+    const url = `${base}/telephony/twilio/voice`;
+    const bad = await fetch(url, { method: "POST", headers: { "x-twilio-signature": "AAAA" }, body });
+    expect(bad.status).toBe(403);
+    const good = await fetch(url, { method: "POST", headers: { "x-twilio-signature": twilioSignature(token, url, [...body.entries()]) }, body });
+    expect(good.status).toBe(200);
+
+    const streamUrl = `${ws}/telephony/twilio`;
+    await expect(FakeCarrier.dial({ url: streamUrl, headers: { "x-twilio-signature": "AAAA" } })).rejects.toThrow(/403/);
+    const carrier = await dial(streamUrl, { headers: { "x-twilio-signature": twilioSignature(token, streamUrl, []) } });
+    await carrier.until(() => carrier.audio.length > 0, "the greeting");
+    expect(lines.join("")).toContain("telephony webhook refused");
+    expect(lines.join("")).not.toContain(token);
+  }, 20_000);
+
+  it("validates Telnyx's Ed25519 signature on the webhook", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+    const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("base64");
+    const { base } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key", TELNYX_PUBLIC_KEY: raw } });
+    const body = "CallSid=v3%3Aabc&From=%2B13125550100";
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = sign(null, Buffer.from(`${timestamp}|${body}`), privateKey).toString("base64");
+    const post = (sig: string, ts: string): Promise<Response> =>
+      fetch(`${base}/telephony/telnyx/voice`, { method: "POST", headers: { "telnyx-signature-ed25519": sig, "telnyx-timestamp": ts }, body });
+    expect((await post(signature, timestamp)).status).toBe(200);
+    expect((await post(signature, String(Number(timestamp) - 600))).status).toBe(403);
+    expect((await post(Buffer.alloc(64).toString("base64"), timestamp)).status).toBe(403);
+  });
+
+  it("with auth on, a stream needs the token the webhook minted", async () => {
+    const { base, ws } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key" }, apiKey: "gateway-key" });
+    const twiml = await (await fetch(`${base}/telephony/twilio/voice`, { method: "POST", body: "" })).text();
+    const minted = /<Parameter name="token" value="([^"]+)"\/>/.exec(twiml)?.[1];
+    expect(minted).toBeDefined();
+    const stranger = await dial(`${ws}/telephony/twilio`);
+    expect((await stranger.closed).code).toBe(1008);
+    const caller = await dial(`${ws}/telephony/twilio`, { customParameters: { token: minted! } });
+    await caller.until(() => caller.audio.length > 0, "the greeting");
+  }, 20_000);
+});
+
+describe("a Vonage call (binary L16 at 16 kHz)", () => {
+  it("hears 640-byte caller frames and speaks exactly 640-byte frames; DTMF arrives as text frames", async () => {
+    const service = await startFakeOpenAiRealtime();
+    closers.push(() => service.close());
+    service.enqueue({ say: "Hello.", audioMs: 300 });
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["vonage"] });
+    const { ws } = await gatewayFor(def, { env: { OPENAI_API_KEY: "test-key" } });
+    const socket = new WebSocket(`${ws}/telephony/vonage`);
+    closers.push(() => socket.terminate());
+    const frames: number[] = [];
+    socket.on("message", (data, isBinary) => {
+      if (isBinary) frames.push((data as Buffer).byteLength);
+    });
+    await new Promise((resolve) => socket.once("open", resolve));
+    socket.send(JSON.stringify({ event: "websocket:connected", "content-type": "audio/l16;rate=16000" }));
+    const timer = setInterval(() => socket.send(Buffer.alloc(640), { binary: true }), 20);
+    closers.push(() => clearInterval(timer));
+    const deadline = Date.now() + 10_000;
+    while (frames.length < 15 && Date.now() < deadline) await sleep(20);
+    // 300 ms of 24 kHz PCM → 16 kHz: 15 frames of 20 ms, the last padded.
+    expect(frames).toEqual(Array(15).fill(640));
+    // The gateway opened the service with PCM16 (Vonage sends L16, so no passthrough) and heard the caller.
+    const update = service.messages.find((m) => m.message.type === "session.update")?.message.session as { audio: { input: { format: unknown } } };
+    expect(update.audio.input.format).toEqual({ type: "audio/pcm", rate: 24000 });
+    await sleep(200);
+    expect(service.connections[0]!.audioIn().byteLength).toBeGreaterThan(0);
+    socket.send(JSON.stringify({ event: "websocket:dtmf", digit: "9", duration: 260 }));
+    socket.send(JSON.stringify({ event: "websocket:dtmf", digit: "#", duration: 260 }));
+    const until = Date.now() + 5000;
+    while (!service.messages.some((m) => m.message.type === "conversation.item.create") && Date.now() < until) await sleep(20);
+    const item = service.messages.find((m) => m.message.type === "conversation.item.create")?.message.item as { content: { text: string }[] };
+    expect(item.content[0]?.text).toBe("The caller pressed 9");
+  }, 20_000);
+});
