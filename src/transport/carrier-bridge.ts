@@ -17,6 +17,7 @@ import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE, type AnnouncedFormat } from ".
 import { CarrierAudio, carrierFormatProblem, type G711Format } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
+import { ChunkOrder } from "./chunk-order.js";
 import { keepAlive } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, stamp, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
@@ -85,6 +86,8 @@ export class CarrierBridge implements ClientLink {
   #audio: CarrierAudio | undefined;
   #handler: ConnectionHandler | undefined;
   readonly #pending: Pending[] = [];
+  /** Caller frames back in `chunk` order (Telnyx may deliver them out of order). */
+  readonly #order = new ChunkOrder<Uint8Array>();
   #pendingBytes = 0;
   #droppedBeforeAttach = 0;
   /** Ms of agent audio written to the carrier. */
@@ -225,7 +228,8 @@ export class CarrierBridge implements ClientLink {
       case "media":
         this.#tick();
         if (this.#audio === undefined) return this.#ignore("media before start");
-        if (this.#closing === undefined) this.#input({ kind: "audio", payload: inbound.payload });
+        if (this.#closing !== undefined) return;
+        for (const payload of this.#order.push(inbound.chunk, inbound.payload)) this.#input({ kind: "audio", payload });
         return;
       case "mark":
         this.#onMark(inbound.name);

@@ -16,8 +16,8 @@ export type CarrierInbound =
       encoding: CarrierEncoding;
       sampleRate: number;
     }
-  /** Raw codec bytes of the CALLER track only. */
-  | { kind: "media"; payload: Uint8Array; timestampMs?: number }
+  /** Raw codec bytes of the CALLER track only; `chunk` numbers media frames in order (Telnyx may deliver them out of order). */
+  | { kind: "media"; payload: Uint8Array; timestampMs?: number; chunk?: number }
   /** A mark we sent was played. */
   | { kind: "mark"; name: string }
   | { kind: "dtmf"; digit: string }
@@ -142,12 +142,18 @@ export function markName(value: unknown): CarrierInbound {
   return { kind: "mark", name: value };
 }
 
-/** `media` with an optional timestamp, or `ignored` when the payload is bad. */
-export function mediaFrom(payloadB64: unknown, timestamp: unknown): CarrierInbound {
+/** `media` with an optional timestamp and chunk number, or `ignored` when the payload is bad. */
+export function mediaFrom(payloadB64: unknown, timestamp: unknown, chunk?: unknown): CarrierInbound {
   const payload = decodeBase64(payloadB64);
   if (typeof payload === "string") return ignored(payload);
   const timestampMs = intField(timestamp);
-  return timestampMs === undefined ? { kind: "media", payload } : { kind: "media", payload, timestampMs };
+  const order = intField(chunk);
+  return {
+    kind: "media",
+    payload,
+    ...(timestampMs === undefined ? {} : { timestampMs }),
+    ...(order === undefined ? {} : { chunk: order }),
+  };
 }
 
 /** Run a decoder body; any surprise becomes `ignored` rather than a throw. */

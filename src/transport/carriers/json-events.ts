@@ -69,7 +69,7 @@ export function callerMedia(frame: JsonObject): CarrierInbound {
   if (media === undefined) return ignored("media without a media object");
   const track = media["track"];
   if (track !== undefined && track !== "inbound") return ignored(`track ${label(track)} is not the caller`);
-  return mediaFrom(media["payload"], media["timestamp"]);
+  return mediaFrom(media["payload"], media["timestamp"], media["chunk"]);
 }
 
 /** `mark` from the nested `mark: { name }` object. */

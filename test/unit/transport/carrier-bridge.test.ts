@@ -236,6 +236,16 @@ describe("CarrierBridge", () => {
     await h.bridge.hungUp;
   });
 
+  it("puts out-of-order caller frames back in chunk order", async () => {
+    const h = await harness();
+    const frame = (chunk: number): object => ({ event: "media", streamSid: SID, media: { track: "inbound", chunk: String(chunk), payload: Buffer.alloc(160, chunk).toString("base64") } });
+    for (const chunk of [1, 3, 2, 4]) h.ws.frame(frame(chunk));
+    expect(h.audio).toHaveLength(4);
+    const levels = h.audio.map((pcm) => Math.abs(Buffer.from(pcm).readInt16LE(pcm.byteLength - 2)));
+    // μ-law codes 1 < 2 < 3 < 4 decode to descending magnitudes: in order, the last samples fall.
+    expect(levels).toEqual([...levels].sort((a, b) => b - a));
+  });
+
   it("delivers keypad digits to the session", async () => {
     const h = await harness();
     h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "5" } });

@@ -38,7 +38,7 @@ describe("exotel codec", () => {
       encoding: "l16",
       sampleRate: 8000,
     });
-    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 200 });
+    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 200, chunk: 2 });
     expect(codec.decode(frames.dtmf, false)).toEqual({ kind: "dtmf", digit: "5" });
     expect(codec.decode(frames.mark, false)).toEqual({ kind: "mark", name: "turn-7-end" });
     expect(codec.decode(frames.stop, false)).toEqual({ kind: "stop" });

@@ -35,7 +35,7 @@ describe("plivo codec", () => {
       encoding: "l16",
       sampleRate: 16000,
     });
-    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 40 });
+    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 40, chunk: 1 });
     expect(codec.decode(frames.dtmf, false)).toEqual({ kind: "dtmf", digit: "5" });
     expect(codec.decode(frames.played, false)).toEqual({ kind: "mark", name: "turn-7-end" });
     expect(codec.decode(frames.cleared, false)).toMatchObject({ kind: "ignored" });

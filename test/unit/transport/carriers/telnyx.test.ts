@@ -41,7 +41,7 @@ describe("telnyx codec", () => {
       encoding: "mulaw",
       sampleRate: 8000,
     });
-    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 5 });
+    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 5, chunk: 2 });
     expect(codec.decode(frames.dtmf, false)).toEqual({ kind: "dtmf", digit: "1" });
     expect(codec.decode(frames.mark, false)).toEqual({ kind: "mark", name: "turn-7-end" });
     expect(codec.decode(frames.error, false)).toEqual({ kind: "ignored", reason: "carrier error malformed_frame" });

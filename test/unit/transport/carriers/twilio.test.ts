@@ -48,7 +48,7 @@ describe("twilio codec: decode", () => {
       encoding: "mulaw",
       sampleRate: 8000,
     });
-    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 52 });
+    expect(codec.decode(frames.media, false)).toEqual({ kind: "media", payload: AUDIO, timestampMs: 52, chunk: 1 });
     expect(codec.decode(frames.dtmf, false)).toEqual({ kind: "dtmf", digit: "5" });
     expect(codec.decode(frames.mark, false)).toEqual({ kind: "mark", name: "turn-7-end" });
     expect(codec.decode(frames.stop, false)).toEqual({ kind: "stop" });
