@@ -10,6 +10,7 @@ export interface Caller {
  * a slow tool with start/delayed/complete lines, a gate (orders only after the PIN), interruption
  * tuning, a silence nudge and voice presets. With no API keys it runs on the offline stack
  * (pocketsphinx, the scripted brain in offline.json, flite); with keys, on the providers below.
+ * It also answers phone calls from every carrier (docs/telephony.md); the PIN can be keyed in.
  */
 export default agent<Caller>({
   name: "support",
@@ -18,6 +19,7 @@ export default agent<Caller>({
     "You help callers track their orders. Verify the caller with their four-digit PIN (verify_caller) before looking up an order (lookup_order). Keep replies short.",
   voicePresets: ["phoneEtiquette", "speechNormalization", "echoVerification"],
   builtinTools: ["current_time", "calculate", "end_call"],
+  telephony: true,
   stt: { kind: "deepgram", options: { model: "nova-3" } },
   llm: { kind: "openai", options: { model: "gpt-4.1-mini" } },
   tts: { kind: "cartesia", options: { model: "sonic-3" } },

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger, silentLogger } from "../../src/log.js";
+import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import type { CarrierCall } from "../../src/transport/carrier-bridge.js";
@@ -38,7 +38,7 @@ async function start(extra: Record<string, unknown> = {}): Promise<void> {
   );
   gateway = createGateway({
     agent: def,
-    logger: process.env.DEBUG_TEL ? createLogger({ level: "debug" }) : silentLogger,
+    logger: silentLogger,
     env: { OPENAI_API_KEY: "test-key" },
     processMetrics: false,
     carrierClient: {
