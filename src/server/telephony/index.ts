@@ -103,6 +103,11 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const maxCallMs = config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs;
   const maxCallS = maxCallMs === 0 ? UNLIMITED_CALL_S : maxCallMs / 1000;
   if (carriers.length > 0) log.info({ carriers, twilioSignatures: twilioToken !== undefined, telnyxSignatures: telnyxKey !== undefined }, "telephony mounted");
+  if (apiKey !== undefined) {
+    // With auth on, a webhook mints stream tokens: one nobody signs hands them to anyone who asks.
+    const unsigned = carriers.filter((c) => (c === "twilio" && twilioToken === undefined) || (c === "telnyx" && telnyxKey === undefined) || c === "plivo" || c === "vonage");
+    if (unsigned.length > 0) log.warn({ carriers: unsigned }, "telephony webhooks without signature checks mint session tokens for any caller; set TWILIO_AUTH_TOKEN / TELNYX_PUBLIC_KEY or mount only signed carriers");
+  }
 
   /** The public base URL the carrier reached us at: SWITCHBOARD_PUBLIC_URL, else the proxy's headers. */
   function publicBase(req: IncomingMessage, scheme: "http" | "ws"): string {
