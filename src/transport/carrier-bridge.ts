@@ -20,7 +20,7 @@ import { clipReason, type ClientLink, type ConnectionHandler } from "./client-co
 import { ChunkOrder } from "./chunk-order.js";
 import { keepAlive } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
-import { DEFAULT_LIMITS, stamp, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
+import { DEFAULT_LIMITS, type EventBody, type Limits } from "./protocol.js";
 
 /**
  * A mark at least this often within a segment (ms of audio): the heard cursor never runs past an
@@ -170,11 +170,10 @@ export class CarrierBridge implements ClientLink {
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
 
-  emit(body: EventBody): ServerEvent {
-    const event = stamp(body, this.#clock.now());
+  /** A carrier takes no events: only the ones that move audio matter here (nothing is stamped). */
+  emit(body: EventBody): void {
     if (body.type === "reply.cancelled" || body.type === "session.reset") this.#clear();
     else if (body.type === "audio.completed") this.#endSegment();
-    return event;
   }
 
   /** Agent audio; its duration is recomputed from the bytes at the carrier's rate. */

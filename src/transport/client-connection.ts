@@ -19,8 +19,8 @@ export interface ConnectionHandler {
 
 /** The session-facing side of any client link (browser socket today, carrier bridge later). */
 export interface ClientLink {
-  /** Emit an event now; ordering rules apply (see Pacer). Returns the stamped event. */
-  emit(body: EventBody): ServerEvent;
+  /** Emit an event now; ordering rules apply (see Pacer). A link that shows no events may drop it. */
+  emit(body: EventBody): void;
   /** Queue agent audio of a known duration. */
   audio(chunk: Uint8Array, durationMs: number): void;
   /** Close with a code and a reason (≤ 123 bytes). Idempotent. */

@@ -9,7 +9,8 @@ import type { Clock } from "../../clock.js";
 /** Builds a provider socket (tests inject one, e.g. a subclass with a large `bufferedAmount`). */
 export type SocketFactory = (url: string, options: ClientOptions) => WebSocket;
 
-export const newWebSocket: SocketFactory = (url, options) => new WebSocket(url, options);
+/** Audio is binary or base64: permessage-deflate would cost CPU and a zlib context per socket for little gain. */
+export const newWebSocket: SocketFactory = (url, options) => new WebSocket(url, { perMessageDeflate: false, ...options });
 
 /** What an aborted open rejects with: the signal's reason when it is an Error. */
 export function abortReason(signal: AbortSignal | undefined, fallback: string): Error {

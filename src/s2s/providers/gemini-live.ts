@@ -472,7 +472,8 @@ class GeminiLiveSession implements S2sSession {
     const url = new URL(this.settings.url);
     url.searchParams.set("key", this.settings.apiKey); // vendors.md §2: the key is the `key` query parameter
     const handle = this.#handle;
-    const ws = new WebSocket(url.toString());
+    // Audio is base64: permessage-deflate would cost CPU and a zlib context per socket for little gain.
+    const ws = new WebSocket(url.toString(), { perMessageDeflate: false });
     const link: Link = { ws, id: ++this.#links, resumed: handle !== undefined, ready: false, retired: false };
     this.#link = link;
     this.runtime.log.debug({ link: link.id, resumed: link.resumed }, "gemini-live: connecting");

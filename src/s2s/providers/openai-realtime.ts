@@ -114,7 +114,8 @@ export function openAiRealtime(descriptor: ProviderDescriptor, env: Readonly<Rec
     clock: options.clock ?? systemClock,
     reconnectDelaysMs: options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS,
     openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
-    connect: options.connect ?? ((url, socketOptions) => new WebSocket(url, socketOptions)),
+    // Audio is base64: permessage-deflate would cost CPU and a zlib context per socket for little gain.
+    connect: options.connect ?? ((url, socketOptions) => new WebSocket(url, { perMessageDeflate: false, ...socketOptions })),
   };
   return {
     kind: KIND,
