@@ -217,8 +217,11 @@ export class S2sRunner implements ModeRunner {
     this.#userSpeaking = true;
     this.#ctx.activity();
     this.#cancelToolLines();
-    if (this.#playback.modelAudible) {
-      this.#interrupt();
+    // A barge-in only when something is there to cut: a reply in flight, or audio still playing.
+    const cuttable = this.#reply !== undefined || this.#playing.size > 0 || this.#playback.pendingMs > 0;
+    if (this.#playback.modelAudible && cuttable) {
+      // With interrupt_response the service cancels its response itself; a second cancel only earns an error.
+      this.#interrupt({ serviceCancels: this.#options.setup.interruptResponse });
       this.#ctx.emit({ type: "reply.cancelled" });
     }
     this.#ctx.emit({ type: "speech.started" });
@@ -251,7 +254,7 @@ export class S2sRunner implements ModeRunner {
   }
 
   /** Barge-in or cancel: playback cleared, the response stopped, the model's memory cut at what was heard. */
-  #interrupt(): void {
+  #interrupt(options: { readonly serviceCancels?: boolean } = {}): void {
     // Model audio only: a tool line spoken out of band in between is not part of the item.
     const heardMs = Math.max(0, Math.round(this.#playback.heardModelMs(0)));
     this.#playback.cleared();
@@ -266,7 +269,7 @@ export class S2sRunner implements ModeRunner {
     const reply = this.#reply;
     if (reply === undefined) return;
     reply.interrupted = true;
-    if (!reply.done) this.#session?.cancelResponse(reply.responseId);
+    if (!reply.done && options.serviceCancels !== true) this.#session?.cancelResponse(reply.responseId);
     if (reply.itemId !== undefined) this.#session?.truncate(reply.itemId, heardMs);
     this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in");
     this.#reply = undefined;

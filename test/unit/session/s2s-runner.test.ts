@@ -102,9 +102,24 @@ describe("speech-to-speech sessions", () => {
     expect(link.types().slice(-2)).toEqual(["reply.cancelled", "speech.started"]);
     const truncate = fake.calls.find((c) => c.kind === "truncate");
     expect(truncate).toEqual({ kind: "truncate", itemId: `item_${reply}`, audioEndMs: 1200 });
-    expect(fake.calls).toContainEqual({ kind: "cancel", responseId: reply });
+    // interrupt_response is on: the service cancels the response itself, so no second cancel (it would earn an error).
+    expect(fake.calls).not.toContainEqual({ kind: "cancel", responseId: reply });
     fake.done(reply, "cancelled");
     expect(link.of("agent-transcript.committed")).toHaveLength(0);
+  });
+
+  it("the client's cancel stops the response at the service, and speech with nothing to cut is no barge-in", async () => {
+    const { link, fake, clock } = await s2sSession({ greeting: "" });
+    const reply = fake.start();
+    fake.speak(reply, "Your order shipped on Friday.", 1000);
+    link.send({ type: "cancel" });
+    expect(fake.calls).toContainEqual({ kind: "cancel", responseId: reply });
+    fake.done(reply, "cancelled");
+    await clock.advance(100);
+    const cancelled = link.of("reply.cancelled").length;
+    fake.events.speechStarted();
+    expect(link.of("reply.cancelled")).toHaveLength(cancelled);
+    expect(link.types().at(-1)).toBe("speech.started");
   });
 
   it("refuses calls past maxSteps with a result the model reads", async () => {
