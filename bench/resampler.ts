@@ -1,6 +1,6 @@
 /**
  * `npm run bench:resampler`: the gateway's polyphase resampler (src/audio/resample.ts) against the
- * Speex resampler (bench/resampler-speex.ts) at qualities 3, 5 and 10, on the conversions the
+ * Speex resampler (src/audio/speex.ts) at qualities 3, 5 and 10, on the conversions the
  * gateway performs at the carrier edge. One process, no I/O but the report, deterministic signals,
  * about 10 s. Both run as the gateway runs them: one stateful instance per stream, fed 20 ms chunks.
  *
@@ -27,7 +27,7 @@ import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Resampler } from "../src/audio/resample.js";
 import { runBench, writeSection } from "./common.js";
-import { loadSpeex, SpeexStream, type SpeexModule } from "./resampler-speex.js";
+import { loadSpeex, SpeexStream, type SpeexModule } from "../src/audio/speex.js";
 
 const RUN_LIMIT_MS = 60_000;
 const DOCS = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url));
@@ -88,7 +88,7 @@ function impls(speex: SpeexModule): Impl[] {
   const ours: Impl = {
     name: "ours (polyphase)",
     create: (from, to) => {
-      const r = new Resampler(from, to);
+      const r = new Resampler(from, to, { engine: "polyphase" });
       return { process: (chunk) => r.process(chunk), close: () => undefined };
     },
   };

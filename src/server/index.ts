@@ -6,6 +6,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
+import { loadResampler } from "../audio/resample.js";
 import { createLogger, type Logger } from "../log.js";
 import { DEFAULTS, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
@@ -302,7 +303,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     get sessions() {
       return live.size;
     },
-    listen(port = 3000, host = "127.0.0.1") {
+    async listen(port = 3000, host = "127.0.0.1") {
+      // The Speex resampler (WASM) before the first session; the polyphase fallback if it cannot load.
+      const engine = await loadResampler();
+      if (engine !== "speex") log.warn({ engine }, "the speex resampler did not load; resampling with the slower polyphase filter");
       return new Promise((resolve, reject) => {
         server.once("error", reject);
         server.listen(port, host, () => {

@@ -1,7 +1,7 @@
 /**
- * The Speex resampler (SpeexDSP's resample.c, compiled to WASM by `@echogarden/speex-resampler-wasm`)
- * behind the same streaming shape as the gateway's `Resampler`: PCM16 mono in, PCM16 mono out, one
- * stateful instance per stream, chunks of any size. Used by bench/resampler.ts only.
+ * The Speex resampler (SpeexDSP's resample.c, compiled to WASM by `@echogarden/speex-resampler-wasm`,
+ * BSD-3) behind the gateway's streaming shape: PCM16 mono in, PCM16 mono out, one stateful instance
+ * per stream, chunks of any size. The `Resampler` facade (resample.ts) uses it when the module loads.
  *
  * Each stream owns a speex state and an in/out buffer pair in the module's heap (grown on demand,
  * freed by `close`). `process` copies the chunk in, calls `speex_resampler_process_int` until every
@@ -21,6 +21,7 @@ export interface SpeexModule {
   _speex_resampler_get_input_latency(state: number): number;
   _speex_resampler_get_output_latency(state: number): number;
   _speex_resampler_skip_zeros(state: number): number;
+  _speex_resampler_reset_mem(state: number): number;
   _speex_resampler_destroy(state: number): void;
   _malloc(bytes: number): number;
   _free(pointer: number): void;
@@ -40,12 +41,12 @@ export interface LoadedSpeex {
 const SPEEX_SIMD: string = "@echogarden/speex-resampler-wasm/simd";
 const SPEEX_PLAIN: string = "@echogarden/speex-resampler-wasm";
 
+/** Load the module: the SIMD build where this Node runs WASM SIMD, else the plain one. Rejects if neither loads. */
 export async function loadSpeex(): Promise<LoadedSpeex> {
   try {
     const simd = (await import(SPEEX_SIMD)) as { default: SpeexFactory };
     return { module: await simd.default(), build: "simd" };
-  } catch (error) {
-    console.warn(`speex SIMD build did not load (${String(error)}); using the non-SIMD one`);
+  } catch {
     const plain = (await import(SPEEX_PLAIN)) as { default: SpeexFactory };
     return { module: await plain.default(), build: "non-SIMD" };
   }
@@ -63,6 +64,9 @@ export class SpeexStream {
   #outPtr = 0;
   /** Capacity of the heap buffers, in input samples (the output buffer is sized to match). */
   #capacity = 0;
+  /** Samples in and out since the stream (re)started: `flush` ends the stream at ⌈in · to / from⌉. */
+  #inCount = 0;
+  #outCount = 0;
 
   constructor(m: SpeexModule, fromRate: number, toRate: number, quality: number) {
     this.#m = m;
@@ -76,12 +80,38 @@ export class SpeexStream {
     m._speex_resampler_skip_zeros(state);
   }
 
+  /** Input samples `process` holds back (speex's own figure). */
+  get latencySamples(): number {
+    return this.inputLatency;
+  }
+
   /** Input samples the filter delays by (speex's own figure). */
   get inputLatency(): number {
     return this.#m._speex_resampler_get_input_latency(this.#state);
   }
 
   process(chunk: Int16Array): Int16Array {
+    const out = this.#process(chunk);
+    this.#inCount += chunk.length;
+    this.#outCount += out.length;
+    return out;
+  }
+
+  /** Ends the stream: the held-back output (the input padded with silence), then a fresh stream. */
+  flush(): Int16Array {
+    const total = Math.ceil((this.#inCount * this.#toRate) / this.#fromRate);
+    const tail = this.#process(new Int16Array(this.inputLatency + 1));
+    const want = Math.max(0, total - this.#outCount);
+    const out = new Int16Array(want);
+    out.set(tail.subarray(0, want));
+    this.#m._speex_resampler_reset_mem(this.#state);
+    this.#m._speex_resampler_skip_zeros(this.#state);
+    this.#inCount = 0;
+    this.#outCount = 0;
+    return out;
+  }
+
+  #process(chunk: Int16Array): Int16Array {
     const m = this.#m;
     this.#reserve(chunk.length);
     m.HEAP16.set(chunk, this.#inPtr >> 1);
