@@ -18,6 +18,7 @@ import type { S2sProvider } from "../s2s/s2s-port.js";
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
+import { RedisSessionStore, type SessionOwnership } from "./redis-store.js";
 import { parseClientFormat } from "../transport/audio-edge.js";
 import { ClientConnection, clipReason } from "../transport/client-connection.js";
 import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
@@ -45,7 +46,10 @@ export interface GatewayOptions<Session = unknown> {
   readonly env?: Env;
   readonly logger?: Logger;
   readonly clock?: Clock;
+  /** Where resume records live. Default: Redis when `SWITCHBOARD_REDIS_URL` is set, else this process's memory. */
   readonly store?: SessionStore;
+  /** Cross-instance session ownership (takeover). Default: the Redis store's, when that is used. */
+  readonly ownership?: SessionOwnership;
   /** Turns auth on (default: `SWITCHBOARD_API_KEY` from env). */
   readonly apiKey?: string;
   /** Origins a browser may connect from; unset = any. */
@@ -105,7 +109,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const env: Env = options.env ?? process.env;
   const log = options.logger ?? createLogger();
   const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const store = options.store ?? new MemorySessionStore(clock);
+  const redisUrl = options.store === undefined && env.SWITCHBOARD_REDIS_URL !== undefined && env.SWITCHBOARD_REDIS_URL !== "" ? env.SWITCHBOARD_REDIS_URL : undefined;
+  const redis = redisUrl === undefined ? undefined : new RedisSessionStore({ url: redisUrl, log });
+  const store: SessionStore = options.store ?? redis ?? new MemorySessionStore(clock);
+  const ownership = options.ownership ?? redis;
   const metrics = new GatewayMetrics({ processMetrics: options.processMetrics ?? true });
   const apiKey = options.apiKey ?? (env.SWITCHBOARD_API_KEY === "" ? undefined : env.SWITCHBOARD_API_KEY);
   // Sessions hold the agent with its session type erased; its own functions keep theirs.
@@ -123,6 +130,13 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   };
   const s2s = options.s2s ?? ((descriptor: ProviderDescriptor) => resolveS2s(descriptor, env, log));
   const live = new Map<string, Session>();
+  ownership?.onTakeover((sessionId) => {
+    const session = live.get(sessionId);
+    if (session === undefined) return;
+    live.delete(sessionId);
+    log.info({ sessionId }, "session taken over by another instance");
+    session.takeOver();
+  });
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBinaryFrameBytes * 4, perMessageDeflate: false });
   let draining = false;
   const telephony = createTelephony({
@@ -238,6 +252,11 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       live.delete(resumeId as string);
       previous.takeOver();
     }
+    // Another instance may hold it live: it closes its socket on this claim.
+    if (resumeId !== undefined && ownership !== undefined) {
+      await ownership.claim(resumeId).catch((err: unknown) => log.warn({ err }, "session claim not published"));
+      if (!connection.open) return;
+    }
     startSession(connection, { resumeId, transport: "websocket" });
   }
 
@@ -290,6 +309,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     for (const client of wss.clients) client.terminate();
     await new Promise<void>((resolve) => wss.close(() => resolve()));
     await telephony.close();
+    await redis?.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -306,6 +326,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     async listen(port = 3000, host = "127.0.0.1") {
       // The Speex resampler (WASM) before the first session; the polyphase fallback if it cannot load.
       const engine = await loadResampler();
+      await redis?.ready();
       if (engine !== "speex") log.warn({ engine }, "the speex resampler did not load; resampling with the slower polyphase filter");
       return new Promise((resolve, reject) => {
         server.once("error", reject);

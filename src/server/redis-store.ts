@@ -1,0 +1,113 @@
+/**
+ * Resume records on Redis, shared by every gateway instance (issue 8): a client that reconnects to
+ * *another* instance resumes with `history.restored`. Records are JSON strings under
+ * `<prefix>session:<id>`, written with `SET … PX <grace>` so Redis expires them (no sweeper).
+ *
+ * Ownership: a session id is owned by one live socket across instances. The instance that takes a
+ * session over publishes `{sessionId, owner}` on `<prefix>takeover`; every other instance holding
+ * that id live closes it ("session resumed by another connection"). Two connections: commands, and
+ * a subscriber (a subscribed Redis connection can issue nothing else).
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import type { Logger } from "../log.js";
+import type { SessionRecord, SessionStore } from "../session/store.js";
+
+export interface SessionOwnership {
+  /** This instance now holds `sessionId` live: any other instance holding it closes its socket. */
+  claim(sessionId: string): Promise<void>;
+  /** Called when another instance claims a session id. */
+  onTakeover(handler: (sessionId: string) => void): void;
+}
+
+export interface RedisStoreOptions {
+  /** `redis://[user:password@]host:port[/db]` */
+  readonly url: string;
+  readonly log: Logger;
+  /** Key and channel prefix; default `switchboard:`. */
+  readonly prefix?: string;
+}
+
+function isRecord(value: unknown): value is SessionRecord {
+  if (typeof value !== "object" || value === null) return false;
+  const r = value as Partial<Record<keyof SessionRecord, unknown>>;
+  return typeof r.sessionId === "string" && typeof r.agent === "string" && Array.isArray(r.transcript) && Array.isArray(r.toolCalls) && Array.isArray(r.history);
+}
+
+export class RedisSessionStore implements SessionStore, SessionOwnership {
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  readonly #log: Logger;
+  readonly #prefix: string;
+  /** Tells this instance's own takeover messages from the others'. */
+  readonly #owner = randomBytes(8).toString("hex");
+  readonly #handlers: ((sessionId: string) => void)[] = [];
+  readonly #subscribed: Promise<void>;
+
+  constructor(options: RedisStoreOptions) {
+    this.#log = options.log.child({ store: "redis" });
+    this.#prefix = options.prefix ?? "switchboard:";
+    // Commands fail fast while Redis is down rather than queueing without bound; the client reconnects on its own.
+    const settings = { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false } as const;
+    this.#redis = new Redis(options.url, settings);
+    this.#subscriber = new Redis(options.url, settings);
+    for (const [name, client] of [["commands", this.#redis], ["subscriber", this.#subscriber]] as const) {
+      client.on("error", (err: Error) => this.#log.warn({ connection: name, err: err.message }, "redis error"));
+    }
+    const channel = `${this.#prefix}takeover`;
+    this.#subscriber.on("message", (from: string, text: string) => {
+      if (from !== channel) return;
+      let message: { sessionId?: unknown; owner?: unknown };
+      try {
+        message = JSON.parse(text) as typeof message;
+      } catch {
+        return;
+      }
+      if (typeof message.sessionId !== "string" || message.owner === this.#owner) return;
+      for (const handler of this.#handlers) handler(message.sessionId);
+    });
+    this.#subscribed = this.#subscriber.subscribe(channel).then(() => undefined);
+    this.#subscribed.catch((err: unknown) => this.#log.warn({ err }, "redis subscribe failed"));
+  }
+
+  /** Resolves once the takeover channel is subscribed (the gateway waits for it before listening). */
+  ready(): Promise<void> {
+    return this.#subscribed;
+  }
+
+  async load(sessionId: string): Promise<SessionRecord | undefined> {
+    const text = await this.#redis.get(this.#key(sessionId));
+    if (text === null) return undefined;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return isRecord(parsed) ? parsed : undefined;
+    } catch {
+      this.#log.warn({ sessionId }, "redis record is not valid JSON; ignored");
+      return undefined;
+    }
+  }
+
+  async save(record: SessionRecord, ttlMs: number): Promise<void> {
+    await this.#redis.set(this.#key(record.sessionId), JSON.stringify(record), "PX", Math.max(1, Math.round(ttlMs)));
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    await this.#redis.del(this.#key(sessionId));
+  }
+
+  async claim(sessionId: string): Promise<void> {
+    await this.#redis.publish(`${this.#prefix}takeover`, JSON.stringify({ sessionId, owner: this.#owner }));
+  }
+
+  onTakeover(handler: (sessionId: string) => void): void {
+    this.#handlers.push(handler);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.#subscriber.quit(), this.#redis.quit()]);
+  }
+
+  #key(sessionId: string): string {
+    return `${this.#prefix}session:${sessionId}`;
+  }
+}

@@ -1,0 +1,70 @@
+import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.js";
+import { agent } from "../../src/manifest/index.js";
+import { createGateway, type Gateway } from "../../src/server/index.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { REDIS_SERVER, startRedis, type RedisServer } from "../helpers/redis-server.js";
+import { connect } from "../helpers/ws-client.js";
+
+let redis: RedisServer;
+let llm: FakeOpenAiServer;
+const gateways: Gateway[] = [];
+
+beforeAll(async () => {
+  if (REDIS_SERVER === undefined) return;
+  [redis, llm] = await Promise.all([startRedis(), startFakeOpenAiServer()]);
+});
+afterAll(async () => {
+  await Promise.all([redis?.stop(), llm?.close()]);
+});
+afterEach(async () => {
+  for (const gateway of gateways.splice(0)) await gateway.close();
+});
+
+/** One gateway instance on the shared Redis: what a load balancer would put behind one address. */
+async function instance(): Promise<string> {
+  const def = agent({ name: "shop", mode: "text", greeting: "Welcome to the shop.", llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } }, maxRetries: 0 });
+  const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, env: { SWITCHBOARD_REDIS_URL: redis.url } });
+  gateways.push(gateway);
+  const { port } = await gateway.listen(0);
+  return `ws://127.0.0.1:${port}/websocket`;
+}
+
+describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis store", () => {
+  it("a session started on one instance resumes on another: history.restored, no second greeting", async () => {
+    const [a, b] = [await instance(), await instance()];
+    llm.enqueue({ text: "Noted, Ada." });
+    const first = await connect(a);
+    const sessionId = first.events[0]?.type === "session.configured" ? first.events[0].sessionId : "";
+    await first.say("my name is Ada");
+    first.close();
+    await first.closed;
+
+    const second = await connect(`${b}?sessionId=${sessionId}`);
+    const restored = await second.next("history.restored", 0);
+    expect(second.events[0]).toMatchObject({ type: "session.configured", sessionId });
+    expect(restored.messages).toEqual([
+      { role: "assistant", text: "Welcome to the shop." },
+      { role: "user", text: "my name is Ada" },
+      { role: "assistant", text: "Noted, Ada." },
+    ]);
+    expect(second.of("agent-transcript.committed")).toEqual([]);
+    llm.enqueue({ text: "Yes, Ada." });
+    await second.say("do you remember me?");
+    expect(llm.requests.at(-1)?.messages.map((m) => m.content)).toContain("my name is Ada");
+    second.close();
+  }, 20_000);
+
+  it("a live session taken over from another instance closes there with the takeover reason", async () => {
+    const [a, b] = [await instance(), await instance()];
+    llm.enqueue({ text: "Okay." });
+    const first = await connect(a);
+    const sessionId = first.events[0]?.type === "session.configured" ? first.events[0].sessionId : "";
+    await first.say("hello");
+    const second = await connect(`${b}?sessionId=${sessionId}`);
+    expect(await first.closed).toEqual({ code: 1000, reason: "session resumed by another connection" });
+    await second.next("history.restored", 0);
+    expect(gateways[0]?.sessions).toBe(0);
+    second.close();
+  }, 20_000);
+});
