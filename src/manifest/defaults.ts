@@ -32,6 +32,8 @@ export const DEFAULTS = {
   /** Telephony: a call ends after this long, with `callLimitPhrase` spoken first (ms; 0 = no limit). */
   maxCallDurationMs: 3_600_000,
   callLimitPhrase: "We have reached the time limit for this call. Thank you for calling, goodbye.",
+  /** Telephony: spoken when the gateway drains and a call is still live at the deadline. */
+  shutdownPhrase: "Sorry, we have to end this call now. Please call back in a moment. Goodbye.",
   /** Telephony: DTMF digits arriving within this of each other form one input (ms); `#` ends one at once. */
   dtmfInterDigitMs: 1500,
   dtmf: "text",

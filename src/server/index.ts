@@ -26,12 +26,16 @@ import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
 import { serveStatic } from "./static.js";
+import { refuseUpgrade } from "./upgrade.js";
 import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
 import { createTelephony } from "./telephony/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
+
+/** How long phone calls may take to hear the shutdown notice at the drain deadline (ms). */
+export const FAREWELL_MS = 10_000;
 
 /** Session ids a client may ask to resume (protocol.md); anything else is ignored. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -87,11 +91,6 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers });
   res.end(text);
-}
-
-function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-  socket.destroy();
 }
 
 /** A refusal on an open socket: `error.reported` first, then the close (protocol.md). */
@@ -208,7 +207,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     const url = new URL(req.url ?? "/", "http://gateway");
     if (telephony.handleUpgrade(req, socket, head, url)) return;
     if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
-    if (draining) return refuseUpgrade(socket, 503, "Service Unavailable");
+    if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     wss.handleUpgrade(req, socket, head, (ws) => {
       accept(ws, req, url).catch((err: unknown) => {
         log.error({ err }, "session refused");
@@ -299,6 +298,12 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     log.info({ sessions: live.size, deadlineMs }, "draining");
     const deadline = clock.now() + deadlineMs;
     while (live.size > 0 && clock.now() < deadline) await clock.sleep(Math.min(250, deadline - clock.now()));
+    // Phone calls still live hear a short notice and end once it has played (bounded); the rest go at once.
+    const calls = [...live.values()].filter((session) => session.telephony);
+    if (calls.length > 0) {
+      log.info({ calls: calls.length }, "drain deadline: ending phone calls with a notice");
+      await Promise.race([Promise.all(calls.map((call) => call.farewell(DEFAULTS.shutdownPhrase))), clock.sleep(FAREWELL_MS)]);
+    }
     for (const session of [...live.values()]) session.goAway();
     await close();
   }

@@ -115,6 +115,8 @@ export class Session {
   #callLimit: Timer | undefined;
   #dtmf: { digits: string; timer: Timer | undefined; calls: number } = { digits: "", timer: undefined, calls: 0 };
   readonly #starting = new AbortController();
+  readonly #endedPromise: Promise<void>;
+  #resolveEnded: () => void = () => {};
   /** Aborted when the session ends: work the session itself started (DTMF tool calls). */
   readonly #lifetime = new AbortController();
 
@@ -124,6 +126,9 @@ export class Session {
     this.mode = sessionMode(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
     this.#metrics = deps.metrics ?? noMetrics;
+    this.#endedPromise = new Promise((resolve) => {
+      this.#resolveEnded = resolve;
+    });
   }
 
   get ended(): boolean {
@@ -184,6 +189,27 @@ export class Session {
     void this.end();
   }
 
+  /** A phone call (a carrier transport, not the browser socket). */
+  get telephony(): boolean {
+    return this.#deps.transport !== undefined && this.#deps.transport !== "websocket";
+  }
+
+  /**
+   * Drain deadline on a phone call: the caller hears `text`, then the call ends once it has been
+   * heard (closed 1000 and hung up, as for end_call). Resolves once the session has ended and its
+   * socket has closed (a carrier stream stays open while the notice plays out).
+   */
+  farewell(text: string): Promise<void> {
+    if (this.#phase === "live" && this.mode !== "text") {
+      this.#endAfterReply = "gateway shutting down";
+      this.#log.info({}, "farewell before shutdown");
+      this.#mode?.greet(text);
+    } else if (this.#phase !== "ended") {
+      this.goAway();
+    }
+    return this.#endedPromise.then(() => this.#deps.link.hungUp);
+  }
+
   /** Gateway drain: close with 1001 (going away). */
   goAway(): void {
     this.#deps.link.close(CLOSE.goingAway, "gateway shutting down");
@@ -210,6 +236,7 @@ export class Session {
     }
     this.#log.info({ replies: this.#replies }, "session ended");
     this.#deps.ended?.(this);
+    this.#resolveEnded();
   }
 
   // ── start ─────────────────────────────────────────────────────────────────────────────

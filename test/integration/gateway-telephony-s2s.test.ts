@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
-import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { DEFAULTS, agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import type { CarrierCall } from "../../src/transport/carrier-bridge.js";
 import { FakeCarrier } from "../helpers/fake-carrier.js";
@@ -156,6 +156,22 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
     expect(carrier.marksEchoed.map((m) => m.name)).toContain(lastMark);
     await sleep(50);
     expect(hangUps).toMatchObject([{ carrier: "twilio", callId: carrier.callId }]);
+  }, 20_000);
+
+  it("a drain that reaches its deadline tells the caller in the model's voice, then hangs up once that was heard", async () => {
+    await start();
+    service.enqueue({ say: "Thanks for calling.", audioMs: 100 });
+    carrier = await FakeCarrier.dial({ url: streamUrl("twilio"), playbackDelayMs: 200 });
+    await carrier.until(() => carrier!.marksEchoed.length > 0 && carrier!.bufferedMs === 0, "the greeting played");
+    service.enqueue({ say: "Sorry, we have to end this call now.", audioMs: 800 });
+    const draining = gateway.drain(100);
+    const closed = await carrier.closed;
+    await draining;
+    expect(closed.code).toBe(1000);
+    const notice = service.messages.filter((m) => m.message.type === "response.create").at(-1)?.message.response as { instructions?: string };
+    expect(notice.instructions).toContain(DEFAULTS.shutdownPhrase);
+    expect(carrier.playedMs).toBeGreaterThanOrEqual(100 + 800 - 40);
+    expect(hangUps).toMatchObject([{ carrier: "twilio" }]);
   }, 20_000);
 
   it("a hang-up (stop) ends the session cleanly, with no error and no hang-up request", async () => {

@@ -314,11 +314,30 @@ describe("drain", () => {
     await sleep(50);
     expect((await fetch(`${base}/ready`)).status).toBe(503);
     const late = new WebSocket(wsUrl());
-    expect(await new Promise<number | undefined>((resolve) => late.once("unexpected-response", (_req, res) => resolve(res.statusCode)))).toBe(503);
+    const refusal = await new Promise<{ status: number | undefined; body: string }>((resolve) =>
+      late.once("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode, body }));
+      }),
+    );
+    expect(refusal).toEqual({ status: 503, body: "gateway draining: connect again (to another instance)\n" });
     fake.enqueue({ text: "Still serving you." });
     await client.say("are you closing?");
     expect(client.of("agent-transcript.committed").at(-1)?.text).toBe("Still serving you.");
     await draining;
     expect((await client.closed).code).toBe(1001);
+  });
+
+  it("ends as soon as the last live session does, well before the deadline", async () => {
+    await start();
+    const client = await connect(wsUrl());
+    await client.next("reply.completed", 0);
+    const started = Date.now();
+    const draining = gateway.drain(20_000);
+    await sleep(100);
+    client.close();
+    await draining;
+    expect(Date.now() - started).toBeLessThan(5000);
   });
 });

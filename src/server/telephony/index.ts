@@ -24,6 +24,7 @@ import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
 import type { Limits } from "../../transport/protocol.js";
 import { keyMatches, mintToken, verifyToken } from "../auth.js";
+import { refuseUpgrade } from "../upgrade.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
 import { telnyxPublicKey, validTelnyxSignature, validTwilioSignature } from "./signatures.js";
@@ -82,11 +83,6 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
 function send(res: ServerResponse, status: number, type: string, body: string): void {
   res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
   res.end(body);
-}
-
-function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  socket.end(`HTTP/1.1 ${status} ${message}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-  socket.destroy();
 }
 
 export function createTelephony(deps: TelephonyDeps): Telephony {
@@ -200,7 +196,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       return true;
     }
     if (deps.draining()) {
-      refuseUpgrade(socket, 503, "Service Unavailable");
+      refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining");
       return true;
     }
     if (carrier === "twilio" && twilioToken !== undefined) {
