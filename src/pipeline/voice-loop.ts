@@ -79,6 +79,8 @@ export interface VoiceLoopDeps {
   readonly toolsRunning: () => boolean;
   /** After every reply: usage, latency, record. */
   readonly replySettled: (info: { readonly status: ReplyResult["status"] | "spoken"; readonly usage?: ReplyUsage; readonly llmFirstTokenMs?: number }) => void;
+  /** Counts for metrics: a barge-in, a falsely interrupted reply resumed. */
+  readonly count?: (what: "barge_in" | "false_interruption_resume") => void;
 }
 
 type TurnInput =
@@ -436,6 +438,7 @@ export class VoiceLoop {
     }
     this.#resumes += 1;
     this.#deps.log.info({ resumes: this.#resumes }, "false interruption resumed");
+    this.#deps.count?.("false_interruption_resume");
     this.#enqueue({ kind: "resume", quote });
   }
 
@@ -823,6 +826,7 @@ export class VoiceLoop {
     this.#playback.cleared();
     if (bargeIn) {
       this.#deps.log.info({ reply: reply.id, heard: heard.length }, "barge-in");
+      this.#deps.count?.("barge_in");
       this.#holdUntil = this.#deps.clock.now() + this.#deps.settings.interruption.backoffMs;
       if (this.#deps.settings.interruption.resumeFalseInterruption && heard !== "") this.#armedResume = heard.slice(-RESUME_QUOTE_CHARS);
       const utterance = this.#utterance;

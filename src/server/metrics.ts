@@ -1,5 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { EventBody } from "../events.js";
 import type { SessionMetrics } from "../session/metrics-port.js";
+
+/** `metrics.turn` fields (ms) → the `stage` label. */
+const STAGES = [
+  ["endpointMs", "endpoint"],
+  ["sttFinalMs", "stt_final"],
+  ["llmFirstTokenMs", "llm_first_token"],
+  ["ttsFirstAudioMs", "tts_first_audio"],
+  ["voiceToVoiceMs", "voice_to_voice"],
+] as const;
 
 /** Prometheus metrics of one gateway, in its own registry (several gateways can share a process). */
 export class GatewayMetrics implements SessionMetrics {
@@ -16,6 +26,17 @@ export class GatewayMetrics implements SessionMetrics {
     buckets: [0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2.5, 5, 10],
     registers: [this.registry],
   });
+
+  readonly #stages = new Histogram({
+    name: "switchboard_turn_stage_seconds",
+    help: "Turn latency by stage, from metrics.turn: endpoint, stt_final, llm_first_token, tts_first_audio, voice_to_voice (at the client or carrier).",
+    labelNames: ["mode", "stage"],
+    buckets: [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10],
+    registers: [this.registry],
+  });
+  readonly #cancelled = new Counter({ name: "switchboard_replies_cancelled_total", help: "Replies cancelled (barge-ins, client cancels, resets), by mode and transport.", labelNames: ["mode", "transport"], registers: [this.registry] });
+  readonly #bargeIns = new Counter({ name: "switchboard_barge_ins_total", help: "Barge-ins: the caller spoke over an audible reply.", labelNames: ["mode"], registers: [this.registry] });
+  readonly #resumes = new Counter({ name: "switchboard_false_interruption_resumes_total", help: "Replies resumed after a barge-in that produced no words.", labelNames: ["mode"], registers: [this.registry] });
 
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: "switchboard_" });
@@ -44,6 +65,22 @@ export class GatewayMetrics implements SessionMetrics {
 
   providerLatency(provider: string, stage: string, ms: number): void {
     this.#latency.observe({ provider, stage }, ms / 1000);
+  }
+
+  event(mode: string, transport: string, event: EventBody): void {
+    if (event.type === "metrics.turn") {
+      for (const [field, stage] of STAGES) {
+        const ms = event[field];
+        if (typeof ms === "number") this.#stages.observe({ mode, stage }, ms / 1000);
+      }
+    } else if (event.type === "reply.cancelled") {
+      this.#cancelled.inc({ mode, transport });
+    }
+  }
+
+  count(mode: string, what: "barge_in" | "false_interruption_resume"): void {
+    if (what === "barge_in") this.#bargeIns.inc({ mode });
+    else this.#resumes.inc({ mode });
   }
 
   /** The Prometheus text exposition. */

@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../errors.js";
+import type { EventBody } from "../events.js";
 import type { SessionMode } from "../manifest/index.js";
 import type { ToolStatus } from "./tool-runner.js";
 
@@ -11,6 +12,10 @@ export interface SessionMetrics {
   toolCall(status: ToolStatus): void;
   /** A provider stage's latency (ms), e.g. ("openai", "llm_first_token"). */
   providerLatency(provider: string, stage: string, ms: number): void;
+  /** Every event the session emits (turn stage latencies come from `metrics.turn`). */
+  event(mode: SessionMode, transport: string, event: EventBody): void;
+  /** A barge-in, or a falsely interrupted reply resumed. */
+  count(mode: SessionMode, what: "barge_in" | "false_interruption_resume"): void;
 }
 
 /** Metrics that go nowhere (library default, tests). */
@@ -21,4 +26,6 @@ export const noMetrics: SessionMetrics = {
   error: () => {},
   toolCall: () => {},
   providerLatency: () => {},
+  event: () => {},
+  count: () => {},
 };

@@ -42,4 +42,6 @@ export interface RunnerContext {
   readonly fatal: (error: GatewayError) => void;
   /** After every reply. */
   readonly replySettled: (info: { readonly status: ReplyResult["status"] | "spoken"; readonly usage?: ReplyUsage | undefined; readonly llmFirstTokenMs?: number | undefined }) => void;
+  /** Counts for metrics: a barge-in, a falsely interrupted reply resumed. */
+  readonly count: (what: "barge_in" | "false_interruption_resume") => void;
 }

@@ -222,6 +222,7 @@ export class S2sRunner implements ModeRunner {
     if (this.#playback.modelAudible && cuttable) {
       // With interrupt_response the service cancels its response itself; a second cancel only earns an error.
       this.#interrupt({ serviceCancels: this.#options.setup.interruptResponse });
+      this.#ctx.count("barge_in");
       this.#ctx.emit({ type: "reply.cancelled" });
     }
     this.#ctx.emit({ type: "speech.started" });

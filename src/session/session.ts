@@ -360,6 +360,7 @@ export class Session {
       admitTurn: () => this.#admitTurn(),
       fatal: (error) => this.#fail(error),
       replySettled: (info) => this.#replySettled(info),
+      count: (what) => this.#metrics.count(this.mode, what),
     };
   }
 
@@ -543,6 +544,7 @@ export class Session {
 
   #emit(event: EventBody): void {
     if (this.#phase === "ended") return;
+    this.#metrics.event(this.mode, this.#deps.transport ?? "websocket", event);
     this.#deps.link.emit(event);
   }
 

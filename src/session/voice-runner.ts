@@ -112,6 +112,7 @@ export class VoiceRunner implements ModeRunner {
       toolCovering: () => options.tools.coveringCalls > 0,
       toolsRunning: () => options.tools.runningCalls > 0,
       replySettled: (info) => ctx.replySettled(info),
+      count: (what) => ctx.count(what),
     });
   }
 

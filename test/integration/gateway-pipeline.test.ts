@@ -110,6 +110,18 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
     expect(stt.audioBytes).toBeGreaterThanOrEqual(30 * 640);
     for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
     console.log(log.filter((l) => !l.startsWith("agent-transcript.updated")).join("\n"));
+
+    // The session's story, as Prometheus sees it.
+    const metrics = await (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+    const value = (series: string): number => Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(metrics)?.[1] ?? "0");
+    expect(value('switchboard_sessions_total{mode="pipeline",transport="websocket"}')).toBe(1);
+    expect(value('switchboard_barge_ins_total{mode="pipeline"}')).toBeGreaterThanOrEqual(1);
+    expect(value('switchboard_false_interruption_resumes_total{mode="pipeline"}')).toBe(1);
+    expect(value('switchboard_replies_cancelled_total{mode="pipeline",transport="websocket"}')).toBeGreaterThanOrEqual(1);
+    expect(value('switchboard_tool_calls_total{outcome="ok"}')).toBe(1);
+    for (const stage of ["endpoint", "llm_first_token", "tts_first_audio", "voice_to_voice"]) {
+      expect(value(`switchboard_turn_stage_seconds_count{mode="pipeline",stage="${stage}"}`), stage).toBeGreaterThanOrEqual(1);
+    }
   }, 30_000);
 });
 
