@@ -7,6 +7,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import process from "node:process";
+import cluster from "node:cluster";
+import { availableParallelism } from "node:os";
 import { ConfigError } from "./manifest/index.js";
 import { createLogger } from "./log.js";
 import { readWav, writeWav } from "./audio/wav.js";
@@ -15,6 +17,7 @@ import { createGateway } from "./server/index.js";
 import type { ServerEvent } from "./transport/protocol.js";
 import { loadAgent } from "./server/loader.js";
 import { missingKey } from "./server/offline.js";
+import { clusterMetrics, joinCluster, runPrimary } from "./server/workers.js";
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -23,6 +26,8 @@ Commands:
       --port <n>              port to listen on (default 3000; 0 picks a free one)
       --host <addr>           address to bind (default 127.0.0.1)
       --offline               run on the offline stack even when keys are set
+      --workers <n>           one gateway process per core (default: the number of cores when
+                              SWITCHBOARD_REDIS_URL is set, else 1: resume needs a shared store)
   start                       serve the bundled demo agent (examples/support)
   check <agent-dir-or-file>   validate an agent: mode, tools (source, messages), providers and keys
   call <agent> <input.wav>    one session from a recording; prints the conversation
@@ -35,6 +40,12 @@ Commands:
 
 const DEMO_AGENT = fileURLToPath(new URL("../examples/support", import.meta.url));
 
+/** What `serve` prints once it listens. */
+function banner(title: string, url: string, workers: number): string {
+  const processes = workers > 1 ? `, ${workers} worker processes` : "";
+  return `\nSwitchboard is serving ${title}${processes}\n  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n\n`;
+}
+
 function fail(message: string): number {
   process.stderr.write(`switchboard: ${message}\n`);
   return 1;
@@ -44,18 +55,33 @@ function describe(error: unknown): string {
   return error instanceof ConfigError || error instanceof Error ? error.message : String(error);
 }
 
-async function serve(path: string, flags: { port?: string | undefined; host?: string | undefined; offline?: boolean | undefined }): Promise<number> {
+type ServeFlags = { port?: string | undefined; host?: string | undefined; offline?: boolean | undefined; workers?: string | undefined };
+
+async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promise<number> {
   const log = createLogger();
   const port = flags.port === undefined ? 3000 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) return fail(`--port must be a port number (got ${flags.port}).`);
   const host = flags.host ?? "127.0.0.1";
+  const workers = flags.workers === undefined ? defaultWorkers : Number(flags.workers);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256) return fail(`--workers must be a whole number from 1 to 256 (got ${flags.workers}).`);
+  if (workers > 1 && cluster.isPrimary) {
+    if ((process.env.SWITCHBOARD_REDIS_URL ?? "") === "") log.warn({ workers }, "several workers without SWITCHBOARD_REDIS_URL: a client resumes only if it reconnects to the same worker");
+    return runPrimary(workers, log, (url) => process.stdout.write(banner(JSON.stringify(path), url, workers)));
+  }
   let agent;
   try {
     agent = await loadAgent(path, { warn: (message) => log.warn({}, message) });
   } catch (error) {
     return fail(describe(error));
   }
-  const gateway = createGateway({ agent: agent.def, script: agent.script, offline: flags.offline === true ? true : "auto", logger: log });
+  const worker = cluster.isWorker;
+  const gateway = createGateway({
+    agent: agent.def,
+    script: agent.script,
+    offline: flags.offline === true ? true : "auto",
+    logger: worker ? log.child({ worker: cluster.worker?.id }) : log,
+    ...(worker ? { metricsText: () => clusterMetrics() } : {}),
+  });
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
     log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
   }
@@ -66,10 +92,8 @@ async function serve(path: string, flags: { port?: string | undefined; host?: st
     return fail(`cannot listen on ${host}:${port}: ${describe(error)}`);
   }
   const { config } = gateway;
-  process.stdout.write(
-    `\nSwitchboard is serving "${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})\n` +
-      `  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n\n`,
-  );
+  if (worker) joinCluster(gateway.metrics.registry, url);
+  else process.stdout.write(banner(`"${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})`, url, 1));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -189,7 +213,7 @@ async function main(argv: readonly string[]): Promise<number> {
     parsed = parseArgs({
       args: [...rest],
       allowPositionals: true,
-      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" }, out: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" } },
+      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" }, workers: { type: "string" }, out: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" } },
     });
   } catch (error) {
     return fail(`${describe(error)}\n\n${USAGE}`);
@@ -200,7 +224,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return serve(target ?? DEMO_AGENT, parsed.values);
     case "serve":
       if (target === undefined) return fail(`serve needs an agent directory or file.\n\n${USAGE}`);
-      return serve(target, parsed.values);
+      return serve(target, parsed.values, (process.env.SWITCHBOARD_REDIS_URL ?? "") === "" ? 1 : availableParallelism());
     case "check":
       if (target === undefined) return fail(`check needs an agent directory or file.\n\n${USAGE}`);
       return check(target);

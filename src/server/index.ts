@@ -70,6 +70,8 @@ export interface GatewayOptions<Session = unknown> {
   readonly s2s?: (descriptor: ProviderDescriptor) => S2sProvider;
   /** Collect process metrics (CPU, memory, event-loop lag) too. Default true. */
   readonly processMetrics?: boolean;
+  /** Where `GET /metrics` comes from (default: this gateway's registry); `--workers` aggregates the group. */
+  readonly metricsText?: () => Promise<string>;
   /** Hangs calls up through the carriers' APIs (default: from TWILIO_* / TELNYX_* in env). */
   readonly carrierClient?: CarrierClient;
 }
@@ -169,10 +171,16 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         return json(res, 200, { status: "ok" });
       case "GET /ready":
         return json(res, draining ? 503 : 200, { status: draining ? "draining" : "ready", sessions: live.size });
-      case "GET /metrics":
+      case "GET /metrics": {
+        // Under `--workers`, the whole group's metrics (aggregated by the primary); this worker's alone if that fails.
+        const text = options.metricsText === undefined ? await metrics.text() : await options.metricsText().catch((err: unknown) => {
+          log.warn({ err }, "cluster metrics unavailable; serving this worker's");
+          return metrics.text();
+        });
         res.writeHead(200, { "content-type": metrics.contentType });
-        res.end(await metrics.text());
+        res.end(text);
         return;
+      }
       case "GET /client-config": {
         return json(res, 200, {
           name: config.name,

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { connect } from "../helpers/ws-client.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let child: ChildProcess | undefined;
+
+afterEach(() => {
+  if (child?.exitCode === null) child.kill("SIGKILL");
+});
+
+/** `switchboard serve --workers 2` on a text agent; resolves with its base URL once it listens. */
+async function serveWorkers(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "sb-workers-"));
+  await writeFile(join(dir, "agent.mjs"), 'export default { name: "echo", mode: "text", greeting: "Hello.", llm: { kind: "scripted", options: {} } };\n');
+  child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", dir, "--workers", "2", "--port", "0"], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn" } });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 30 s:\n${out}`)), 30_000);
+    child?.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1];
+      if (url !== undefined) {
+        clearTimeout(timer);
+        resolve(url);
+      }
+    });
+    child?.on("exit", (code) => reject(new Error(`serve exited ${String(code)}:\n${out}`)));
+  });
+}
+
+describe("switchboard serve --workers", () => {
+  it("spreads sessions over the workers, aggregates their metrics, and drains them all on SIGTERM", async () => {
+    const base = await serveWorkers();
+    const clients = await Promise.all(Array.from({ length: 8 }, () => connect(`${base.replace(/^http/, "ws")}/websocket`)));
+    await Promise.all(clients.map((c) => c.next("reply.completed", 0)));
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const perWorker = [...metrics.matchAll(/^switchboard_sessions_total\{mode="text",transport="websocket",worker="(\d+)"\} (\d+)$/gm)].map((m) => Number(m[2]));
+    // Both workers took sessions (the primary hands connections out round-robin), and the sum is all of them.
+    expect(perWorker).toHaveLength(2);
+    expect(perWorker.every((n) => n > 0)).toBe(true);
+    expect(perWorker.reduce((a, b) => a + b, 0)).toBe(8);
+    for (const client of clients) client.close();
+    await Promise.all(clients.map((c) => c.closed));
+    const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
+    child?.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  }, 60_000);
+});
