@@ -27,6 +27,7 @@ import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import { RESUME_GRACE_MS, type SessionStore } from "./store.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { TextRunner } from "./text-runner.js";
+import { TurnTracer } from "./turn-tracer.js";
 import { ToolRunner } from "./tool-runner.js";
 import { VoiceRunner, type VoiceProviders } from "./voice-runner.js";
 import { S2sRunner } from "./s2s-runner.js";
@@ -99,6 +100,7 @@ export class Session {
   readonly #deps: SessionDeps;
   readonly #log: Logger;
   readonly #metrics: SessionMetrics;
+  readonly #tracer: TurnTracer;
   readonly #conversation = new Conversation();
   #phase: Phase = "starting";
   #tools: ToolRunner | undefined;
@@ -126,6 +128,12 @@ export class Session {
     this.mode = sessionMode(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
     this.#metrics = deps.metrics ?? noMetrics;
+    this.#tracer = new TurnTracer(deps.clock, {
+      "switchboard.session.id": this.id,
+      "switchboard.agent": deps.agent.config.name,
+      "switchboard.mode": this.mode,
+      "switchboard.transport": deps.transport ?? "websocket",
+    });
     this.#endedPromise = new Promise((resolve) => {
       this.#resolveEnded = resolve;
     });
@@ -226,6 +234,7 @@ export class Session {
     this.#lifetime.abort(new GatewayError("connection", "the session ended"));
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
+    this.#tracer.close();
     try {
       await this.#mode?.close();
       await this.#save();
@@ -545,6 +554,7 @@ export class Session {
   #emit(event: EventBody): void {
     if (this.#phase === "ended") return;
     this.#metrics.event(this.mode, this.#deps.transport ?? "websocket", event);
+    this.#tracer.event(event);
     this.#deps.link.emit(event);
   }
 
