@@ -5,6 +5,7 @@ import { createGateway, type Gateway } from "../../src/server/index.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
 import { REDIS_SERVER, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { connect } from "../helpers/ws-client.js";
+import { startWsProxy } from "../helpers/ws-proxy.js";
 
 let redis: RedisServer;
 let llm: FakeOpenAiServer;
@@ -22,13 +23,21 @@ afterEach(async () => {
 });
 
 /** One gateway instance on the shared Redis: what a load balancer would put behind one address. */
-async function instance(): Promise<string> {
+async function instance(port = 0): Promise<string> {
+  const gateway = gatewayInstance();
+  const listening = await gateway.listen(port);
+  return `ws://127.0.0.1:${listening.port}/websocket`;
+}
+
+function gatewayInstance(): Gateway {
   const def = agent({ name: "shop", mode: "text", greeting: "Welcome to the shop.", llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } }, maxRetries: 0 });
   const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, env: { SWITCHBOARD_REDIS_URL: redis.url } });
   gateways.push(gateway);
-  const { port } = await gateway.listen(0);
-  return `ws://127.0.0.1:${port}/websocket`;
+  return gateway;
 }
+
+const portOf = (url: string): number => Number(new URL(url).port);
+const idOf = (events: readonly { type: string; sessionId?: string }[]): string => events.find((e) => e.type === "session.configured")?.sessionId ?? "";
 
 describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis store", () => {
   it("a session started on one instance resumes on another: history.restored, no second greeting", async () => {
@@ -54,6 +63,41 @@ describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis s
     expect(llm.requests.at(-1)?.messages.map((m) => m.content)).toContain("my name is Ada");
     second.close();
   }, 20_000);
+
+  it("a rolling restart of both instances behind a proxy loses no conversation", async () => {
+    const [a, b] = [await instance(), await instance()];
+    const proxy = await startWsProxy([portOf(a), portOf(b)]);
+    try {
+      llm.enqueue({ text: "Noted." });
+      const first = await connect(`${proxy.url}/websocket`);
+      const sessionId = idOf(first.events);
+      await first.say("my order is A17");
+
+      // Restart A: it drains (unready, the call on it closes 1001), the client reconnects through the proxy.
+      const draining = gateways[0]!.drain(300);
+      expect((await first.closed).code).toBe(1001);
+      await draining;
+      const second = await connect(`${proxy.url}/websocket?sessionId=${sessionId}`);
+      const restored = await second.next("history.restored", 0);
+      expect(restored.messages.map((m) => m.text)).toEqual(["Welcome to the shop.", "my order is A17", "Noted."]);
+      llm.enqueue({ text: "Still here." });
+      await second.say("are you there?");
+      const aAgain = await instance(portOf(a));
+
+      // Restart B the same way: the conversation moves back to the new A.
+      const drainingB = gateways[1]!.drain(300);
+      expect((await second.closed).code).toBe(1001);
+      await drainingB;
+      const third = await connect(`${proxy.url}/websocket?sessionId=${sessionId}`);
+      const again = await third.next("history.restored", 0);
+      expect(again.messages.map((m) => m.text)).toEqual(["Welcome to the shop.", "my order is A17", "Noted.", "are you there?", "Still here."]);
+      expect(third.of("agent-transcript.committed")).toEqual([]);
+      expect(aAgain).toBe(a);
+      third.close();
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
 
   it("a live session taken over from another instance closes there with the takeover reason", async () => {
     const [a, b] = [await instance(), await instance()];
