@@ -71,12 +71,16 @@ export interface S2sEvents {
   toolCall(call: S2sToolCall): void;
   /** In-band provider errors are non-fatal; `fatal` when the link is gone for good. */
   error(error: Error, info: { readonly fatal: boolean }): void;
+  /** A dropped socket was replaced (for metrics; the conversation was replayed). */
+  reconnected?(): void;
   /** The socket closed for good (after any reconnects); `expected` when the session closed it. */
   closed(info: { readonly expected: boolean }): void;
 }
 
 /** One live speech-to-speech conversation (reconnects are the adapter's, invisible here). */
 export interface S2sSession {
+  /** Caller audio dropped by the adapter's backlog policy (bytes), if it keeps count. */
+  readonly droppedAudioBytes?: number;
   /** The audio both ways: PCM16 at the rates below, or G.711 at 8 kHz. */
   readonly audioFormat: S2sAudioFormat;
   /** The rates the service takes and gives (OpenAI: 24 kHz both ways; Gemini: 16 kHz in, 24 kHz out; G.711: 8 kHz). */

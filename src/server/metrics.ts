@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { EventBody } from "../events.js";
-import type { SessionMetrics } from "../session/metrics-port.js";
+import type { MetricCount, SessionMetrics } from "../session/metrics-port.js";
 
 /** `metrics.turn` fields (ms) → the `stage` label. */
 const STAGES = [
@@ -37,6 +37,8 @@ export class GatewayMetrics implements SessionMetrics {
   readonly #cancelled = new Counter({ name: "switchboard_replies_cancelled_total", help: "Replies cancelled (barge-ins, client cancels, resets), by mode and transport.", labelNames: ["mode", "transport"], registers: [this.registry] });
   readonly #bargeIns = new Counter({ name: "switchboard_barge_ins_total", help: "Barge-ins: the caller spoke over an audible reply.", labelNames: ["mode"], registers: [this.registry] });
   readonly #resumes = new Counter({ name: "switchboard_false_interruption_resumes_total", help: "Replies resumed after a barge-in that produced no words.", labelNames: ["mode"], registers: [this.registry] });
+  readonly #reconnects = new Counter({ name: "switchboard_provider_reconnects_total", help: "Provider sockets replaced after a drop (STT, speech-to-speech), by mode.", labelNames: ["mode"], registers: [this.registry] });
+  readonly #dropped = new Counter({ name: "switchboard_audio_dropped_bytes_total", help: "Caller audio dropped by a provider link's backlog policy, by link.", labelNames: ["link"], registers: [this.registry] });
 
   constructor(options: { readonly processMetrics?: boolean } = {}) {
     if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: "switchboard_" });
@@ -78,9 +80,13 @@ export class GatewayMetrics implements SessionMetrics {
     }
   }
 
-  count(mode: string, what: "barge_in" | "false_interruption_resume"): void {
-    if (what === "barge_in") this.#bargeIns.inc({ mode });
-    else this.#resumes.inc({ mode });
+  count(mode: string, what: MetricCount): void {
+    const counter = what === "barge_in" ? this.#bargeIns : what === "false_interruption_resume" ? this.#resumes : this.#reconnects;
+    counter.inc({ mode });
+  }
+
+  audioDropped(where: "stt" | "s2s", bytes: number): void {
+    if (bytes > 0) this.#dropped.inc({ link: where }, bytes);
   }
 
   /** The Prometheus text exposition. */

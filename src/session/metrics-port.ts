@@ -3,6 +3,9 @@ import type { EventBody } from "../events.js";
 import type { SessionMode } from "../manifest/index.js";
 import type { ToolStatus } from "./tool-runner.js";
 
+/** Events counted for metrics. */
+export type MetricCount = "barge_in" | "false_interruption_resume" | "provider_reconnect";
+
 /** What a session reports for metrics; the server implements it with prom-client. */
 export interface SessionMetrics {
   sessionStarted(mode: SessionMode, transport: string): void;
@@ -14,8 +17,10 @@ export interface SessionMetrics {
   providerLatency(provider: string, stage: string, ms: number): void;
   /** Every event the session emits (turn stage latencies come from `metrics.turn`). */
   event(mode: SessionMode, transport: string, event: EventBody): void;
-  /** A barge-in, or a falsely interrupted reply resumed. */
-  count(mode: SessionMode, what: "barge_in" | "false_interruption_resume"): void;
+  /** A barge-in, a falsely interrupted reply resumed, a provider socket replaced. */
+  count(mode: SessionMode, what: MetricCount): void;
+  /** Caller audio a provider link dropped by its backlog policy (bytes), reported when the session ends. */
+  audioDropped(where: "stt" | "s2s", bytes: number): void;
 }
 
 /** Metrics that go nowhere (library default, tests). */
@@ -28,4 +33,5 @@ export const noMetrics: SessionMetrics = {
   providerLatency: () => {},
   event: () => {},
   count: () => {},
+  audioDropped: () => {},
 };

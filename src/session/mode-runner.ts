@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import type { ReplyResult, ReplyUsage } from "../pipeline/reply-loop.js";
 import type { EventBody } from "../events.js";
 import type { Conversation } from "./conversation.js";
+import type { MetricCount } from "./metrics-port.js";
 import type { ToolLine } from "./tool-runner.js";
 
 /** How one mode runs turns: text (typed turns, shown replies) or voice (pipeline). */
@@ -42,6 +43,8 @@ export interface RunnerContext {
   readonly fatal: (error: GatewayError) => void;
   /** After every reply. */
   readonly replySettled: (info: { readonly status: ReplyResult["status"] | "spoken"; readonly usage?: ReplyUsage | undefined; readonly llmFirstTokenMs?: number | undefined }) => void;
-  /** Counts for metrics: a barge-in, a falsely interrupted reply resumed. */
-  readonly count: (what: "barge_in" | "false_interruption_resume") => void;
+  /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, a provider socket replaced. */
+  readonly count: (what: MetricCount) => void;
+  /** Caller audio a provider link dropped by its backlog policy (bytes), reported at close. */
+  readonly audioDropped: (where: "stt" | "s2s", bytes: number) => void;
 }

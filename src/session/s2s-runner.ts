@@ -96,6 +96,7 @@ export class S2sRunner implements ModeRunner {
         responseDone: (info) => void runner.#onResponseDone(info.responseId, info.status, info.usage),
         toolCall: (call) => runner.#onToolCall(call),
         error: (error, info) => runner.#onError(error, info.fatal),
+        reconnected: () => ctx.count("provider_reconnect"),
         closed: (info) => {
           if (!info.expected) runner.#onError(new Error("the speech-to-speech service closed the connection"), true);
         },
@@ -167,6 +168,7 @@ export class S2sRunner implements ModeRunner {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#ctx.audioDropped("s2s", this.#session?.droppedAudioBytes ?? 0);
     this.#signal.abort(new Error("session ended"));
     await this.#session?.close();
   }

@@ -370,6 +370,7 @@ export class Session {
       fatal: (error) => this.#fail(error),
       replySettled: (info) => this.#replySettled(info),
       count: (what) => this.#metrics.count(this.mode, what),
+      audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
     };
   }
 

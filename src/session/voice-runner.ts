@@ -225,6 +225,7 @@ export class VoiceRunner implements ModeRunner {
     this.#closed = true;
     this.#loop.close();
     this.#vad?.close();
+    this.#ctx.audioDropped("stt", this.#stt.droppedBytes);
     await Promise.allSettled([this.#stt.close(), this.#tts.close()]);
   }
 
@@ -270,6 +271,7 @@ export class VoiceRunner implements ModeRunner {
       );
       for (const chunk of this.#replay) this.#stt.sendAudio(chunk);
       this.#reconnects = 0;
+      this.#ctx.count("provider_reconnect");
     } catch (error) {
       this.#ctx.log.warn({ err: error }, "stt reconnect failed");
       await this.#ctx.clock.sleep(250 * this.#reconnects).catch(() => {});

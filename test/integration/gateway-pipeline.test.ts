@@ -125,6 +125,21 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
   }, 30_000);
 });
 
+describe("a pipeline session's STT link", () => {
+  it("is replaced after a drop, and the reconnect is counted in the metrics", async () => {
+    const address = gateway.server.address() as { port: number };
+    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    await client.next("reply.completed", 0);
+    await speakFor(100);
+    stt.drop();
+    const deadline = Date.now() + 10_000;
+    while (stt.connections.length < 2 && Date.now() < deadline) await speakFor(40);
+    expect(stt.connections.length).toBe(2);
+    const metrics = await (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+    expect(metrics).toMatch(/^switchboard_provider_reconnects_total\{mode="pipeline"\} 1$/m);
+  }, 20_000);
+});
+
 describe.skipIf(!(await opusAvailable()))("Opus at the socket edge", () => {
   it("announces opus, decodes the mic to PCM for the STT, and speaks in 20 ms Opus packets", async () => {
     const address = gateway.server.address() as { port: number };

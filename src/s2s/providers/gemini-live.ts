@@ -62,6 +62,7 @@ import { GatewayError, MissingKeyError, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { ProviderDescriptor } from "../../manifest/index.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession, S2sSetup, S2sTool } from "../s2s-port.js";
+import { shieldEvents } from "../shield-events.js";
 
 /** vendors.md §2 "Connection". */
 export const GEMINI_LIVE_URL = "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
@@ -380,7 +381,7 @@ class GeminiLiveSession implements S2sSession {
     private readonly options: S2sOpenOptions,
     events: S2sEvents,
   ) {
-    this.#events = shielded(events, runtime.log);
+    this.#events = shieldEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
   }
 
   static async open(settings: GeminiLiveSettings, runtime: Runtime, options: S2sOpenOptions, events: S2sEvents): Promise<S2sSession> {
@@ -610,6 +611,7 @@ class GeminiLiveSession implements S2sSession {
     if (this.#droppedAudio > 0) this.runtime.log.debug({ bytes: this.#droppedAudio }, "gemini-live: mic audio dropped while reconnecting");
     this.#droppedAudio = 0;
     this.runtime.log.debug({ link: link.id, resumed: link.resumed }, "gemini-live: reconnected");
+    this.#events.reconnected?.();
   }
 
   /** Swap sockets after a `goAway`, once no response is in flight (or the deadline passed). */
@@ -854,25 +856,3 @@ function dialFailure(httpStatus: number | undefined, code: number, reason: strin
   );
 }
 
-/** `events` with every call caught, so a throwing handler never breaks the socket's event loop. */
-function shielded(events: S2sEvents, log: GeminiLiveLog): S2sEvents {
-  const call = (deliver: () => void): void => {
-    try {
-      deliver();
-    } catch (error) {
-      log.warn({ err: messageOf(error) }, "gemini-live: an s2s event handler threw; ignored");
-    }
-  };
-  return {
-    audio: (pcm, info) => call(() => events.audio(pcm, info)),
-    agentTranscript: (delta, info) => call(() => events.agentTranscript(delta, info)),
-    speechStarted: () => call(() => events.speechStarted()),
-    speechStopped: () => call(() => events.speechStopped()),
-    userTranscript: (text, info) => call(() => events.userTranscript(text, info)),
-    responseStarted: (info) => call(() => events.responseStarted(info)),
-    responseDone: (info) => call(() => events.responseDone(info)),
-    toolCall: (toolCall) => call(() => events.toolCall(toolCall)),
-    error: (error, info) => call(() => events.error(error, info)),
-    closed: (info) => call(() => events.closed(info)),
-  };
-}

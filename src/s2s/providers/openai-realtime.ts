@@ -18,6 +18,7 @@ import { GatewayError, MissingKeyError, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { ProviderDescriptor } from "../../manifest/index.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession, S2sSetup } from "../s2s-port.js";
+import { shieldEvents } from "../shield-events.js";
 
 const KIND = "openai-realtime";
 const VENDOR = "OpenAI Realtime";
@@ -271,7 +272,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     private readonly openOptions: S2sOpenOptions,
     events: S2sEvents,
   ) {
-    this.#events = shielded(events, runtime.log);
+    this.#events = shieldEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
     this.audioFormat = openOptions.audioFormat ?? "pcm16";
     const wire = wireFormat(this.audioFormat);
     this.inputSampleRate = wire.rate;
@@ -526,6 +527,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     try {
       await this.#connect(undefined);
       this.runtime.log.debug({ attempt: this.#attempts }, `${VENDOR} reconnected`);
+      this.#events.reconnected?.();
     } catch (error) {
       if (this.#ended) return;
       this.#lastFailure = messageOf(error);
@@ -803,25 +805,3 @@ function closeGracefully(ws: WebSocket, clock: Clock): Promise<void> {
   });
 }
 
-/** `events` with every call caught and logged: a throwing handler never breaks the socket's loop. */
-function shielded(events: S2sEvents, log: S2sLog): S2sEvents {
-  const call = (name: string, deliver: () => void): void => {
-    try {
-      deliver();
-    } catch (error) {
-      log.warn({ err: messageOf(error), event: name }, `an s2s event handler threw; ignored`);
-    }
-  };
-  return {
-    audio: (pcm, info) => call("audio", () => events.audio(pcm, info)),
-    agentTranscript: (delta, info) => call("agentTranscript", () => events.agentTranscript(delta, info)),
-    speechStarted: () => call("speechStarted", () => events.speechStarted()),
-    speechStopped: () => call("speechStopped", () => events.speechStopped()),
-    userTranscript: (text, info) => call("userTranscript", () => events.userTranscript(text, info)),
-    responseStarted: (info) => call("responseStarted", () => events.responseStarted(info)),
-    responseDone: (info) => call("responseDone", () => events.responseDone(info)),
-    toolCall: (c) => call("toolCall", () => events.toolCall(c)),
-    error: (error, info) => call("error", () => events.error(error, info)),
-    closed: (info) => call("closed", () => events.closed(info)),
-  };
-}
