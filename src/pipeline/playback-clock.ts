@@ -19,6 +19,8 @@ export class PlaybackClock {
   /** Timeline ranges of model audio: [start, end) in the reply's timeline, and the model-stream offset at start. */
   #modelRanges: { start: number; end: number; offset: number }[] = [];
   #modelMs = 0;
+  /** Epoch ms at which this timeline's first audio starts playing, by the estimate (reports can push it later). */
+  #startAt: number | undefined;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -29,11 +31,13 @@ export class PlaybackClock {
     this.#timelineMs = 0;
     this.#modelRanges = [];
     this.#modelMs = 0;
+    this.#startAt = undefined;
   }
 
   /** Audio of `ms` was handed to the output. */
   queued(ms: number, kind: "model" | "filler"): void {
     const now = this.#clock.now();
+    if (this.#timelineMs === 0) this.#startAt = Math.max(this.#playEnd, now);
     this.#playEnd = Math.max(this.#playEnd, now) + ms;
     if (kind === "model") {
       this.#modelRanges.push({ start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs });
@@ -45,11 +49,15 @@ export class PlaybackClock {
 
   /** The client says `bufferedMs` of agent audio is still unplayed. Only ever pushes playback later. */
   report(bufferedMs: number): void {
-    const end = this.#clock.now() + bufferedMs;
+    const now = this.#clock.now();
+    const end = now + bufferedMs;
     if (end > this.#playEnd) {
-      this.#modelPlayEnd += end - this.#playEnd;
+      const late = end - this.#playEnd;
+      this.#modelPlayEnd += late;
       this.#playEnd = end;
     }
+    // The timeline's audio is the last `timelineMs` of what is still buffered: it cannot have started before now + buffered − timeline.
+    if (this.#startAt !== undefined && bufferedMs >= this.#timelineMs) this.#startAt = Math.max(this.#startAt, now + bufferedMs - this.#timelineMs);
   }
 
   /** Playback was flushed (reply.cancelled): nothing is pending any more. */
@@ -57,6 +65,11 @@ export class PlaybackClock {
     const now = this.#clock.now();
     this.#playEnd = Math.min(this.#playEnd, now);
     this.#modelPlayEnd = Math.min(this.#modelPlayEnd, now);
+  }
+
+  /** When this timeline's first audio started (or starts) playing at the client, by the estimate; undefined before any audio. */
+  get startedAt(): number | undefined {
+    return this.#startAt;
   }
 
   /** Ms of queued audio not yet played. */

@@ -734,7 +734,9 @@ export class VoiceLoop {
     if (input.kind === "user") metrics.endpointMs = Math.max(0, input.committedAt - input.endedAt);
     if (firstTokenMs !== undefined) metrics.llmFirstTokenMs = firstTokenMs;
     if (reply.firstAudioAt !== undefined && reply.firstTextAt !== undefined) metrics.ttsFirstAudioMs = Math.max(0, reply.firstAudioAt - reply.firstTextAt);
-    if (reply.firstAudioAt !== undefined && input.kind === "user") metrics.voiceToVoiceMs = Math.max(0, reply.firstAudioAt - input.endedAt);
+    // Voice-to-voice at the listener: when the reply's first audio played there (client reports, carrier marks), not when it left.
+    const heardAt = this.#playback.startedAt ?? reply.firstAudioAt;
+    if (reply.firstAudioAt !== undefined && heardAt !== undefined && input.kind === "user") metrics.voiceToVoiceMs = Math.max(0, heardAt - input.endedAt);
     this.#deps.emit({ type: "metrics.turn", turnId: reply.id, ...metrics });
   }
 

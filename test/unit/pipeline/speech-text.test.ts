@@ -67,6 +67,28 @@ describe("the heard cursor", () => {
   });
 });
 
+describe("the playback clock's start of a reply", () => {
+  it("starts when the audio is queued, or after what is still playing, and later when the listener says so", async () => {
+    const clock = virtualClock(0);
+    const playback = new PlaybackClock(clock);
+    playback.queued(500, "model");
+    expect(playback.startedAt).toBe(0);
+    // The listener (a carrier's marks, a client's report) still holds 1.5 s at 100 ms: this reply cannot start before 1100.
+    await clock.advance(100);
+    playback.report(1500);
+    expect(playback.startedAt).toBe(1100);
+    // A later report that is consistent with that changes nothing; less buffered than the reply is no bound at all.
+    await clock.advance(1200);
+    playback.report(300);
+    expect(playback.startedAt).toBe(1100);
+    // The next reply queued while this one still plays starts where it ends.
+    playback.resetTimeline();
+    expect(playback.startedAt).toBeUndefined();
+    playback.queued(200, "model");
+    expect(playback.startedAt).toBe(1600);
+  });
+});
+
 describe("recordHeard", () => {
   const call = (id: string): ModelMessage => ({ role: "assistant", content: [{ type: "text", text: "Let me check." }, { type: "tool-call", toolCallId: id, toolName: "lookup", input: {} }] });
   const result = (id: string): ModelMessage => ({ role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: "lookup", output: { type: "text", value: "shipped" } }] });
