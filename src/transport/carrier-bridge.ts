@@ -81,7 +81,7 @@ export class CarrierBridge implements ClientLink {
   readonly #log: Logger;
   readonly #limits: Limits;
   readonly #pacer: Pacer;
-  readonly #keepAlive: { stop(): void };
+  readonly #keepAlive: { stop(): void; seen(): void };
   #call: CarrierCall | undefined;
   #audio: CarrierAudio | undefined;
   #handler: ConnectionHandler | undefined;
@@ -218,6 +218,7 @@ export class CarrierBridge implements ClientLink {
 
   #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.#closed) return;
+    this.#keepAlive.seen();
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     const inbound = this.#codec.decode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), isBinary);
     switch (inbound.kind) {

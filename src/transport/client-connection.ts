@@ -62,7 +62,7 @@ export class ClientConnection implements ClientLink {
   readonly #buffer: Buffered[] = [];
   #bufferedAudioBytes = 0;
   #overflowReported = false;
-  readonly #keepAlive: { stop(): void };
+  readonly #keepAlive: { stop(): void; seen(): void };
   #closed = false;
   #closeInfo: { code: number; reason: string } | undefined;
   #edge: AudioEdge | undefined;
@@ -151,6 +151,7 @@ export class ClientConnection implements ClientLink {
 
   #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.#closed) return;
+    this.#keepAlive.seen();
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (isBinary) {
       if (bytes.byteLength === 0) return;

@@ -7,9 +7,11 @@ const MAX_MISSED_PONGS = 2;
 
 /**
  * WebSocket pings every `intervalMs` (RFC 6455 §5.5.2: the peer must answer with a pong); a peer
- * that misses two in a row is gone (half-open TCP, a sleeping laptop) and `dead` is called.
+ * that misses two in a row is gone (half-open TCP, a sleeping laptop) and `dead` is called. Any
+ * message counts as a pong (`seen()`): a carrier streaming 20 ms frames is alive even if its
+ * media server never answers pings.
  */
-export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: number, dead: () => void): { stop(): void } {
+export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: number, dead: () => void): { stop(): void; seen(): void } {
   let missed = 0;
   let timer: Timer | undefined;
   let stopped = false;
@@ -39,6 +41,9 @@ export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: 
     stop() {
       stopped = true;
       timer?.cancel();
+    },
+    seen() {
+      missed = 0;
     },
   };
 }

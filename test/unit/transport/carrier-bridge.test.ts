@@ -246,6 +246,18 @@ describe("CarrierBridge", () => {
     expect(levels).toEqual([...levels].sort((a, b) => b - a));
   });
 
+  it("counts the carrier's frames as liveness: a media server that never answers pings keeps its call until it goes quiet", async () => {
+    const h = await harness();
+    h.ws.ping = () => {};
+    for (let t = 0; t < 60_000; t += 1000) {
+      h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+      await h.clock.advance(1000);
+    }
+    expect(h.ws.closedWith).toBeUndefined();
+    await h.clock.advance(60_000);
+    expect(h.ws.closedWith).toBeDefined();
+  });
+
   it("delivers keypad digits to the session", async () => {
     const h = await harness();
     h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "5" } });
