@@ -4,8 +4,8 @@
  * its own tools; a pinned tool whose schema changed is refused, the rest of its server kept.
  */
 import { createHash } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { JSONSchema7 } from "json-schema";
 import {
@@ -200,6 +200,16 @@ interface Connected {
   readonly tools: Tool[];
 }
 
+/** The MCP SDK, loaded on first use: an agent without MCP servers never pays its ~10 MB. */
+let sdk: Promise<{ Client: typeof Client; StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport }> | undefined;
+function loadSdk(): NonNullable<typeof sdk> {
+  sdk ??= Promise.all([import("@modelcontextprotocol/sdk/client/index.js"), import("@modelcontextprotocol/sdk/client/streamableHttp.js")]).then(([client, http]) => ({
+    Client: client.Client,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+  }));
+  return sdk;
+}
+
 async function connectOne(
   key: string,
   config: McpServerConfig,
@@ -207,6 +217,7 @@ async function connectOne(
   log: McpLog,
   timeoutMs: number,
 ): Promise<Connected> {
+  const { Client, StreamableHTTPClientTransport } = await loadSdk();
   const client = new Client(CLIENT_INFO);
   // Until connected, a failure surfaces as the rejection below; one log line is enough.
   client.onerror = () => undefined;
