@@ -9,15 +9,15 @@ import { parseArgs } from "node:util";
 import process from "node:process";
 import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
-import { ConfigError } from "./manifest/index.js";
 import { createLogger } from "./log.js";
 import { readWav, writeWav } from "./audio/wav.js";
-import { CALL_PLAYBACK_RATE, callAgent } from "./server/call.js";
-import { createGateway } from "./server/index.js";
 import type { ServerEvent } from "./transport/protocol.js";
-import { loadAgent } from "./server/loader.js";
-import { missingKey } from "./server/offline.js";
-import { clusterMetrics, joinCluster, runPrimary } from "./server/workers.js";
+import { clusterMetrics, joinCluster, prepareWorker, runPrimary } from "./server/workers.js";
+
+// The gateway, the loader and the call runner load on demand: a `--workers` primary only
+// supervises, and should not hold the whole gateway in memory.
+const server = () => import("./server/index.js");
+const loader = () => import("./server/loader.js");
 
 const USAGE = `Usage: switchboard <command> [options]
 
@@ -52,7 +52,7 @@ function fail(message: string): number {
 }
 
 function describe(error: unknown): string {
-  return error instanceof ConfigError || error instanceof Error ? error.message : String(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
 type ServeFlags = { port?: string | undefined; host?: string | undefined; offline?: boolean | undefined; workers?: string | undefined };
@@ -66,15 +66,19 @@ async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promi
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) return fail(`--workers must be a whole number from 1 to 256 (got ${flags.workers}).`);
   if (workers > 1 && cluster.isPrimary) {
     if ((process.env.SWITCHBOARD_REDIS_URL ?? "") === "") log.warn({ workers }, "several workers without SWITCHBOARD_REDIS_URL: a client resumes only if it reconnects to the same worker");
-    return runPrimary(workers, log, (url) => process.stdout.write(banner(JSON.stringify(path), url, workers)));
+    return runPrimary(workers, log, (title, url) => process.stdout.write(banner(title, url, workers)));
   }
+  const worker = cluster.isWorker;
+  // Answer the primary's metrics requests from the start, so an aggregation never waits on a worker still loading.
+  if (worker) prepareWorker();
+  const { loadAgent } = await loader();
+  const { createGateway } = await server();
   let agent;
   try {
     agent = await loadAgent(path, { warn: (message) => log.warn({}, message) });
   } catch (error) {
     return fail(describe(error));
   }
-  const worker = cluster.isWorker;
   const gateway = createGateway({
     agent: agent.def,
     script: agent.script,
@@ -92,8 +96,9 @@ async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promi
     return fail(`cannot listen on ${host}:${port}: ${describe(error)}`);
   }
   const { config } = gateway;
-  if (worker) joinCluster(gateway.metrics.registry, url);
-  else process.stdout.write(banner(`"${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})`, url, 1));
+  const title = `"${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})`;
+  if (worker) joinCluster(gateway.metrics.registry, title, url);
+  else process.stdout.write(banner(title, url, 1));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -117,7 +122,7 @@ async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promi
 async function check(path: string): Promise<number> {
   let agent;
   try {
-    agent = await loadAgent(path, { warn: (message) => process.stderr.write(`warning: ${message}\n`) });
+    agent = await (await loader()).loadAgent(path, { warn: (message) => process.stderr.write(`warning: ${message}\n`) });
   } catch (error) {
     return fail(describe(error));
   }
@@ -136,7 +141,7 @@ async function check(path: string): Promise<number> {
   for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
     const descriptor = config[slot];
     if (descriptor === undefined) continue;
-    const variable = missingKey(descriptor, process.env);
+    const variable = (await import("./server/offline.js")).missingKey(descriptor, process.env);
     out.push(`  ${slot.padEnd(4)} ${descriptor.kind}${variable === undefined ? "" : `  — needs ${variable}`}`);
     if (variable !== undefined) missing += 1;
   }
@@ -161,7 +166,7 @@ async function call(
   let agent;
   let recording;
   try {
-    agent = await loadAgent(agentPath, { warn: () => {} });
+    agent = await (await loader()).loadAgent(agentPath, { warn: () => {} });
     recording = readWav(new Uint8Array(await readFile(input)));
   } catch (error) {
     return fail(describe(error));
@@ -174,6 +179,7 @@ async function call(
     const line = describeEvent(event);
     if (line !== undefined) process.stdout.write(`${line}\n`);
   };
+  const { CALL_PLAYBACK_RATE, callAgent } = await import("./server/call.js");
   const result = await callAgent(agent, recording, { offline: flags.offline === true ? true : "auto", onEvent: print, timeoutMs });
   if (flags.out !== undefined) await writeFile(flags.out, writeWav(result.audio, CALL_PLAYBACK_RATE));
   if (result.fatal !== undefined) return 1;

@@ -38,6 +38,7 @@ export class GatewayMetrics implements SessionMetrics {
   readonly #bargeIns = new Counter({ name: "switchboard_barge_ins_total", help: "Barge-ins: the caller spoke over an audible reply.", labelNames: ["mode"], registers: [this.registry] });
   readonly #resumes = new Counter({ name: "switchboard_false_interruption_resumes_total", help: "Replies resumed after a barge-in that produced no words.", labelNames: ["mode"], registers: [this.registry] });
   readonly #reconnects = new Counter({ name: "switchboard_provider_reconnects_total", help: "Provider sockets replaced after a drop (STT, speech-to-speech), by mode.", labelNames: ["mode"], registers: [this.registry] });
+  readonly #providerErrors = new Counter({ name: "switchboard_provider_errors_total", help: "Non-fatal provider errors (STT, speech-to-speech), by mode; fatal ones end the session and count in switchboard_errors_total.", labelNames: ["mode"], registers: [this.registry] });
   readonly #dropped = new Counter({ name: "switchboard_audio_dropped_bytes_total", help: "Caller audio dropped by a provider link's backlog policy, by link.", labelNames: ["link"], registers: [this.registry] });
 
   constructor(options: { readonly processMetrics?: boolean } = {}) {
@@ -81,8 +82,8 @@ export class GatewayMetrics implements SessionMetrics {
   }
 
   count(mode: string, what: MetricCount): void {
-    const counter = what === "barge_in" ? this.#bargeIns : what === "false_interruption_resume" ? this.#resumes : this.#reconnects;
-    counter.inc({ mode });
+    const counters = { barge_in: this.#bargeIns, false_interruption_resume: this.#resumes, provider_reconnect: this.#reconnects, provider_error: this.#providerErrors };
+    counters[what].inc({ mode });
   }
 
   audioDropped(where: "stt" | "s2s", bytes: number): void {

@@ -6,7 +6,7 @@
  * `GET /metrics` shows the whole process group (each series labelled with its `worker`).
  */
 import cluster, { type Worker } from "node:cluster";
-import { AggregatorRegistry, type Registry } from "prom-client";
+import { AggregatorRegistry, Registry } from "prom-client";
 import type { Logger } from "../log.js";
 
 const METRICS_REQUEST = "switchboard:metrics-request";
@@ -23,18 +23,20 @@ interface Message {
   readonly text?: unknown;
   readonly error?: unknown;
   readonly url?: unknown;
+  readonly title?: unknown;
 }
 
 /**
  * The primary: fork `count` workers (they re-run this CLI and serve), replace crashed ones, drain
  * them all on SIGTERM/SIGINT. Resolves with the exit code once every worker has exited.
  */
-export function runPrimary(count: number, log: Logger, listening: (url: string) => void): Promise<number> {
+export function runPrimary(count: number, log: Logger, listening: (title: string, url: string) => void): Promise<number> {
   const aggregator = new AggregatorRegistry();
   const started = new Map<number, number>();
   let stopping = false;
   let earlyDeaths = 0;
   let announced = false;
+  const ready = new Set<number>();
 
   const fork = (): void => {
     const worker = cluster.fork();
@@ -42,9 +44,13 @@ export function runPrimary(count: number, log: Logger, listening: (url: string) 
   };
 
   cluster.on("message", (worker: Worker, message: Message) => {
-    if (message.type === LISTENING && typeof message.url === "string" && !announced) {
-      announced = true;
-      listening(message.url);
+    // Announced once every worker listens: before that, connections would all land on the ready ones.
+    if (message.type === LISTENING && typeof message.url === "string") {
+      ready.add(worker.id);
+      if (!announced && ready.size >= count) {
+        announced = true;
+        listening(typeof message.title === "string" ? message.title : "the agent", message.url);
+      }
     }
     if (message.type !== METRICS_REQUEST) return;
     aggregator.clusterMetrics().then(
@@ -85,13 +91,18 @@ export function runPrimary(count: number, log: Logger, listening: (url: string) 
   });
 }
 
-/** In a worker: label its series, answer the primary's aggregation requests, and tell it where it listens. */
-export function joinCluster(registry: Registry, url: string): void {
-  registry.setDefaultLabels({ worker: String(cluster.worker?.id ?? 0) });
-  AggregatorRegistry.setRegistries([registry]);
+/** In a worker, first thing: answer the primary's aggregation requests (with nothing yet, until `joinCluster`). */
+export function prepareWorker(): void {
+  AggregatorRegistry.setRegistries([new Registry()]);
   // Constructing one installs prom-client's worker-side listener for the primary's requests.
   new AggregatorRegistry();
-  process.send?.({ type: LISTENING, url });
+}
+
+/** In a worker, once it listens: label its series, aggregate its registry, and tell the primary. */
+export function joinCluster(registry: Registry, title: string, url: string): void {
+  registry.setDefaultLabels({ worker: String(cluster.worker?.id ?? 0) });
+  AggregatorRegistry.setRegistries([registry]);
+  process.send?.({ type: LISTENING, title, url });
 }
 
 let nextRequest = 0;

@@ -4,7 +4,7 @@ import type { SessionMode } from "../manifest/index.js";
 import type { ToolStatus } from "./tool-runner.js";
 
 /** Events counted for metrics. */
-export type MetricCount = "barge_in" | "false_interruption_resume" | "provider_reconnect";
+export type MetricCount = "barge_in" | "false_interruption_resume" | "provider_reconnect" | "provider_error";
 
 /** What a session reports for metrics; the server implements it with prom-client. */
 export interface SessionMetrics {

@@ -370,6 +370,7 @@ export class S2sRunner implements ModeRunner {
       return;
     }
     this.#ctx.log.warn({ err: error }, "s2s provider error");
+    this.#ctx.count("provider_error");
     this.#ctx.emit({ type: "error.reported", code: "s2s", message: messageOf(error), fatal: false });
   }
 }

@@ -129,7 +129,10 @@ export class VoiceRunner implements ModeRunner {
       partial: (text: string, info: { readonly eotConfidence?: number }) => ref.runner?.sttEvent({ kind: "partial", text, eotConfidence: info.eotConfidence }),
       final: (text: string, info: { readonly endOfTurn: boolean }) => ref.runner?.sttEvent({ kind: "final", text, endOfTurn: info.endOfTurn }),
       speechStarted: () => ref.runner?.sttEvent({ kind: "speech" }),
-      error: (error: Error, info: { readonly recoverable: boolean }) => ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error"),
+      error: (error: Error, info: { readonly recoverable: boolean }) => {
+        ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error");
+        ctx.count("provider_error");
+      },
       closed: (info: { readonly expected: boolean }) => {
         if (!info.expected) ref.runner?.sttEvent({ kind: "dropped" });
       },
@@ -263,7 +266,10 @@ export class VoiceRunner implements ModeRunner {
           partial: (text, info) => this.#loop.sttPartial(text, info.eotConfidence),
           final: (text, info) => this.#onFinal(text, info),
           speechStarted: () => this.#loop.sttSpeechStarted(),
-          error: (error, info) => this.#ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error"),
+          error: (error, info) => {
+            this.#ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error");
+            this.#ctx.count("provider_error");
+          },
           closed: (info) => {
             if (!info.expected) void this.#reconnect();
           },

@@ -76,3 +76,16 @@ describe("an s2s session over the OpenAI Realtime wire protocol", () => {
     for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
   }, 30_000);
 });
+
+describe("an s2s session's provider errors", () => {
+  it("reports a non-fatal service error to the client and counts it in the metrics", async () => {
+    const address = gateway.server.address() as { port: number };
+    service.enqueue({ say: "Welcome to the shop.", audioMs: 100 });
+    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    await client.next("reply.completed", 0);
+    service.send({ type: "error", error: { type: "invalid_request_error", code: "invalid_value", message: "Something was off." } });
+    expect(await client.next("error.reported")).toMatchObject({ code: "s2s", fatal: false });
+    const metrics = await (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+    expect(metrics).toMatch(/^switchboard_provider_errors_total\{mode="s2s"\} 1$/m);
+  }, 20_000);
+});
