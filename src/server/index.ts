@@ -27,6 +27,7 @@ import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
 import { serveStatic } from "./static.js";
 import { refuseUpgrade } from "./upgrade.js";
+import { ConnectionRateLimit } from "./rate-limit.js";
 import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
 import { createTelephony } from "./telephony/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
@@ -58,6 +59,15 @@ export interface GatewayOptions<Session = unknown> {
   readonly apiKey?: string;
   /** Origins a browser may connect from; unset = any. */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * Sessions one client address may open per minute on `/websocket` (a token bucket; bursts up to
+   * it pass). Default: `SWITCHBOARD_CONNECTIONS_PER_MINUTE`, else off — it keys on the socket's
+   * peer address, which behind a proxy is the proxy's: limit there instead. Carriers are not
+   * limited here (their streams are signed).
+   */
+  readonly connectionsPerMinute?: number;
+  /** When set (default: `SWITCHBOARD_METRICS_TOKEN`), `GET /metrics` needs `Authorization: Bearer <token>`. */
+  readonly metricsToken?: string;
   readonly tokenTtlMs?: number;
   readonly limits?: Partial<Limits>;
   readonly startTimeoutMs?: number;
@@ -116,6 +126,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const ownership = options.ownership ?? redis;
   const metrics = new GatewayMetrics({ processMetrics: options.processMetrics ?? true });
   const apiKey = options.apiKey ?? (env.SWITCHBOARD_API_KEY === "" ? undefined : env.SWITCHBOARD_API_KEY);
+  const metricsToken = options.metricsToken ?? (env.SWITCHBOARD_METRICS_TOKEN === "" ? undefined : env.SWITCHBOARD_METRICS_TOKEN);
+  const perMinute = options.connectionsPerMinute ?? Number(env.SWITCHBOARD_CONNECTIONS_PER_MINUTE ?? 0);
+  const rateLimit = Number.isFinite(perMinute) && perMinute > 0 ? new ConnectionRateLimit(perMinute, () => clock.now()) : undefined;
   // Sessions hold the agent with its session type erased; its own functions keep theirs.
   const def = options.agent as ResolvedAgentDef;
   const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
@@ -172,6 +185,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       case "GET /ready":
         return json(res, draining ? 503 : 200, { status: draining ? "draining" : "ready", sessions: live.size });
       case "GET /metrics": {
+        if (metricsToken !== undefined && !keyMatches(metricsToken, bearer(req.headers.authorization))) {
+          return json(res, 401, { error: "send the metrics token as Authorization: Bearer <token>" }, { "www-authenticate": "Bearer" });
+        }
         // Under `--workers`, the whole group's metrics (aggregated by the primary); this worker's alone if that fails.
         const text = options.metricsText === undefined ? await metrics.text() : await options.metricsText().catch((err: unknown) => {
           log.warn({ err }, "cluster metrics unavailable; serving this worker's");
@@ -215,6 +231,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     const url = new URL(req.url ?? "/", "http://gateway");
     if (telephony.handleUpgrade(req, socket, head, url)) return;
     if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
+    if (rateLimit !== undefined && !rateLimit.take(req.socket.remoteAddress ?? "unknown")) {
+      log.warn({ remote: req.socket.remoteAddress }, "connection rate limit");
+      return refuseUpgrade(socket, 429, "Too Many Requests", `more than ${perMinute} sessions a minute from this address; retry later`);
+    }
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     wss.handleUpgrade(req, socket, head, (ws) => {
       accept(ws, req, url).catch((err: unknown) => {

@@ -67,3 +67,16 @@ export async function connect(url: string, options?: WebSocket.ClientOptions): P
   await client.next("session.configured", 0);
   return client;
 }
+
+/** An upgrade the gateway refuses: its HTTP status and body. */
+export function refusalOf(url: string): Promise<{ status: number | undefined; body: string }> {
+  const ws = new WebSocket(url);
+  ws.on("error", () => {});
+  return new Promise((resolve) =>
+    ws.once("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      res.on("end", () => resolve({ status: res.statusCode, body }));
+    }),
+  );
+}

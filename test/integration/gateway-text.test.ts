@@ -8,7 +8,7 @@ import { createGateway, type Gateway, type GatewayOptions } from "../../src/serv
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
 import { closedPortUrl, startMcpServer } from "../helpers/mcp-server.js";
-import { connect, TestClient } from "../helpers/ws-client.js";
+import { connect, refusalOf, TestClient } from "../helpers/ws-client.js";
 
 interface Caller {
   verified: boolean;
@@ -305,6 +305,26 @@ describe("auth", () => {
   });
 });
 
+describe("security settings", () => {
+  it("puts /metrics behind its token when one is set", async () => {
+    await start({ metricsToken: "scrape-me" });
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    expect((await fetch(`${base}/metrics`, { headers: { authorization: "Bearer nope" } })).status).toBe(401);
+    const ok = await fetch(`${base}/metrics`, { headers: { authorization: "Bearer scrape-me" } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("switchboard_sessions_total");
+  });
+
+  it("refuses a client address that opens sessions faster than the limit, with 429 and the reason", async () => {
+    await start({ connectionsPerMinute: 2 });
+    const first = await connect(wsUrl());
+    const second = await connect(wsUrl());
+    expect(await refusalOf(wsUrl())).toEqual({ status: 429, body: "more than 2 sessions a minute from this address; retry later\n" });
+    first.close();
+    second.close();
+  });
+});
+
 describe("drain", () => {
   it("goes unready, refuses new sessions, lets live ones run to the deadline, then closes them 1001", async () => {
     await start();
@@ -313,15 +333,7 @@ describe("drain", () => {
     const draining = gateway.drain(400);
     await sleep(50);
     expect((await fetch(`${base}/ready`)).status).toBe(503);
-    const late = new WebSocket(wsUrl());
-    const refusal = await new Promise<{ status: number | undefined; body: string }>((resolve) =>
-      late.once("unexpected-response", (_req, res) => {
-        let body = "";
-        res.on("data", (chunk: Buffer) => (body += chunk.toString()));
-        res.on("end", () => resolve({ status: res.statusCode, body }));
-      }),
-    );
-    expect(refusal).toEqual({ status: 503, body: "gateway draining: connect again (to another instance)\n" });
+    expect(await refusalOf(wsUrl())).toEqual({ status: 503, body: "gateway draining: connect again (to another instance)\n" });
     fake.enqueue({ text: "Still serving you." });
     await client.say("are you closing?");
     expect(client.of("agent-transcript.committed").at(-1)?.text).toBe("Still serving you.");

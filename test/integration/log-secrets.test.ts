@@ -1,0 +1,62 @@
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log.js";
+import { agent } from "../../src/manifest/index.js";
+import { createGateway, type Gateway } from "../../src/server/index.js";
+import { twilioSignature } from "../../src/server/telephony/signatures.js";
+import { FakeCarrier } from "../helpers/fake-carrier.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { connect } from "../helpers/ws-client.js";
+
+const API_KEY = "sk-gateway-SECRET-0001";
+const OPENAI_KEY = "sk-openai-SECRET-0002";
+const TWILIO_TOKEN = "twilio-SECRET-0003";
+
+let service: FakeOpenAiRealtime | undefined;
+let gateway: Gateway | undefined;
+let carrier: FakeCarrier | undefined;
+afterEach(async () => {
+  carrier?.close();
+  await gateway?.close();
+  await service?.close();
+});
+
+describe("logs", () => {
+  it("never contain a key, a token or a signature secret, through a whole session and a phone call at debug level", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "debug", destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });
+    service = await startFakeOpenAiRealtime({ apiKey: OPENAI_KEY });
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["twilio"] });
+    gateway = createGateway({ agent: def, logger, processMetrics: false, apiKey: API_KEY, env: { OPENAI_API_KEY: OPENAI_KEY, TWILIO_AUTH_TOKEN: TWILIO_TOKEN } });
+    const { port } = await gateway.listen(0);
+    const base = `http://127.0.0.1:${port}`;
+
+    // A browser session with a minted token (and one refused with a wrong key).
+    expect((await fetch(`${base}/v1/sessions`, { method: "POST", headers: { authorization: "Bearer wrong-key" } })).status).toBe(401);
+    const minted = (await (await fetch(`${base}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${API_KEY}` } })).json()) as { token: string };
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const client = await connect(`ws://127.0.0.1:${port}/websocket?token=${minted.token}`);
+    await client.next("reply.completed", 0);
+    await service.userSays("what time is it");
+    client.close();
+    await client.closed;
+
+    // A phone call: signed webhook, signed stream, the minted token as a <Parameter>.
+    const webhook = `${base}/telephony/twilio/voice`;
+    const body = new URLSearchParams({ CallSid: "CA1" });
+    const twiml = await (await fetch(webhook, { method: "POST", headers: { "x-twilio-signature": twilioSignature(TWILIO_TOKEN, webhook, [...body.entries()]) }, body })).text();
+    const callToken = /name="token" value="([^"]+)"/.exec(twiml)?.[1] ?? "";
+    expect(callToken).not.toBe("");
+    const stream = `ws://127.0.0.1:${port}/telephony/twilio`;
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    carrier = await FakeCarrier.dial({ url: stream, headers: { "x-twilio-signature": twilioSignature(TWILIO_TOKEN, stream, []) }, customParameters: { token: callToken } });
+    await carrier.until(() => carrier!.audio.length > 0, "the greeting");
+    carrier.hangUp();
+    await carrier.closed;
+    await new Promise((r) => setTimeout(r, 100));
+
+    const log = lines.join("");
+    expect(lines.length).toBeGreaterThan(10);
+    for (const secret of [API_KEY, OPENAI_KEY, TWILIO_TOKEN, minted.token, callToken]) expect(log, secret.slice(0, 12)).not.toContain(secret);
+  }, 30_000);
+});
