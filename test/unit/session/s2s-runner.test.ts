@@ -7,6 +7,7 @@ import { sayExactly } from "../../../src/session/s2s-runner.js";
 import { Session } from "../../../src/session/session.js";
 import { MemorySessionStore } from "../../../src/session/store.js";
 import { FakeS2s } from "../../../src/testing/fake-s2s.js";
+import { s2sSession as harness } from "../../../src/testing/s2s-session.js";
 import { MemoryLink } from "../../../src/testing/memory-link.js";
 
 const lookup = tool({
@@ -16,24 +17,8 @@ const lookup = tool({
   execute: ({ orderId }) => `Order ${orderId} shipped.`,
 });
 
-async function s2sSession(extra: Record<string, unknown> = {}) {
-  const clock = virtualClock(0);
-  const link = new MemoryLink(clock);
-  const fake = new FakeS2s();
-  const def = withTools(agent({ name: "rt", greeting: "Welcome.", s2s: { kind: "openai-realtime", options: {} }, ...extra }), { lookup }) as ResolvedAgentDef;
-  const session = new Session({
-    agent: { def, config: toAgentConfig(def) },
-    link,
-    clock,
-    log: silentLogger,
-    store: new MemorySessionStore(clock),
-    resolveModel: () => {
-      throw new Error("no model in s2s");
-    },
-    s2s: () => fake,
-  });
-  await session.start();
-  return { clock, link, fake, session };
+function s2sSession(extra: Record<string, unknown> = {}) {
+  return harness(withTools(agent({ name: "rt", greeting: "Welcome.", s2s: { kind: "openai-realtime", options: {} }, ...extra }), { lookup }) as ResolvedAgentDef);
 }
 
 describe("speech-to-speech sessions", () => {

@@ -1,13 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
-import { virtualClock } from "../../../src/clock.js";
-import { silentLogger } from "../../../src/log.js";
-import { DEFAULTS, agent, toAgentConfig, tool, withTools, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { DEFAULTS, agent, tool, withTools, type ResolvedAgentDef } from "../../../src/manifest/index.js";
 import { sayExactly } from "../../../src/session/s2s-runner.js";
-import { Session } from "../../../src/session/session.js";
-import { MemorySessionStore } from "../../../src/session/store.js";
-import { FakeS2s } from "../../../src/testing/fake-s2s.js";
-import { MemoryLink } from "../../../src/testing/memory-link.js";
+import type { FakeS2s } from "../../../src/testing/fake-s2s.js";
+import { s2sSession } from "../../../src/testing/s2s-session.js";
 
 const pins: string[] = [];
 const enterPin = tool({
@@ -21,24 +17,8 @@ const enterPin = tool({
 
 /** An s2s session on a phone line, under virtual time. */
 async function phoneSession(extra: Record<string, unknown> = {}, deps: { maxCallDurationMs?: number } = {}) {
-  const clock = virtualClock(0);
-  const link = new MemoryLink(clock);
-  const fake = new FakeS2s();
   const def = withTools(agent({ name: "phone", greeting: "Welcome.", s2s: { kind: "openai-realtime", options: {} }, telephony: true, ...extra }), { enter_pin: enterPin }) as ResolvedAgentDef;
-  const session = new Session({
-    agent: { def, config: toAgentConfig(def) },
-    link,
-    clock,
-    log: silentLogger,
-    store: new MemorySessionStore(clock),
-    resolveModel: () => {
-      throw new Error("no model in s2s");
-    },
-    s2s: () => fake,
-    transport: "twilio",
-    ...deps,
-  });
-  await session.start();
+  const { clock, link, fake, session } = await s2sSession(def, { transport: "twilio", ...deps });
   const greeting = fake.start(true);
   fake.speak(greeting, "Welcome.", 200);
   fake.done(greeting, "completed", true);
@@ -74,21 +54,8 @@ describe("a phone session's call control", () => {
   });
 
   it("refuses to start when dtmf.tool names no tool, naming the field and the fix", async () => {
-    const clock = virtualClock(0);
-    const link = new MemoryLink(clock);
     const def = agent({ name: "phone", s2s: { kind: "openai-realtime", options: {} }, dtmf: { tool: "no_such_tool" } }) as ResolvedAgentDef;
-    const session = new Session({
-      agent: { def, config: toAgentConfig(def) },
-      link,
-      clock,
-      log: silentLogger,
-      store: new MemorySessionStore(clock),
-      resolveModel: () => {
-        throw new Error("no model");
-      },
-      s2s: () => new FakeS2s(),
-    });
-    await session.start();
+    const { link } = await s2sSession(def);
     expect(link.of("error.reported")).toMatchObject([{ fatal: true, message: expect.stringMatching(/^dtmf\.tool: this agent has no tool named no_such_tool; .*dtmf: "text"/) }]);
   });
 
