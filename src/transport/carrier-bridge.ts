@@ -135,7 +135,14 @@ export class CarrierBridge implements ClientLink {
     });
     const startTimeoutMs = options.startTimeoutMs ?? CARRIER_START_TIMEOUT_MS;
     this.#startTimer = options.clock.setTimeout(() => this.#refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
-    ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
+    ws.on("message", (data, isBinary) => {
+      // Nothing a peer sends may take the process down: a bug downstream is logged, the link goes on.
+      try {
+        this.#receive(data, isBinary);
+      } catch (err) {
+        this.#log.error({ err }, "input handling failed");
+      }
+    });
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "carrier socket error"));
     this.#keepAlive = keepAlive(ws, options.clock, this.#log, this.#limits.pingIntervalMs, () => {

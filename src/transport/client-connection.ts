@@ -89,7 +89,14 @@ export class ClientConnection implements ClientLink {
     });
     // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
     this.ready.catch(() => {});
-    ws.on("message", (data, isBinary) => this.#receive(data, isBinary));
+    ws.on("message", (data, isBinary) => {
+      // Nothing a peer sends may take the process down: a bug downstream is logged, the link goes on.
+      try {
+        this.#receive(data, isBinary);
+      } catch (err) {
+        this.#log.error({ err }, "input handling failed");
+      }
+    });
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "client socket error"));
     this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {

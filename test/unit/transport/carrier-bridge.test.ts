@@ -258,6 +258,23 @@ describe("CarrierBridge", () => {
     expect(h.ws.closedWith).toBeDefined();
   });
 
+  it("survives a session handler that throws: the error is contained and the next frames still arrive", async () => {
+    const h = await harness({ attach: false });
+    let delivered = 0;
+    h.bridge.attach({
+      command: () => {},
+      audio: () => {
+        delivered += 1;
+        if (delivered === 1) throw new Error("a bug downstream");
+      },
+      closed: () => {},
+    });
+    expect(() => h.ws.frame(media(new Uint8Array(160).fill(0xff)))).not.toThrow();
+    h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    expect(delivered).toBe(2);
+    expect(h.ws.closedWith).toBeUndefined();
+  });
+
   it("delivers keypad digits to the session", async () => {
     const h = await harness();
     h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "5" } });
