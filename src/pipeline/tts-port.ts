@@ -50,13 +50,22 @@ export interface TtsProvider {
   open(options: TtsOpenOptions): Promise<TtsSession>;
 }
 
+/** A TTS stream's delivery barrier (see `guardStream`). */
+export interface StreamGuard {
+  readonly events: TtsStreamEvents;
+  cancel(): void;
+  /** Deliver `error` (once, like `events.error`); a handler that throws goes to `threw`, never up the adapter's stack. */
+  fail(error: Error, threw: (thrown: unknown) => void): void;
+  readonly open: boolean;
+}
+
 /**
  * Wrap a stream's events so nothing is delivered after `cancel()` or after `done`/`error`:
  * the barrier every adapter relies on, in one place.
  */
-export function guardStream(events: TtsStreamEvents): { events: TtsStreamEvents; cancel(): void; readonly open: boolean } {
+export function guardStream(events: TtsStreamEvents): StreamGuard {
   let open = true;
-  return {
+  const guarded: StreamGuard = {
     events: {
       audio: (pcm) => {
         if (open) events.audio(pcm);
@@ -78,8 +87,16 @@ export function guardStream(events: TtsStreamEvents): { events: TtsStreamEvents;
     cancel: () => {
       open = false;
     },
+    fail: (error, threw) => {
+      try {
+        guarded.events.error(error);
+      } catch (thrown) {
+        threw(thrown);
+      }
+    },
     get open() {
       return open;
     },
   };
+  return guarded;
 }

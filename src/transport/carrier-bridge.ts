@@ -18,7 +18,7 @@ import { CarrierAudio, carrierFormatProblem, type G711Format } from "./carrier-a
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { ChunkOrder } from "./chunk-order.js";
-import { keepAlive } from "./keepalive.js";
+import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, type EventBody, type Limits } from "./protocol.js";
 
@@ -135,14 +135,7 @@ export class CarrierBridge implements ClientLink {
     });
     const startTimeoutMs = options.startTimeoutMs ?? CARRIER_START_TIMEOUT_MS;
     this.#startTimer = options.clock.setTimeout(() => this.#refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
-    ws.on("message", (data, isBinary) => {
-      // Nothing a peer sends may take the process down: a bug downstream is logged, the link goes on.
-      try {
-        this.#receive(data, isBinary);
-      } catch (err) {
-        this.#log.error({ err }, "input handling failed");
-      }
-    });
+    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary));
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "carrier socket error"));
     this.#keepAlive = keepAlive(ws, options.clock, this.#log, this.#limits.pingIntervalMs, () => {

@@ -4,7 +4,7 @@ import { CLOSE, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { G711Format } from "./carrier-audio.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
-import { keepAlive } from "./keepalive.js";
+import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, type Command, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
 
@@ -89,14 +89,7 @@ export class ClientConnection implements ClientLink {
     });
     // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
     this.ready.catch(() => {});
-    ws.on("message", (data, isBinary) => {
-      // Nothing a peer sends may take the process down: a bug downstream is logged, the link goes on.
-      try {
-        this.#receive(data, isBinary);
-      } catch (err) {
-        this.#log.error({ err }, "input handling failed");
-      }
-    });
+    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary));
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "client socket error"));
     this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {

@@ -1,3 +1,4 @@
+/** Socket liveness (pings, and any frame as a sign of life) and the guarded delivery of a peer's frames. */
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import type { Logger } from "../log.js";
@@ -46,4 +47,18 @@ export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: 
       missed = 0;
     },
   };
+}
+
+/**
+ * Deliver a peer's frames to `receive`. Nothing a peer sends may take the process down: a throw
+ * downstream (a bug) is logged and contained, and the link goes on.
+ */
+export function onPeerMessage(ws: WebSocket, log: Logger, receive: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): void {
+  ws.on("message", (data, isBinary) => {
+    try {
+      receive(data, isBinary);
+    } catch (err) {
+      log.error({ err }, "input handling failed");
+    }
+  });
 }

@@ -1,8 +1,11 @@
 /**
- * Runtime knobs (not user config) the provider adapters share: the log they write to, and the
- * retry budget of the adapters that retry (TTS reconnects, re-sent TTS requests).
+ * Runtime knobs (not user config) the provider adapters share: the log they write to, the
+ * retry budget of the adapters that retry (TTS reconnects, re-sent TTS requests), and the shield
+ * around the session's STT event handlers.
  */
 import { systemClock, type Clock } from "../../clock.js";
+import { messageOf } from "../../errors.js";
+import type { SttEvents } from "../stt-port.js";
 
 /** The part of a pino logger the adapters use (pino's `Logger` fits). */
 export interface ProviderLog {
@@ -38,5 +41,23 @@ export function retrying(options: RetryOptions): Retrying {
     log: options.log ?? NO_LOG,
     clock: options.clock ?? systemClock,
     retryDelaysMs: options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+  };
+}
+
+/** STT `events` with every call caught and logged: a throwing handler never reaches the provider's socket or child. */
+export function shieldSttEvents(events: SttEvents, log: ProviderLog): SttEvents {
+  const call = (deliver: () => void): void => {
+    try {
+      deliver();
+    } catch (error) {
+      log.warn({ err: messageOf(error) }, "an STT event handler threw; ignored");
+    }
+  };
+  return {
+    partial: (text, info) => call(() => events.partial(text, info)),
+    final: (text, info) => call(() => events.final(text, info)),
+    speechStarted: () => call(() => events.speechStarted()),
+    error: (error, info) => call(() => events.error(error, info)),
+    closed: (info) => call(() => events.closed(info)),
   };
 }

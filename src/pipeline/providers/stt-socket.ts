@@ -16,7 +16,7 @@ import { GatewayError, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { SttEvents } from "../stt-port.js";
 import { isKeyRefused, sttKeyRefused } from "./key-refusal.js";
-import { NO_LOG, type ProviderLog } from "./provider-runtime.js";
+import { NO_LOG, shieldSttEvents, type ProviderLog } from "./provider-runtime.js";
 import { sendAudioOrDrop } from "./ws-backlog.js";
 import { abortReason, newWebSocket, openDeadline, type OpenDeadline, type SocketFactory } from "./ws-connect.js";
 import { rawText } from "./ws-frames.js";
@@ -136,7 +136,7 @@ export class SttSocket {
     events: SttEvents,
     private readonly handlers: SttSocketHandlers,
   ) {
-    this.events = shielded(events, runtime.log);
+    this.events = shieldSttEvents(events, runtime.log);
     this.#closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
     ws.binaryType = "nodebuffer";
     ws.on("unexpected-response", (_req, res: IncomingMessage) => this.#onUnexpectedResponse(res));
@@ -278,20 +278,3 @@ export class SttSocket {
   }
 }
 
-/** `events` with every call caught and logged, so a throwing handler never reaches the socket. */
-function shielded(events: SttEvents, log: ProviderLog): SttEvents {
-  const call = (deliver: () => void): void => {
-    try {
-      deliver();
-    } catch (error) {
-      log.warn({ err: messageOf(error) }, "an STT event handler threw; ignored");
-    }
-  };
-  return {
-    partial: (text, info) => call(() => events.partial(text, info)),
-    final: (text, info) => call(() => events.final(text, info)),
-    speechStarted: () => call(() => events.speechStarted()),
-    error: (error, info) => call(() => events.error(error, info)),
-    closed: (info) => call(() => events.closed(info)),
-  };
-}

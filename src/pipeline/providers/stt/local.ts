@@ -73,7 +73,7 @@ import { SpeechDetector } from "../../speech-detector.js";
 import { isSttUnavailable as portSttUnavailable, type SttEvents, type SttOpenOptions, type SttProvider, type SttSession } from "../../stt-port.js";
 import { createVad, DEFAULT_VAD_FRAME_MS, type Vad } from "../../vad.js";
 import { optionsOf } from "../provider-options.js";
-import { NO_LOG, type ProviderLog } from "../provider-runtime.js";
+import { NO_LOG, shieldSttEvents, type ProviderLog } from "../provider-runtime.js";
 import { throwIfAborted } from "../stt-socket.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../ws-backlog.js";
 
@@ -319,24 +319,6 @@ function periodicity(x: Int16Array, enough: number): number {
 
 type Phase = "open" | "closing" | "closed";
 
-/** `events` with every call caught and logged: a throwing handler never reaches the child's streams. */
-function shielded(events: SttEvents, log: ProviderLog): SttEvents {
-  const call = (deliver: () => void): void => {
-    try {
-      deliver();
-    } catch (error) {
-      log.warn({ err: messageOf(error) }, "an STT event handler threw; ignored");
-    }
-  };
-  return {
-    partial: (text, info) => call(() => events.partial(text, info)),
-    final: (text, info) => call(() => events.final(text, info)),
-    speechStarted: () => call(() => events.speechStarted()),
-    error: (error, info) => call(() => events.error(error, info)),
-    closed: (info) => call(() => events.closed(info)),
-  };
-}
-
 /** One session's recognizer. `pid` (the shell's, leading the process group) is for diagnostics and tests. */
 export class LocalSttSession implements SttSession {
   readonly endpointing = true;
@@ -376,7 +358,7 @@ export class LocalSttSession implements SttSession {
     this.#clock = runtime.clock;
     this.#closeTimeoutMs = runtime.closeTimeoutMs;
     this.#lineGraceMs = runtime.lineGraceMs;
-    this.#events = shielded(events, runtime.log);
+    this.#events = shieldSttEvents(events, runtime.log);
     this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => this.#onStdout(chunk));

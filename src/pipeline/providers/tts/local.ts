@@ -193,11 +193,7 @@ class LocalStream implements TtsStream {
     this.sentences.length = 0;
     this.job?.cancel();
     this.onFinished();
-    try {
-      this.guard.events.error(error);
-    } catch (thrown) {
-      this.config.log.warn({ err: thrown }, "local tts: an error handler threw");
-    }
+    this.guard.fail(error, (thrown) => this.config.log.warn({ err: thrown }, "local tts: an error handler threw"));
   }
 
   /** Speak the queued sentences one at a time, in order; done after the last once ended. */

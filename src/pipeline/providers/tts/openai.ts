@@ -149,11 +149,7 @@ class OpenAiStream implements TtsStream {
   fail(error: Error): void {
     this.onFinished();
     this.cancelled.abort(error);
-    try {
-      this.guard.events.error(error);
-    } catch (thrown) {
-      this.config.log.warn({ err: thrown }, "openai tts: an error handler threw");
-    }
+    this.guard.fail(error, (thrown) => this.config.log.warn({ err: thrown }, "openai tts: an error handler threw"));
   }
 
   /** Speak the queued segments one at a time, in order; done after the last once ended. */
