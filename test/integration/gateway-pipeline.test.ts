@@ -8,9 +8,9 @@ import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
-import { startFakeCartesia, type FakeCartesia } from "../helpers/fake-cartesia.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../helpers/fake-deepgram.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import type { FakeDeepgram } from "../helpers/fake-deepgram.js";
+import type { FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { startPipelineFakes, type PipelineFakes } from "../helpers/pipeline-fakes.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
 const lookupOrder = tool({
@@ -20,34 +20,24 @@ const lookupOrder = tool({
   execute: ({ orderId }) => `Order ${orderId} shipped on Friday.`,
 });
 
+let fakes: PipelineFakes;
 let llm: FakeOpenAiServer;
 let stt: FakeDeepgram;
-let tts: FakeCartesia;
 let gateway: Gateway;
 let client: TestClient | undefined;
 
 beforeEach(async () => {
-  [llm, stt, tts] = await Promise.all([startFakeOpenAiServer(), startFakeDeepgram(), startFakeCartesia({ msPerChar: 20, chunkDelayMs: 5 })]);
-  const def = withTools(
-    agent({
-      name: "phone",
-      greeting: "Welcome to the shop.",
-      stt: { kind: "deepgram", options: { url: stt.url } },
-      tts: { kind: "cartesia", options: { url: tts.url, voice: "test-voice" } },
-      llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } },
-      maxRetries: 0,
-      interruption: { minWords: 1, minDurationMs: 300 },
-    }),
-    { lookup_order: lookupOrder },
-  );
-  gateway = createGateway({ agent: def, logger: silentLogger, env: { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, CARTESIA_API_KEY: "test-key" }, processMetrics: false });
+  fakes = await startPipelineFakes();
+  ({ llm, stt } = fakes);
+  const def = withTools(agent({ name: "phone", greeting: "Welcome to the shop.", ...fakes.providers }), { lookup_order: lookupOrder });
+  gateway = createGateway({ agent: def, logger: silentLogger, env: fakes.env, processMetrics: false });
   await gateway.listen(0);
 });
 
 afterEach(async () => {
   client?.close();
   await gateway.close();
-  await Promise.all([llm.close(), stt.close(), tts.close()]);
+  await fakes.close();
 });
 
 /** The caller's voice: a flite recording (fixtures/audio/order-status.wav, 16 kHz PCM16), looped. */

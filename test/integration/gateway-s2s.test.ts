@@ -1,32 +1,23 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
-import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { agent, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { countedLookupOrder } from "../helpers/order-tool.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
-let runs = 0;
-const lookupOrder = tool({
-  description: "Look up an order",
-  parameters: Type.Object({ orderId: Type.String() }),
-  messages: { start: "Let me check that order." },
-  execute: ({ orderId }) => {
-    runs += 1;
-    return `Order ${orderId} shipped on Friday.`;
-  },
-});
+let counted = countedLookupOrder();
 
 let service: FakeOpenAiRealtime;
 let gateway: Gateway;
 let client: TestClient | undefined;
 
 beforeEach(async () => {
-  runs = 0;
+  counted = countedLookupOrder();
   service = await startFakeOpenAiRealtime({ paceMs: 10 });
-  const def = withTools(agent({ name: "realtime", greeting: "Welcome to the shop.", s2s: { kind: "openai-realtime", options: { url: service.url } } }), { lookup_order: lookupOrder });
+  const def = withTools(agent({ name: "realtime", greeting: "Welcome to the shop.", s2s: { kind: "openai-realtime", options: { url: service.url } } }), { lookup_order: counted.lookupOrder });
   gateway = createGateway({ agent: def, logger: silentLogger, env: { OPENAI_API_KEY: "test-key" }, processMetrics: false });
   await gateway.listen(0);
 });
@@ -63,7 +54,7 @@ describe("an s2s session over the OpenAI Realtime wire protocol", () => {
 
     expect(service.sessionUpdates).toEqual([1]);
     expect(sent.filter((t) => t === "session.update")).toHaveLength(1);
-    expect(runs).toBe(1);
+    expect(counted.runs()).toBe(1);
     expect(client.of("tool.message")).toMatchObject([{ kind: "start", text: "Let me check that order." }]);
     const outOfBand = service.messages.filter((m) => m.message.type === "response.create" && (m.message.response as { conversation?: string } | undefined)?.conversation === "none");
     expect(outOfBand.length).toBeGreaterThanOrEqual(2);

@@ -1,23 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
-import { DEFAULTS, agent, tool, withTools } from "../../src/manifest/index.js";
+import { DEFAULTS, agent, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import type { CarrierCall } from "../../src/transport/carrier-bridge.js";
+import { countedLookupOrder } from "../helpers/order-tool.js";
 import { FakeCarrier } from "../helpers/fake-carrier.js";
 import { rampG711, startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
 
-let runs = 0;
-const lookupOrder = tool({
-  description: "Look up an order",
-  parameters: Type.Object({ orderId: Type.String() }),
-  messages: { start: "Let me check that order." },
-  execute: ({ orderId }) => {
-    runs += 1;
-    return `Order ${orderId} shipped on Friday.`;
-  },
-});
+let counted = countedLookupOrder();
 
 let service: FakeOpenAiRealtime;
 let gateway: Gateway;
@@ -34,7 +25,7 @@ async function start(extra: Record<string, unknown> = {}): Promise<void> {
       builtinTools: ["end_call"],
       ...extra,
     }),
-    { lookup_order: lookupOrder },
+    { lookup_order: counted.lookupOrder },
   );
   gateway = createGateway({
     agent: def,
@@ -57,7 +48,7 @@ function streamUrl(carrierName: string): string {
 }
 
 beforeEach(async () => {
-  runs = 0;
+  counted = countedLookupOrder();
   hangUps = [];
   service = await startFakeOpenAiRealtime({ paceMs: 5 });
 });
@@ -126,7 +117,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
     // The carrier had received far more than it played; the cut follows what it played (marks ≤ 250 ms apart).
     expect(sentMs - played).toBeGreaterThan(1000);
     expect(Math.abs(cut - played)).toBeLessThan(200);
-    expect(runs).toBe(1);
+    expect(counted.runs()).toBe(1);
     expect(service.violations).toEqual([]);
   }, 30_000);
 

@@ -12,10 +12,11 @@ import { agent, type AgentDef } from "../../src/manifest/index.js";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/server/index.js";
 import { twilioSignature } from "../../src/server/telephony/signatures.js";
 import { FakeCarrier } from "../helpers/fake-carrier.js";
-import { startFakeCartesia, type FakeCartesia } from "../helpers/fake-cartesia.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../helpers/fake-deepgram.js";
+import type { FakeCartesia } from "../helpers/fake-cartesia.js";
+import type { FakeDeepgram } from "../helpers/fake-deepgram.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import type { FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
 
 const closers: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,20 +49,11 @@ describe("a phone call to a pipeline agent (Twilio μ-law ↔ 16 kHz STT, 24 kHz
   let tts: FakeCartesia;
 
   async function pipelineGateway(extra: Record<string, unknown> = {}): Promise<string> {
-    [llm, stt, tts] = await Promise.all([startFakeOpenAiServer(), startFakeDeepgram(), startFakeCartesia({ msPerChar: 20, chunkDelayMs: 5 })]);
-    closers.push(() => Promise.all([llm.close(), stt.close(), tts.close()]).then(() => {}));
-    const def = agent({
-      name: "phone",
-      greeting: "Thanks for calling the shop.",
-      stt: { kind: "deepgram", options: { url: stt.url } },
-      tts: { kind: "cartesia", options: { url: tts.url, voice: "test-voice" } },
-      llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } },
-      maxRetries: 0,
-      interruption: { minWords: 1, minDurationMs: 300 },
-      telephony: true,
-      ...extra,
-    });
-    const { ws } = await gatewayFor(def, { env: { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY, CARTESIA_API_KEY: "test-key" } });
+    const fakes = await startPipelineFakes();
+    ({ llm, stt, tts } = fakes);
+    closers.push(() => fakes.close());
+    const def = agent({ name: "phone", greeting: "Thanks for calling the shop.", ...fakes.providers, telephony: true, ...extra });
+    const { ws } = await gatewayFor(def, { env: fakes.env });
     return ws;
   }
 

@@ -138,8 +138,6 @@ describe("speech-to-speech sessions", () => {
 
 describe("the service handshake", () => {
   it("is aborted when the client hangs up during start: no half-open socket", async () => {
-    const clock = virtualClock(0);
-    const link = new MemoryLink(clock);
     let aborted = false;
     const hanging = {
       kind: "hanging",
@@ -153,17 +151,7 @@ describe("the service handshake", () => {
         }),
     };
     const def = withTools(agent({ name: "rt", s2s: { kind: "openai-realtime", options: {} } }), {}) as ResolvedAgentDef;
-    const session = new Session({
-      agent: { def, config: toAgentConfig(def) },
-      link,
-      clock,
-      log: silentLogger,
-      store: new MemorySessionStore(clock),
-      resolveModel: () => {
-        throw new Error("no model");
-      },
-      s2s: () => hanging,
-    });
+    const { session, link } = await harness(def, { provider: hanging, start: false });
     const starting = session.start();
     await new Promise((resolve) => setImmediate(resolve));
     link.close(1001, "client went away");
