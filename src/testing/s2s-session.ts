@@ -3,6 +3,7 @@ import { silentLogger } from "../log.js";
 import { toAgentConfig, type ResolvedAgentDef } from "../manifest/index.js";
 import { Session, type SessionDeps } from "../session/session.js";
 import { MemorySessionStore } from "../session/store.js";
+import type { S2sProvider } from "../s2s/s2s-port.js";
 import { FakeS2s } from "./fake-s2s.js";
 import { MemoryLink } from "./memory-link.js";
 
@@ -24,8 +25,14 @@ export interface S2sSessionHarness {
  */
 export async function s2sSession<S>(
   agentDef: ResolvedAgentDef<S>,
-  options: Partial<Pick<SessionDeps, "transport" | "maxCallDurationMs">> = {},
+  options: Partial<Pick<SessionDeps, "transport" | "maxCallDurationMs">> & {
+    /** Another service in place of the `FakeS2s` (`fake` is then unused). */
+    readonly provider?: S2sProvider;
+    /** `false`: the caller starts the session itself (to act while it is starting). Default true. */
+    readonly start?: boolean;
+  } = {},
 ): Promise<S2sSessionHarness> {
+  const { provider, start = true, ...deps } = options;
   const def = agentDef as ResolvedAgentDef;
   const clock = virtualClock(0);
   const link = new MemoryLink(clock);
@@ -39,9 +46,9 @@ export async function s2sSession<S>(
     resolveModel: () => {
       throw new Error("an s2s session has no language model");
     },
-    s2s: () => fake,
-    ...options,
+    s2s: () => provider ?? fake,
+    ...deps,
   });
-  await session.start();
+  if (start) await session.start();
   return { session, link, fake, clock };
 }
