@@ -42,11 +42,11 @@ export class MemoryLink implements ClientLink {
     return event;
   }
 
-  /** Agent audio sent, in order. */
-  readonly audioOut: { readonly bytes: number; readonly ms: number; readonly at: number }[] = [];
+  /** Agent audio sent, in order; `afterEvents` is how many events had gone out before the chunk. */
+  readonly audioOut: { readonly bytes: number; readonly ms: number; readonly at: number; readonly afterEvents: number }[] = [];
 
   audio(chunk: Uint8Array, durationMs: number): void {
-    if (this.closed === undefined) this.audioOut.push({ bytes: chunk.byteLength, ms: durationMs, at: this.#clock.now() });
+    if (this.closed === undefined) this.audioOut.push({ bytes: chunk.byteLength, ms: durationMs, at: this.#clock.now(), afterEvents: this.events.length });
   }
 
   close(code: number, reason: string): void {

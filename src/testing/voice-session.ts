@@ -20,6 +20,8 @@ export interface VoiceSessionOptions {
   readonly ttsLatencyMs?: number;
   /** The STT refuses to open as "not installed" (the text-input fallback). */
   readonly sttUnavailable?: boolean;
+  /** Resume this session id from `store` (as `?sessionId=` would). */
+  readonly resumeId?: string;
 }
 
 export interface VoiceSessionHarness {
@@ -56,6 +58,7 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
     clock,
     log: silentLogger,
     store,
+    ...(options.resumeId === undefined ? {} : { resumeId: options.resumeId }),
     resolveModel: () => model,
     voice: { stt: () => stt, tts: () => tts, vad: (rate) => Promise.resolve(fakeVad(rate)) },
   });

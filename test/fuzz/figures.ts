@@ -1,6 +1,7 @@
 // Fuzz settings and figures. `npm test` runs every property with a fixed seed and a small number of
 // runs; `npm run fuzz` runs many more (FUZZ_RUNS) and writes what was tried to docs/reliability.md
-// (FUZZ_REPORT), one row per property, between the fuzz markers.
+// (FUZZ_REPORT), one row per property, between the fuzz markers. The fault and soak suites write
+// their own sections of the same file with `reportRow`.
 import { readFileSync, writeFileSync } from "node:fs";
 
 /** Fixed in CI so a failure reproduces; `FUZZ_SEED` overrides. */
@@ -19,21 +20,31 @@ export interface Figure {
   readonly unit: string;
 }
 
-const START = "<!-- fuzz:start -->";
-const END = "<!-- fuzz:end -->";
-
-/** Record a property's figures in docs/reliability.md when `FUZZ_REPORT` names it: only reached when the property held. */
-export function report(figure: Figure): void {
+/**
+ * Put one row into the table between `<!-- <section>:start -->` and `<!-- <section>:end -->` of
+ * the report named by `FUZZ_REPORT` (nothing when unset): the row whose first cell equals
+ * `cells[0]` is replaced, the others kept. Only reached when the property or fault held.
+ */
+export function reportRow(section: string, header: readonly string[], cells: readonly (string | number)[]): void {
   const path = process.env.FUZZ_REPORT;
   if (path === undefined || path === "") return;
+  const start = `<!-- ${section}:start -->`;
+  const end = `<!-- ${section}:end -->`;
   const text = readFileSync(path, "utf8");
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`${path} has no ${START} … ${END} section`);
-  const header = "| property (held) | runs | inputs fed | seed |\n|---|--:|--:|--:|";
-  const lines = text.slice(start + START.length, end).split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| property") && !l.startsWith("|---"));
-  const row = `| ${figure.property} | ${figure.runs} | ${figure.inputs} ${figure.unit} | ${SEED} |`;
-  const kept = lines.filter((l) => !l.startsWith(`| ${figure.property} |`));
-  const body = [header, ...kept, row].join("\n");
-  writeFileSync(path, `${text.slice(0, start + START.length)}\n${body}\n${text.slice(end)}`);
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${path} has no ${start} … ${end} section`);
+  const head = `| ${header.join(" | ")} |\n|---${"|--:".repeat(header.length - 1)}|`;
+  const key = `| ${String(cells[0])} |`;
+  const kept = text
+    .slice(from + start.length, to)
+    .split("\n")
+    .filter((l) => l.startsWith("| ") && !l.startsWith(`| ${header[0]} |`) && !l.startsWith("|---") && !l.startsWith(key));
+  const body = [head, ...kept, `| ${cells.join(" | ")} |`].join("\n");
+  writeFileSync(path, `${text.slice(0, from + start.length)}\n${body}\n${text.slice(to)}`);
+}
+
+/** Record a property's figures in the fuzz section. */
+export function report(figure: Figure): void {
+  reportRow("fuzz", ["property (held)", "runs", "inputs fed", "seed"], [figure.property, figure.runs, `${figure.inputs} ${figure.unit}`, SEED]);
 }

@@ -419,7 +419,8 @@ function finishReasonOf(reply: Reply): LanguageModelV4FinishReason {
   return reply.calls.length > 0 ? { unified: "tool-calls", raw: "tool-calls" } : { unified: "stop", raw: "stop" };
 }
 
-interface TimedPart {
+/** One stream part and the wait before it (a test's own model can stream through `timedStream`). */
+export interface TimedPart {
   readonly part: LanguageModelV4StreamPart;
   /** Wait before emitting this part. */
   readonly delayMs: number;
@@ -451,7 +452,7 @@ function wordChunks(text: string): string[] {
 }
 
 /** Emits the parts in order, waiting where asked; an abort errors the stream at once. */
-function timedStream(parts: readonly TimedPart[], signal: AbortSignal | undefined, sleep: ScriptedSleep): ReadableStream<LanguageModelV4StreamPart> {
+export function timedStream(parts: readonly TimedPart[], signal: AbortSignal | undefined, sleep: ScriptedSleep): ReadableStream<LanguageModelV4StreamPart> {
   let next = 0;
   let settled = false;
   let onAbort: (() => void) | undefined;
