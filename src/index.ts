@@ -26,3 +26,4 @@ export {
   type ToolResult,
   type ProviderDescriptor,
 } from "./manifest/index.js";
+export { safeFetch, isPublicAddress, BlockedUrlError, type SafeFetchOptions } from "./session/safe-fetch.js";

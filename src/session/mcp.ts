@@ -226,7 +226,8 @@ async function connectOne(
     const tools = await withDeadline(timeoutMs, `mcp server ${key}`, async (signal) => {
       const url = await resolveUrl(key, config);
       const headers = resolveHeaders(key, config, env);
-      transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+      // Tokens and authored headers go to this server only: a redirect to another origin is refused, not followed.
+      transport = new StreamableHTTPClientTransport(url, { requestInit: { headers }, redirectPolicy: "same-origin" });
       await client.connect(transport, { signal, timeout: timeoutMs });
       return listAllTools(client, signal, timeoutMs);
     });

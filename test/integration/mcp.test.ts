@@ -135,6 +135,30 @@ describe("connectMcpServers against a real MCP server on loopback", () => {
     expect(JSON.stringify(log.lines)).not.toMatch(/s3cret|trace-value/);
   });
 
+  it("never sends the token or authored headers to another origin: a cross-origin redirect fails that server", async () => {
+    const elsewhere: { authorization: string | undefined; key: string | undefined }[] = [];
+    const thief = createServer((req, res) => {
+      elsewhere.push({ authorization: req.headers.authorization, key: req.headers["x-api-key"] as string | undefined });
+      res.writeHead(404).end();
+    });
+    const thiefUrl = await listen(thief);
+    const redirector = createServer((req, res) => res.writeHead(307, { Location: thiefUrl }).end());
+    const redirectorUrl = await listen(redirector);
+    try {
+      const log = recordingLog();
+      const { status } = await connect(
+        { moved: { url: redirectorUrl, headers: { "X-Api-Key": "authored-secret" }, tokenEnv: "DEMO_MCP_TOKEN" }, demo: { url: mcp.url, allowedTools: ["echo"] } },
+        { log, env: { DEMO_MCP_TOKEN: "s3cret-token" } },
+      );
+      expect(status).toEqual({ moved: "failed", demo: "connected" });
+      expect(elsewhere).toEqual([]);
+      expect(log.lines.find((l) => l.msg === "mcp server unavailable")?.obj.server).toBe("moved");
+      expect(JSON.stringify(log.lines)).not.toMatch(/s3cret|authored-secret/);
+    } finally {
+      await Promise.all([closeHttp(thief), closeHttp(redirector)]);
+    }
+  });
+
   it("fails only that server when its tokenEnv variable is missing, naming the variable", async () => {
     const log = recordingLog();
     const { toolset, status } = await connect(
