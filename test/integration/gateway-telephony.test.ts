@@ -1,4 +1,4 @@
-import { generateKeyPairSync, sign } from "node:crypto";
+import { createHmac, generateKeyPairSync, sign } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -180,6 +180,24 @@ describe("telephony endpoints", () => {
     expect((await post(signature, timestamp)).status).toBe(200);
     expect((await post(signature, String(Number(timestamp) - 600))).status).toBe(403);
     expect((await post(Buffer.alloc(64).toString("base64"), timestamp)).status).toBe(403);
+  });
+
+  it("validates Plivo's X-Plivo-Signature-V3 and Vonage's signed-webhook JWT on the webhook", async () => {
+    const env = { OPENAI_API_KEY: "test-key", PLIVO_AUTH_TOKEN: "plivo-token", VONAGE_SIGNATURE_SECRET: "vonage-secret", SWITCHBOARD_PUBLIC_URL: "https://gw.example.com" };
+    const { base } = await gatewayFor(s2sAgent(await realtime()), { env });
+    const body = "CallUUID=abc&From=14155550100";
+    const nonce = "1234567890";
+    const plivoSig = createHmac("sha256", "plivo-token").update(`https://gw.example.com/telephony/plivo/voice?CallUUIDabcFrom14155550100.${nonce}`).digest("base64");
+    const plivo = (sig: string): Promise<Response> =>
+      fetch(`${base}/telephony/plivo/voice`, { method: "POST", headers: { "x-plivo-signature-v3": sig, "x-plivo-signature-v3-nonce": nonce, "content-type": "application/x-www-form-urlencoded" }, body });
+    expect((await plivo(plivoSig)).status).toBe(200);
+    const forged = await plivo(createHmac("sha256", "guess").update("x").digest("base64"));
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toMatch(/PLIVO_AUTH_TOKEN/);
+    const head = `${Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url")}.${Buffer.from(JSON.stringify({ iat: Math.floor(Date.now() / 1000) })).toString("base64url")}`;
+    const token = `${head}.${createHmac("sha256", "vonage-secret").update(head).digest("base64url")}`;
+    expect((await fetch(`${base}/telephony/vonage/voice?from=14155550100`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect((await fetch(`${base}/telephony/vonage/voice?from=14155550100`)).status).toBe(403);
   });
 
   it("with auth on, a stream needs the token the webhook minted", async () => {

@@ -8,8 +8,8 @@
  * |---------|-------------------------------------------|---------------------------------|
  * | twilio  | POST /telephony/twilio/voice → TwiML      | TWILIO_AUTH_TOKEN (HMAC-SHA1)   |
  * | telnyx  | POST /telephony/telnyx/voice → TeXML      | TELNYX_PUBLIC_KEY (Ed25519)     |
- * | plivo   | GET/POST /telephony/plivo/voice → XML     | —                               |
- * | vonage  | GET/POST /telephony/vonage/voice → NCCO   | —                               |
+ * | plivo   | GET/POST /telephony/plivo/voice → XML     | PLIVO_AUTH_TOKEN (X-Plivo-Signature-V3) |
+ * | vonage  | GET/POST /telephony/vonage/voice → NCCO   | VONAGE_SIGNATURE_SECRET (HS256 JWT) |
  * | exotel  | GET /telephony/exotel/voice → {url}       | EXOTEL_API_KEY + EXOTEL_API_TOKEN (Basic, on the stream) |
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -27,7 +27,7 @@ import { keyMatches, mintToken, verifyToken } from "../auth.js";
 import { refuseUpgrade } from "../upgrade.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
-import { telnyxPublicKey, validTelnyxSignature, validTwilioSignature } from "./signatures.js";
+import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
 
 /** Webhook bodies are small forms; anything past this is refused (bytes). */
 const MAX_WEBHOOK_BYTES = 64 * 1024;
@@ -92,17 +92,26 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
   const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * MAX_TEXT_FRAME_CHARS, perMessageDeflate: false });
   const twilioToken = nonEmpty(env.TWILIO_AUTH_TOKEN);
+  const plivoToken = nonEmpty(env.PLIVO_AUTH_TOKEN);
+  const vonageSecret = nonEmpty(env.VONAGE_SIGNATURE_SECRET);
   const exotelAuth = nonEmpty(env.EXOTEL_API_KEY) !== undefined && nonEmpty(env.EXOTEL_API_TOKEN) !== undefined ? `${env.EXOTEL_API_KEY}:${env.EXOTEL_API_TOKEN}` : undefined;
   let telnyxKey: KeyObject | undefined;
   const telnyxKeyText = nonEmpty(env.TELNYX_PUBLIC_KEY);
   if (telnyxKeyText !== undefined) telnyxKey = telnyxPublicKey(telnyxKeyText);
   const maxCallMs = config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs;
   const maxCallS = maxCallMs === 0 ? UNLIMITED_CALL_S : maxCallMs / 1000;
-  if (carriers.length > 0) log.info({ carriers, twilioSignatures: twilioToken !== undefined, telnyxSignatures: telnyxKey !== undefined }, "telephony mounted");
+  const signed: Record<CarrierName, boolean> = {
+    twilio: twilioToken !== undefined,
+    telnyx: telnyxKey !== undefined,
+    plivo: plivoToken !== undefined,
+    vonage: vonageSecret !== undefined,
+    exotel: exotelAuth !== undefined,
+  };
+  if (carriers.length > 0) log.info({ carriers, signed: carriers.filter((c) => signed[c]) }, "telephony mounted");
   if (apiKey !== undefined) {
     // With auth on, a webhook mints stream tokens: one nobody signs hands them to anyone who asks.
-    const unsigned = carriers.filter((c) => (c === "twilio" && twilioToken === undefined) || (c === "telnyx" && telnyxKey === undefined) || c === "plivo" || c === "vonage");
-    if (unsigned.length > 0) log.warn({ carriers: unsigned }, "telephony webhooks without signature checks mint session tokens for any caller; set TWILIO_AUTH_TOKEN / TELNYX_PUBLIC_KEY or mount only signed carriers");
+    const unsigned = carriers.filter((c) => c !== "exotel" && !signed[c]);
+    if (unsigned.length > 0) log.warn({ carriers: unsigned }, "telephony webhooks without signature checks mint session tokens for any caller; set TWILIO_AUTH_TOKEN / TELNYX_PUBLIC_KEY / PLIVO_AUTH_TOKEN / VONAGE_SIGNATURE_SECRET or mount only signed carriers");
   }
 
   /** The public base URL the carrier reached us at: SWITCHBOARD_PUBLIC_URL, else the proxy's headers. */
@@ -164,6 +173,18 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
         refused(res, carrier, "telnyx-signature-ed25519 does not verify (or the timestamp is over 300 s off): check TELNYX_PUBLIC_KEY");
         return true;
       }
+    }
+    if (carrier === "plivo" && plivoToken !== undefined) {
+      const signed = `${publicBase(req, "http")}${req.url ?? url.pathname}`;
+      const params = method === "POST" ? [...new URLSearchParams(body).entries()] : [];
+      if (!validPlivoSignature(plivoToken, firstHeader(req.headers["x-plivo-signature-v3"]), firstHeader(req.headers["x-plivo-signature-v3-nonce"]), method, signed, params)) {
+        refused(res, carrier, "X-Plivo-Signature-V3 does not match: check PLIVO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL");
+        return true;
+      }
+    }
+    if (carrier === "vonage" && vonageSecret !== undefined && !validVonageSignature(vonageSecret, firstHeader(req.headers.authorization), body, clock.now())) {
+      refused(res, carrier, "the signed-webhook JWT does not verify (or its iat is over 300 s off, or payload_hash does not match the body): check VONAGE_SIGNATURE_SECRET and enable signed webhooks");
+      return true;
     }
     const stream = target(req, carrier);
     log.info({ carrier }, "telephony webhook answered");

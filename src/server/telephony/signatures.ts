@@ -1,6 +1,8 @@
 /**
  * Webhook and stream signatures of the carriers (vendors.md §8a "X-Twilio-Signature", §8b
- * "Webhook signature (Ed25519)"). Pure: no I/O; every comparison in constant time.
+ * "Webhook signature (Ed25519)"; Plivo V3 after the plivo-node and plivo-python SDKs; Vonage
+ * signed webhooks, developer.vonage.com "Signed webhooks"). Pure: no I/O; every comparison in
+ * constant time.
  */
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from "node:crypto";
 
@@ -84,4 +86,62 @@ export function validTelnyxSignature(key: KeyObject, signature: string | undefin
   } catch {
     return false;
   }
+}
+
+/**
+ * Plivo's V3 signature (`X-Plivo-Signature-V3`, plivo-node `lib/utils/v3Security.js`): HMAC-SHA256
+ * (key: the Auth Token), base64, over `<url>.<nonce>` where `<url>` is scheme://host[:port]/path,
+ * then `?` + the URL's query sorted as `name=value` joined by `&` (GET, or when present), and for
+ * a POST with parameters `?` [query `.`] + every parameter as name + value, sorted by name then value.
+ */
+export function plivoSignatureV3(authToken: string, method: string, url: string, params: readonly (readonly [string, string])[], nonce: string): string {
+  const parsed = new URL(url);
+  let base = `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  const byName = (a: readonly [string, string], b: readonly [string, string]): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+  const query = [...parsed.searchParams.entries()].sort(byName).map(([name, value]) => `${name}=${value}`).join("&");
+  const posted = method === "POST" ? [...params].sort(byName) : [];
+  if (query !== "" || posted.length > 0) base += `?${query}`;
+  if (query !== "" && posted.length > 0) base += ".";
+  for (const [name, value] of posted) base += name + value;
+  return createHmac("sha256", authToken).update(`${base}.${nonce}`, "utf8").digest("base64");
+}
+
+/** Validate `X-Plivo-Signature-V3` (a comma-separated list while an Auth Token rotates: any may match). */
+export function validPlivoSignature(
+  authToken: string,
+  header: string | undefined,
+  nonce: string | undefined,
+  method: string,
+  url: string,
+  params: readonly (readonly [string, string])[],
+): boolean {
+  if (header === undefined || header === "" || nonce === undefined || nonce === "") return false;
+  const expected = plivoSignatureV3(authToken, method, url, params, nonce);
+  return header.split(",").some((candidate) => sameText(candidate.trim(), expected));
+}
+
+/** Vonage signed webhooks: an HS256 JWT whose `iat` is further than this from now is refused (s). */
+export const VONAGE_TOLERANCE_S = 300;
+
+/**
+ * Validate Vonage's signed webhook: `Authorization: Bearer <JWT>`, HS256 with the account's
+ * signature secret; `iat` within ±300 s of now; a request with a body must carry `payload_hash`,
+ * the hex SHA-256 of the raw body.
+ */
+export function validVonageSignature(secret: string, authorization: string | undefined, rawBody: string, nowMs: number): boolean {
+  const token = /^Bearer\s+([\w-]+\.[\w-]+\.[\w-]+)$/.exec(authorization?.trim() ?? "")?.[1];
+  if (token === undefined) return false;
+  const [header = "", payload = "", signature = ""] = token.split(".");
+  const expected = createHmac("sha256", secret).update(`${header}.${payload}`).digest("base64url");
+  if (!sameText(signature, expected)) return false;
+  let claims: { alg?: unknown; iat?: unknown; payload_hash?: unknown };
+  try {
+    const head = JSON.parse(Buffer.from(header, "base64url").toString("utf8")) as { alg?: unknown };
+    claims = { ...(JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as object), alg: head.alg };
+  } catch {
+    return false;
+  }
+  if (claims.alg !== "HS256" || typeof claims.iat !== "number" || Math.abs(nowMs / 1000 - claims.iat) > VONAGE_TOLERANCE_S) return false;
+  if (rawBody === "") return true;
+  return typeof claims.payload_hash === "string" && sameText(claims.payload_hash.toLowerCase(), createHash("sha256").update(rawBody, "utf8").digest("hex"));
 }

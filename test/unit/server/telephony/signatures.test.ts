@@ -1,6 +1,14 @@
-import { createHash, generateKeyPairSync, sign } from "node:crypto";
+import { createHash, createHmac, generateKeyPairSync, sign } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { telnyxPublicKey, twilioSignature, validTelnyxSignature, validTwilioSignature } from "../../../../src/server/telephony/signatures.js";
+import {
+  plivoSignatureV3,
+  telnyxPublicKey,
+  twilioSignature,
+  validPlivoSignature,
+  validTelnyxSignature,
+  validTwilioSignature,
+  validVonageSignature,
+} from "../../../../src/server/telephony/signatures.js";
 
 // Twilio's published example (docs "Webhooks security"; the same vector in every twilio-* SDK's tests).
 const TOKEN = "12345";
@@ -87,5 +95,70 @@ describe("telnyx-signature-ed25519", () => {
 
   it("names the setting when the public key is not 32 bytes of base64", () => {
     expect(() => telnyxPublicKey("c2hvcnQ=")).toThrow(/TELNYX_PUBLIC_KEY/);
+  });
+});
+
+describe("X-Plivo-Signature-V3", () => {
+  const token = "MAXXXXXXXXXXXXXXXXXX";
+  const nonce = "05429567804466091622";
+  const hmac = (data: string): string => createHmac("sha256", token).update(data).digest("base64");
+  const params: [string, string][] = [
+    ["From", "14155550100"],
+    ["CallUUID", "97ceeb52-58b6-11e1-86da-77300b68f8bb"],
+    ["To", "14155550199"],
+  ];
+
+  it("signs a POST as the SDKs build it: URL, '?', then name+value sorted by name, '.', the nonce", () => {
+    const url = "https://gw.example.com/telephony/plivo/voice";
+    const expected = hmac(`${url}?CallUUID97ceeb52-58b6-11e1-86da-77300b68f8bbFrom14155550100To14155550199.${nonce}`);
+    expect(plivoSignatureV3(token, "POST", url, params, nonce)).toBe(expected);
+    expect(validPlivoSignature(token, expected, nonce, "POST", url, [...params].reverse())).toBe(true);
+  });
+
+  it("signs a URL query sorted as name=value joined by '&', followed by '.' and the POST parameters", () => {
+    const url = "https://gw.example.com/telephony/plivo/voice?b=2&a=1";
+    expect(plivoSignatureV3(token, "POST", url, params, nonce)).toBe(
+      hmac(`https://gw.example.com/telephony/plivo/voice?a=1&b=2.CallUUID97ceeb52-58b6-11e1-86da-77300b68f8bbFrom14155550100To14155550199.${nonce}`),
+    );
+    expect(plivoSignatureV3(token, "GET", url, [], nonce)).toBe(hmac(`https://gw.example.com/telephony/plivo/voice?a=1&b=2.${nonce}`));
+    expect(plivoSignatureV3(token, "GET", "https://gw.example.com:8443/voice", [], nonce)).toBe(hmac(`https://gw.example.com:8443/voice.${nonce}`));
+  });
+
+  it("accepts any signature of a comma-separated list (an Auth Token being rotated); refuses tampering and missing headers", () => {
+    const url = "https://gw.example.com/telephony/plivo/voice";
+    const good = plivoSignatureV3(token, "POST", url, params, nonce);
+    expect(validPlivoSignature(token, `${hmac("old token")}, ${good}`, nonce, "POST", url, params)).toBe(true);
+    expect(validPlivoSignature(token, good, "another-nonce", "POST", url, params)).toBe(false);
+    expect(validPlivoSignature(token, good, nonce, "POST", url, [...params, ["Digits", "1"]])).toBe(false);
+    expect(validPlivoSignature(token, good, nonce, "POST", "https://evil.example.com/telephony/plivo/voice", params)).toBe(false);
+    expect(validPlivoSignature(token, undefined, nonce, "POST", url, params)).toBe(false);
+    expect(validPlivoSignature(token, good, undefined, "POST", url, params)).toBe(false);
+  });
+});
+
+describe("Vonage signed webhooks (HS256 JWT)", () => {
+  const secret = "vonage-signature-secret";
+  const now = 1_760_000_000_000;
+  const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const jwt = (claims: Record<string, unknown>, key = secret, alg = "HS256"): string => {
+    const head = `${b64({ alg, typ: "JWT" })}.${b64(claims)}`;
+    return `Bearer ${head}.${createHmac("sha256", key).update(head).digest("base64url")}`;
+  };
+  const body = JSON.stringify({ from: "14155550100", to: "14155550199", uuid: "abc" });
+  const hash = createHash("sha256").update(body).digest("hex");
+
+  it("accepts a token signed with the secret, recent, whose payload_hash matches the body (or with no body)", () => {
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000, payload_hash: hash, iss: "Vonage" }), body, now)).toBe(true);
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000 - 120 }), "", now)).toBe(true);
+  });
+
+  it("refuses another secret, another algorithm, a stale iat, a body that does not match or is unhashed, and no token", () => {
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000, payload_hash: hash }, "other"), body, now)).toBe(false);
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000, payload_hash: hash }, secret, "none"), body, now)).toBe(false);
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000 - 301, payload_hash: hash }), body, now)).toBe(false);
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000, payload_hash: hash }), body.replace("abc", "xyz"), now)).toBe(false);
+    expect(validVonageSignature(secret, jwt({ iat: now / 1000 }), body, now)).toBe(false);
+    expect(validVonageSignature(secret, undefined, "", now)).toBe(false);
+    expect(validVonageSignature(secret, "Bearer not-a-jwt", "", now)).toBe(false);
   });
 });
