@@ -11,6 +11,8 @@ import { connect } from "../helpers/ws-client.js";
 const API_KEY = "sk-gateway-SECRET-0001";
 const OPENAI_KEY = "sk-openai-SECRET-0002";
 const TWILIO_TOKEN = "twilio-SECRET-0003";
+const PLIVO_TOKEN = "plivo-SECRET-0004";
+const VONAGE_SECRET = "vonage-SECRET-0005";
 
 let service: FakeOpenAiRealtime | undefined;
 let gateway: Gateway | undefined;
@@ -26,8 +28,9 @@ describe("logs", () => {
     const lines: string[] = [];
     const logger = createLogger({ level: "debug", destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });
     service = await startFakeOpenAiRealtime({ apiKey: OPENAI_KEY });
-    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["twilio"] });
-    gateway = createGateway({ agent: def, logger, processMetrics: false, apiKey: API_KEY, env: { OPENAI_API_KEY: OPENAI_KEY, TWILIO_AUTH_TOKEN: TWILIO_TOKEN } });
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["twilio", "plivo", "vonage"] });
+    const env = { OPENAI_API_KEY: OPENAI_KEY, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, PLIVO_AUTH_TOKEN: PLIVO_TOKEN, VONAGE_SIGNATURE_SECRET: VONAGE_SECRET };
+    gateway = createGateway({ agent: def, logger, processMetrics: false, apiKey: API_KEY, env });
     const { port } = await gateway.listen(0);
     const base = `http://127.0.0.1:${port}`;
 
@@ -55,8 +58,13 @@ describe("logs", () => {
     await carrier.closed;
     await new Promise((r) => setTimeout(r, 100));
 
+    // Forged Plivo and Vonage webhooks: refused and logged, without the secrets they were checked with.
+    expect((await fetch(`${base}/telephony/plivo/voice`, { method: "POST", headers: { "x-plivo-signature-v3": "forged", "x-plivo-signature-v3-nonce": "1" }, body: "CallUUID=x" })).status).toBe(403);
+    expect((await fetch(`${base}/telephony/vonage/voice`, { headers: { authorization: "Bearer a.b.c" } })).status).toBe(403);
+
     const log = lines.join("");
     expect(lines.length).toBeGreaterThan(10);
-    for (const secret of [API_KEY, OPENAI_KEY, TWILIO_TOKEN, minted.token, callToken]) expect(log, secret.slice(0, 12)).not.toContain(secret);
+    expect(log).toContain("telephony webhook refused");
+    for (const secret of [API_KEY, OPENAI_KEY, TWILIO_TOKEN, PLIVO_TOKEN, VONAGE_SECRET, minted.token, callToken]) expect(log, secret.slice(0, 12)).not.toContain(secret);
   }, 30_000);
 });
