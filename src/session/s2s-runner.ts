@@ -327,7 +327,9 @@ export class S2sRunner implements ModeRunner {
     // A response that only called tools is a step of the reply, not its end: the response after the results completes it.
     const step = reply.calls.size > 0 && reply.text.trim() === "";
     // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
-    const answered = reply.calls.size > 0 ? this.#answer([...reply.calls.keys()], [...reply.calls.values()], completed) : undefined;
+    // A response lost with the service link (failed) was not the caller's doing: its results still ask for one.
+    const continues = completed || (status === "failed" && reply === this.#reply && !reply.interrupted);
+    const answered = reply.calls.size > 0 ? this.#answer([...reply.calls.keys()], [...reply.calls.values()], continues) : undefined;
     if (reply.calls.size > 0) this.#stepsSinceUser += 1;
     if (completed && !step) {
       this.#ctx.emit({ type: "audio.completed" });

@@ -62,7 +62,8 @@ export class FakeS2s implements S2sProvider {
     this.events.agentTranscript(text, { responseId, itemId: `item_${responseId}` });
   }
 
-  done(responseId: string, status: "completed" | "cancelled" = "completed", outOfBand = false): void {
+  /** End a response; "failed" is how a response lost with the service link ends. */
+  done(responseId: string, status: "completed" | "cancelled" | "failed" = "completed", outOfBand = false): void {
     this.events.responseDone({ responseId, outOfBand, status });
   }
 }

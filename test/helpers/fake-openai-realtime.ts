@@ -10,6 +10,10 @@
 //
 // Audio is deterministic: `chunkMs` (20 ms) per delta at 24 kHz, a ramp (`rampPcm`) so a test can
 // compare bytes; the transcript deltas are the turn's words spread over the audio chunks.
+//
+// With `manualResponses` the test plays the service itself: `response.create` is recorded and left
+// waiting, and `startResponse` / `speakIn` / `callIn` / `finish` send the same event sequences one
+// step at a time (a cancel, or the caller's speech with `interrupt_response`, ends the response at once).
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -41,6 +45,16 @@ export interface FakeOpenAiRealtimeOptions {
   readonly silent?: boolean;
   /** Never answer `session.update` (a hung setup). */
   readonly holdSessionUpdated?: boolean;
+  /** The test plays the service: `response.create` waits for `startResponse` (see the header). */
+  readonly manualResponses?: boolean;
+}
+
+/** A response started with `startResponse` (manual mode). */
+export interface FakeRealtimeResponse {
+  readonly id: string;
+  readonly outOfBand: boolean;
+  /** The connection it runs on. */
+  readonly connection: number;
 }
 
 export interface FakeRealtimeConnection {
@@ -56,6 +70,8 @@ export interface FakeRealtimeConnection {
   /** Conversation items (ids, types), in order: what this socket's conversation holds. */
   readonly items: { id: string; type: string; role?: string; callId?: string }[];
   open: boolean;
+  /** This connection's `session.update` is never answered (`holdSessionUpdated`, or `holdNextSetup`). */
+  holdSetup: boolean;
 }
 
 export interface FakeRealtimeMessage {
@@ -87,12 +103,24 @@ export interface FakeOpenAiRealtime {
   sendRaw(text: string): void;
   /** Terminate every open socket (no close frame: the client sees 1006). */
   drop(): void;
-  /** Terminate the sockets when the client next sends a message of this type (recorded, not answered). */
-  dropOn(type: string): void;
+  /** Terminate the sockets when the client next sends a message of this type (recorded, not answered); undefined disarms. */
+  dropOn(type: string | undefined): void;
   /** Close the latest connection with this code. */
   closeWith(code: number, reason?: string): void;
-  /** Refuse upgrades with this HTTP status (undefined: accept again). */
-  refuse(status: number | undefined): void;
+  /** The next connection's `session.update` is never answered (a setup that hangs, once). */
+  holdNextSetup(): void;
+  /** Refuse upgrades with this HTTP status (undefined: accept again); `times`: only the next that many, then accept. */
+  refuse(status: number | undefined, times?: number): void;
+  /** Manual mode: start the oldest waiting `response.create` the latest connection can run, else (no response active) one of the service's own, as its VAD would. */
+  startResponse(): FakeRealtimeResponse | undefined;
+  /** Manual mode: the responses running on the latest open connection, oldest first. */
+  running(): FakeRealtimeResponse[];
+  /** Manual mode: a message item in a running response, `ms` of audio with `text` as its transcript. */
+  speakIn(responseId: string, text: string, ms: number): void;
+  /** Manual mode: a function call in a running in-band response; its call_id. */
+  callIn(responseId: string, name: string, args: unknown): string | undefined;
+  /** Manual mode: end a running response (`response.done`). */
+  finish(responseId: string, status?: "completed" | "cancelled"): void;
   /** Open sockets right now. */
   openSockets(): number;
   close(): Promise<void>;
@@ -126,12 +154,24 @@ interface Running {
   readonly done: Promise<void>;
 }
 
+/** A response the test plays (manual mode). */
+interface Manual {
+  readonly running: Running;
+  readonly output: Record<string, unknown>[];
+  readonly metadata: unknown;
+  readonly finish: () => void;
+  nextIndex: number;
+}
+
 interface Conn extends FakeRealtimeConnection {
   readonly ws: WebSocket;
   readonly audio: Buffer[];
   readonly itemAudioMs: Map<string, number>;
   readonly running: Map<string, Running>;
   active: Running | undefined;
+  /** Manual mode: responses started by the test, and `response.create` requests not started yet. */
+  readonly manual: Map<string, Manual>;
+  readonly waiting: (Record<string, unknown> | undefined)[];
   /** Every event sent, for debugging. */
   readonly sent: Record<string, unknown>[];
 }
@@ -153,7 +193,9 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   const sockets = new Set<Socket>();
   let upgrades = 0;
   let refusal: number | undefined;
+  let refusals = Number.POSITIVE_INFINITY;
   let dropOnType: string | undefined;
+  let holdNext = false;
   let seq = 0;
   const id = (prefix: string): string => `${prefix}_${++seq}`;
 
@@ -169,7 +211,11 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     path: "/v1/realtime",
     verifyClient: (info, callback) => {
       upgrades++;
-      if (refusal !== undefined) return callback(false, refusal, "Unavailable");
+      if (refusal !== undefined) {
+        const status = refusal;
+        if (--refusals <= 0) refusal = undefined;
+        return callback(false, status, "Unavailable");
+      }
       const key = /^Bearer (.+)$/.exec(info.req.headers.authorization ?? "")?.[1];
       if (key !== apiKey) return callback(false, 401, "Unauthorized");
       callback(true);
@@ -196,6 +242,23 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   };
 
   /** One scripted response on `conn`: resolves when `response.done` is sent. */
+  /** `response.done` for `running`: completed, or cancelled with its reason. */
+  const sendDone = (conn: Conn, running: Running, output: unknown[], conversationId: string | null, metadata: unknown): void => {
+    const cancelled = running.cancelled;
+    send(conn, {
+      type: "response.done",
+      response: {
+        id: running.id,
+        object: "realtime.response",
+        status: cancelled === undefined ? "completed" : "cancelled",
+        status_details: cancelled === undefined ? null : { type: "cancelled", reason: cancelled },
+        output,
+        conversation_id: conversationId,
+        metadata,
+        usage: { total_tokens: 30, input_tokens: 20, output_tokens: 10 },
+      },
+    });
+  };
   const respond = (conn: Conn, request: Record<string, unknown> | undefined): Running => {
     const outOfBand = request?.conversation === "none";
     const turn = turns.shift() ?? { say: "Okay." };
@@ -289,20 +352,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       }
       conn.running.delete(responseId);
       if (conn.active === running) conn.active = undefined;
-      const cancelled = running.cancelled;
-      send(conn, {
-        type: "response.done",
-        response: {
-          id: responseId,
-          object: "realtime.response",
-          status: cancelled === undefined ? "completed" : "cancelled",
-          status_details: cancelled === undefined ? null : { type: "cancelled", reason: cancelled },
-          output,
-          conversation_id: conversationId,
-          metadata,
-          usage: { total_tokens: 30, input_tokens: 20, output_tokens: 10 },
-        },
-      });
+      sendDone(conn, running, output, conversationId, metadata);
       finish();
     })();
     return running;
@@ -318,7 +368,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         const session = (message.session ?? {}) as Record<string, unknown>;
         if (session.type !== "realtime") return error(conn, "invalid_value", "session.type must be 'realtime'");
         conn.session = { ...conn.session, ...session };
-        if (options.holdSessionUpdated !== true) send(conn, { type: "session.updated", session: conn.session });
+        if (!conn.holdSetup) send(conn, { type: "session.updated", session: conn.session });
         return;
       }
       case "input_audio_buffer.append":
@@ -352,13 +402,15 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         if (request?.conversation !== "none" && conn.active !== undefined) {
           return error(conn, "conversation_already_has_active_response", `Conversation already has an active response in progress: ${conn.active.id}`);
         }
-        respond(conn, request);
+        if (options.manualResponses === true) conn.waiting.push(request);
+        else respond(conn, request);
         return;
       }
       case "response.cancel": {
         const target = typeof message.response_id === "string" ? conn.running.get(message.response_id) : conn.active;
         if (target === undefined || target.cancelled !== undefined) return error(conn, "response_cancel_not_active", "Cancellation failed: no active response found", false);
         target.cancelled = "client_cancelled";
+        conn.manual.get(target.id)?.finish();
         return;
       }
       default:
@@ -377,19 +429,25 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       audioIn: () => Buffer.concat(audio),
       items: [],
       open: true,
+      holdSetup: options.holdSessionUpdated === true || holdNext,
       ws,
       audio,
       itemAudioMs: new Map(),
       running: new Map(),
       active: undefined,
+      manual: new Map(),
+      waiting: [],
       sent: [],
     };
     connections.push(conn);
+    holdNext = false;
     sessionUpdates.push(0);
     if (req.headers["openai-beta"] !== undefined) violations.push(`connection ${conn.index}: OpenAI-Beta header on a GA connection`);
     ws.on("close", () => (conn.open = false));
     ws.on("error", () => undefined);
     ws.on("message", (data, isBinary) => {
+      // Frames read in the same chunk as the one that dropped or closed the socket: the service is gone.
+      if (ws.readyState !== ws.OPEN) return;
       if (isBinary) return error(conn, "invalid_request_error", "binary frames are not accepted");
       let message: Record<string, unknown>;
       try {
@@ -415,8 +473,49 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   const speechStarted = (conn: Conn): string => {
     const itemId = id("item");
     send(conn, { type: "input_audio_buffer.speech_started", audio_start_ms: 1000, item_id: itemId });
-    if (conn.active !== undefined && turnDetection(conn).interrupt_response !== false) conn.active.cancelled ??= "turn_detected";
+    if (conn.active !== undefined && turnDetection(conn).interrupt_response !== false) {
+      conn.active.cancelled ??= "turn_detected";
+      conn.manual.get(conn.active.id)?.finish();
+    }
     return itemId;
+  };
+
+  // --- Manual mode: the test plays the service, one event sequence at a time ---
+  const manualOn = (responseId: string): { conn: Conn; manual: Manual } | undefined => {
+    const conn = latest();
+    const manual = conn?.manual.get(responseId);
+    return conn === undefined || manual === undefined ? undefined : { conn, manual };
+  };
+  const startManual = (conn: Conn, request: Record<string, unknown> | undefined): FakeRealtimeResponse => {
+    const outOfBand = request?.conversation === "none";
+    const responseId = id("resp");
+    const conversationId = outOfBand ? null : "conv_1";
+    const metadata = request?.metadata ?? null;
+    const output: Record<string, unknown>[] = [];
+    let ended = false;
+    const running: Running = { id: responseId, outOfBand, cancelled: undefined, done: Promise.resolve() };
+    const finish = (): void => {
+      if (ended) return;
+      ended = true;
+      conn.running.delete(responseId);
+      conn.manual.delete(responseId);
+      if (conn.active === running) conn.active = undefined;
+      sendDone(conn, running, output, conversationId, metadata);
+    };
+    conn.running.set(responseId, running);
+    conn.manual.set(responseId, { running, output, metadata, finish, nextIndex: 0 });
+    if (!outOfBand) conn.active = running;
+    send(conn, {
+      type: "response.created",
+      response: { id: responseId, object: "realtime.response", status: "in_progress", status_details: null, output: [], conversation_id: conversationId, metadata, usage: null },
+    });
+    return { id: responseId, outOfBand, connection: conn.index };
+  };
+  const addManualItem = (conn: Conn, outOfBand: boolean, item: { id: string; type: string; role?: string; callId?: string }): void => {
+    if (outOfBand) return;
+    const previous = conn.items.at(-1)?.id ?? null;
+    conn.items.push(item);
+    send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: item.id, type: item.type } });
   };
 
   return {
@@ -469,8 +568,80 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     closeWith(code, reason = "") {
       latest()?.ws.close(code, reason);
     },
-    refuse(status) {
+    holdNextSetup() {
+      holdNext = true;
+    },
+    refuse(status, times) {
       refusal = status;
+      refusals = times ?? Number.POSITIVE_INFINITY;
+    },
+    startResponse() {
+      const conn = latest();
+      if (conn === undefined) return undefined;
+      const index = conn.waiting.findIndex((request) => request?.conversation === "none" || conn.active === undefined);
+      if (index >= 0) return startManual(conn, conn.waiting.splice(index, 1)[0]);
+      return conn.active === undefined ? startManual(conn, undefined) : undefined;
+    },
+    running() {
+      const conn = latest();
+      return conn === undefined ? [] : [...conn.manual.values()].map(({ running }) => ({ id: running.id, outOfBand: running.outOfBand, connection: conn.index }));
+    },
+    speakIn(responseId, text, ms) {
+      const on = manualOn(responseId);
+      if (on === undefined) return;
+      const { conn, manual } = on;
+      const outputIndex = manual.nextIndex++;
+      const itemId = id("item");
+      const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0 };
+      const item = { id: itemId, object: "realtime.item", type: "message", role: "assistant", status: "in_progress", content: [] };
+      send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
+      addManualItem(conn, manual.running.outOfBand, { id: itemId, type: "message", role: "assistant" });
+      send(conn, { type: "response.content_part.added", ...base, part: { type: "audio", transcript: "" } });
+      const words = text.match(/\S+\s*/g) ?? [];
+      const chunks = Math.max(1, Math.ceil(ms / chunkMs));
+      let word = 0;
+      let sentMs = 0;
+      for (let i = 0; i < chunks; i++) {
+        const chunk = Math.min(chunkMs, ms - sentMs);
+        const audio = outputIsG711(conn.session) ? rampG711(chunk, sentMs * 8) : rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000));
+        send(conn, { type: `${audioName}.delta`, ...base, delta: audio.toString("base64") });
+        sentMs += chunk;
+        conn.itemAudioMs.set(itemId, sentMs);
+        while (word < words.length && Math.floor((word * chunks) / words.length) <= i) send(conn, { type: `${transcriptName}.delta`, ...base, delta: words[word++]! });
+      }
+      send(conn, { type: `${audioName}.done`, ...base });
+      send(conn, { type: `${transcriptName}.done`, ...base, transcript: text });
+      send(conn, { type: "response.content_part.done", ...base, part: { type: "audio", transcript: text } });
+      const doneItem = { ...item, status: "completed", content: [{ type: "output_audio", transcript: text }] };
+      manual.output.push(doneItem);
+      send(conn, { type: "response.output_item.done", response_id: responseId, output_index: outputIndex, item: doneItem });
+      if (!manual.running.outOfBand) send(conn, { type: "conversation.item.done", item: doneItem });
+    },
+    callIn(responseId, name, args) {
+      const on = manualOn(responseId);
+      if (on === undefined || on.manual.running.outOfBand) return undefined;
+      const { conn, manual } = on;
+      const outputIndex = manual.nextIndex++;
+      const itemId = id("item");
+      const callId = id("call");
+      const argsText = typeof args === "string" ? args : JSON.stringify(args);
+      const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
+      send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
+      addManualItem(conn, false, { id: itemId, type: "function_call", callId });
+      const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId };
+      send(conn, { type: "response.function_call_arguments.delta", ...base, delta: argsText });
+      send(conn, { type: "response.function_call_arguments.done", ...base, name, arguments: argsText });
+      const doneItem = { ...item, status: "completed", arguments: argsText };
+      manual.output.push(doneItem);
+      send(conn, { type: "response.output_item.done", response_id: responseId, output_index: outputIndex, item: doneItem });
+      send(conn, { type: "conversation.item.done", item: doneItem });
+      return callId;
+    },
+    finish(responseId, status = "completed") {
+      const on = manualOn(responseId);
+      if (on === undefined) return;
+      if (status === "cancelled") on.manual.running.cancelled ??= "client_cancelled";
+      on.manual.finish();
     },
     openSockets: () => connections.filter((c) => c.open).length,
     async close() {

@@ -265,6 +265,10 @@ class RealtimeSession implements OpenAiRealtimeSession {
   #pendingRespond = false;
   /** `response.create`s asked for while reconnecting. */
   #queued: object[] = [];
+  /** An in-band `response.create` sent whose `response.created` (or refusal) has not arrived yet. */
+  #createSent = false;
+  /** An in-band `response.create` held back until the in-band response running now is done. */
+  #deferred: object | undefined;
 
   constructor(
     private readonly config: RealtimeConfig,
@@ -321,6 +325,21 @@ class RealtimeSession implements OpenAiRealtimeSession {
       if (!this.#ended) this.#queued.push(message);
       return;
     }
+    if (options.outOfBand === true) this.#send(link, message);
+    else this.#respond(link, message);
+  }
+
+  /**
+   * An in-band `response.create`. The service runs one in-band response at a time and refuses
+   * another meanwhile (`conversation_already_has_active_response`), so one asked for while a
+   * response runs, or while the last request is still on its way, waits for that `response.done`.
+   */
+  #respond(link: Link, message: object = { type: "response.create" }): void {
+    if (this.#createSent || [...this.#responses.values()].some((outOfBand) => !outOfBand)) {
+      this.#deferred ??= message;
+      return;
+    }
+    this.#createSent = true;
     this.#send(link, message);
   }
 
@@ -359,7 +378,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     if (link === undefined) return;
     for (const { callId, output } of results) this.#sendToolResult(link, callId, output);
     // vendors.md §1 "Function-calling round trip" 7: the model does not continue on its own.
-    if (respond) this.#send(link, { type: "response.create" });
+    if (respond) this.#respond(link);
   }
 
   close(): Promise<void> {
@@ -465,8 +484,13 @@ class RealtimeSession implements OpenAiRealtimeSession {
     }
     for (const item of history) this.#send(link, historyItem(item));
     for (const [callId, output] of this.#pendingResults) this.#sendToolResult(link, callId, output);
-    if (this.#pendingRespond && this.#pendingResults.size > 0) this.#send(link, { type: "response.create" });
-    for (const message of this.#queued.splice(0)) this.#send(link, message);
+    // Everything is in the conversation now: one in-band response answers it all.
+    let inBand: object | undefined = this.#pendingRespond && this.#pendingResults.size > 0 ? { type: "response.create" } : undefined;
+    for (const message of this.#queued.splice(0)) {
+      if (isOutOfBandRequest(message)) this.#send(link, message);
+      else inBand ??= message;
+    }
+    if (inBand !== undefined) this.#respond(link, inBand);
   }
 
   #sendToolResult(link: Link, callId: string, output: string): void {
@@ -503,6 +527,10 @@ class RealtimeSession implements OpenAiRealtimeSession {
   #lost(): void {
     for (const [responseId, outOfBand] of this.#responses) this.#events.responseDone({ responseId, outOfBand, status: "failed" });
     this.#responses.clear();
+    // A response asked for and not started is asked for again on the next socket.
+    this.#createSent = false;
+    if (this.#deferred !== undefined) this.#queued.push(this.#deferred);
+    this.#deferred = undefined;
     this.#itemAudio.clear();
     this.#userText.clear();
     this.#callItems.clear();
@@ -636,6 +664,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
         const outOfBand = isOutOfBand(response);
         this.#responses.set(responseId, outOfBand);
         this.#attempts = 0;
+        if (!outOfBand) this.#createSent = false;
         // Tool results sent so far are in the context of this response: delivered.
         if (!outOfBand) this.#toolResultsDelivered();
         events.responseStarted({ responseId, outOfBand });
@@ -685,6 +714,11 @@ class RealtimeSession implements OpenAiRealtimeSession {
         this.#responses.delete(responseId);
         const usage = readUsage(rec(response, "usage"));
         events.responseDone({ responseId, outOfBand, status: readStatus(response?.status), ...(usage === undefined ? {} : { usage }) });
+        const deferred = this.#deferred;
+        if (deferred !== undefined && link === this.#link) {
+          this.#deferred = undefined;
+          this.#respond(link, deferred);
+        }
         return;
       }
       case "error": {
@@ -692,6 +726,14 @@ class RealtimeSession implements OpenAiRealtimeSession {
         // vendors.md §1: cancelling when nothing runs is "a harmless error".
         if (code === "response_cancel_not_active") {
           this.runtime.log.debug({ code }, `${VENDOR}: nothing to cancel`);
+          return;
+        }
+        // Whatever the service refused, a request still on its way no longer holds the next back.
+        this.#createSent = false;
+        if (code === "conversation_already_has_active_response") {
+          // Our request crossed a response the service started itself: ask again once that one is done.
+          this.runtime.log.debug({ code }, `${VENDOR}: a response is running; asking again after it`);
+          this.#deferred ??= { type: "response.create" };
           return;
         }
         events.error(new GatewayError("s2s", `${VENDOR}: ${errorText(message)}`), { fatal: false });
@@ -729,6 +771,12 @@ function str(object: Record<string, unknown> | undefined, key: string): string |
 function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
   return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8");
+}
+
+/** A queued `response.create` of ours for an out-of-band response (`conversation: "none"`). */
+function isOutOfBandRequest(message: object): boolean {
+  const response = (message as { response?: unknown }).response;
+  return isRecord(response) && response.conversation === "none";
 }
 
 /** Ours carry our metadata; any response with `conversation_id: null` is out of band (vendors.md §1). */

@@ -50,6 +50,15 @@ describe("speech-to-speech sessions", () => {
     expect(link.of("tool.completed")).toMatchObject([{ toolCallId: "call_1", result: "Order A1 shipped." }]);
   });
 
+  it("a response lost with the service link mid tool call still asks for the model's next turn with the result", async () => {
+    const { fake } = await s2sSession();
+    const reply = fake.start();
+    fake.events.toolCall({ callId: "call_1", name: "lookup", args: { orderId: "A1" }, responseId: reply });
+    fake.done(reply, "failed");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fake.calls.filter((c) => c.kind === "results")).toEqual([{ kind: "results", results: [{ callId: "call_1", output: "Order A1 shipped." }], respond: true }]);
+  });
+
   it("a tool line still being spoken stops when the tool settles", async () => {
     let release: () => void = () => {};
     const slow = tool({
