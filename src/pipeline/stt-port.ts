@@ -45,6 +45,13 @@ export interface SttSession {
   close(): Promise<void>;
   /** Audio bytes dropped by the backlog policy so far. */
   readonly droppedBytes: number;
+  /**
+   * Where the audio finalized so far ends in this connection's stream (ms since its first sample),
+   * when the provider says (Deepgram: a final's `start + duration`); read when `final` arrives.
+   * Audio sent after it is not finalized yet: a reconnect must replay it. Unset: everything sent
+   * when a final arrives counts as finalized.
+   */
+  readonly finalizedAudioMs?: number | undefined;
 }
 
 /** Opens STT sessions for one configured provider. */

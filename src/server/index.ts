@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { LanguageModel } from "ai";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
@@ -26,7 +26,7 @@ import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
 import { serveStatic } from "./static.js";
-import { refuseUpgrade } from "./upgrade.js";
+import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { ConnectionRateLimit } from "./rate-limit.js";
 import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
 import { createTelephony } from "./telephony/index.js";
@@ -37,6 +37,16 @@ export const DRAIN_DEADLINE_MS = 30_000;
 
 /** How long phone calls may take to hear the shutdown notice at the drain deadline (ms). */
 export const FAREWELL_MS = 10_000;
+
+/** A request (a WebSocket upgrade too) must have sent all its headers within this long (ms); else 408 and closed. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A whole HTTP request must have arrived within this long (ms). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * How often Node checks those two timeouts (ms). Its default is 30 s, which let a slow-loris
+ * upgrade (headers dribbled a byte at a time) hold its socket up to 40 s instead of 10 s.
+ */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Session ids a client may ask to resume (protocol.md); anything else is ignored. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -151,7 +161,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     log.info({ sessionId }, "session taken over by another instance");
     session.takeOver();
   });
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxBinaryFrameBytes * 4, perMessageDeflate: false });
+  const wss = gatewaySocketServer(limits.maxBinaryFrameBytes * 4);
   let draining = false;
   const telephony = createTelephony({
     config,
@@ -167,14 +177,14 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       startSession(link, { transport: call.carrier, maxCallDurationMs: config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
   });
 
-  const server = createServer((req, res) => {
+  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       log.error({ err, url: req.url }, "request failed");
       if (!res.headersSent) json(res, 500, { error: "internal error" });
     });
   });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://gateway");

@@ -1,4 +1,19 @@
 import type { Duplex } from "node:stream";
+import { WebSocketServer, type ServerOptions } from "ws";
+
+/**
+ * How long a close handshake may take before the socket is destroyed (ms). ws waits 30 s by
+ * default: a peer that stopped reading (closed at the backlog limit) never sees our close frame,
+ * and its session held its provider links that long.
+ */
+export const CLOSE_HANDSHAKE_MS = 5_000;
+
+/** The gateway's WebSocket servers (browser and carrier): upgrades routed by hand, no compression. */
+export function gatewaySocketServer(maxPayload: number): WebSocketServer {
+  // `closeTimeout` is a ws ≥ 8.19 server option that @types/ws does not declare yet.
+  const options: ServerOptions & { closeTimeout: number } = { noServer: true, maxPayload, perMessageDeflate: false, closeTimeout: CLOSE_HANDSHAKE_MS };
+  return new WebSocketServer(options);
+}
 
 /** Refuse a WebSocket upgrade with an HTTP status and, when given, a one-line reason as the body. */
 export function refuseUpgrade(socket: Duplex, status: number, message: string, reason = ""): void {

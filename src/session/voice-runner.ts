@@ -18,6 +18,8 @@ export const PLAYBACK_SAMPLE_RATE = 24000;
 export const STT_RECONNECTS = 3;
 /** Audio kept for replay after a drop: everything since the last final, at most this much (ms). */
 export const STT_REPLAY_MS = 30_000;
+/** A chunk ending this close past a final's end (ms, rounding of the provider's seconds) counts as finalized. */
+const REPLAY_SLACK_MS = 0.5;
 /** A local-VAD speech edge: this much non-speech ends a stretch (the loop's timers decide the turn). */
 const VAD_EDGE_SILENCE_MS = 300;
 
@@ -81,8 +83,11 @@ export class VoiceRunner implements ModeRunner {
   #stt: SttSession;
   #vad: Vad | undefined;
   #detector: SpeechDetector | undefined;
-  #replay: Uint8Array[] = [];
+  /** Audio sent since the last final, each chunk with where it ends in the current STT connection's stream (ms). */
+  #replay: { readonly chunk: Uint8Array; endMs: number }[] = [];
   #replayBytes = 0;
+  /** Audio sent on the current STT connection (ms of its stream). */
+  #sentMs = 0;
   #reconnects = 0;
   #closed = false;
 
@@ -198,10 +203,11 @@ export class VoiceRunner implements ModeRunner {
 
   audio(chunk: Uint8Array): void {
     if (this.#closed) return;
-    this.#replay.push(chunk);
+    this.#sentMs += durationMs(chunk.byteLength, MIC_SAMPLE_RATE);
+    this.#replay.push({ chunk, endMs: this.#sentMs });
     this.#replayBytes += chunk.byteLength;
     const limit = (STT_REPLAY_MS * MIC_SAMPLE_RATE * 2) / 1000;
-    while (this.#replayBytes > limit && this.#replay.length > 1) this.#replayBytes -= this.#replay.shift()?.byteLength ?? 0;
+    while (this.#replayBytes > limit && this.#replay.length > 1) this.#replayBytes -= this.#replay.shift()?.chunk.byteLength ?? 0;
     this.#stt.sendAudio(chunk);
     const vad = this.#vad;
     const detector = this.#detector;
@@ -243,9 +249,11 @@ export class VoiceRunner implements ModeRunner {
   }
 
   #onFinal(text: string, info: { readonly endOfTurn: boolean }): void {
-    // Finalized audio is safe at the provider: only what follows needs a replay after a drop.
-    this.#replay = [];
-    this.#replayBytes = 0;
+    // Finalized audio is safe at the provider: only what follows needs a replay after a drop. A
+    // final arrives after more audio was sent, so it is trimmed up to where the provider says
+    // the finalized audio ends; a provider that does not say counts everything sent.
+    const end = this.#stt.finalizedAudioMs ?? Number.POSITIVE_INFINITY;
+    while (this.#replay.length > 0 && (this.#replay[0]?.endMs ?? 0) <= end + REPLAY_SLACK_MS) this.#replayBytes -= this.#replay.shift()?.chunk.byteLength ?? 0;
     this.#loop.sttFinal(text, info);
   }
 
@@ -275,7 +283,13 @@ export class VoiceRunner implements ModeRunner {
           },
         },
       );
-      for (const chunk of this.#replay) this.#stt.sendAudio(chunk);
+      // The new connection's stream starts with the replay.
+      this.#sentMs = 0;
+      for (const entry of this.#replay) {
+        this.#sentMs += durationMs(entry.chunk.byteLength, MIC_SAMPLE_RATE);
+        entry.endMs = this.#sentMs;
+        this.#stt.sendAudio(entry.chunk);
+      }
       this.#reconnects = 0;
       this.#ctx.count("provider_reconnect");
     } catch (error) {

@@ -47,6 +47,8 @@ export class FakeSttSession implements SttSession {
   readonly endpointing: boolean;
   readonly droppedBytes = 0;
   readonly options: SttOpenOptions;
+  /** Set it before `final()` to play a vendor that says where its finalized audio ends (ms of this session's audio). */
+  finalizedAudioMs: number | undefined = undefined;
   audioBytes = 0;
   finalizeCalls = 0;
   closed = false;

@@ -15,7 +15,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { KeyObject } from "node:crypto";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log.js";
 import { CARRIERS, DEFAULTS, type AgentConfig } from "../../manifest/index.js";
@@ -24,7 +24,7 @@ import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
 import type { Limits } from "../../transport/protocol.js";
 import { keyMatches, mintToken, verifyToken } from "../auth.js";
-import { refuseUpgrade } from "../upgrade.js";
+import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
 import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
@@ -90,7 +90,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const carriers = mountedCarriers(config);
   const mounted = new Set<string>(carriers);
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 2 * MAX_TEXT_FRAME_CHARS, perMessageDeflate: false });
+  const wss = gatewaySocketServer(2 * MAX_TEXT_FRAME_CHARS);
   const twilioToken = nonEmpty(env.TWILIO_AUTH_TOKEN);
   const plivoToken = nonEmpty(env.PLIVO_AUTH_TOKEN);
   const vonageSecret = nonEmpty(env.VONAGE_SIGNATURE_SECRET);

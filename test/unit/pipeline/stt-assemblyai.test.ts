@@ -235,6 +235,28 @@ describe("assemblyAiStt: turns", () => {
   });
 });
 
+describe("assemblyAiStt: where the finalized audio ends", () => {
+  it("is the end (ms) of the last word of the latest ended turn, and unset before any", async () => {
+    const rec = await openSession({}, { formatTurns: false });
+    const turn = (order: number, end: boolean, words: [string, number, number][]): string =>
+      JSON.stringify({
+        type: "Turn",
+        turn_order: order,
+        turn_is_formatted: false,
+        end_of_turn: end,
+        transcript: words.map(([w]) => w).join(" "),
+        end_of_turn_confidence: end ? 0.9 : 0.1,
+        words: words.map(([text, start, stop]) => ({ text, start, end: stop, confidence: 0.9, word_is_final: true })),
+      });
+    fake.sendRaw(turn(0, false, [["hi", 1920, 2000]]));
+    await rec.waitFor("partial");
+    expect(session?.finalizedAudioMs).toBeUndefined();
+    fake.sendRaw(turn(0, true, [["hi", 1920, 2000], ["there", 2100, 2480]]));
+    await rec.waitFor("final");
+    expect(session?.finalizedAudioMs).toBe(2480);
+  });
+});
+
 describe("assemblyAiStt: audio framing, backlog and drops", () => {
   it("sends audio in 50–1000 ms binary frames: small frames are buffered, large ones split", async () => {
     await openSession();

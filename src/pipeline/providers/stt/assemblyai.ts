@@ -104,7 +104,17 @@ interface TurnMessage {
   readonly end_of_turn?: boolean;
   readonly transcript?: string;
   readonly end_of_turn_confidence?: number;
-  readonly words?: readonly { readonly text?: string; readonly word_is_final?: boolean }[];
+  /** Word times are ms of the stream (vendors.md §4). */
+  readonly words?: readonly { readonly text?: string; readonly word_is_final?: boolean; readonly end?: number }[];
+}
+
+/** Where the turn's last word ends in the stream (ms), when the words say. */
+function wordsEndMs(message: TurnMessage): number | undefined {
+  let end: number | undefined;
+  for (const word of Array.isArray(message.words) ? message.words : []) {
+    if (isRecord(word) && typeof word.end === "number" && Number.isFinite(word.end)) end = Math.max(end ?? 0, word.end);
+  }
+  return end;
 }
 
 function textOf(message: TurnMessage): string {
@@ -152,6 +162,8 @@ class AssemblyAiSession implements SttSession {
   /** An ended turn waiting for its formatted copy. */
   #pending: PendingTurn | undefined;
   #serverError = "";
+  /** Where the audio finalized so far ends (ms of this connection's stream). */
+  #finalizedMs: number | undefined;
 
   constructor(
     ws: WebSocket,
@@ -179,6 +191,10 @@ class AssemblyAiSession implements SttSession {
 
   get droppedBytes(): number {
     return this.#socket.droppedBytes;
+  }
+
+  get finalizedAudioMs(): number | undefined {
+    return this.#finalizedMs;
   }
 
   /** Resolves on `Begin`; rejects on failure, abort or timeout. */
@@ -264,6 +280,9 @@ class AssemblyAiSession implements SttSession {
       if (text !== "") this.#events.partial(text, info);
       return;
     }
+    // The turn's audio is final at AssemblyAI up to its last word: a replay after a drop starts there.
+    const end = wordsEndMs(message);
+    if (end !== undefined) this.#finalizedMs = Math.max(this.#finalizedMs ?? 0, end);
     if (this.formatTurns && message.turn_is_formatted !== true) {
       // format_turns: a formatted copy follows; wait for it, but not forever.
       if (this.#pending === undefined) {

@@ -112,6 +112,9 @@ interface ResultsMessage {
   readonly is_final?: boolean;
   readonly speech_final?: boolean;
   readonly from_finalize?: boolean;
+  /** Where the result's audio starts in the stream, and how long it is (seconds). */
+  readonly start?: number;
+  readonly duration?: number;
   readonly channel?: { readonly alternatives?: readonly { readonly transcript?: string }[] };
 }
 
@@ -148,6 +151,7 @@ class DeepgramSession implements SttSession {
   #turnOpen = false;
   #lastActivity: number;
   #keepAliveTimer: Timer | undefined;
+  #finalizedMs: number | undefined;
 
   constructor(
     ws: WebSocket,
@@ -172,6 +176,10 @@ class DeepgramSession implements SttSession {
 
   get droppedBytes(): number {
     return this.#socket.droppedBytes;
+  }
+
+  get finalizedAudioMs(): number | undefined {
+    return this.#finalizedMs;
   }
 
   /** Resolves when the socket is open; rejects on failure, abort or timeout. */
@@ -241,6 +249,11 @@ class DeepgramSession implements SttSession {
     // A finished segment. `speech_final` is the endpointer's pause; a result produced by our
     // Finalize (`from_finalize`) also ends the turn, since the loop asked for it.
     this.#interim = "";
+    // Where the finalized audio ends: audio sent after it is not safe at Deepgram yet (a replay needs it).
+    const { start, duration } = message;
+    if (typeof start === "number" && typeof duration === "number" && Number.isFinite(start + duration)) {
+      this.#finalizedMs = Math.max(this.#finalizedMs ?? 0, (start + duration) * 1000);
+    }
     const endOfTurn = message.speech_final === true || message.from_finalize === true;
     if (text !== "") {
       this.#finals.push(text);
