@@ -133,6 +133,7 @@ class BenchSttSession implements SttSession {
   readonly #known: (line: Line, session: BenchSttSession) => void;
   readonly #forget: (line: Line) => void;
   #speechFrames = 0;
+  #finalized = false;
 
   constructor(line: Line, events: SttEvents, known: (line: Line, session: BenchSttSession) => void, forget: (line: Line) => void) {
     this.#line = line;
@@ -148,7 +149,13 @@ class BenchSttSession implements SttSession {
       this.#line.client = frame.client;
       this.#known(this.#line, this);
     }
-    if (!frame.speech) return;
+    if (!frame.speech) {
+      this.#finalized = false;
+      return;
+    }
+    // The final comes over IPC, the audio over the socket: speech frames of the finalized utterance
+    // can arrive after its final under load. They belong to it until the mic has gone quiet.
+    if (this.#finalized) return;
     this.#speechFrames += 1;
     if (this.#speechFrames === 1) this.#events.speechStarted();
     if (this.#speechFrames % FRAMES_PER_PARTIAL === 0) this.#events.partial("where is my", {});
@@ -166,6 +173,7 @@ class BenchSttSession implements SttSession {
     const client = this.#line.client;
     if (client === undefined) throw new Error("final before the session heard any audio");
     this.#speechFrames = 0;
+    this.#finalized = true;
     this.#line.due = turn;
     this.#line.recorder.mark(client, turn, "t0", monoMs());
     this.#events.final(userLine(client, turn), { endOfTurn: true });

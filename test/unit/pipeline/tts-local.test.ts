@@ -324,7 +324,7 @@ describe("localTts: the worker pool", () => {
     const rec = recorder();
     const stream = session.stream(rec.events);
     // A long sentence keeps the worker busy well past the crash message, even on a loaded machine.
-    stream.push(`A poisoned sentence that goes on ${"and on ".repeat(30)}until the worker is surely still speaking it.`);
+    stream.push(`A poisoned sentence that goes on ${"and on ".repeat(90)}until the worker is surely still speaking it.`);
     await until(() => localTtsPoolStats().busy === 1);
     // The crash message queues behind the sentence and is read while flite awaits I/O: the worker dies holding it.
     expect(crashLocalTtsWorkerForTesting()).toBe(true);
