@@ -43,6 +43,12 @@ async function speak(session: TtsSession, ...pushes: string[]) {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A hang guard, not a speed bound: how long a synthesis worker may take to start (tsx, then the
+ * flite WASM) while the rest of the suite loads both cores. This test starts three.
+ */
+const BOOT_MS = 30_000;
+
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -320,22 +326,22 @@ describe("localTts: the worker pool", () => {
   it("a sentence whose worker dies twice fails its stream (an error, not a hang); the pool goes on", async () => {
     await shutdownLocalTts();
     const session = await open();
-    await until(() => localTtsPoolStats().workers === 1 && localTtsPoolStats().busy === 0); // the warm-up
+    await until(() => localTtsPoolStats().workers === 1 && localTtsPoolStats().busy === 0, BOOT_MS); // the warm-up
     const rec = recorder();
     const stream = session.stream(rec.events);
     // A long sentence keeps the worker busy well past the crash message, even on a loaded machine.
     stream.push(`A poisoned sentence that goes on ${"and on ".repeat(90)}until the worker is surely still speaking it.`);
-    await until(() => localTtsPoolStats().busy === 1);
+    await until(() => localTtsPoolStats().busy === 1, BOOT_MS);
     // The crash message queues behind the sentence and is read while flite awaits I/O: the worker dies holding it.
     expect(crashLocalTtsWorkerForTesting()).toBe(true);
-    await until(() => localTtsPoolStats().started === 2 && localTtsPoolStats().busy === 1); // retried on a new worker
+    await until(() => localTtsPoolStats().started === 2 && localTtsPoolStats().busy === 1, BOOT_MS); // retried on a new worker
     expect(crashLocalTtsWorkerForTesting()).toBe(true);
     const outcome = await rec.ended;
     expect(outcome).toBeInstanceOf(GatewayError);
     expect((outcome as Error).message).toMatch(/local tts: the synthesis worker crashed/);
     expect(rec.chunks).toEqual([]);
     expect(rms((await speak(session, "The pool goes on.")).samples())).toBeGreaterThan(0.02);
-  }, 30_000);
+  }, 4 * BOOT_MS);
 
   it("shutdownLocalTts ends the workers and fails what was pending; the next use starts a new pool", async () => {
     const session = await open();
