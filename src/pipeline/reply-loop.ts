@@ -2,6 +2,7 @@ import { isStepCount, streamText, type LanguageModel, type ModelMessage, type St
 import type { Clock } from "../clock.js";
 import { messageOf } from "../errors.js";
 import { aiToolSet, type ToolAnswer, type ToolDeclaration, type ToolInvoker } from "./tool-port.js";
+import { joinSpoken } from "./join-spoken.js";
 
 /** The LLM settings of one agent (config.md), already defaulted. */
 export interface ReplySettings {
@@ -60,13 +61,7 @@ interface StepRecord {
 
 const emptyStep = (): StepRecord => ({ text: "", calls: [], results: new Map() });
 
-/** Join reply segments the way they read aloud: one space between, none doubled. */
-export function joinSpoken(parts: readonly string[]): string {
-  return parts
-    .map((p) => p.trim())
-    .filter((p) => p !== "")
-    .join(" ");
-}
+export { joinSpoken };
 
 /**
  * History for the steps that completed, as a provider requires it: each assistant tool call

@@ -83,7 +83,7 @@ export interface GatewayOptions<Session = unknown> {
   readonly startTimeoutMs?: number;
   readonly resumeGraceMs?: number;
   /** Replace how LLM descriptors become models (tests, custom providers). */
-  readonly resolveModel?: (descriptor: ProviderDescriptor) => LanguageModel;
+  readonly resolveModel?: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
   /** Replace how STT/TTS descriptors become providers (tests, custom providers). */
   readonly voice?: VoiceProviders;
   /** Replace how s2s descriptors become providers. */

@@ -1,7 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { register } from "tsx/esm/api";
 import {
   ConfigError,
   toAgentConfig,
@@ -43,18 +42,19 @@ async function moduleFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-let tsxRegistered = false;
+let tsxRegistered: Promise<void> | undefined;
 
 /**
  * Import a module (TypeScript included, through tsx) and return its namespace. tsx's hooks are
- * registered once for the process, so agent and tool files share one module cache with the
+ * registered once for the process, the first time a TypeScript file is loaded (an agent written
+ * in JavaScript never loads tsx), so agent and tool files share one module cache with the
  * gateway: a namespaced `tsImport` per file would load a fresh copy of every dependency (`ai`,
  * the MCP SDK, zod…) per file — measured at ~190 MB more RSS for the demo agent.
  */
 async function load(path: string): Promise<Record<string, unknown>> {
-  if (!tsxRegistered) {
-    register();
-    tsxRegistered = true;
+  if (/\.[mc]?tsx?$/.test(path)) {
+    tsxRegistered ??= import("tsx/esm/api").then(({ register }) => void register());
+    await tsxRegistered;
   }
   return (await import(pathToFileURL(path).href)) as Record<string, unknown>;
 }

@@ -9,7 +9,7 @@
  * a subscriber (a subscribed Redis connection can issue nothing else).
  */
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Logger } from "../log.js";
 import type { SessionRecord, SessionStore } from "../session/store.js";
 
@@ -35,8 +35,8 @@ function isRecord(value: unknown): value is SessionRecord {
 }
 
 export class RedisSessionStore implements SessionStore, SessionOwnership {
-  readonly #redis: Redis;
-  readonly #subscriber: Redis;
+  /** The command and subscriber connections; ioredis (~13 MB) is loaded only by a gateway that uses Redis. */
+  readonly #clients: Promise<{ readonly redis: Redis; readonly subscriber: Redis }>;
   readonly #log: Logger;
   readonly #prefix: string;
   /** Tells this instance's own takeover messages from the others'. */
@@ -47,26 +47,29 @@ export class RedisSessionStore implements SessionStore, SessionOwnership {
   constructor(options: RedisStoreOptions) {
     this.#log = options.log.child({ store: "redis" });
     this.#prefix = options.prefix ?? "switchboard:";
-    // Commands fail fast while Redis is down rather than queueing without bound; the client reconnects on its own.
-    const settings = { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false } as const;
-    this.#redis = new Redis(options.url, settings);
-    this.#subscriber = new Redis(options.url, settings);
-    for (const [name, client] of [["commands", this.#redis], ["subscriber", this.#subscriber]] as const) {
-      client.on("error", (err: Error) => this.#log.warn({ connection: name, err: err.message }, "redis error"));
-    }
     const channel = `${this.#prefix}takeover`;
-    this.#subscriber.on("message", (from: string, text: string) => {
-      if (from !== channel) return;
-      let message: { sessionId?: unknown; owner?: unknown };
-      try {
-        message = JSON.parse(text) as typeof message;
-      } catch {
-        return;
+    this.#clients = import("ioredis").then(({ Redis: Client }) => {
+      // Commands fail fast while Redis is down rather than queueing without bound; the client reconnects on its own.
+      const settings = { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false } as const;
+      const redis = new Client(options.url, settings);
+      const subscriber = new Client(options.url, settings);
+      for (const [name, client] of [["commands", redis], ["subscriber", subscriber]] as const) {
+        client.on("error", (err: Error) => this.#log.warn({ connection: name, err: err.message }, "redis error"));
       }
-      if (typeof message.sessionId !== "string" || message.owner === this.#owner) return;
-      for (const handler of this.#handlers) handler(message.sessionId);
+      subscriber.on("message", (from: string, text: string) => {
+        if (from !== channel) return;
+        let message: { sessionId?: unknown; owner?: unknown };
+        try {
+          message = JSON.parse(text) as typeof message;
+        } catch {
+          return;
+        }
+        if (typeof message.sessionId !== "string" || message.owner === this.#owner) return;
+        for (const handler of this.#handlers) handler(message.sessionId);
+      });
+      return { redis, subscriber };
     });
-    this.#subscribed = this.#subscriber.subscribe(channel).then(() => undefined);
+    this.#subscribed = this.#clients.then(({ subscriber }) => subscriber.subscribe(channel)).then(() => undefined);
     this.#subscribed.catch((err: unknown) => this.#log.warn({ err }, "redis subscribe failed"));
   }
 
@@ -76,7 +79,8 @@ export class RedisSessionStore implements SessionStore, SessionOwnership {
   }
 
   async load(sessionId: string): Promise<SessionRecord | undefined> {
-    const text = await this.#redis.get(this.#key(sessionId));
+    const { redis } = await this.#clients;
+    const text = await redis.get(this.#key(sessionId));
     if (text === null) return undefined;
     try {
       const parsed: unknown = JSON.parse(text);
@@ -88,15 +92,18 @@ export class RedisSessionStore implements SessionStore, SessionOwnership {
   }
 
   async save(record: SessionRecord, ttlMs: number): Promise<void> {
-    await this.#redis.set(this.#key(record.sessionId), JSON.stringify(record), "PX", Math.max(1, Math.round(ttlMs)));
+    const { redis } = await this.#clients;
+    await redis.set(this.#key(record.sessionId), JSON.stringify(record), "PX", Math.max(1, Math.round(ttlMs)));
   }
 
   async delete(sessionId: string): Promise<void> {
-    await this.#redis.del(this.#key(sessionId));
+    const { redis } = await this.#clients;
+    await redis.del(this.#key(sessionId));
   }
 
   async claim(sessionId: string): Promise<void> {
-    await this.#redis.publish(`${this.#prefix}takeover`, JSON.stringify({ sessionId, owner: this.#owner }));
+    const { redis } = await this.#clients;
+    await redis.publish(`${this.#prefix}takeover`, JSON.stringify({ sessionId, owner: this.#owner }));
   }
 
   onTakeover(handler: (sessionId: string) => void): void {
@@ -104,7 +111,8 @@ export class RedisSessionStore implements SessionStore, SessionOwnership {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.#subscriber.quit(), this.#redis.quit()]);
+    const clients = await this.#clients.catch(() => undefined);
+    if (clients !== undefined) await Promise.allSettled([clients.subscriber.quit(), clients.redis.quit()]);
   }
 
   #key(sessionId: string): string {

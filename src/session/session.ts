@@ -17,7 +17,6 @@ import {
   type ToolTable,
   type Toolset,
 } from "../manifest/index.js";
-import { ReplyLoop } from "../pipeline/reply-loop.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { Command, EventBody } from "../transport/protocol.js";
 import { builtinToolset } from "./builtins/index.js";
@@ -50,7 +49,7 @@ export interface SessionDeps {
   readonly store: SessionStore;
   /** The id to resume (from `?sessionId=`), if the client asked. */
   readonly resumeId?: string | undefined;
-  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel;
+  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
   /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
   readonly voice?: VoiceProviders | undefined;
   /** Speech-to-speech providers for s2s sessions. */
@@ -313,7 +312,9 @@ export class Session {
       return;
     }
     if (config.llm === undefined) throw new GatewayError("internal", `a ${this.mode} agent needs an llm provider.`, { fatal: true });
-    const model = this.#deps.resolveModel(config.llm);
+    const model = await this.#deps.resolveModel(config.llm);
+    // The reply loop brings the AI SDK (~6 MB): loaded by the first session that needs it, not by an idle or s2s gateway.
+    const { ReplyLoop } = await import("../pipeline/reply-loop.js");
     const loop = new ReplyLoop({
       model,
       tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),

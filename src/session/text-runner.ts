@@ -1,4 +1,5 @@
-import { joinSpoken, type ReplyLoop, type ReplyResult } from "../pipeline/reply-loop.js";
+import { joinSpoken } from "../pipeline/join-spoken.js";
+import type { ReplyLoop, ReplyResult } from "../pipeline/reply-loop.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine } from "./tool-runner.js";
 

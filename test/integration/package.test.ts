@@ -42,6 +42,32 @@ describe("the built package", () => {
     expect(JSON.parse(out)).toEqual({ ai: "function", all: ["t"], name: "a", outcome: { status: "ok", result: { text: "pong" } } });
   });
 
+  it("loads no provider SDK, AI SDK, Redis client or TypeScript loader until one is used", async () => {
+    // A resolve hook in the child lists every package the import pulls in.
+    const hook = `data:text/javascript,${encodeURIComponent(`
+      export async function resolve(specifier, context, next) {
+        const resolved = await next(specifier, context);
+        const tail = resolved.url.split("node_modules/")[1];
+        if (tail !== undefined) {
+          const [scope, name] = tail.split("/");
+          process.stderr.write("PKG " + (scope.startsWith("@") ? scope + "/" + name : scope) + "\\n");
+        }
+        return resolved;
+      }`)}`;
+    const source = `
+      import { register } from "node:module";
+      register(${JSON.stringify(hook)});
+      const { createGateway, agent } = await import("switchboard");
+      const gateway = createGateway({ agent: agent({ name: "idle", greeting: "", llm: { kind: "openai", options: { model: "m" } } }), env: { OPENAI_API_KEY: "k" }, processMetrics: false });
+      await gateway.listen(0);
+      await gateway.close();
+    `;
+    const { stderr } = await run(process.execPath, ["--input-type=module", "-e", source], { cwd: root });
+    const loaded = new Set([...stderr.matchAll(/^PKG (\S+)$/gm)].map((m) => m[1]));
+    expect(loaded.has("ws")).toBe(true);
+    for (const lazy of ["ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "ioredis", "tsx", "@modelcontextprotocol/sdk"]) expect(loaded.has(lazy), lazy).toBe(false);
+  });
+
   it("ships declarations for every export path", async () => {
     const pkg = JSON.parse(await readFile(new URL("../../package.json", import.meta.url), "utf8")) as {
       exports: Record<string, { types?: string }>;

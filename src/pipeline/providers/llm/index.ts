@@ -1,8 +1,3 @@
-import { createAnthropic } from "@ai-sdk/anthropic";
-import { createGoogleGenerativeAI } from "@ai-sdk/google";
-import { createGroq } from "@ai-sdk/groq";
-import { createOpenAI } from "@ai-sdk/openai";
-import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModel } from "ai";
 import { GatewayError } from "../../../errors.js";
 import { apiKeyFor, stringOption, type Env } from "../keys.js";
@@ -35,10 +30,10 @@ export interface LlmResolveOptions {
 }
 
 /**
- * An `ai` LanguageModel for a descriptor. Throws `MissingKeyError` naming the variable when a
- * key is needed and absent, or a fatal GatewayError naming the missing option.
+ * The model for an `llm` descriptor. Options and keys are checked before anything loads; a
+ * provider's SDK package is imported on first use, so a gateway pays only for the one it runs.
  */
-export function resolveLanguageModel(descriptor: ProviderDescriptor, options: LlmResolveOptions): LanguageModel {
+export async function resolveLanguageModel(descriptor: ProviderDescriptor, options: LlmResolveOptions): Promise<LanguageModel> {
   const { env } = options;
   switch (descriptor.kind) {
     case "scripted":
@@ -48,6 +43,7 @@ export function resolveLanguageModel(descriptor: ProviderDescriptor, options: Ll
       const model = requiredOption(descriptor, "model", '"llama3.1"');
       const keyEnv = stringOption(descriptor, "apiKeyEnv");
       const apiKey = keyEnv === undefined ? undefined : apiKeyFor(descriptor, env, []);
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       // includeUsage: streamed usage is what usageLimits count.
       return createOpenAICompatible({ name: "openai-compatible", baseURL, includeUsage: true, ...(apiKey === undefined ? {} : { apiKey }) }).chatModel(model);
     }
@@ -59,10 +55,10 @@ export function resolveLanguageModel(descriptor: ProviderDescriptor, options: Ll
       const apiKey = apiKeyFor(descriptor, env, LLM_KEY_VARIABLES[descriptor.kind] ?? []);
       const baseURL = stringOption(descriptor, "baseURL");
       const settings = { apiKey, ...(baseURL === undefined ? {} : { baseURL }) };
-      if (descriptor.kind === "openai") return createOpenAI(settings)(model);
-      if (descriptor.kind === "anthropic") return createAnthropic(settings)(model);
-      if (descriptor.kind === "google") return createGoogleGenerativeAI(settings)(model);
-      return createGroq(settings)(model);
+      if (descriptor.kind === "openai") return (await import("@ai-sdk/openai")).createOpenAI(settings)(model);
+      if (descriptor.kind === "anthropic") return (await import("@ai-sdk/anthropic")).createAnthropic(settings)(model);
+      if (descriptor.kind === "google") return (await import("@ai-sdk/google")).createGoogleGenerativeAI(settings)(model);
+      return (await import("@ai-sdk/groq")).createGroq(settings)(model);
     }
     default:
       throw new GatewayError("internal", `no LLM provider of kind "${descriptor.kind}" is registered in this gateway.`, { fatal: true });
