@@ -7,7 +7,8 @@
  * an agent written in JavaScript (`node dist/cli.js serve agent.mjs`), so no TypeScript loader is
  * in the process; an agent written in TypeScript adds tsx (the demo, `npm start`, shown apart).
  * Idle sessions are text sessions with no greeting, opened after one warm-up session (the first
- * session loads the AI SDK). RSS is read from /proc after 3 s of quiet; the median of three rounds.
+ * session loads the AI SDK). RSS is read from /proc after 3 s of quiet and a full GC (every
+ * process, the floor too, is started with a SIGUSR2 → gc() hook); the median of three rounds.
  * Results go to stdout and to docs/benchmarks.md between the bench:idle markers.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -28,6 +29,12 @@ const ROUNDS = 3;
 const QUIET_MS = 3000;
 const BAR_PROCESS_MIB = 80;
 const BAR_SESSION_KIB = 100;
+/**
+ * Loaded into every measured process (`--expose-gc --import`): SIGUSR2 runs a full GC, so RSS is
+ * read with the garbage of start-up and session set-up collected, as a process that idles long
+ * enough would have it.
+ */
+const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent('process.on("SIGUSR2", () => globalThis.gc?.());')}`;
 
 /** The floor: node, http and ws, holding idle sockets and doing nothing else. */
 const FLOOR = `
@@ -42,6 +49,13 @@ server.listen(Number(process.env.PORT), "127.0.0.1");
 interface Measure {
   readonly idleMiB: number;
   readonly perSessionKiB: number;
+}
+
+/** RSS after a full GC in the process (the GC_ON_SIGNAL hook). */
+async function settledRssKiB(pid: number): Promise<number> {
+  process.kill(pid, "SIGUSR2");
+  await sleep(300);
+  return rssKiB(pid);
 }
 
 function rssKiB(pid: number): number {
@@ -90,20 +104,21 @@ async function closeAll(sockets: readonly WebSocket[]): Promise<void> {
 
 /** Idle RSS, then (with `sessions` > 0) the RSS each idle session adds. */
 async function measure(command: readonly string[], port: number, path: string, sessions: number): Promise<Measure> {
-  const [file = "node", ...args] = command;
+  const [file = "node", ...rest] = command;
+  const args = file === "node" ? ["--expose-gc", "--import", GC_ON_SIGNAL, ...rest] : rest;
   const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
   try {
     await listening(port, child);
     await sleep(QUIET_MS);
     const pid = child.pid ?? 0;
-    const idle = rssKiB(pid);
+    const idle = await settledRssKiB(pid);
     if (sessions === 0) return { idleMiB: idle / 1024, perSessionKiB: Number.NaN };
     await closeAll(await openIdle(`ws://127.0.0.1:${port}${path}`, 1));
     await sleep(500);
-    const before = rssKiB(pid);
+    const before = await settledRssKiB(pid);
     const sockets = await openIdle(`ws://127.0.0.1:${port}${path}`, sessions);
     await sleep(QUIET_MS);
-    const after = rssKiB(pid);
+    const after = await settledRssKiB(pid);
     await closeAll(sockets);
     return { idleMiB: idle / 1024, perSessionKiB: (after - before) / sessions };
   } finally {
