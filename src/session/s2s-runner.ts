@@ -41,6 +41,16 @@ interface Reply {
   interrupted: boolean;
   /** The service has finished it (`response.done`): nothing left to cancel there. */
   done: boolean;
+  /** When its first audio arrived (ms, session clock). */
+  firstAudioAt: number | undefined;
+  /** The caller's speech this reply answers, if it answers speech. */
+  speech: SpeechTurn | undefined;
+}
+
+/** The caller's speech, timed: when it ended (the service's VAD) and when a response first answered it (ms, session clock). */
+interface SpeechTurn {
+  readonly endedAt: number;
+  respondedAt?: number;
 }
 
 /**
@@ -54,6 +64,8 @@ export class S2sRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
   readonly #options: S2sRunnerOptions;
   readonly #playback: PlaybackClock;
+  /** The caller's last speech, until a response answers it. */
+  #speech: SpeechTurn | undefined;
   #session: S2sSession | undefined;
   #toProvider: Resampler | undefined;
   #toClient: Resampler | undefined;
@@ -188,7 +200,10 @@ export class S2sRunner implements ModeRunner {
       if (this.#greeting !== undefined && this.#greetingResponse === undefined) this.#greetingResponse = responseId;
       return;
     }
-    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map(), interrupted: false, done: false };
+    const speech = this.#speech;
+    this.#speech = undefined;
+    if (speech !== undefined) speech.respondedAt ??= this.#ctx.clock.now();
+    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map(), interrupted: false, done: false, firstAudioAt: undefined, speech };
     this.#replies.set(responseId, reply);
     this.#reply = reply;
     this.#playback.resetTimeline();
@@ -199,6 +214,7 @@ export class S2sRunner implements ModeRunner {
     const filler = this.#outOfBand.has(responseId) && responseId !== this.#greetingResponse;
     if (reply !== undefined) reply.itemId ??= itemId;
     if (reply !== undefined && reply !== this.#reply) return;
+    if (reply !== undefined) reply.firstAudioAt ??= this.#ctx.clock.now();
     const out = this.#toClient === undefined ? pcm : samplesToBytes(this.#toClient.process(bytesToSamples(pcm)));
     // G.711: one byte per sample at 8 kHz.
     const ms = this.audioFormat === "pcm16" ? durationMs(out.byteLength, PLAYBACK_RATE) : out.byteLength / 8;
@@ -232,6 +248,7 @@ export class S2sRunner implements ModeRunner {
 
   #onSpeechStopped(): void {
     this.#userSpeaking = false;
+    this.#speech = { endedAt: this.#ctx.clock.now() };
     this.#ctx.emit({ type: "speech.stopped" });
   }
 
@@ -347,9 +364,27 @@ export class S2sRunner implements ModeRunner {
       this.#ctx.emit({ type: "reply.completed" });
     }
     if (reply === this.#reply) this.#reply = undefined;
-    if (!step) this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}` });
+    // A tool step hands the caller's speech on to the response after its results: the turn is timed to that one's audio.
+    if (step && reply.speech !== undefined) this.#speech ??= reply.speech;
+    if (!step) this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}`, ...this.#turnLatencies(reply) });
     this.#ctx.replySettled({ status: heard ? "completed" : "cancelled", usage: usage === undefined ? undefined : { ...usage, steps: 1 } });
     await answered;
+  }
+
+  /**
+   * A spoken answer's stages (protocol.md `metrics.turn`): `endpointMs`, end of the caller's
+   * speech → the service starting its response (its turn detection); `voiceToVoiceMs`, end of
+   * speech → the answer's first audio playing at the listener (client reports, carrier marks),
+   * or leaving the gateway when nothing reports playback. Only for a reply to speech.
+   */
+  #turnLatencies(reply: Reply): { endpointMs?: number; voiceToVoiceMs?: number } {
+    const speech = reply.speech;
+    if (speech?.respondedAt === undefined) return {};
+    const heardAt = this.#playback.startedAt ?? reply.firstAudioAt;
+    return {
+      endpointMs: Math.max(0, speech.respondedAt - speech.endedAt),
+      ...(reply.firstAudioAt === undefined || heardAt === undefined ? {} : { voiceToVoiceMs: Math.max(0, heardAt - speech.endedAt) }),
+    };
   }
 
   /** Send a response's results as one batch; verbatim completion lines are spoken instead of a model turn. */

@@ -59,6 +59,31 @@ describe("speech-to-speech sessions", () => {
     expect(fake.calls.filter((c) => c.kind === "results")).toEqual([{ kind: "results", results: [{ callId: "call_1", output: "Order A1 shipped." }], respond: true }]);
   });
 
+  it("times a spoken answer: end of speech → response (endpointMs) and → its first audio heard (voiceToVoiceMs), across a tool step", async () => {
+    const { link, fake, clock } = await s2sSession({ greeting: "" });
+    fake.events.speechStarted();
+    await clock.advance(1000);
+    fake.events.speechStopped();
+    await clock.advance(300);
+    const step = fake.start();
+    fake.events.toolCall({ callId: "call_1", name: "lookup", args: { orderId: "A1" }, responseId: step });
+    fake.done(step);
+    await clock.advance(100);
+    const answer = fake.start();
+    await clock.advance(200);
+    fake.speak(answer, "It shipped.", 600);
+    fake.done(answer);
+    await clock.advance(2000);
+    expect(link.of("metrics.turn")).toMatchObject([{ endpointMs: 300, voiceToVoiceMs: 600 }]);
+    // A typed turn answers no speech: no speech stages.
+    link.send({ type: "user_text", text: "and the other one?" });
+    const typed = fake.start();
+    fake.speak(typed, "Also shipped.", 400);
+    fake.done(typed);
+    await clock.advance(2000);
+    expect(link.of("metrics.turn").at(-1)).not.toHaveProperty("voiceToVoiceMs");
+  });
+
   it("a tool line still being spoken stops when the tool settles", async () => {
     let release: () => void = () => {};
     const slow = tool({
