@@ -31,7 +31,7 @@ export type LocalVoice = "flite" | "espeak";
 
 /** Main thread → worker. `text` empty: load the engine only (warm-up), reply with no audio. */
 export type WorkerRequest =
-  | { readonly type: "synthesize"; readonly id: number; readonly voice: LocalVoice; readonly text: string; readonly speed: number }
+  | { readonly type: "synthesize"; readonly id: number; readonly voice: LocalVoice; readonly text: string; readonly speed: number; readonly poison?: boolean }
   | { readonly type: "crash" };
 
 /** Worker → main thread, one per `synthesize` request. `samples` is transferred, not copied. */
@@ -442,7 +442,8 @@ export function espeakWords(text: string, events: readonly EspeakEvent[], durati
 function serve(port: MessagePort): void {
   let previous = Promise.resolve();
   port.on("message", (request: WorkerRequest) => {
-    if (request.type === "crash") throw new Error("local tts worker: crash requested");
+    // Tests: "crash" kills the worker now; a poisoned sentence kills every worker that takes it.
+    if (request.type === "crash" || request.poison === true) throw new Error("local tts worker: crash requested");
     previous = previous.then(async () => {
       let reply: WorkerReply;
       try {

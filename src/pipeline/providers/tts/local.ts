@@ -110,6 +110,12 @@ export function crashLocalTtsWorkerForTesting(): boolean {
   return pool?.crashOne() ?? false;
 }
 
+/** Tests only: the next sentence handed to the pool kills every worker that takes it (a poisoned sentence). */
+export function poisonNextLocalTtsSentenceForTesting(): void {
+  poisonNext = true;
+}
+let poisonNext = false;
+
 interface Config {
   readonly voice: LocalVoice;
   readonly speed: number;
@@ -345,6 +351,8 @@ interface Job {
   crashes: number;
   /** Its stream no longer wants it: not retried after a crash. */
   cancelled: boolean;
+  /** Tests: it kills the worker that takes it. */
+  readonly poison: boolean;
 }
 
 interface Slot {
@@ -378,9 +386,10 @@ class WorkerPool {
   synthesize(request: SynthesisRequest): PoolJob {
     let job: Job | undefined;
     const result = new Promise<Speech>((resolve, reject) => {
-      job = { id: this.#nextId++, request, resolve, reject, crashes: 0, cancelled: false };
+      job = { id: this.#nextId++, request, resolve, reject, crashes: 0, cancelled: false, poison: poisonNext && request.text !== "" };
     });
     if (job === undefined) throw new Error("unreachable");
+    if (job.poison) poisonNext = false;
     const queued = job;
     this.#queue.push(queued);
     this.#dispatch();
@@ -446,7 +455,7 @@ class WorkerPool {
       this.#queue.shift();
       slot.job = job;
       slot.worker.ref(); // a sentence in progress keeps the process alive
-      const request: WorkerRequest = { type: "synthesize", id: job.id, ...job.request };
+      const request: WorkerRequest = { type: "synthesize", id: job.id, ...job.request, ...(job.poison ? { poison: true } : {}) };
       slot.worker.postMessage(request);
     }
   }
