@@ -8,19 +8,13 @@
  * Nothing waits: `final` is a function call, the model's whole reply is in its stream at once,
  * and the TTS answers `push` with PCM in the same call (20 ms per word, 24 kHz).
  */
-import type {
-  LanguageModelV4,
-  LanguageModelV4CallOptions,
-  LanguageModelV4GenerateResult,
-  LanguageModelV4Prompt,
-  LanguageModelV4StreamPart,
-  LanguageModelV4StreamResult,
-} from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { bytesForMs } from "../src/audio/pcm.js";
 import type { SttEvents, SttProvider, SttSession } from "../src/pipeline/stt-port.js";
 import { guardStream, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../src/pipeline/tts-port.js";
 import type { VoiceProviders } from "../src/session/voice-runner.js";
 import { parseUserLine, readMicFrame, replyLine, replyTag, userLine, type TurnMarks } from "./protocol.js";
+import { streamingModel } from "../src/testing/streaming-model.js";
 import { monoMs } from "./stats.js";
 
 /** TTS output rate (Hz): the gateway's playback rate, so no resampling is measured. */
@@ -235,30 +229,21 @@ export class BenchVoice implements VoiceProviders {
 
 /** A LanguageModelV4 that records t1 when `doStream` is called and streams its reply at once. */
 export function benchModel(recorder: Recorder): LanguageModelV4 {
-  return {
-    specificationVersion: "v4",
-    provider: "bench",
-    modelId: "zero-latency",
-    supportedUrls: {},
-    doGenerate(): PromiseLike<LanguageModelV4GenerateResult> {
-      return Promise.reject(new Error("the bench model only streams"));
-    },
-    doStream(call: LanguageModelV4CallOptions): PromiseLike<LanguageModelV4StreamResult> {
-      const t1 = monoMs();
-      const tag = parseUserLine(lastUserText(call.prompt));
-      if (tag !== undefined) recorder.mark(tag.client, tag.turn, "t1", t1);
-      const text = tag === undefined ? "Okay." : replyLine(tag.client, tag.turn);
-      const parts = replyParts(text);
-      return Promise.resolve({
-        stream: new ReadableStream<LanguageModelV4StreamPart>({
-          start(controller) {
-            for (const part of parts) controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      });
-    },
-  };
+  return streamingModel("zero-latency", (call) => {
+    const t1 = monoMs();
+    const tag = parseUserLine(lastUserText(call.prompt));
+    if (tag !== undefined) recorder.mark(tag.client, tag.turn, "t1", t1);
+    const text = tag === undefined ? "Okay." : replyLine(tag.client, tag.turn);
+    const parts = replyParts(text);
+    return Promise.resolve({
+      stream: new ReadableStream<LanguageModelV4StreamPart>({
+        start(controller) {
+          for (const part of parts) controller.enqueue(part);
+          controller.close();
+        },
+      }),
+    });
+  });
 }
 
 /** A text reply as a provider streams it: word-sized deltas, then `finish`. */

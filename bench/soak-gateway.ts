@@ -11,11 +11,12 @@
  * active resources, event-loop delay and CPU since the last sample) and the end (`stop`).
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
 import { Type } from "@sinclair/typebox";
 import { createLogger } from "../src/log.js";
 import { agent, tool, withTools } from "../src/manifest/index.js";
 import { timedStream, type TimedPart } from "../src/pipeline/providers/llm/scripted.js";
+import { streamingModel } from "../src/testing/streaming-model.js";
 import { createGateway, type Gateway } from "../src/server/index.js";
 import { BenchVoice, Recorder } from "./fakes.js";
 import { parseUserLine, replyLine, send } from "./protocol.js";
@@ -75,27 +76,20 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> => sleepFor(ms, 
 /** The soak's LLM: the caller's tagged line in, its reply line out (after a tool call, or at length, by the turn's intent). */
 function soakModel(): LanguageModelV4 {
   let calls = 0;
-  return {
-    specificationVersion: "v4",
-    provider: "soak",
-    modelId: "soak",
-    supportedUrls: {},
-    doGenerate: () => Promise.reject(new Error("the soak model only streams")),
-    doStream(call: LanguageModelV4CallOptions) {
-      const tag = parseUserLine(lastUserText(call.prompt));
-      let parts: TimedPart[];
-      if (tag === undefined) parts = textParts("Okay.", 0);
-      else if (call.prompt.at(-1)?.role === "tool") parts = textParts(replyLine(tag.client, tag.turn), 0);
-      else {
-        const intent = intentOf(tag.client, tag.turn);
-        const line = replyLine(tag.client, tag.turn);
-        if (intent === "tool") parts = toolParts(`call_${++calls}`);
-        else if (intent === "long") parts = textParts(`${line} ${Array.from({ length: LONG_WORDS / 5 }, () => "and there is more news").join(", ")}.`, LONG_WORD_DELAY_MS);
-        else parts = textParts(line, 0);
-      }
-      return Promise.resolve({ stream: timedStream(parts, call.abortSignal, sleep) });
-    },
-  };
+  return streamingModel("soak", (call) => {
+    const tag = parseUserLine(lastUserText(call.prompt));
+    let parts: TimedPart[];
+    if (tag === undefined) parts = textParts("Okay.", 0);
+    else if (call.prompt.at(-1)?.role === "tool") parts = textParts(replyLine(tag.client, tag.turn), 0);
+    else {
+      const intent = intentOf(tag.client, tag.turn);
+      const line = replyLine(tag.client, tag.turn);
+      if (intent === "tool") parts = toolParts(`call_${++calls}`);
+      else if (intent === "long") parts = textParts(`${line} ${Array.from({ length: LONG_WORDS / 5 }, () => "and there is more news").join(", ")}.`, LONG_WORD_DELAY_MS);
+      else parts = textParts(line, 0);
+    }
+    return Promise.resolve({ stream: timedStream(parts, call.abortSignal, sleep) });
+  });
 }
 
 // ── the gateways ────────────────────────────────────────────────────────────────────────

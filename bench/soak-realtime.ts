@@ -19,6 +19,7 @@
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { decodeMulaw } from "../src/audio/g711.js";
+import { replyAudio, replyFinished, replyStarted, responseOf, type WireReply } from "./realtime-wire.js";
 
 const FRAME_MS = 20;
 const QUIET_END_MS = 120;
@@ -30,17 +31,7 @@ const LOUD = 1000;
 const PCM_DELTA = Buffer.alloc((24_000 * 2 * FRAME_MS) / 1000, 0x04).toString("base64");
 const MULAW_DELTA = Buffer.alloc(8 * FRAME_MS, 0x55).toString("base64");
 
-interface Reply {
-  readonly id: string;
-  readonly itemId: string;
-  readonly outOfBand: boolean;
-  readonly metadata: unknown;
-  readonly totalMs: number;
-  readonly startedAt: number;
-  sentMs: number;
-  transcript: string;
-  timer: NodeJS.Timeout | undefined;
-}
+type Reply = WireReply;
 
 interface Conn {
   readonly ws: WebSocket;
@@ -82,39 +73,16 @@ export async function startSoakRealtime(apiKey = "test-key"): Promise<SoakRealti
 
   // ── responses ─────────────────────────────────────────────────────────────────────────
 
-  const responseOf = (reply: Reply, status: string, output: unknown[]): Record<string, unknown> => ({
-    id: reply.id,
-    object: "realtime.response",
-    status,
-    status_details: status === "cancelled" ? { type: "cancelled", reason: "turn_detected" } : null,
-    output,
-    conversation_id: reply.outOfBand ? null : "conv_1",
-    metadata: reply.metadata,
-    usage: status === "in_progress" ? null : { total_tokens: 30, input_tokens: 20, output_tokens: 10 },
-  });
-
   const finish = (conn: Conn, reply: Reply, status: "completed" | "cancelled"): void => {
     clearTimeout(reply.timer);
     conn.replies.delete(reply.id);
     if (conn.active === reply) conn.active = undefined;
-    const base = { response_id: reply.id, item_id: reply.itemId, output_index: 0, content_index: 0 };
-    send(conn, { type: "response.output_audio.done", ...base });
-    send(conn, { type: "response.output_audio_transcript.done", ...base, transcript: reply.transcript });
-    send(conn, { type: "response.content_part.done", ...base, part: { type: "audio", transcript: reply.transcript } });
-    const item = { id: reply.itemId, object: "realtime.item", type: "message", role: "assistant", status: status === "completed" ? "completed" : "incomplete", content: [{ type: "output_audio", transcript: reply.transcript }] };
-    send(conn, { type: "response.output_item.done", response_id: reply.id, output_index: 0, item });
-    send(conn, { type: "response.done", response: responseOf(reply, status, [item]) });
+    for (const event of replyFinished(reply, status, false)) send(conn, event);
   };
 
   const audioStep = (conn: Conn, reply: Reply): void => {
     if (conn.closed || !conn.replies.has(reply.id)) return;
-    const base = { response_id: reply.id, item_id: reply.itemId, output_index: 0, content_index: 0 };
-    send(conn, { type: "response.output_audio.delta", ...base, delta: conn.outMulaw ? MULAW_DELTA : PCM_DELTA });
-    reply.sentMs += FRAME_MS;
-    if (reply.sentMs % 100 === FRAME_MS) {
-      reply.transcript += "word ";
-      send(conn, { type: "response.output_audio_transcript.delta", ...base, delta: "word " });
-    }
+    for (const event of replyAudio(reply, conn.outMulaw ? MULAW_DELTA : PCM_DELTA, FRAME_MS)) send(conn, event);
     if (reply.sentMs >= reply.totalMs) return finish(conn, reply, "completed");
     reply.timer = setTimeout(() => audioStep(conn, reply), Math.max(0, reply.startedAt + reply.sentMs - performance.now()));
   };
@@ -123,10 +91,7 @@ export async function startSoakRealtime(apiKey = "test-key"): Promise<SoakRealti
     const reply: Reply = { id: id("resp"), itemId: id("item"), outOfBand, metadata, totalMs: ms, startedAt: performance.now(), sentMs: 0, transcript: "", timer: undefined };
     conn.replies.set(reply.id, reply);
     if (!outOfBand) conn.active = reply;
-    send(conn, { type: "response.created", response: responseOf(reply, "in_progress", []) });
-    const item = { id: reply.itemId, object: "realtime.item", type: "message", role: "assistant", status: "in_progress", content: [] };
-    send(conn, { type: "response.output_item.added", response_id: reply.id, output_index: 0, item });
-    send(conn, { type: "response.content_part.added", response_id: reply.id, item_id: reply.itemId, output_index: 0, content_index: 0, part: { type: "audio", transcript: "" } });
+    for (const event of replyStarted(reply, false)) send(conn, event);
     audioStep(conn, reply);
   };
 

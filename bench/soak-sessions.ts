@@ -371,12 +371,35 @@ class TextDriver extends BrowserDriver {
   }
 }
 
-class PipelineDriver extends BrowserDriver {
+/** A browser session that speaks: a mic streaming all along, and barge-ins on the long replies. */
+abstract class VoiceDriver extends BrowserDriver {
   readonly mic: Mic;
 
+  constructor(kind: "pipeline" | "s2s", b: Browser, client: number, env: SessionEnv, fail: (key: string, example?: string) => void) {
+    super(kind, b, client, env, fail);
+    this.mic = new Mic(client, (frame) => b.sendAudio(frame));
+  }
+
+  /** Speak `frames` of speech `afterMs` into the reply, tally whether it cut the reply, and say the next turn is already spoken. */
+  protected async bargeIn(afterMs: number, frames: number, done: Promise<Event>): Promise<true> {
+    await sleep(afterMs);
+    await this.mic.speak(frames);
+    const end = await done;
+    if (end.type === "reply.cancelled") this.env.tally.bargeIns += 1;
+    else this.env.tally.bargeMissed += 1;
+    this.b.checkProvoked();
+    return true;
+  }
+
+  override close(ending: "close" | "drop"): Promise<void> {
+    this.mic.stop();
+    return super.close(ending);
+  }
+}
+
+class PipelineDriver extends VoiceDriver {
   constructor(b: Browser, client: number, env: SessionEnv, fail: (key: string, example?: string) => void) {
     super("pipeline", b, client, env, fail);
-    this.mic = new Mic(client, (frame) => b.sendAudio(frame));
   }
 
   async turn(turn: number, spoken: boolean): Promise<boolean> {
@@ -391,15 +414,7 @@ class PipelineDriver extends BrowserDriver {
     this.env.final(this.client, turn);
     await first;
     this.latency(t0);
-    if (intent === "long") {
-      await sleep(300);
-      await this.mic.speak(30);
-      const end = await done;
-      if (end.type === "reply.cancelled") this.env.tally.bargeIns += 1;
-      else this.env.tally.bargeMissed += 1;
-      this.b.checkProvoked();
-      return true;
-    }
+    if (intent === "long") return this.bargeIn(300, 30, done);
     this.completed(await done, turn, tools, intent === "tool");
     return false;
   }
@@ -410,19 +425,11 @@ class PipelineDriver extends BrowserDriver {
     this.env.final(this.client, turn);
     await first;
   }
-
-  override close(ending: "close" | "drop"): Promise<void> {
-    this.mic.stop();
-    return super.close(ending);
-  }
 }
 
-class S2sDriver extends BrowserDriver {
-  readonly mic: Mic;
-
+class S2sDriver extends VoiceDriver {
   constructor(b: Browser, client: number, env: SessionEnv, fail: (key: string, example?: string) => void) {
     super("s2s", b, client, env, fail);
-    this.mic = new Mic(client, (frame) => b.sendAudio(frame));
   }
 
   async turn(turn: number, spoken: boolean): Promise<boolean> {
@@ -435,15 +442,7 @@ class S2sDriver extends BrowserDriver {
     const t0 = monoMs();
     await first;
     this.latency(t0);
-    if (intent === "long") {
-      await sleep(200);
-      await this.mic.speak(15);
-      const end = await done;
-      if (end.type === "reply.cancelled") this.env.tally.bargeIns += 1;
-      else this.env.tally.bargeMissed += 1;
-      this.b.checkProvoked();
-      return true;
-    }
+    if (intent === "long") return this.bargeIn(200, 15, done);
     // The service's transcript is not the caller's line: no tag to check.
     this.completed(await done, turn, tools, intent === "tool" && !spoken, false);
     return false;
@@ -452,11 +451,6 @@ class S2sDriver extends BrowserDriver {
   async cut(): Promise<void> {
     await this.mic.speak(10);
     await this.b.audio("reply audio");
-  }
-
-  override close(ending: "close" | "drop"): Promise<void> {
-    this.mic.stop();
-    return super.close(ending);
   }
 }
 

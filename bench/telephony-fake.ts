@@ -18,19 +18,11 @@
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { CALLER_TAG, cpuMs, FRAME_BYTES, FRAME_MS, inWindow, MODEL_TAG, readTag, SCRIPT, serveCalls, taggedFrame, type FakeTaken, type Window } from "./telephony-protocol.js";
+import { replyAudio, replyFinished, replyStarted, type WireReply } from "./realtime-wire.js";
 import { monoMs } from "./stats.js";
 
-interface Reply {
-  readonly id: string;
-  readonly itemId: string;
-  readonly outOfBand: boolean;
-  readonly metadata: unknown;
-  readonly totalMs: number;
-  readonly startedAt: number;
+interface Reply extends WireReply {
   readonly onDone: (status: "completed" | "cancelled") => void;
-  sentMs: number;
-  transcript: string;
-  timer: NodeJS.Timeout | undefined;
 }
 
 interface Call {
@@ -77,28 +69,17 @@ function send(call: Call, event: Record<string, unknown>): void {
 function startReply(call: Call, options: { outOfBand: boolean; metadata: unknown; ms: number; onDone: Reply["onDone"] }): void {
   const reply: Reply = { id: id("resp"), itemId: id("item"), outOfBand: options.outOfBand, metadata: options.metadata, totalMs: options.ms, startedAt: monoMs(), onDone: options.onDone, sentMs: 0, transcript: "", timer: undefined };
   call.active = reply;
-  const response = { id: reply.id, object: "realtime.response", status: "in_progress", output: [], output_modalities: ["audio"], conversation_id: reply.outOfBand ? null : "conv_1", metadata: reply.metadata, usage: null };
-  send(call, { type: "response.created", response });
-  const item = { id: reply.itemId, object: "realtime.item", type: "message", role: "assistant", status: "in_progress", content: [] };
-  send(call, { type: "response.output_item.added", response_id: reply.id, output_index: 0, item });
-  if (!reply.outOfBand) send(call, { type: "conversation.item.added", previous_item_id: null, item });
-  send(call, { type: "response.content_part.added", response_id: reply.id, item_id: reply.itemId, output_index: 0, content_index: 0, part: { type: "audio", transcript: "" } });
+  for (const event of replyStarted(reply, true)) send(call, event);
   audioStep(call, reply);
 }
 
 /** One 20 ms delta (plus a transcript word every 100 ms), then the next on the real-time schedule. */
 function audioStep(call: Call, reply: Reply): void {
   if (call.closed || call.active !== reply) return;
-  const base = { response_id: reply.id, item_id: reply.itemId, output_index: 0, content_index: 0 };
   // The tag's time is taken as late as possible: right before the event is serialized and sent.
   const at = monoMs();
-  send(call, { type: "response.output_audio.delta", ...base, delta: taggedFrame(MODEL_TAG, call.client, at).toString("base64") });
+  for (const event of replyAudio(reply, taggedFrame(MODEL_TAG, call.client, at).toString("base64"), FRAME_MS)) send(call, event);
   taken.deltas.push(at);
-  reply.sentMs += FRAME_MS;
-  if (reply.sentMs % 100 === FRAME_MS) {
-    reply.transcript += "word ";
-    send(call, { type: "response.output_audio_transcript.delta", ...base, delta: "word " });
-  }
   if (reply.sentMs >= reply.totalMs) return finishReply(call, reply, "completed");
   reply.timer = setTimeout(() => audioStep(call, reply), Math.max(0, reply.startedAt + reply.sentMs - monoMs()));
 }
@@ -107,16 +88,7 @@ function audioStep(call: Call, reply: Reply): void {
 function finishReply(call: Call, reply: Reply, status: "completed" | "cancelled"): void {
   clearTimeout(reply.timer);
   if (call.active === reply) call.active = undefined;
-  const base = { response_id: reply.id, item_id: reply.itemId, output_index: 0, content_index: 0 };
-  send(call, { type: "response.output_audio.done", ...base });
-  send(call, { type: "response.output_audio_transcript.done", ...base, transcript: reply.transcript });
-  send(call, { type: "response.content_part.done", ...base, part: { type: "audio", transcript: reply.transcript } });
-  const item = { id: reply.itemId, object: "realtime.item", type: "message", role: "assistant", status: status === "completed" ? "completed" : "incomplete", content: [{ type: "output_audio", transcript: reply.transcript }] };
-  send(call, { type: "response.output_item.done", response_id: reply.id, output_index: 0, item });
-  if (!reply.outOfBand) send(call, { type: "conversation.item.done", item });
-  const details = status === "completed" ? null : { type: "cancelled", reason: "turn_detected" };
-  const response = { id: reply.id, object: "realtime.response", status, status_details: details, output: [item], conversation_id: reply.outOfBand ? null : "conv_1", metadata: reply.metadata, usage: { total_tokens: 30, input_tokens: 20, output_tokens: 10 } };
-  send(call, { type: "response.done", response });
+  for (const event of replyFinished(reply, status, true)) send(call, event);
   reply.onDone(status);
 }
 

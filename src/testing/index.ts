@@ -19,6 +19,7 @@ export { MemoryLink } from "./memory-link.js";
 export { textSession, type TextSessionHarness, type TextSessionOptions } from "./text-session.js";
 export { s2sSession, type S2sSessionHarness } from "./s2s-session.js";
 export { FakeS2s } from "./fake-s2s.js";
+export { streamingModel } from "./streaming-model.js";
 
 /** A ToolContext for a test: a fresh signal, a fixed call id, and the session value given. */
 export function toolContext<Session = undefined>(

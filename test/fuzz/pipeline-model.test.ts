@@ -7,6 +7,7 @@ import { virtualClock, type VirtualClock } from "../../src/clock.js";
 import { agent, tool, withTools, type ResolvedAgentDef } from "../../src/manifest/index.js";
 import { timedStream, type TimedPart } from "../../src/pipeline/providers/llm/scripted.js";
 import { MemorySessionStore, type TranscriptLine } from "../../src/session/store.js";
+import { streamingModel } from "../../src/testing/streaming-model.js";
 import { voiceSession } from "../../src/testing/voice-session.js";
 import { report, runs, SEED } from "./figures.js";
 
@@ -133,14 +134,7 @@ class ObedientModel {
   }
 
   get model(): LanguageModel {
-    return {
-      specificationVersion: "v4",
-      provider: "fuzz",
-      modelId: "obedient",
-      supportedUrls: {},
-      doGenerate: () => Promise.reject(new Error("streaming only")),
-      doStream: (call: LanguageModelV4CallOptions) => this.#stream(call),
-    } as unknown as LanguageModel;
+    return streamingModel("obedient", (call) => this.#stream(call));
   }
 
   #stream(call: LanguageModelV4CallOptions): Promise<{ stream: ReadableStream<LanguageModelV4StreamPart> }> {

@@ -3,6 +3,7 @@ import type { LanguageModel } from "ai";
 import { describe, expect, it } from "vitest";
 import { agent, tool, withTools, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
 import { scriptedModel, type Script } from "../../../src/pipeline/providers/llm/scripted.js";
+import { streamingModel } from "../../../src/testing/streaming-model.js";
 import { voiceSession } from "../../../src/testing/voice-session.js";
 
 const slowLookup = tool({
@@ -320,14 +321,7 @@ describe("turn detection", () => {
 });
 
 function scriptedModelThatFails(): LanguageModel {
-  return {
-    specificationVersion: "v4",
-    provider: "failing",
-    modelId: "failing",
-    supportedUrls: {},
-    doGenerate: () => Promise.reject(new Error("upstream 500")),
-    doStream: () => Promise.reject(new Error("upstream 500")),
-  } as unknown as LanguageModel;
+  return streamingModel("failing", () => Promise.reject(new Error("upstream 500")));
 }
 
 /** The scripted model, counting the requests it gets. */
