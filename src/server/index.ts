@@ -25,6 +25,7 @@ import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
 import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth.js";
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
+import { serveRequests, serveUpgrades } from "./entry.js";
 import { serveStatic } from "./static.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { ConnectionRateLimit } from "./rate-limit.js";
@@ -177,17 +178,13 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       startSession(link, { transport: call.carrier, maxCallDurationMs: config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
   });
 
-  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      log.error({ err, url: req.url }, "request failed");
-      if (!res.headersSent) json(res, 500, { error: "internal error" });
-    });
-  });
+  const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
+  serveRequests(server, log, handle);
+  serveUpgrades(server, log, upgrade);
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://gateway");
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const route = `${req.method ?? "GET"} ${url.pathname}`;
     switch (route) {
       case "GET /health":
@@ -231,14 +228,12 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       }
       default:
         if (await telephony.handleRequest(req, res, url)) return;
-        if (serveStatic(req, res)) return; // the demo page: GET / and public/*
+        if (serveStatic(req, res, url.pathname)) return; // the demo page: GET / and public/*
         return json(res, 404, { error: `no route ${route}` });
     }
   }
 
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on("error", (err) => log.debug({ err }, "upgrade socket error"));
-    const url = new URL(req.url ?? "/", "http://gateway");
+  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
     if (telephony.handleUpgrade(req, socket, head, url)) return;
     if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
     if (rateLimit !== undefined && !rateLimit.take(req.socket.remoteAddress ?? "unknown")) {
@@ -252,7 +247,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         ws.close(CLOSE.internal, "session could not start");
       });
     });
-  });
+  }
 
   /** The scheme a browser reached us with (a TLS-terminating proxy says so in X-Forwarded-Proto). */
   function wsBase(req: IncomingMessage): string {

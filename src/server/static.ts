@@ -66,13 +66,13 @@ function regularFile(file: string): Stats | undefined {
 }
 
 /**
- * Serve `req` from `public/` when it names a file there (GET or HEAD; `/` is index.html).
+ * Serve `req` from `public/` when `pathname` (its target's, as `requestTarget` read it) names a
+ * file there (GET or HEAD; `/` is index.html).
  * Returns false, having written nothing, when it does not: the caller answers instead.
  */
-export function serveStatic(req: IncomingMessage, res: ServerResponse, root: string = PUBLIC_DIR): boolean {
+export function serveStatic(req: IncomingMessage, res: ServerResponse, pathname: string, root: string = PUBLIC_DIR): boolean {
   const method = req.method ?? "GET";
   if (method !== "GET" && method !== "HEAD") return false;
-  const pathname = new URL(req.url ?? "/", "http://gateway").pathname;
   const file = resolvePublicPath(pathname, root);
   if (file === undefined) return false;
   const stats = regularFile(file);

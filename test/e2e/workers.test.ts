@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { connect as tcp } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -49,5 +50,29 @@ describe("switchboard serve --workers", () => {
     const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
     child?.kill("SIGTERM");
     expect(await exited).toBe(0);
+  }, 60_000);
+
+  it("live calls on every worker survive upgrades whose target the URL parser rejects (each one used to kill its worker)", async () => {
+    const base = await serveWorkers();
+    const clients = await Promise.all(Array.from({ length: 4 }, () => connect(`${base.replace(/^http/, "ws")}/websocket`)));
+    await Promise.all(clients.map((c) => c.next("reply.completed", 0)));
+    const port = Number(new URL(base).port);
+    const answers = await Promise.all(
+      ["//x:99999", "//[", "//x:99999", "//["].map(
+        (target) =>
+          new Promise<string>((resolve) => {
+            const socket = tcp(port, "127.0.0.1", () => socket.write(`GET ${target} HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`));
+            let answer = "";
+            socket.on("data", (chunk) => (answer += chunk.toString()));
+            socket.on("close", () => resolve(answer));
+            socket.on("error", () => resolve(answer));
+          }),
+      ),
+    );
+    for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    // Every session still answers: no worker died.
+    await Promise.all(clients.map((c) => c.say("still there?")));
+    expect(clients.every((c) => c.ws.readyState === c.ws.OPEN)).toBe(true);
+    for (const client of clients) client.close();
   }, 60_000);
 });

@@ -2,7 +2,7 @@
  * Webhook and stream signatures of the carriers (vendors.md §8a "X-Twilio-Signature", §8b
  * "Webhook signature (Ed25519)"; Plivo V3 after the plivo-node and plivo-python SDKs; Vonage
  * signed webhooks, developer.vonage.com "Signed webhooks"). Pure: no I/O; every comparison in
- * constant time.
+ * constant time; the `valid…` checks never throw, whatever a stranger sent.
  */
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from "node:crypto";
 
@@ -59,7 +59,13 @@ export function validTwilioSignature(
   rawBody?: string,
 ): boolean {
   if (header === undefined || header === "") return false;
-  const bodyHash = new URL(url, "http://x").searchParams.get("bodySHA256");
+  // The URL holds the request's Host header, a stranger's: one that does not parse fails the check.
+  let bodyHash: string | null;
+  try {
+    bodyHash = new URL(url, "http://x").searchParams.get("bodySHA256");
+  } catch {
+    return false;
+  }
   if (bodyHash !== null) {
     if (rawBody === undefined || !sameText(createHash("sha256").update(rawBody, "utf8").digest("hex"), bodyHash)) return false;
     params = [];
@@ -116,7 +122,12 @@ export function validPlivoSignature(
   params: readonly (readonly [string, string])[],
 ): boolean {
   if (header === undefined || header === "" || nonce === undefined || nonce === "") return false;
-  const expected = plivoSignatureV3(authToken, method, url, params, nonce);
+  let expected: string;
+  try {
+    expected = plivoSignatureV3(authToken, method, url, params, nonce);
+  } catch {
+    return false; // the URL (built on the request's Host header) does not parse
+  }
   return header.split(",").some((candidate) => sameText(candidate.trim(), expected));
 }
 
