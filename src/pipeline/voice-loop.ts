@@ -145,6 +145,8 @@ interface ActiveReply {
   input?: TurnInput;
 }
 
+/** The longest turn continuations may merge into (characters): a typed turn's bound (protocol.md, `MAX_USER_TEXT_CHARS`). */
+const MAX_MERGED_TURN_CHARS = 20_000;
 const normalize = (text: string): string => text.trim().replace(/\s+/g, " ");
 
 /** Transcripts compared as words: case, punctuation and spacing do not count (smart formatting differs between interims and finals). */
@@ -206,6 +208,13 @@ export class VoiceLoop {
   /** A reply is in flight. */
   get busy(): boolean {
     return this.#reply !== undefined || this.#queue.length > 0;
+  }
+
+  /** User turns (spoken or typed) waiting behind the reply in flight; greetings, resumes and nudges do not count. */
+  get queuedTurns(): number {
+    let count = 0;
+    for (const input of this.#queue) if (input.kind === "user") count += 1;
+    return count;
   }
 
   /** Speak a fixed line as a reply (the greeting), recorded as the agent's. */
@@ -499,6 +508,8 @@ export class VoiceLoop {
     const reply = this.#reply;
     const previous = queued ?? (reply?.input?.kind === "user" && reply.firstAudioAt === undefined && !reply.interrupted ? reply.input : undefined);
     if (previous?.kind !== "user" || startedAt > previous.committedAt + window) return false;
+    // Merged turns stay within one typed turn's bound; past it, this one queues as a turn of its own.
+    if (previous.text.length + 1 + text.length > MAX_MERGED_TURN_CHARS) return false;
     previous.text = `${previous.text} ${text}`;
     previous.speculation?.controller.abort(new Error("merged"));
     delete previous.speculation;

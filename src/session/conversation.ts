@@ -1,15 +1,92 @@
 import type { ModelMessage } from "ai";
-import { MAX_HISTORY_MESSAGES, trimHistory } from "../pipeline/history.js";
+import { trimHistory } from "../pipeline/history.js";
 import type { SessionRecord, ToolCallRecord, TranscriptLine } from "./store.js";
+
+// ── Per-session bounds (docs/protocol.md, "Per-session bounds") ──────────────────────────────
+// What one session may hold is bounded, so a client cannot exhaust the gateway's memory: the
+// record below outlives the socket by the resume grace window, and a busy process holds
+// thousands of them. Lengths are JavaScript string lengths (UTF-16 code units).
+
+/** The longest `user_text` (characters, after trimming); owned by the command schema, which refuses longer ones at parse. */
+export { MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
+/** The model history's caps (messages, characters of text); older turns are trimmed whole. */
+export { MAX_HISTORY_CHARS, MAX_HISTORY_MESSAGES } from "../pipeline/history.js";
+
+/**
+ * Typed turns (`user_text`, keypad input as text) that may wait behind the reply in flight (turns).
+ * A client that types faster than the agent answers gets a non-fatal error for each one past it,
+ * instead of an unbounded queue of turns that would each cost a model call.
+ */
+export const MAX_QUEUED_TURNS = 8;
+
+/** Keypad digits in one DTMF entry (digits): the entry is flushed when it reaches this many. */
+export const MAX_DTMF_DIGITS = 64;
+
+/**
+ * The longest tool result the model history takes (characters, the marker included). Longer
+ * results are cut with a visible `…[truncated N characters]` so the model knows; a result
+ * larger than this would crowd the history's character budget out in one call.
+ */
+export const MAX_TOOL_RESULT_CHARS = 32_000;
+
+/** Transcript lines kept for `history.restored` and the resume record (lines; the oldest whole lines go first). */
+export const MAX_TRANSCRIPT_LINES = 200;
+
+/** Characters of transcript text kept (sum of the lines' text; the oldest whole lines go first, a single longer line is clipped). */
+export const MAX_TRANSCRIPT_CHARS = 200_000;
+
+/** Tool-call records kept for `history.restored` and the resume record (records; the oldest go first). */
+export const MAX_TOOL_RECORDS = 100;
+
+/**
+ * The longest `result` of a tool-call record, and of its `args` as JSON (characters). The
+ * record is for display; the model reads the result from the history.
+ */
+export const MAX_RECORD_TEXT_CHARS = 2_000;
+
+/** `text` cut to at most `max` characters, ending in `…` when cut. */
+function clipText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** A tool result as the model history takes it: at most MAX_TOOL_RESULT_CHARS, with a marker saying how much was cut. */
+export function truncateToolResult(text: string, max = MAX_TOOL_RESULT_CHARS): string {
+  if (text.length <= max) return text;
+  // The marker's number has at most as many digits as the text's length: the whole stays within `max`.
+  const markerChars = `…[truncated ${text.length} characters]`.length;
+  const kept = Math.max(0, max - markerChars);
+  return `${text.slice(0, kept)}…[truncated ${text.length - kept} characters]`;
+}
+
+/** A tool-call record clipped for display: `result` and (as a JSON string) `args` at most MAX_RECORD_TEXT_CHARS. */
+function clipRecord(record: ToolCallRecord): ToolCallRecord {
+  let args = record.args;
+  if (typeof args === "string") {
+    args = clipText(args, MAX_RECORD_TEXT_CHARS);
+  } else {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(args);
+    } catch {
+      json = undefined;
+    }
+    if (json === undefined) args = null;
+    else if (json.length > MAX_RECORD_TEXT_CHARS) args = clipText(json, MAX_RECORD_TEXT_CHARS);
+  }
+  const result = record.result === undefined ? undefined : clipText(record.result, MAX_RECORD_TEXT_CHARS);
+  if (args === record.args && result === record.result) return record;
+  return { ...record, args, ...(result === undefined ? {} : { result }) };
+}
 
 /**
  * One session's conversation: the model history, and the server's own record of what was
  * committed (for `history.restored`). `epoch` counts resets: async work that captured an older
- * epoch must not write into a newer conversation.
+ * epoch must not write into a newer conversation. Every part is bounded (see above).
  */
 export class Conversation {
   #history: ModelMessage[] = [];
   #transcript: TranscriptLine[] = [];
+  #transcriptChars = 0;
   #toolCalls: ToolCallRecord[] = [];
   #epoch = 0;
 
@@ -25,26 +102,27 @@ export class Conversation {
     return this.#transcript.length === 0 && this.#history.length === 0;
   }
 
-  /** Append to the model history, if `epoch` is still current; old turns are trimmed whole. */
+  /** Append to the model history, if `epoch` is still current; old turns are trimmed whole (both caps). */
   append(epoch: number, messages: readonly ModelMessage[]): boolean {
     if (epoch !== this.#epoch) return false;
     this.#history.push(...messages);
-    if (this.#history.length > MAX_HISTORY_MESSAGES) this.#history = trimHistory(this.#history);
+    this.#history = trimHistory(this.#history);
     return true;
   }
 
   /** Record a committed transcript line, if `epoch` is still current. */
   commit(epoch: number, line: TranscriptLine): boolean {
     if (epoch !== this.#epoch) return false;
-    this.#transcript.push(line);
+    this.#pushLine(line);
     return true;
   }
 
   recordTool(epoch: number, record: ToolCallRecord): void {
     if (epoch !== this.#epoch) return;
     const index = this.#toolCalls.findIndex((r) => r.toolCallId === record.toolCallId);
-    if (index === -1) this.#toolCalls.push(record);
-    else this.#toolCalls[index] = { ...this.#toolCalls[index], ...record };
+    if (index === -1) this.#toolCalls.push(clipRecord(record));
+    else this.#toolCalls[index] = clipRecord({ ...this.#toolCalls[index], ...record });
+    if (this.#toolCalls.length > MAX_TOOL_RECORDS) this.#toolCalls.splice(0, this.#toolCalls.length - MAX_TOOL_RECORDS);
   }
 
   /** Discard everything; work of the old epoch can no longer write here. */
@@ -52,13 +130,17 @@ export class Conversation {
     this.#epoch += 1;
     this.#history = [];
     this.#transcript = [];
+    this.#transcriptChars = 0;
     this.#toolCalls = [];
   }
 
+  /** Take a stored record over, bounded as if it had been built here (a store may hold an older, larger one). */
   restore(record: SessionRecord): void {
-    this.#history = [...record.history];
-    this.#transcript = [...record.transcript];
-    this.#toolCalls = [...record.toolCalls];
+    this.#history = trimHistory(record.history);
+    this.#transcript = [];
+    this.#transcriptChars = 0;
+    for (const line of record.transcript.slice(-MAX_TRANSCRIPT_LINES)) this.#pushLine(line);
+    this.#toolCalls = record.toolCalls.slice(-MAX_TOOL_RECORDS).map(clipRecord);
   }
 
   record(sessionId: string, agent: string, now: number): SessionRecord {
@@ -75,5 +157,22 @@ export class Conversation {
   /** What `history.restored` carries. */
   restoredEvent(): { messages: TranscriptLine[]; toolCalls: ToolCallRecord[] } {
     return { messages: [...this.#transcript], toolCalls: [...this.#toolCalls] };
+  }
+
+  /** Keep the newest lines within both transcript caps: the oldest whole lines go; one line over the char budget is clipped. */
+  #pushLine(line: TranscriptLine): void {
+    const kept = line.text.length <= MAX_TRANSCRIPT_CHARS ? line : { ...line, text: clipText(line.text, MAX_TRANSCRIPT_CHARS) };
+    this.#transcript.push(kept);
+    this.#transcriptChars += kept.text.length;
+    let drop = 0;
+    let chars = this.#transcriptChars;
+    while (this.#transcript.length - drop > MAX_TRANSCRIPT_LINES || chars > MAX_TRANSCRIPT_CHARS) {
+      chars -= this.#transcript[drop]?.text.length ?? 0;
+      drop += 1;
+    }
+    if (drop > 0) {
+      this.#transcript.splice(0, drop);
+      this.#transcriptChars = chars;
+    }
   }
 }

@@ -26,6 +26,8 @@ export interface ModeRunner {
   readonly userSpeaking: boolean;
   /** A reply or a queued turn is in flight. */
   readonly busy: boolean;
+  /** User turns waiting behind the reply in flight (not counting it): the session refuses typed turns past MAX_QUEUED_TURNS. */
+  readonly queuedTurns: number;
   close(): Promise<void>;
 }
 

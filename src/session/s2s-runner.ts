@@ -127,6 +127,11 @@ export class S2sRunner implements ModeRunner {
     return this.#reply !== undefined || this.#playing.size > 0 || this.#playback.pendingMs > 0;
   }
 
+  /** Typed turns go to the service as they come (`sendText`): none wait here. */
+  get queuedTurns(): number {
+    return 0;
+  }
+
   /** The audio both ways: PCM16, or G.711 passed through untouched. */
   get audioFormat(): S2sAudioFormat {
     return this.#session?.audioFormat ?? "pcm16";

@@ -20,7 +20,7 @@ import {
 import type { ClientLink } from "../transport/client-connection.js";
 import type { Command, EventBody } from "../transport/protocol.js";
 import { builtinToolset } from "./builtins/index.js";
-import { Conversation } from "./conversation.js";
+import { Conversation, MAX_DTMF_DIGITS, MAX_QUEUED_TURNS } from "./conversation.js";
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import { RESUME_GRACE_MS, type SessionStore } from "./store.js";
@@ -428,6 +428,11 @@ export class Session {
     switch (command.type) {
       case "user_text":
         this.#touch();
+        // Bounded: a client typing faster than the agent answers does not grow the queue.
+        if (mode.queuedTurns >= MAX_QUEUED_TURNS) {
+          this.#report("protocol", `too many turns waiting (${MAX_QUEUED_TURNS}): this one was dropped; wait for the reply`);
+          return;
+        }
         mode.userText(command.text);
         return;
       case "cancel":
@@ -478,7 +483,8 @@ export class Session {
     pending.timer?.cancel();
     pending.digits += digit;
     this.#touch();
-    if (digit === "#") return this.#flushDtmf();
+    // An entry is at most MAX_DTMF_DIGITS digits: a key held down or a flood of frames is flushed in pieces.
+    if (digit === "#" || pending.digits.length >= MAX_DTMF_DIGITS) return this.#flushDtmf();
     pending.timer = this.#deps.clock.setTimeout(() => this.#flushDtmf(), DEFAULTS.dtmfInterDigitMs);
   }
 
@@ -493,6 +499,11 @@ export class Session {
     this.#log.info({ digits: digits.length }, "dtmf");
     const dtmf = this.#deps.agent.config.dtmf ?? DEFAULTS.dtmf;
     if (dtmf === "text") {
+      // Keypad turns wait in the same bounded queue as typed ones.
+      if ((this.#mode?.queuedTurns ?? 0) >= MAX_QUEUED_TURNS) {
+        this.#log.warn({ digits: digits.length }, "dtmf dropped: too many turns waiting");
+        return;
+      }
       this.#mode?.userText(`The caller pressed ${digits}`);
       return;
     }

@@ -42,13 +42,32 @@ export interface SessionStore {
 /** How long a record outlives its socket by default (ms). */
 export const RESUME_GRACE_MS = 120_000;
 
-/** Records in this process, each expiring `ttlMs` after its last save. */
+/**
+ * Most records the in-memory store holds (records). Each is bounded by the conversation's caps
+ * (conversation.ts: well under 1 MB), so the store stays within a few GB even when clients open
+ * and drop sessions faster than the resume grace expires them.
+ */
+export const MAX_STORED_RECORDS = 10_000;
+
+export interface MemorySessionStoreOptions {
+  /** Most records held; default MAX_STORED_RECORDS. */
+  readonly maxRecords?: number;
+}
+
+/**
+ * Records in this process, each expiring `ttlMs` after its last save. Past `maxRecords`, the
+ * least recently saved record is evicted: the map is kept in save order (a save moves its record
+ * to the end), so that is its first entry. With the one TTL a gateway uses (`resumeGraceMs`), it
+ * is also the record closest to expiry.
+ */
 export class MemorySessionStore implements SessionStore {
   readonly #records = new Map<string, { record: SessionRecord; expiry: Timer }>();
   readonly #clock: Clock;
+  readonly #maxRecords: number;
 
-  constructor(clock: Clock) {
+  constructor(clock: Clock, options: MemorySessionStoreOptions = {}) {
     this.#clock = clock;
+    this.#maxRecords = Math.max(1, options.maxRecords ?? MAX_STORED_RECORDS);
   }
 
   load(sessionId: string): Promise<SessionRecord | undefined> {
@@ -56,7 +75,17 @@ export class MemorySessionStore implements SessionStore {
   }
 
   save(record: SessionRecord, ttlMs: number): Promise<void> {
-    this.#records.get(record.sessionId)?.expiry.cancel();
+    const previous = this.#records.get(record.sessionId);
+    if (previous !== undefined) {
+      previous.expiry.cancel();
+      this.#records.delete(record.sessionId);
+    }
+    while (this.#records.size >= this.#maxRecords) {
+      const [oldest, entry] = this.#records.entries().next().value ?? [];
+      if (oldest === undefined) break;
+      entry?.expiry.cancel();
+      this.#records.delete(oldest);
+    }
     const expiry = this.#clock.setTimeout(() => this.#records.delete(record.sessionId), ttlMs);
     this.#records.set(record.sessionId, { record, expiry });
     return Promise.resolve();

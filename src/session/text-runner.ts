@@ -34,6 +34,11 @@ export class TextRunner implements ModeRunner {
     return this.#reply !== undefined || this.#queue.length > 0;
   }
 
+  /** Typed turns not yet started (the one running has left the queue). */
+  get queuedTurns(): number {
+    return this.#queue.length;
+  }
+
   greet(text: string): void {
     if (text === "") return;
     const { conversation, emit } = this.#ctx;

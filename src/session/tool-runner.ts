@@ -17,6 +17,7 @@ import {
 } from "../manifest/index.js";
 import type { ToolAnswer, ToolInvocation } from "../pipeline/tool-port.js";
 import type { EventBody } from "../events.js";
+import { MAX_TOOL_RESULT_CHARS, truncateToolResult } from "./conversation.js";
 
 /** How a call ended. */
 export type ToolStatus = "ok" | "failed" | "refused" | "invalid" | "unknown" | "timeout" | "cancelled";
@@ -190,9 +191,14 @@ export class ToolRunner {
     return outcome;
   }
 
+  /**
+   * Every outcome is made here, for every mode and every kind of call (host, client
+   * `tool_result`, refusal, timeout): the text the model reads is cut to MAX_TOOL_RESULT_CHARS,
+   * with a marker saying how much was cut.
+   */
   #settle(status: ToolStatus, result: ToolResult, verbatim?: string): ToolOutcome {
     const isError = result.isError === true || (status !== "ok" && status !== "cancelled");
-    return { status, result, modelText: resultText(result), isError, ...(verbatim === undefined ? {} : { verbatim }) };
+    return { status, result, modelText: truncateToolResult(resultText(result)), isError, ...(verbatim === undefined ? {} : { verbatim }) };
   }
 
   async #run(request: ToolInvocation, open: () => void): Promise<ToolOutcome> {
@@ -275,7 +281,9 @@ export class ToolRunner {
     const settledStatus = status ?? (failed ? "failed" : "ok");
     if (line === undefined) return this.#settle(settledStatus, result);
     if (line.role === "system") {
-      const text = `${resultText(result)}\n[guidance] ${line.content}`;
+      // The result is cut first, so the guidance is never what the cap cuts off.
+      const guidance = `\n[guidance] ${line.content}`;
+      const text = `${truncateToolResult(resultText(result), MAX_TOOL_RESULT_CHARS - guidance.length)}${guidance}`;
       return this.#settle(settledStatus, { ...result, text });
     }
     this.#say({ toolCallId, kind, text: line.content }, false);

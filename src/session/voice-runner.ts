@@ -185,6 +185,10 @@ export class VoiceRunner implements ModeRunner {
     return this.#loop.busy;
   }
 
+  get queuedTurns(): number {
+    return this.#loop.queuedTurns;
+  }
+
   greet(text: string): void {
     this.#loop.say(text);
   }

@@ -25,6 +25,14 @@ export type Limits = { -readonly [K in keyof typeof DEFAULT_LIMITS]: number };
 
 const empty = <T extends string>(type: T) => z.object({ type: z.literal(type) });
 
+/**
+ * The longest `user_text` (characters after trimming). One typed turn is one user message in the
+ * model history and one transcript line: 20 000 characters is a long pasted document, and a tenth
+ * of the history's character budget (MAX_HISTORY_CHARS), so one turn cannot crowd it out.
+ * Longer texts are refused at parse (a non-fatal `protocol` error naming the limit).
+ */
+export const MAX_USER_TEXT_CHARS = 20_000;
+
 export const CommandSchemas = {
   audio_ready: empty("audio_ready"),
   cancel: empty("cancel"),
@@ -41,7 +49,7 @@ export const CommandSchemas = {
   }),
   user_text: z.object({
     type: z.literal("user_text"),
-    text: z.string().trim().min(1).max(100_000),
+    text: z.string().trim().min(1).max(MAX_USER_TEXT_CHARS, `too long: at most ${MAX_USER_TEXT_CHARS} characters`),
   }),
   user_turn_start: empty("user_turn_start"),
   user_turn_commit: empty("user_turn_commit"),
