@@ -12,7 +12,7 @@ import { availableParallelism } from "node:os";
 import { createLogger } from "./log.js";
 import { readWav, writeWav } from "./audio/wav.js";
 import type { ServerEvent } from "./transport/protocol.js";
-import { clusterMetrics, joinCluster, prepareWorker, runPrimary } from "./server/workers.js";
+import { clusterCoordinator, clusterMetrics, joinCluster, prepareWorker, runPrimary } from "./server/workers.js";
 
 // The gateway, the loader and the call runner load on demand: a `--workers` primary only
 // supervises, and should not hold the whole gateway in memory.
@@ -28,6 +28,8 @@ Commands:
       --offline               run on the offline stack even when keys are set
       --workers <n>           one gateway process per core (default: the number of cores when
                               SWITCHBOARD_REDIS_URL is set, else 1: resume needs a shared store)
+      --allowed-origins <list>  browser origins allowed on /websocket, comma-separated
+                              (default: SWITCHBOARD_ALLOWED_ORIGINS, else any)
   start                       serve the bundled demo agent (examples/support)
   check <agent-dir-or-file>   validate an agent: mode, tools (source, messages), providers and keys
   call <agent> <input.wav>    one session from a recording; prints the conversation
@@ -40,10 +42,15 @@ Commands:
 
 const DEMO_AGENT = fileURLToPath(new URL("../examples/support", import.meta.url));
 
-/** What `serve` prints once it listens. */
-function banner(title: string, url: string, workers: number): string {
+/** What `serve` prints once it listens; `open` lists the entry points anyone who reaches the port can use. */
+function banner(title: string, url: string, workers: number, open: readonly string[]): string {
   const processes = workers > 1 ? `, ${workers} worker processes` : "";
-  return `\nSwitchboard is serving ${title}${processes}\n  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n\n`;
+  // Each open carrier's webhook and stream, said once by the carrier's name.
+  const carriers = [...new Set(open.flatMap((e) => /^(?:WS )?\/telephony\/([a-z]+)/.exec(e)?.[1] ?? []))];
+  const others = open.filter((e) => !/^(?:WS )?\/telephony\//.test(e));
+  const listed = [...others, ...(carriers.length === 0 ? [] : [`telephony (${carriers.join(", ")})`])];
+  const warning = listed.length === 0 ? "" : `  unauthenticated: ${listed.join(", ")} — see docs/security.md\n`;
+  return `\nSwitchboard is serving ${title}${processes}\n  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n${warning}\n`;
 }
 
 function fail(message: string): number {
@@ -55,7 +62,7 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-type ServeFlags = { port?: string | undefined; host?: string | undefined; offline?: boolean | undefined; workers?: string | undefined };
+type ServeFlags = { port?: string | undefined; host?: string | undefined; offline?: boolean | undefined; workers?: string | undefined; "allowed-origins"?: string | undefined };
 
 async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promise<number> {
   const log = createLogger();
@@ -66,7 +73,7 @@ async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promi
   if (!Number.isInteger(workers) || workers < 1 || workers > 256) return fail(`--workers must be a whole number from 1 to 256 (got ${flags.workers}).`);
   if (workers > 1 && cluster.isPrimary) {
     if ((process.env.SWITCHBOARD_REDIS_URL ?? "") === "") log.warn({ workers }, "several workers without SWITCHBOARD_REDIS_URL: a client resumes only if it reconnects to the same worker");
-    return runPrimary(workers, log, (title, url) => process.stdout.write(banner(title, url, workers)));
+    return runPrimary(workers, log, (title, url, open) => process.stdout.write(banner(title, url, workers, open)));
   }
   const worker = cluster.isWorker;
   // Answer the primary's metrics requests from the start, so an aggregation never waits on a worker still loading.
@@ -79,13 +86,21 @@ async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promi
   } catch (error) {
     return fail(describe(error));
   }
-  const gateway = createGateway({
-    agent: agent.def,
-    script: agent.script,
-    offline: flags.offline === true ? true : "auto",
-    logger: worker ? log.child({ worker: cluster.worker?.id }) : log,
-    ...(worker ? { metricsText: () => clusterMetrics() } : {}),
-  });
+  const origins = flags["allowed-origins"]?.split(",").map((o) => o.trim()).filter((o) => o !== "");
+  let gateway;
+  try {
+    gateway = createGateway({
+      agent: agent.def,
+      script: agent.script,
+      offline: flags.offline === true ? true : "auto",
+      logger: worker ? log.child({ worker: cluster.worker?.id }) : log,
+      ...(origins === undefined ? {} : { allowedOrigins: origins }),
+      // Every worker sees the same call tickets, replays and connection budgets (Redis, when set, holds them instead).
+      ...(worker ? { metricsText: () => clusterMetrics(), ...((process.env.SWITCHBOARD_REDIS_URL ?? "") === "" ? { coordinator: clusterCoordinator() } : {}) } : {}),
+    });
+  } catch (error) {
+    return fail(describe(error));
+  }
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
     log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
   }
@@ -97,8 +112,9 @@ async function serve(path: string, flags: ServeFlags, defaultWorkers = 1): Promi
   }
   const { config } = gateway;
   const title = `"${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})`;
-  if (worker) joinCluster(gateway.metrics.registry, title, url);
-  else process.stdout.write(banner(title, url, 1));
+  const open = gateway.entryPoints.filter((e) => e.open).map((e) => e.entry);
+  if (worker) joinCluster(gateway.metrics.registry, title, url, open);
+  else process.stdout.write(banner(title, url, 1, open));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -219,7 +235,16 @@ async function main(argv: readonly string[]): Promise<number> {
     parsed = parseArgs({
       args: [...rest],
       allowPositionals: true,
-      options: { port: { type: "string" }, host: { type: "string" }, offline: { type: "boolean" }, workers: { type: "string" }, out: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" } },
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        offline: { type: "boolean" },
+        workers: { type: "string" },
+        "allowed-origins": { type: "string" },
+        out: { type: "string" },
+        json: { type: "boolean" },
+        timeout: { type: "string" },
+      },
     });
   } catch (error) {
     return fail(`${describe(error)}\n\n${USAGE}`);

@@ -36,3 +36,43 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /** A logger that writes nothing (library default, tests). */
 export const silentLogger: Logger = pino({ level: "silent" });
+
+/** How often one kind of warning a peer can cause may reach the log (ms). */
+export const LOG_THROTTLE_MS = 10_000;
+
+/**
+ * Lines a stranger can cause (invalid frames, refused connections), at most one per kind per
+ * interval: the first is written, the rest are counted, and the count rides on the next line of
+ * that kind (`suppressed`). A peer sending a million bad frames costs a line every 10 s, not a
+ * million lines. Kinds are the caller's constant messages, so the map stays small.
+ */
+export class LogThrottle {
+  readonly #now: () => number;
+  readonly #intervalMs: number;
+  readonly #kinds = new Map<string, { until: number; suppressed: number }>();
+
+  constructor(now: () => number, intervalMs = LOG_THROTTLE_MS) {
+    this.#now = now;
+    this.#intervalMs = intervalMs;
+  }
+
+  warn(log: Logger, fields: Record<string, unknown>, message: string): void {
+    this.#write(log, "warn", fields, message);
+  }
+
+  info(log: Logger, fields: Record<string, unknown>, message: string): void {
+    this.#write(log, "info", fields, message);
+  }
+
+  #write(log: Logger, level: "warn" | "info", fields: Record<string, unknown>, message: string): void {
+    const now = this.#now();
+    const kind = this.#kinds.get(message);
+    if (kind !== undefined && now < kind.until) {
+      kind.suppressed += 1;
+      return;
+    }
+    const suppressed = kind?.suppressed ?? 0;
+    this.#kinds.set(message, { until: now + this.#intervalMs, suppressed: 0 });
+    log[level](suppressed > 0 ? { ...fields, suppressed } : fields, message);
+  }
+}

@@ -7,7 +7,7 @@ import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
 import { loadResampler } from "../audio/resample.js";
-import { createLogger, type Logger } from "../log.js";
+import { createLogger, LogThrottle, type Logger } from "../log.js";
 import { DEFAULTS, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
@@ -28,9 +28,10 @@ import { chooseProviders } from "./offline.js";
 import { serveRequests, serveUpgrades } from "./entry.js";
 import { serveStatic } from "./static.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
-import { ConnectionRateLimit } from "./rate-limit.js";
+import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
-import { createTelephony } from "./telephony/index.js";
+import { createTelephony, parseOpenCarriers, type EntryPoint } from "./telephony/index.js";
+import type { CarrierName } from "../transport/carriers/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
@@ -68,15 +69,32 @@ export interface GatewayOptions<Session = unknown> {
   readonly ownership?: SessionOwnership;
   /** Turns auth on (default: `SWITCHBOARD_API_KEY` from env). */
   readonly apiKey?: string;
-  /** Origins a browser may connect from; unset = any. */
+  /**
+   * Origins a browser may connect to `/websocket` from (exact `Origin` values, e.g.
+   * `https://app.example.com`); a request with another `Origin` is refused, one without an
+   * `Origin` (not a browser) is not. Default: `SWITCHBOARD_ALLOWED_ORIGINS` (comma-separated), else any.
+   */
   readonly allowedOrigins?: readonly string[];
   /**
-   * Sessions one client address may open per minute on `/websocket` (a token bucket; bursts up to
-   * it pass). Default: `SWITCHBOARD_CONNECTIONS_PER_MINUTE`, else off — it keys on the socket's
-   * peer address, which behind a proxy is the proxy's: limit there instead. Carriers are not
-   * limited here (their streams are signed).
+   * Connections and webhooks one client address may make per minute, on every upgrade
+   * (`/websocket`, `/telephony/*`), every telephony webhook and `POST /v1/sessions` (a token
+   * bucket shared by them and by every process of the deployment; bursts up to it pass). Default:
+   * `SWITCHBOARD_CONNECTIONS_PER_MINUTE`, else off. It keys on the socket's peer address: behind
+   * a proxy that is the proxy's (limit there instead), and a carrier's media servers are few
+   * addresses carrying many calls (size it for the busiest minute).
    */
   readonly connectionsPerMinute?: number;
+  /**
+   * Carriers served without a secret while auth is on — only for a network that authenticates
+   * them itself (Exotel's IP allow-listing). Default: `SWITCHBOARD_OPEN_CARRIERS` (comma-separated).
+   */
+  readonly openCarriers?: readonly CarrierName[];
+  /**
+   * Where call tickets, replay records and connection budgets live, shared by every process of the
+   * deployment. Default: Redis when `SWITCHBOARD_REDIS_URL` is set, else this process's memory
+   * (`serve --workers` passes the primary's).
+   */
+  readonly coordinator?: Coordinator;
   /** When set (default: `SWITCHBOARD_METRICS_TOKEN`), `GET /metrics` needs `Authorization: Bearer <token>`. */
   readonly metricsToken?: string;
   readonly tokenTtlMs?: number;
@@ -104,6 +122,8 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** Live sessions. */
   readonly sessions: number;
+  /** Every entry point with what authenticates it (start-up output, docs/security.md). */
+  readonly entryPoints: readonly EntryPoint[];
   listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
   /** Stop accepting, let live sessions finish up to the deadline, close the rest 1001, close the server. */
   drain(deadlineMs?: number): Promise<void>;
@@ -139,7 +159,11 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const apiKey = options.apiKey ?? (env.SWITCHBOARD_API_KEY === "" ? undefined : env.SWITCHBOARD_API_KEY);
   const metricsToken = options.metricsToken ?? (env.SWITCHBOARD_METRICS_TOKEN === "" ? undefined : env.SWITCHBOARD_METRICS_TOKEN);
   const perMinute = options.connectionsPerMinute ?? Number(env.SWITCHBOARD_CONNECTIONS_PER_MINUTE ?? 0);
-  const rateLimit = Number.isFinite(perMinute) && perMinute > 0 ? new ConnectionRateLimit(perMinute, () => clock.now()) : undefined;
+  const limited = Number.isFinite(perMinute) && perMinute > 0;
+  const coordinator: Coordinator = options.coordinator ?? redis ?? new MemoryCoordinator(() => clock.now());
+  const allowedOrigins = options.allowedOrigins ?? commaList(env.SWITCHBOARD_ALLOWED_ORIGINS);
+  /** Warnings strangers cause (refused connections), at most one line per kind every 10 s. */
+  const throttle = new LogThrottle(() => clock.now());
   // Sessions hold the agent with its session type erased; its own functions keep theirs.
   const def = options.agent as ResolvedAgentDef;
   const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
@@ -170,13 +194,27 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     clock,
     log,
     limits,
-    apiKey,
-    tokenTtlMs: options.tokenTtlMs ?? TOKEN_TTL_MS,
+    authOn: apiKey !== undefined,
+    openCarriers: options.openCarriers ?? parseOpenCarriers(env.SWITCHBOARD_OPEN_CARRIERS),
+    coordinator,
     client: options.carrierClient ?? carrierClient({ env }),
     draining: () => draining,
     startSession: (link, call) =>
       startSession(link, { transport: call.carrier, maxCallDurationMs: config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
   });
+
+  /** Every entry point and what authenticates it: logged at start, listed in docs/security.md. */
+  const entryPoints: EntryPoint[] = [
+    {
+      entry: "WS /websocket",
+      auth: apiKey === undefined ? "none: set SWITCHBOARD_API_KEY" : `session token from POST /v1/sessions${allowedOrigins === undefined ? "" : "; Origin allow-list"}`,
+      open: apiKey === undefined,
+    },
+    ...(apiKey === undefined ? [] : [{ entry: "POST /v1/sessions", auth: "API key (SWITCHBOARD_API_KEY)", open: false }]),
+    { entry: "GET /metrics", auth: metricsToken === undefined ? "none: set SWITCHBOARD_METRICS_TOKEN" : "bearer token (SWITCHBOARD_METRICS_TOKEN)", open: metricsToken === undefined },
+    ...telephony.entryPoints,
+  ];
+  log.info({ entryPoints: entryPoints.map((e) => `${e.entry}: ${e.auth}`) }, "entry points");
 
   const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
@@ -218,6 +256,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         });
       }
       case "POST /v1/sessions": {
+        if (!(await admitted(req))) return tooMany(res);
         if (apiKey === undefined) return json(res, 404, { error: "auth is off on this gateway: connect to /websocket directly" });
         if (!keyMatches(apiKey, bearer(req.headers.authorization))) {
           log.warn({ remote: req.socket.remoteAddress }, "session token refused: bad api key");
@@ -227,19 +266,38 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         return json(res, 201, { ...minted, agent: config.name, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
       }
       default:
+        if (url.pathname.startsWith("/telephony/") && !(await admitted(req))) return tooMany(res);
         if (await telephony.handleRequest(req, res, url)) return;
         if (serveStatic(req, res, url.pathname)) return; // the demo page: GET / and public/*
         return json(res, 404, { error: `no route ${route}` });
     }
   }
 
-  function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): void {
-    if (telephony.handleUpgrade(req, socket, head, url)) return;
-    if (url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
-    if (rateLimit !== undefined && !rateLimit.take(req.socket.remoteAddress ?? "unknown")) {
-      log.warn({ remote: req.socket.remoteAddress }, "connection rate limit");
-      return refuseUpgrade(socket, 429, "Too Many Requests", `more than ${perMinute} sessions a minute from this address; retry later`);
-    }
+  /**
+   * One more connection or webhook from this address, within `connectionsPerMinute`? Shared by
+   * every process through the coordinator; if that cannot answer, the connection is let through
+   * (a budget is for fairness, and refusing everyone would be an outage).
+   */
+  async function admitted(req: IncomingMessage): Promise<boolean> {
+    if (!limited) return true;
+    const remote = req.socket.remoteAddress ?? "unknown";
+    const ok = await coordinator.admit(remote, perMinute).catch((err: unknown) => {
+      throttle.warn(log, { err }, "connection budget unavailable; connection let through");
+      return true;
+    });
+    if (!ok) throttle.warn(log, { remote, perMinute }, "connection rate limit");
+    return ok;
+  }
+
+  function tooMany(res: ServerResponse): void {
+    json(res, 429, { error: `more than ${perMinute} connections a minute from this address; retry later` }, { "retry-after": "60" });
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    const stream = telephony.isStream(url);
+    if (!stream && url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
+    if (!(await admitted(req))) return refuseUpgrade(socket, 429, "Too Many Requests", `more than ${perMinute} connections a minute from this address; retry later`);
+    if (stream) return telephony.handleUpgrade(req, socket, head, url);
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     wss.handleUpgrade(req, socket, head, (ws) => {
       accept(ws, req, url).catch((err: unknown) => {
@@ -257,14 +315,14 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
 
   async function accept(ws: WebSocket, req: IncomingMessage, url: URL): Promise<void> {
     const origin = req.headers.origin;
-    if (options.allowedOrigins !== undefined && origin !== undefined && !options.allowedOrigins.includes(origin)) {
-      log.warn({ origin }, "origin refused");
+    if (allowedOrigins !== undefined && origin !== undefined && !allowedOrigins.includes(origin)) {
+      throttle.warn(log, { origin }, "origin refused");
       return refuseSocket(ws, clock, "auth", `origin ${origin} is not allowed`);
     }
     if (apiKey !== undefined) {
       const check = verifyToken(apiKey, url.searchParams.get("token") ?? undefined, config.name, clock.now());
       if (!check.ok) {
-        log.warn({ remote: req.socket.remoteAddress, reason: check.reason }, "session refused");
+        throttle.warn(log, { remote: req.socket.remoteAddress, reason: check.reason }, "session refused");
         return refuseSocket(ws, clock, "auth", check.reason);
       }
     }
@@ -361,6 +419,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     get sessions() {
       return live.size;
     },
+    entryPoints,
     async listen(port = 3000, host = "127.0.0.1") {
       // The Speex resampler (WASM) before the first session; the polyphase fallback if it cannot load.
       const engine = await loadResampler();
@@ -379,4 +438,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     drain,
     close,
   };
+}
+
+/** A comma-separated environment list; undefined when unset or empty. */
+function commaList(value: string | undefined): string[] | undefined {
+  const items = (value ?? "").split(",").map((item) => item.trim()).filter((item) => item !== "");
+  return items.length === 0 ? undefined : items;
 }

@@ -7,11 +7,34 @@
  * session over publishes `{sessionId, owner}` on `<prefix>takeover`; every other instance holding
  * that id live closes it ("session resumed by another connection"). Two connections: commands, and
  * a subscriber (a subscribed Redis connection can issue nothing else).
+ *
+ * It is also the deployment's `Coordinator` when Redis is configured: call tickets and replay
+ * records under `<prefix>hold:<key>` (`SET … NX PX`, taken with `GETDEL`), connection budgets as a
+ * token bucket per address under `<prefix>budget:<perMinute>:<address>` (one Lua script, atomic).
  */
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
 import type { Logger } from "../log.js";
 import type { SessionRecord, SessionStore } from "../session/store.js";
+import type { Coordinator } from "./coordination.js";
+
+/**
+ * A token bucket in one atomic step: KEYS[1] the bucket, ARGV[1] tokens per minute (also the
+ * size), ARGV[2] now (epoch ms). Refill by elapsed time, take one if there is one; the bucket
+ * expires once it would be full again (a minute), so idle addresses cost nothing.
+ */
+const ADMIT_SCRIPT = `
+local rate = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local held = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens = tonumber(held[1]) or rate
+local at = tonumber(held[2]) or now
+tokens = math.min(rate, tokens + math.max(0, now - at) * rate / 60000)
+local ok = 0
+if tokens >= 1 then tokens = tokens - 1; ok = 1 end
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], 60000)
+return ok`;
 
 export interface SessionOwnership {
   /** This instance now holds `sessionId` live: any other instance holding it closes its socket. */
@@ -34,7 +57,7 @@ function isRecord(value: unknown): value is SessionRecord {
   return typeof r.sessionId === "string" && typeof r.agent === "string" && Array.isArray(r.transcript) && Array.isArray(r.toolCalls) && Array.isArray(r.history);
 }
 
-export class RedisSessionStore implements SessionStore, SessionOwnership {
+export class RedisSessionStore implements SessionStore, SessionOwnership, Coordinator {
   /** The command and subscriber connections; ioredis (~13 MB) is loaded only by a gateway that uses Redis. */
   readonly #clients: Promise<{ readonly redis: Redis; readonly subscriber: Redis }>;
   readonly #log: Logger;
@@ -104,6 +127,21 @@ export class RedisSessionStore implements SessionStore, SessionOwnership {
   async claim(sessionId: string): Promise<void> {
     const { redis } = await this.#clients;
     await redis.publish(`${this.#prefix}takeover`, JSON.stringify({ sessionId, owner: this.#owner }));
+  }
+
+  async hold(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const { redis } = await this.#clients;
+    return (await redis.set(`${this.#prefix}hold:${key}`, value, "PX", Math.max(1, Math.round(ttlMs)), "NX")) === "OK";
+  }
+
+  async take(key: string): Promise<string | undefined> {
+    const { redis } = await this.#clients;
+    return (await redis.getdel(`${this.#prefix}hold:${key}`)) ?? undefined;
+  }
+
+  async admit(address: string, perMinute: number): Promise<boolean> {
+    const { redis } = await this.#clients;
+    return (await redis.eval(ADMIT_SCRIPT, 1, `${this.#prefix}budget:${perMinute}:${address}`, perMinute, Date.now())) === 1;
   }
 
   onTakeover(handler: (sessionId: string) => void): void {

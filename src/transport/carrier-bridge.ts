@@ -56,9 +56,11 @@ export interface CarrierBridgeOptions {
   readonly startTimeoutMs?: number;
   /**
    * Hang the call up through the carrier's API after the gateway closed the stream (end_call,
-   * idle timeout, call duration limit). Never called when the caller hung up.
+   * idle timeout, call duration limit, a fatal error). Never called when the caller hung up or
+   * the stream was refused. Given only for a call the gateway answered itself: the id it hangs
+   * up is the one a verified webhook named, never one the stream claims.
    */
-  readonly hangUp?: (call: CarrierCall) => Promise<void>;
+  readonly hangUp?: () => Promise<void>;
 }
 
 type Pending = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
@@ -134,7 +136,7 @@ export class CarrierBridge implements ClientLink {
       this.#resolveHungUp = resolve;
     });
     const startTimeoutMs = options.startTimeoutMs ?? CARRIER_START_TIMEOUT_MS;
-    this.#startTimer = options.clock.setTimeout(() => this.#refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
+    this.#startTimer = options.clock.setTimeout(() => this.refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
     onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary));
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "carrier socket error"));
@@ -252,7 +254,7 @@ export class CarrierBridge implements ClientLink {
     if (this.#call !== undefined) return this.#ignore("second start");
     this.#startTimer?.cancel();
     const problem = carrierFormatProblem(call.encoding, call.sampleRate);
-    if (problem !== undefined) return this.#refuse(problem);
+    if (problem !== undefined) return this.refuse(problem);
     this.#call = call;
     this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate));
     this.#log.info({ streamId: call.streamId, callId: call.callId, encoding: call.encoding, sampleRate: call.sampleRate }, "carrier stream started");
@@ -289,8 +291,11 @@ export class CarrierBridge implements ClientLink {
     if (seen === 0) this.#log.debug({ reason }, "carrier frame ignored");
   }
 
-  /** A start that never came or cannot be served: the stream is refused and the session never starts. */
-  #refuse(reason: string): void {
+  /**
+   * A start that never came or cannot be served, or a stream its gateway will not serve: closed
+   * 1008 with the reason, no session starts and no hang-up is asked of the carrier.
+   */
+  refuse(reason: string): void {
     this.#log.warn({ reason }, "carrier stream refused");
     this.#rejectStarted(new Error(reason));
     this.#finish(CLOSE.policy, reason, false);
@@ -413,10 +418,9 @@ export class CarrierBridge implements ClientLink {
       this.#log.debug({ err }, "carrier close failed");
       this.#ws.terminate();
     }
-    const call = this.#call;
     const hang = this.#options.hangUp;
-    if (hangUp && call !== undefined && hang !== undefined) {
-      hang(call).catch((err: unknown) => this.#log.warn({ err, callId: call.callId }, "carrier hang-up failed"));
+    if (hangUp && this.#call !== undefined && hang !== undefined) {
+      hang().catch((err: unknown) => this.#log.warn({ err }, "carrier hang-up failed"));
     }
   }
 

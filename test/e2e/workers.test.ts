@@ -5,6 +5,7 @@ import { connect as tcp } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
 import { connect } from "../helpers/ws-client.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -14,11 +15,11 @@ afterEach(() => {
   if (child?.exitCode === null) child.kill("SIGKILL");
 });
 
-/** `switchboard serve --workers 2` on a text agent; resolves with its base URL once it listens. */
-async function serveWorkers(): Promise<string> {
+/** `switchboard serve --workers 2` on a text agent (or another); resolves with its base URL once it listens. */
+async function serveWorkers(agentPath?: string, env: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "sb-workers-"));
   await writeFile(join(dir, "agent.mjs"), 'export default { name: "echo", mode: "text", greeting: "Hello.", llm: { kind: "scripted", options: {} } };\n');
-  child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", dir, "--workers", "2", "--port", "0"], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn" } });
+  child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", agentPath ?? dir, "--workers", "2", "--port", "0"], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn", ...env } });
   let out = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no banner within 30 s:\n${out}`)), 30_000);
@@ -74,5 +75,16 @@ describe("switchboard serve --workers", () => {
     await Promise.all(clients.map((c) => c.say("still there?")));
     expect(clients.every((c) => c.ws.readyState === c.ws.OPEN)).toBe(true);
     for (const client of clients) client.close();
+  }, 60_000);
+
+  it("a call whose signed webhook one worker answered streams to either worker, once (tickets live with the primary)", async () => {
+    const token = "twilio-token-workers";
+    const base = await serveWorkers("examples/support", { TWILIO_AUTH_TOKEN: token });
+    const answered = await Promise.all(Array.from({ length: 6 }, (_, i) => answerTwilio(base, token, `CA${i}`)));
+    // Round-robin spreads the webhooks and the upgrades over both workers: every ticket still opens its stream.
+    const carriers = await Promise.all(answered.map((a) => FakeCarrier.dial({ ...a, autoStart: false })));
+    for (const carrier of carriers) carrier.close();
+    // And only once, whichever worker the replay lands on.
+    for (const a of answered) await expect(FakeCarrier.dial({ ...a, autoStart: false })).rejects.toThrow(/403/);
   }, 60_000);
 });

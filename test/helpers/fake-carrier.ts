@@ -13,6 +13,8 @@ export interface FakeCarrierOptions {
   readonly dialect?: CarrierDialect;
   readonly headers?: Record<string, string>;
   readonly customParameters?: Record<string, string>;
+  /** The call id its `start` names (Twilio `callSid`, Telnyx `call_control_id`); default a random one. */
+  readonly callId?: string;
   /** Agent audio starts playing this long after it arrives (ms). Default 0. */
   readonly playbackDelayMs?: number;
   /** Send `start` right after connecting (default true). */
@@ -30,7 +32,7 @@ export class FakeCarrier {
   readonly ws: WebSocket;
   readonly dialect: CarrierDialect;
   readonly streamId = `MZ${Math.random().toString(16).slice(2, 14)}`;
-  readonly callId = `CA${Math.random().toString(16).slice(2, 14)}`;
+  readonly callId: string;
   /** Every frame the gateway sent, parsed. */
   readonly frames: Record<string, unknown>[] = [];
   /** Agent audio received, in order (decoded payloads). */
@@ -59,6 +61,7 @@ export class FakeCarrier {
     this.ws = ws;
     this.#options = options;
     this.dialect = options.dialect ?? "twilio";
+    this.callId = options.callId ?? `CA${Math.random().toString(16).slice(2, 14)}`;
     this.closed = new Promise((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
     ws.on("message", (data, isBinary) => {
       if (isBinary) return;
@@ -242,4 +245,20 @@ export class FakeCarrier {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/**
+ * Answer a call as Twilio does against a gateway with `TWILIO_AUTH_TOKEN` set: the signed voice
+ * webhook for `callSid`, then the stream URL from its TwiML (the ticket in its path) with the
+ * upgrade's own signature — what `FakeCarrier.dial` needs to stream that call.
+ */
+export async function answerTwilio(base: string, authToken: string, callSid: string): Promise<{ url: string; headers: Record<string, string>; callId: string }> {
+  const { twilioSignature } = await import("../../src/server/telephony/signatures.js");
+  const webhook = `${base}/telephony/twilio/voice`;
+  const body = new URLSearchParams({ CallSid: callSid, From: "+15550100", To: "+15550199" });
+  const response = await fetch(webhook, { method: "POST", headers: { "x-twilio-signature": twilioSignature(authToken, webhook, [...body.entries()]) }, body });
+  const twiml = await response.text();
+  const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
+  if (response.status !== 200 || url === undefined) throw new Error(`the Twilio webhook was not answered: ${response.status} ${twiml}`);
+  return { url, headers: { "x-twilio-signature": twilioSignature(authToken, url, []) }, callId: callSid };
 }

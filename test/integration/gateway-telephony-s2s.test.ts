@@ -3,9 +3,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { DEFAULTS, agent, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import type { CarrierCall } from "../../src/transport/carrier-bridge.js";
+import type { CallRef } from "../../src/server/telephony/carrier-client.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
-import { FakeCarrier } from "../helpers/fake-carrier.js";
+import { answerTwilio, FakeCarrier, type FakeCarrierOptions } from "../helpers/fake-carrier.js";
 import { rampG711, startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
 
 let counted = countedLookupOrder();
@@ -13,7 +13,9 @@ let counted = countedLookupOrder();
 let service: FakeOpenAiRealtime;
 let gateway: Gateway;
 let carrier: FakeCarrier | undefined;
-let hangUps: CarrierCall[];
+let hangUps: CallRef[];
+/** Twilio is signed here: its calls come through the signed webhook, so the gateway may hang them up. */
+const TWILIO_TOKEN = "twilio-auth-token-s2s";
 
 async function start(extra: Record<string, unknown> = {}): Promise<void> {
   const def = withTools(
@@ -30,7 +32,7 @@ async function start(extra: Record<string, unknown> = {}): Promise<void> {
   gateway = createGateway({
     agent: def,
     logger: silentLogger,
-    env: { OPENAI_API_KEY: "test-key" },
+    env: { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: TWILIO_TOKEN },
     processMetrics: false,
     carrierClient: {
       hangUp: (call) => {
@@ -45,6 +47,14 @@ async function start(extra: Record<string, unknown> = {}): Promise<void> {
 function streamUrl(carrierName: string): string {
   const address = gateway.server.address() as { port: number };
   return `ws://127.0.0.1:${address.port}/telephony/${carrierName}`;
+}
+
+/** A Twilio call the gateway answered: the signed webhook, then its stream with the minted ticket. */
+async function dialTwilio(options: Omit<FakeCarrierOptions, "url"> = {}): Promise<FakeCarrier> {
+  const address = gateway.server.address() as { port: number };
+  const callId = `CA${Math.random().toString(16).slice(2, 14)}`;
+  const answered = await answerTwilio(`http://127.0.0.1:${address.port}`, TWILIO_TOKEN, callId);
+  return FakeCarrier.dial({ ...options, url: answered.url, headers: answered.headers, callId });
 }
 
 beforeEach(async () => {
@@ -64,7 +74,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
   it("passes μ-law through untouched both ways: the service hears the caller's bytes and the caller hears the service's", async () => {
     await start();
     service.enqueue({ say: "Thanks for calling.", audioMs: 300 });
-    carrier = await FakeCarrier.dial({ url: streamUrl("twilio") });
+    carrier = await dialTwilio();
     await carrier.until(() => carrier!.marksEchoed.length > 0 && carrier!.bufferedMs === 0, "the greeting played");
 
     const update = service.messages.find((m) => m.message.type === "session.update")?.message.session as { audio: { input: { format: unknown }; output: { format: unknown } } };
@@ -89,7 +99,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
     await start();
     service.enqueue({ say: "Thanks for calling.", audioMs: 200 });
     // The carrier plays 800 ms behind what it receives (its jitter buffer and the network).
-    carrier = await FakeCarrier.dial({ url: streamUrl("twilio"), playbackDelayMs: 800 });
+    carrier = await dialTwilio({ playbackDelayMs: 800 });
     await carrier.until(() => carrier!.marksEchoed.length > 0 && carrier!.bufferedMs === 0, "the greeting played");
 
     service.enqueue(
@@ -124,7 +134,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
   it("turns keypad digits into one typed turn, '#' ending the entry", async () => {
     await start();
     service.enqueue({ say: "Thanks for calling.", audioMs: 100 });
-    carrier = await FakeCarrier.dial({ url: streamUrl("twilio") });
+    carrier = await dialTwilio();
     await carrier.until(() => carrier!.marksEchoed.length > 0, "the greeting played");
     for (const digit of ["4", "5", "6", "7", "#"]) carrier.dtmf(digit);
     await carrier.until(() => service.messages.some((m) => m.message.type === "conversation.item.create"), "the typed turn");
@@ -135,7 +145,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
   it("end_call hangs up after the goodbye was played: last mark echoed, stream closed 1000, the carrier asked to hang up", async () => {
     await start();
     service.enqueue({ say: "Thanks for calling.", audioMs: 100 });
-    carrier = await FakeCarrier.dial({ url: streamUrl("twilio"), playbackDelayMs: 300 });
+    carrier = await dialTwilio({ playbackDelayMs: 300 });
     await carrier.until(() => carrier!.marksEchoed.length > 0 && carrier!.bufferedMs === 0, "the greeting played");
     service.enqueue({ toolCall: { name: "end_call", args: {} } }, { say: "Goodbye, have a nice day.", audioMs: 1200 });
     void service.userSays("that is all, bye");
@@ -152,7 +162,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
   it("a drain that reaches its deadline tells the caller in the model's voice, then hangs up once that was heard", async () => {
     await start();
     service.enqueue({ say: "Thanks for calling.", audioMs: 100 });
-    carrier = await FakeCarrier.dial({ url: streamUrl("twilio"), playbackDelayMs: 200 });
+    carrier = await dialTwilio({ playbackDelayMs: 200 });
     await carrier.until(() => carrier!.marksEchoed.length > 0 && carrier!.bufferedMs === 0, "the greeting played");
     service.enqueue({ say: "Sorry, we have to end this call now.", audioMs: 800 });
     const draining = gateway.drain(100);
@@ -180,7 +190,7 @@ describe("a phone call to an s2s agent (Twilio media stream → OpenAI Realtime)
   it("keeps the call going through malformed, unknown and oversized frames", async () => {
     await start();
     service.enqueue({ say: "Thanks for calling.", audioMs: 300 });
-    carrier = await FakeCarrier.dial({ url: streamUrl("twilio") });
+    carrier = await dialTwilio();
     carrier.sendRaw("{not json");
     carrier.sendRaw(Buffer.from([0, 1, 2, 3]), true);
     carrier.sendJson({ event: "media", streamSid: carrier.streamId, media: { track: "inbound", payload: "@@@@" } });

@@ -11,7 +11,8 @@ import { createLogger, silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/server/index.js";
 import { twilioSignature } from "../../src/server/telephony/signatures.js";
-import { FakeCarrier } from "../helpers/fake-carrier.js";
+import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
+import type { CallRef } from "../../src/server/telephony/carrier-client.js";
 import type { FakeCartesia } from "../helpers/fake-cartesia.js";
 import type { FakeDeepgram } from "../helpers/fake-deepgram.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
@@ -23,7 +24,7 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-async function gatewayFor(def: AgentDef, options: Partial<GatewayOptions> = {}): Promise<{ gateway: Gateway; base: string; ws: string }> {
+async function gatewayFor(def: AgentDef, options: Partial<Omit<GatewayOptions, "agent">> = {}): Promise<{ gateway: Gateway; base: string; ws: string }> {
   const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, ...options });
   const { port } = await gateway.listen(0);
   closers.push(() => gateway.close());
@@ -159,14 +160,57 @@ describe("telephony endpoints", () => {
     expect(bad.status).toBe(403);
     const good = await fetch(url, { method: "POST", headers: { "x-twilio-signature": twilioSignature(token, url, [...body.entries()]) }, body });
     expect(good.status).toBe(200);
+    // The stream URL carries the single-use ticket minted for CA1 in its path (Twilio takes no query string).
+    const streamUrl = /<Stream url="([^"]+)"/.exec(await good.text())?.[1] ?? "";
+    expect(streamUrl).toMatch(new RegExp(`^${ws}/telephony/twilio/[A-Za-z0-9_-]{24}$`));
 
-    const streamUrl = `${ws}/telephony/twilio`;
     await expect(FakeCarrier.dial({ url: streamUrl, headers: { "x-twilio-signature": "AAAA" } })).rejects.toThrow(/403/);
-    const carrier = await dial(streamUrl, { headers: { "x-twilio-signature": twilioSignature(token, streamUrl, []) } });
+    const carrier = await dial(streamUrl, { headers: { "x-twilio-signature": twilioSignature(token, streamUrl, []) }, callId: "CA1" });
     await carrier.until(() => carrier.audio.length > 0, "the greeting");
     expect(lines.join("")).toContain("telephony webhook refused");
     expect(lines.join("")).not.toContain(token);
   }, 20_000);
+
+  it("a signed carrier's stream is refused at the upgrade without the ticket its webhook minted; a ticket opens one stream, once", async () => {
+    const token = "twilio-auth-token-0123456789";
+    const { base, ws } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: token } });
+    const signed = (url: string): Record<string, string> => ({ "x-twilio-signature": twilioSignature(token, url, []) });
+    // No ticket: refused before any frame (the old path accepted the upgrade and let `start` name any call).
+    await expect(FakeCarrier.dial({ url: `${ws}/telephony/twilio`, headers: signed(`${ws}/telephony/twilio`) })).rejects.toThrow(/401/);
+    const forged = `${ws}/telephony/twilio/${"A".repeat(24)}`;
+    await expect(FakeCarrier.dial({ url: forged, headers: signed(forged) })).rejects.toThrow(/403/);
+    const answered = await answerTwilio(base, token, "CA7");
+    const caller = await dial(answered.url, { headers: answered.headers, callId: "CA7" });
+    await caller.until(() => caller.audio.length > 0, "the greeting");
+    // The same signed upgrade again (a replay): the ticket was used.
+    await expect(FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: "CA7" })).rejects.toThrow(/403/);
+  }, 20_000);
+
+  it("refuses a replayed signed webhook: the second copy mints nothing", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+    const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("base64");
+    const env = { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: "twilio-token", TELNYX_PUBLIC_KEY: raw, PLIVO_AUTH_TOKEN: "plivo-token", VONAGE_SIGNATURE_SECRET: "vonage-secret", SWITCHBOARD_PUBLIC_URL: "https://gw.example.com" };
+    const { base } = await gatewayFor(s2sAgent(await realtime()), { env });
+    const twice = async (send: () => Promise<Response>): Promise<number[]> => [(await send()).status, (await send()).status];
+    // Twilio: the signature never changes for the same request, and signs no time.
+    const twilioBody = new URLSearchParams({ CallSid: "CA9" });
+    const twilioUrl = "https://gw.example.com/telephony/twilio/voice";
+    const twilioSig = twilioSignature("twilio-token", twilioUrl, [...twilioBody.entries()]);
+    expect(await twice(() => fetch(`${base}/telephony/twilio/voice`, { method: "POST", headers: { "x-twilio-signature": twilioSig }, body: twilioBody }))).toEqual([200, 403]);
+    // Telnyx: within its ±300 s window.
+    const telnyxBody = "CallSid=v3%3Aabc";
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const telnyxSig = sign(null, Buffer.from(`${timestamp}|${telnyxBody}`), privateKey).toString("base64");
+    expect(await twice(() => fetch(`${base}/telephony/telnyx/voice`, { method: "POST", headers: { "telnyx-signature-ed25519": telnyxSig, "telnyx-timestamp": timestamp }, body: telnyxBody }))).toEqual([200, 403]);
+    // Plivo: the same nonce again.
+    const plivoSig = createHmac("sha256", "plivo-token").update("https://gw.example.com/telephony/plivo/voice?CallUUIDabc.42").digest("base64");
+    const plivoHeaders = { "x-plivo-signature-v3": plivoSig, "x-plivo-signature-v3-nonce": "42", "content-type": "application/x-www-form-urlencoded" };
+    expect(await twice(() => fetch(`${base}/telephony/plivo/voice`, { method: "POST", headers: plivoHeaders, body: "CallUUID=abc" }))).toEqual([200, 403]);
+    // Vonage: the same JWT again.
+    const head = `${Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url")}.${Buffer.from(JSON.stringify({ iat: Math.floor(Date.now() / 1000), jti: "1" })).toString("base64url")}`;
+    const jwt = `${head}.${createHmac("sha256", "vonage-secret").update(head).digest("base64url")}`;
+    expect(await twice(() => fetch(`${base}/telephony/vonage/voice?uuid=u1`, { headers: { authorization: `Bearer ${jwt}` } }))).toEqual([200, 403]);
+  });
 
   it("validates Telnyx's Ed25519 signature on the webhook", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");
@@ -200,15 +244,83 @@ describe("telephony endpoints", () => {
     expect((await fetch(`${base}/telephony/vonage/voice?from=14155550100`)).status).toBe(403);
   });
 
-  it("with auth on, a stream needs the token the webhook minted", async () => {
-    const { base, ws } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key" }, apiKey: "gateway-key" });
-    const twiml = await (await fetch(`${base}/telephony/twilio/voice`, { method: "POST", body: "" })).text();
-    const minted = /<Parameter name="token" value="([^"]+)"\/>/.exec(twiml)?.[1];
-    expect(minted).toBeDefined();
-    const stranger = await dial(`${ws}/telephony/twilio`);
-    expect((await stranger.closed).code).toBe(1008);
-    const caller = await dial(`${ws}/telephony/twilio`, { customParameters: { token: minted! } });
+  it("with auth on, no unauthenticated path mints a token that opens a session (Exotel's answer URL did)", async () => {
+    const env = { OPENAI_API_KEY: "test-key", EXOTEL_API_KEY: "exo-key", EXOTEL_API_TOKEN: "exo-token", TWILIO_AUTH_TOKEN: "twilio-token" };
+    const { base, ws } = await gatewayFor(s2sAgent(await realtime()), { env, apiKey: "gateway-key" });
+    const answer = (await (await fetch(`${base}/telephony/exotel/voice?CallSid=x`)).json()) as { url: string };
+    const url = new URL(answer.url);
+    expect(url.pathname).toBe("/telephony/exotel");
+    expect([...url.searchParams.keys()].sort()).toEqual(["agent", "sample-rate"]);
+    // What a signed webhook mints is a call ticket for its carrier's stream, never a /websocket token.
+    const ticket = (await answerTwilio(base, "twilio-token", "CA1")).url.split("/").at(-1) ?? "";
+    for (const token of [ticket, answer.url]) {
+      const client = new WebSocket(`${ws}/websocket?token=${encodeURIComponent(token)}`);
+      const closed = await new Promise<number>((resolve) => client.once("close", (code) => resolve(code)));
+      expect(closed).toBe(1008);
+    }
+    // Exotel's stream needs its Basic auth.
+    await expect(FakeCarrier.dial({ url: `${ws}/telephony/exotel` })).rejects.toThrow(/401/);
+  }, 20_000);
+
+  it("with auth on, a carrier nothing authenticates is refused at its webhook and its stream, unless SWITCHBOARD_OPEN_CARRIERS names it", async () => {
+    const { base, ws, gateway } = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key" }, apiKey: "gateway-key" });
+    const refused = await fetch(`${base}/telephony/twilio/voice`, { method: "POST", body: "CallSid=CA1" });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toMatch(/set TWILIO_AUTH_TOKEN/);
+    await expect(FakeCarrier.dial({ url: `${ws}/telephony/twilio` })).rejects.toThrow(/403/);
+    expect(gateway.entryPoints).toContainEqual(expect.objectContaining({ auth: expect.stringMatching(/refused \(auth is on\): set TWILIO_AUTH_TOKEN/) }));
+
+    const open = await gatewayFor(s2sAgent(await realtime()), { env: { OPENAI_API_KEY: "test-key", SWITCHBOARD_OPEN_CARRIERS: "twilio" }, apiKey: "gateway-key" });
+    expect((await fetch(`${open.base}/telephony/twilio/voice`, { method: "POST", body: "" })).status).toBe(200);
+    const caller = await dial(`${open.ws}/telephony/twilio`);
     await caller.until(() => caller.audio.length > 0, "the greeting");
+    expect(open.gateway.entryPoints.filter((e) => e.open).map((e) => e.entry)).toEqual(expect.arrayContaining(["/telephony/twilio/voice", "WS /telephony/twilio"]));
+  }, 20_000);
+});
+
+describe("the REST API acts only on calls the gateway answered", () => {
+  const hangUpAgent = (service: FakeOpenAiRealtime): AgentDef =>
+    agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: true, builtinTools: ["end_call"] });
+
+  async function withHangUps(env: Record<string, string>): Promise<{ base: string; ws: string; service: FakeOpenAiRealtime; hangUps: CallRef[] }> {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const hangUps: CallRef[] = [];
+    const carrierClient = { hangUp: (call: CallRef) => (hangUps.push(call), Promise.resolve()) };
+    const { base, ws } = await gatewayFor(hangUpAgent(service), { env: { OPENAI_API_KEY: "test-key", ...env }, carrierClient });
+    return { base, ws, service, hangUps };
+  }
+
+  it("a forged stream naming someone else's call, ended by the gateway, hangs nothing up (the operator's key was used for any call id)", async () => {
+    // Telnyx with its API key but no public key: nothing verifies which calls are ours.
+    const { ws, service, hangUps } = await withHangUps({ TELNYX_API_KEY: "telnyx-key" });
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const forged = await dial(`${ws}/telephony/telnyx`, { dialect: "telnyx", callId: "v3:someone-elses-call" });
+    await forged.until(() => forged.audio.length > 0, "the greeting");
+    service.enqueue({ toolCall: { name: "end_call", args: {} } }, { say: "Goodbye.", audioMs: 100 });
+    void service.userSays("bye");
+    expect((await forged.closed).code).toBe(1000);
+    await sleep(50);
+    expect(hangUps).toEqual([]);
+  }, 20_000);
+
+  it("hangs up the call its verified webhook named, and refuses a stream whose start names another call, hanging nothing up", async () => {
+    const { base, service, hangUps } = await withHangUps({ TWILIO_AUTH_TOKEN: "twilio-token", TWILIO_ACCOUNT_SID: "AC1" });
+    const other = await answerTwilio(base, "twilio-token", "CA-answered");
+    const mismatched = await dial(other.url, { headers: other.headers, callId: "CA-someone-else" });
+    expect((await mismatched.closed).code).toBe(1008);
+    await sleep(50);
+    expect(hangUps).toEqual([]);
+
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const answered = await answerTwilio(base, "twilio-token", "CA-ours");
+    const caller = await dial(answered.url, { headers: answered.headers, callId: "CA-ours" });
+    await caller.until(() => caller.audio.length > 0, "the greeting");
+    service.enqueue({ toolCall: { name: "end_call", args: {} } }, { say: "Goodbye.", audioMs: 100 });
+    void service.userSays("bye");
+    expect((await caller.closed).code).toBe(1000);
+    await caller.until(() => hangUps.length > 0, "the hang-up");
+    expect(hangUps).toEqual([{ carrier: "twilio", callId: "CA-ours" }]);
   }, 20_000);
 });
 

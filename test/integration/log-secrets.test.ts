@@ -3,8 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import { twilioSignature } from "../../src/server/telephony/signatures.js";
-import { FakeCarrier } from "../helpers/fake-carrier.js";
+import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
 import { connect } from "../helpers/ws-client.js";
 
@@ -44,15 +43,12 @@ describe("logs", () => {
     client.close();
     await client.closed;
 
-    // A phone call: signed webhook, signed stream, the minted token as a <Parameter>.
-    const webhook = `${base}/telephony/twilio/voice`;
-    const body = new URLSearchParams({ CallSid: "CA1" });
-    const twiml = await (await fetch(webhook, { method: "POST", headers: { "x-twilio-signature": twilioSignature(TWILIO_TOKEN, webhook, [...body.entries()]) }, body })).text();
-    const callToken = /name="token" value="([^"]+)"/.exec(twiml)?.[1] ?? "";
-    expect(callToken).not.toBe("");
-    const stream = `ws://127.0.0.1:${port}/telephony/twilio`;
+    // A phone call: signed webhook, then the signed stream with the call ticket the webhook minted.
+    const answered = await answerTwilio(base, TWILIO_TOKEN, "CA1");
+    const callToken = answered.url.split("/").at(-1) ?? "";
+    expect(callToken).toMatch(/^[A-Za-z0-9_-]{24}$/);
     service.enqueue({ say: "Hello.", audioMs: 100 });
-    carrier = await FakeCarrier.dial({ url: stream, headers: { "x-twilio-signature": twilioSignature(TWILIO_TOKEN, stream, []) }, customParameters: { token: callToken } });
+    carrier = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: "CA1" });
     await carrier.until(() => carrier!.audio.length > 0, "the greeting");
     carrier.hangUp();
     await carrier.closed;

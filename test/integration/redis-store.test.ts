@@ -62,4 +62,22 @@ describe.skipIf(REDIS_SERVER === undefined)("RedisSessionStore", () => {
     expect(seenA).toEqual([]);
     await Promise.all([a.close(), b.close()]);
   });
+
+  it("is the deployment's coordinator: a ticket held by one instance is taken once by any, and connection budgets are shared", async () => {
+    const a = new RedisSessionStore({ url: redis.url, log: silentLogger, prefix: "t9:" });
+    const b = new RedisSessionStore({ url: redis.url, log: silentLogger, prefix: "t9:" });
+    await Promise.all([a.ready(), b.ready()]);
+    expect(await a.hold("ticket:x", '{"carrier":"twilio"}', 60_000)).toBe(true);
+    expect(await b.hold("ticket:x", "other", 60_000)).toBe(false);
+    expect(await b.take("ticket:x")).toBe('{"carrier":"twilio"}');
+    expect(await a.take("ticket:x")).toBeUndefined();
+    expect(await a.hold("seen:y", "1", 200)).toBe(true);
+    await sleep(300);
+    expect(await b.hold("seen:y", "1", 200)).toBe(true);
+    // 3 a minute from one address, across both instances.
+    const admitted = [await a.admit("10.0.0.1", 3), await b.admit("10.0.0.1", 3), await a.admit("10.0.0.1", 3), await b.admit("10.0.0.1", 3)];
+    expect(admitted).toEqual([true, true, true, false]);
+    expect(await b.admit("10.0.0.2", 3)).toBe(true);
+    await Promise.all([a.close(), b.close()]);
+  });
 });

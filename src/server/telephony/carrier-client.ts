@@ -2,13 +2,21 @@
  * Hanging up through the carriers' REST APIs, after the gateway closed a call's stream (end_call,
  * idle timeout, call limit). Twilio, Plivo and Vonage end the call when the stream closes (their
  * instructions run out); Telnyx TeXML holds it in `<Pause>`, so it needs the API. A network
- * client, injectable: codecs never call it.
+ * client, injectable: codecs never call it. It acts with the operator's credentials, so it is
+ * only ever given a call the gateway answered itself (the id a verified webhook named, see
+ * answered-calls.ts).
  */
-import type { CarrierCall } from "../../transport/carrier-bridge.js";
+import type { CarrierName } from "../../transport/carriers/index.js";
+
+/** A call to act on: the carrier and the id its verified webhook named. */
+export interface CallRef {
+  readonly carrier: CarrierName;
+  readonly callId: string;
+}
 
 export interface CarrierClient {
   /** Hang the call up; resolves when the carrier accepted the request. */
-  hangUp(call: CarrierCall): Promise<void>;
+  hangUp(call: CallRef): Promise<void>;
 }
 
 export interface CarrierClientOptions {
@@ -39,7 +47,6 @@ export function carrierClient(options: CarrierClientOptions): CarrierClient {
   const timeoutMs = options.timeoutMs ?? 5000;
   return {
     async hangUp(call) {
-      if (call.callId === undefined) return;
       if (call.carrier === "twilio") {
         const sid = env.TWILIO_ACCOUNT_SID;
         const token = env.TWILIO_AUTH_TOKEN;

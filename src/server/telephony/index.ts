@@ -1,12 +1,21 @@
 /**
  * Telephony endpoints (issue 7): per carrier the agent's `telephony` field mounts, a voice webhook
- * that answers with the call instructions, and `WS /telephony/<carrier>` where the carrier streams
- * the call. Signatures are checked when the carrier's secret is configured; a bad one is refused
- * (403) and logged without the secret.
+ * that answers with the call instructions, and `WS /telephony/<carrier>[/<ticket>]` where the
+ * carrier streams the call.
+ *
+ * Who may use them (issue 14, docs/security.md "Entry points"): a carrier whose secret is set is
+ * *signed* — its webhook's signature is checked (a replay of it refused), the answer carries a
+ * single-use ticket bound to the call the webhook named, and the stream upgrade must redeem it
+ * (Twilio's upgrade must be signed too); the gateway acts over REST only on that call. Exotel
+ * cannot sign its webhook: with its API key and token set its stream needs their Basic auth, and
+ * its webhook mints nothing. A carrier with no secret is *open* (anyone who reaches the port can
+ * place a call on it) — allowed while auth is off, and refused while it is on
+ * (`SWITCHBOARD_API_KEY`) unless `SWITCHBOARD_OPEN_CARRIERS` names it (a network that
+ * authenticates the carrier itself, such as Exotel's IP allow-listing).
  *
  * | carrier | webhook                                   | secret (env)                    |
  * |---------|-------------------------------------------|---------------------------------|
- * | twilio  | POST /telephony/twilio/voice → TwiML      | TWILIO_AUTH_TOKEN (HMAC-SHA1)   |
+ * | twilio  | POST /telephony/twilio/voice → TwiML      | TWILIO_AUTH_TOKEN (HMAC-SHA1, webhook and stream) |
  * | telnyx  | POST /telephony/telnyx/voice → TeXML      | TELNYX_PUBLIC_KEY (Ed25519)     |
  * | plivo   | GET/POST /telephony/plivo/voice → XML     | PLIVO_AUTH_TOKEN (X-Plivo-Signature-V3) |
  * | vonage  | GET/POST /telephony/vonage/voice → NCCO   | VONAGE_SIGNATURE_SECRET (HS256 JWT) |
@@ -23,8 +32,10 @@ import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.
 import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
 import type { Limits } from "../../transport/protocol.js";
-import { keyMatches, mintToken, verifyToken } from "../auth.js";
+import { keyMatches } from "../auth.js";
+import type { Coordinator } from "../coordination.js";
 import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
+import { CallTickets, firstUse, webhookCallId, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
 import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
@@ -34,26 +45,63 @@ const MAX_WEBHOOK_BYTES = 64 * 1024;
 /** A call with no duration limit still gets a bound in the carriers' instructions (s). */
 const UNLIMITED_CALL_S = 4 * 3600;
 
+/** The environment variable that signs each carrier. */
+const SECRET_VARIABLE: Readonly<Record<CarrierName, string>> = {
+  twilio: "TWILIO_AUTH_TOKEN",
+  telnyx: "TELNYX_PUBLIC_KEY",
+  plivo: "PLIVO_AUTH_TOKEN",
+  vonage: "VONAGE_SIGNATURE_SECRET",
+  exotel: "EXOTEL_API_KEY and EXOTEL_API_TOKEN",
+};
+
+/**
+ * How a carrier's calls are let in: `signed` (webhook signature, then a ticket on the stream),
+ * `basic` (Exotel: Basic auth on the stream), `open` (nothing authenticates them), `refused`
+ * (open, while the gateway's auth is on).
+ */
+export type CarrierAccess = "signed" | "basic" | "open" | "refused";
+
+/** One entry point as start-up output and docs/security.md list it. */
+export interface EntryPoint {
+  readonly entry: string;
+  /** What authenticates a request there, or why it is refused. */
+  readonly auth: string;
+  /** Anyone who reaches the port gets something from it (a session, a call, data). */
+  readonly open: boolean;
+}
+
 export interface TelephonyDeps {
   readonly config: AgentConfig;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly clock: Clock;
   readonly log: Logger;
   readonly limits: Limits;
-  readonly apiKey: string | undefined;
-  readonly tokenTtlMs: number;
+  /** The gateway's auth is on (`SWITCHBOARD_API_KEY`): open carriers are refused unless listed in `openCarriers`. */
+  readonly authOn: boolean;
+  /** Carriers allowed without a secret while auth is on (their network authenticates them). */
+  readonly openCarriers: readonly CarrierName[];
+  /** Where tickets and replay records live (shared by every process of the deployment). */
+  readonly coordinator: Coordinator;
   readonly client: CarrierClient;
   readonly draining: () => boolean;
   /** Run a session on the bridged call. */
   readonly startSession: (link: CarrierBridge, call: CarrierCall) => void;
+  /** How long a minted ticket waits for its stream (ms); default `CALL_TICKET_TTL_MS`. */
+  readonly ticketTtlMs?: number;
 }
 
 export interface Telephony {
   readonly carriers: readonly CarrierName[];
+  /** How each mounted carrier's calls are let in. */
+  readonly access: Readonly<Partial<Record<CarrierName, CarrierAccess>>>;
+  /** Every telephony entry point with what authenticates it. */
+  readonly entryPoints: readonly EntryPoint[];
   /** Answer a telephony webhook; false when the path is not one. */
   handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
-  /** Take a telephony stream upgrade; false when the path is not one. */
-  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): boolean;
+  /** Whether a path is a telephony stream (its upgrade is this module's). */
+  isStream(url: URL): boolean;
+  /** Take a telephony stream upgrade (`isStream` said so). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +111,18 @@ export function mountedCarriers(config: AgentConfig): CarrierName[] {
   if (telephony === true) return [...CARRIERS];
   if (telephony === undefined || telephony === false) return [];
   return CARRIERS.filter((c) => telephony.includes(c));
+}
+
+/**
+ * `SWITCHBOARD_OPEN_CARRIERS` read: a comma-separated list of carrier names. Throws naming the
+ * variable and the fix when it names something else.
+ */
+export function parseOpenCarriers(value: string | undefined): CarrierName[] {
+  if (value === undefined || value.trim() === "") return [];
+  const names = value.split(",").map((name) => name.trim().toLowerCase()).filter((name) => name !== "");
+  const unknown = names.filter((name) => !(CARRIERS as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`SWITCHBOARD_OPEN_CARRIERS: ${unknown.join(", ")} is not a carrier; use a comma-separated list of ${CARRIERS.join(", ")}`);
+  return names as CarrierName[];
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {
@@ -85,12 +145,27 @@ function send(res: ServerResponse, status: number, type: string, body: string): 
   res.end(body);
 }
 
+/** `SWITCHBOARD_PUBLIC_URL`, checked once at start: the scheme and host carriers reach the gateway at. */
+function publicUrl(value: string | undefined): URL | undefined {
+  if (value === undefined || value === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`SWITCHBOARD_PUBLIC_URL: ${JSON.stringify(value)} is not a URL; set it to the https:// address carriers reach this gateway at`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`SWITCHBOARD_PUBLIC_URL: use an http(s):// address (got ${url.protocol})`);
+  return url;
+}
+
 export function createTelephony(deps: TelephonyDeps): Telephony {
-  const { config, env, clock, log, apiKey } = deps;
+  const { config, env, clock, log } = deps;
   const carriers = mountedCarriers(config);
   const mounted = new Set<string>(carriers);
+  const tickets = new CallTickets(deps.coordinator, deps.ticketTtlMs);
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
   const wss = gatewaySocketServer(2 * MAX_TEXT_FRAME_CHARS);
+  const base = publicUrl(env.SWITCHBOARD_PUBLIC_URL);
   const twilioToken = nonEmpty(env.TWILIO_AUTH_TOKEN);
   const plivoToken = nonEmpty(env.PLIVO_AUTH_TOKEN);
   const vonageSecret = nonEmpty(env.VONAGE_SIGNATURE_SECRET);
@@ -100,44 +175,92 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   if (telnyxKeyText !== undefined) telnyxKey = telnyxPublicKey(telnyxKeyText);
   const maxCallMs = config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs;
   const maxCallS = maxCallMs === 0 ? UNLIMITED_CALL_S : maxCallMs / 1000;
-  const signed: Record<CarrierName, boolean> = {
+  const secretSet: Record<CarrierName, boolean> = {
     twilio: twilioToken !== undefined,
     telnyx: telnyxKey !== undefined,
     plivo: plivoToken !== undefined,
     vonage: vonageSecret !== undefined,
     exotel: exotelAuth !== undefined,
   };
-  if (carriers.length > 0) log.info({ carriers, signed: carriers.filter((c) => signed[c]) }, "telephony mounted");
-  if (apiKey !== undefined) {
-    // With auth on, a webhook mints stream tokens: one nobody signs hands them to anyone who asks.
-    const unsigned = carriers.filter((c) => c !== "exotel" && !signed[c]);
-    if (unsigned.length > 0) log.warn({ carriers: unsigned }, "telephony webhooks without signature checks mint session tokens for any caller; set TWILIO_AUTH_TOKEN / TELNYX_PUBLIC_KEY / PLIVO_AUTH_TOKEN / VONAGE_SIGNATURE_SECRET or mount only signed carriers");
+  const accessOf = (carrier: CarrierName): CarrierAccess => {
+    if (secretSet[carrier]) return carrier === "exotel" ? "basic" : "signed";
+    return !deps.authOn || deps.openCarriers.includes(carrier) ? "open" : "refused";
+  };
+  const access: Partial<Record<CarrierName, CarrierAccess>> = Object.fromEntries(carriers.map((c) => [c, accessOf(c)]));
+  const entryPoints = describeEntryPoints(carriers, access);
+  if (carriers.length > 0) {
+    const by = (kind: CarrierAccess): CarrierName[] => carriers.filter((c) => access[c] === kind);
+    log.info({ carriers, signed: by("signed"), basicAuth: by("basic") }, "telephony mounted");
+    const open = by("open");
+    if (open.length > 0) log.warn({ carriers: open, secrets: open.map((c) => SECRET_VARIABLE[c]) }, "unauthenticated telephony entry points: anyone who reaches this port can place calls on these carriers; set their secrets");
+    const refused = by("refused");
+    if (refused.length > 0) log.warn({ carriers: refused, secrets: refused.map((c) => SECRET_VARIABLE[c]) }, "telephony carriers refused: auth is on and nothing authenticates them; set their secrets, or list them in SWITCHBOARD_OPEN_CARRIERS if your network does");
+    if (carriers.includes("telnyx") && access.telnyx !== "signed" && nonEmpty(env.TELNYX_API_KEY) !== undefined) {
+      log.warn({ carrier: "telnyx" }, "TELNYX_API_KEY is set but TELNYX_PUBLIC_KEY is not: unverified calls are never hung up over the API (a call held in <Pause> ends at its time limit); set TELNYX_PUBLIC_KEY");
+    }
   }
 
   /** The public base URL the carrier reached us at: SWITCHBOARD_PUBLIC_URL, else the proxy's headers. */
   function publicBase(req: IncomingMessage, scheme: "http" | "ws"): string {
-    const configured = nonEmpty(env.SWITCHBOARD_PUBLIC_URL);
-    const secure = configured !== undefined ? configured.startsWith("https:") : firstHeader(req.headers["x-forwarded-proto"])?.split(",")[0]?.trim() === "https";
-    const host = configured !== undefined ? new URL(configured).host : (firstHeader(req.headers["x-forwarded-host"]) ?? req.headers.host ?? "localhost");
+    const secure = base !== undefined ? base.protocol === "https:" : firstHeader(req.headers["x-forwarded-proto"])?.split(",")[0]?.trim() === "https";
+    const host = base !== undefined ? base.host : (firstHeader(req.headers["x-forwarded-host"]) ?? req.headers.host ?? "localhost");
     return `${scheme}${secure ? "s" : ""}://${host}`;
   }
 
-  function target(req: IncomingMessage, carrier: CarrierName): StreamTarget {
-    const parameters: Record<string, string> = { agent: config.name };
-    if (apiKey !== undefined) parameters.token = mintToken(apiKey, config.name, clock.now(), deps.tokenTtlMs).token;
-    return { url: `${publicBase(req, "ws")}/telephony/${carrier}`, parameters };
+  function target(req: IncomingMessage, carrier: CarrierName, ticket: string | undefined): StreamTarget {
+    return { url: `${publicBase(req, "ws")}/telephony/${carrier}${ticket === undefined ? "" : `/${ticket}`}`, parameters: { agent: config.name } };
   }
 
-  function refused(res: ServerResponse, carrier: string, why: string): void {
+  function refused(res: ServerResponse, carrier: string, status: number, why: string): void {
     log.warn({ carrier, why }, "telephony webhook refused");
-    send(res, 403, "text/plain; charset=utf-8", `${why}\n`);
+    send(res, status, "text/plain; charset=utf-8", `${why}\n`);
+  }
+
+  /** The signed webhook's signature (its replay key), or why it does not verify. */
+  function verify(carrier: CarrierName, req: IncomingMessage, url: URL, method: string, body: string): { signature: string } | { refusal: string } {
+    const header = (name: string): string | undefined => firstHeader(req.headers[name]);
+    switch (carrier) {
+      case "twilio": {
+        const params = [...new URLSearchParams(body).entries()];
+        const signature = header("x-twilio-signature");
+        if (twilioToken === undefined || !validTwilioSignature(twilioToken, signature, `${publicBase(req, "http")}${req.url ?? url.pathname}`, params, body)) {
+          return { refusal: "X-Twilio-Signature does not match: check TWILIO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL" };
+        }
+        return { signature: signature ?? "" };
+      }
+      case "telnyx": {
+        const signature = header("telnyx-signature-ed25519");
+        if (telnyxKey === undefined || !validTelnyxSignature(telnyxKey, signature, header("telnyx-timestamp"), body, clock.now())) {
+          return { refusal: "telnyx-signature-ed25519 does not verify (or the timestamp is over 300 s off): check TELNYX_PUBLIC_KEY" };
+        }
+        return { signature: signature ?? "" };
+      }
+      case "plivo": {
+        const params = method === "POST" ? [...new URLSearchParams(body).entries()] : [];
+        const signature = header("x-plivo-signature-v3");
+        const nonce = header("x-plivo-signature-v3-nonce");
+        if (plivoToken === undefined || !validPlivoSignature(plivoToken, signature, nonce, method, `${publicBase(req, "http")}${req.url ?? url.pathname}`, params)) {
+          return { refusal: "X-Plivo-Signature-V3 does not match: check PLIVO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL" };
+        }
+        return { signature: `${nonce ?? ""}.${signature ?? ""}` };
+      }
+      case "vonage": {
+        const authorization = header("authorization");
+        if (vonageSecret === undefined || !validVonageSignature(vonageSecret, authorization, body, clock.now())) {
+          return { refusal: "the signed-webhook JWT does not verify (or its iat is over 300 s off, or payload_hash does not match the body): check VONAGE_SIGNATURE_SECRET and enable signed webhooks" };
+        }
+        return { signature: authorization ?? "" };
+      }
+      case "exotel":
+        return { refusal: "Exotel webhooks carry no signature" };
+    }
   }
 
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     const match = /^\/telephony\/([a-z]+)\/voice$/.exec(url.pathname);
     if (match === null) return false;
     const carrier = match[1] as CarrierName;
-    if (!(carrier in CARRIER_CODECS)) return false;
+    if (!Object.hasOwn(CARRIER_CODECS, carrier)) return false;
     if (!mounted.has(carrier)) {
       send(res, 404, "text/plain; charset=utf-8", `carrier ${carrier} is not enabled for agent ${config.name}: add it to the agent's telephony field\n`);
       return true;
@@ -158,36 +281,32 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       send(res, 503, "text/plain; charset=utf-8", "gateway draining\n");
       return true;
     }
-    if (carrier === "twilio" && twilioToken !== undefined) {
-      const params = [...new URLSearchParams(body).entries()];
-      const signed = `${publicBase(req, "http")}${req.url ?? url.pathname}`;
-      if (!validTwilioSignature(twilioToken, firstHeader(req.headers["x-twilio-signature"]), signed, params, body)) {
-        refused(res, carrier, "X-Twilio-Signature does not match: check TWILIO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL");
-        return true;
-      }
-    }
-    if (carrier === "telnyx" && telnyxKey !== undefined) {
-      const signature = firstHeader(req.headers["telnyx-signature-ed25519"]);
-      const timestamp = firstHeader(req.headers["telnyx-timestamp"]);
-      if (!validTelnyxSignature(telnyxKey, signature, timestamp, body, clock.now())) {
-        refused(res, carrier, "telnyx-signature-ed25519 does not verify (or the timestamp is over 300 s off): check TELNYX_PUBLIC_KEY");
-        return true;
-      }
-    }
-    if (carrier === "plivo" && plivoToken !== undefined) {
-      const signed = `${publicBase(req, "http")}${req.url ?? url.pathname}`;
-      const params = method === "POST" ? [...new URLSearchParams(body).entries()] : [];
-      if (!validPlivoSignature(plivoToken, firstHeader(req.headers["x-plivo-signature-v3"]), firstHeader(req.headers["x-plivo-signature-v3-nonce"]), method, signed, params)) {
-        refused(res, carrier, "X-Plivo-Signature-V3 does not match: check PLIVO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL");
-        return true;
-      }
-    }
-    if (carrier === "vonage" && vonageSecret !== undefined && !validVonageSignature(vonageSecret, firstHeader(req.headers.authorization), body, clock.now())) {
-      refused(res, carrier, "the signed-webhook JWT does not verify (or its iat is over 300 s off, or payload_hash does not match the body): check VONAGE_SIGNATURE_SECRET and enable signed webhooks");
+    const how = access[carrier] ?? "refused";
+    if (how === "refused") {
+      refused(res, carrier, 403, `calls from ${carrier} are refused: auth is on and nothing authenticates ${carrier}; set ${SECRET_VARIABLE[carrier]} (or list ${carrier} in SWITCHBOARD_OPEN_CARRIERS if your network authenticates it)`);
       return true;
     }
-    const stream = target(req, carrier);
-    log.info({ carrier }, "telephony webhook answered");
+    let ticket: string | undefined;
+    if (how === "signed") {
+      const verified = verify(carrier, req, url, method, body);
+      if ("refusal" in verified) {
+        refused(res, carrier, 403, verified.refusal);
+        return true;
+      }
+      // A signed request seen before is a replay: answering it again would mint a second ticket.
+      if (!(await firstUse(deps.coordinator, carrier, verified.signature))) {
+        refused(res, carrier, 403, "this signed webhook was already answered: a replayed request mints nothing");
+        return true;
+      }
+      ticket = await tickets.issue({ carrier, callId: webhookCallId(carrier, url, body) });
+      if (ticket === undefined) {
+        log.error({ carrier }, "call ticket not stored");
+        send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call now; try again\n");
+        return true;
+      }
+    }
+    const stream = target(req, carrier, ticket);
+    log.info({ carrier, access: how }, "telephony webhook answered");
     switch (carrier) {
       case "twilio":
         send(res, 200, "text/xml; charset=utf-8", twiml(stream));
@@ -208,47 +327,55 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     return true;
   }
 
-  function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): boolean {
-    const match = /^\/telephony\/([a-z]+)$/.exec(url.pathname);
-    if (match === null) return false;
-    const carrier = match[1] as CarrierName;
-    if (!mounted.has(carrier)) {
-      refuseUpgrade(socket, 404, "Not Found");
-      return true;
-    }
-    if (deps.draining()) {
-      refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining");
-      return true;
-    }
-    if (carrier === "twilio" && twilioToken !== undefined) {
-      // The handshake is a GET: the signature is over the exact wss:// URL from the TwiML, no parameters.
-      const signed = `${publicBase(req, "ws")}${req.url ?? url.pathname}`;
-      if (!validTwilioSignature(twilioToken, firstHeader(req.headers["x-twilio-signature"]), signed, [])) {
-        log.warn({ carrier, remote: req.socket.remoteAddress }, "telephony stream refused: bad signature");
-        refuseUpgrade(socket, 403, "Forbidden");
-        return true;
-      }
-    }
-    if (carrier === "exotel" && exotelAuth !== undefined) {
-      const presented = /^Basic\s+(.+)$/i.exec(firstHeader(req.headers.authorization) ?? "")?.[1];
-      const decoded = presented === undefined ? undefined : Buffer.from(presented, "base64").toString("utf8");
-      if (!keyMatches(exotelAuth, decoded)) {
-        log.warn({ carrier, remote: req.socket.remoteAddress }, "telephony stream refused: bad credentials");
-        refuseUpgrade(socket, 401, "Unauthorized");
-        return true;
-      }
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, carrier, url));
-    return true;
+  const STREAM = /^\/telephony\/([a-z]+)(?:\/([^/]*))?$/;
+
+  function isStream(url: URL): boolean {
+    const match = STREAM.exec(url.pathname);
+    return match !== null && Object.hasOwn(CARRIER_CODECS, match[1] ?? "");
   }
 
-  async function accept(ws: WebSocket, carrier: CarrierName, url: URL): Promise<void> {
+  function refuseStream(socket: Duplex, carrier: CarrierName, req: IncomingMessage, status: number, message: string, why: string): void {
+    log.warn({ carrier, remote: req.socket.remoteAddress, why }, "telephony stream refused");
+    refuseUpgrade(socket, status, message, why);
+  }
+
+  async function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    const match = STREAM.exec(url.pathname);
+    const carrier = match?.[1] as CarrierName;
+    const ticket = match?.[2];
+    if (!mounted.has(carrier)) return refuseUpgrade(socket, 404, "Not Found");
+    if (deps.draining()) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining");
+    const how = access[carrier] ?? "refused";
+    if (how === "refused") return refuseStream(socket, carrier, req, 403, "Forbidden", `auth is on and nothing authenticates ${carrier}: set ${SECRET_VARIABLE[carrier]}`);
+    let answered: AnsweredCall | undefined;
+    if (how === "basic") {
+      const presented = /^Basic\s+(.+)$/i.exec(firstHeader(req.headers.authorization) ?? "")?.[1];
+      const decoded = presented === undefined ? undefined : Buffer.from(presented, "base64").toString("utf8");
+      if (exotelAuth === undefined || !keyMatches(exotelAuth, decoded)) return refuseStream(socket, carrier, req, 401, "Unauthorized", "Exotel Basic auth does not match EXOTEL_API_KEY:EXOTEL_API_TOKEN");
+    } else if (how === "signed") {
+      if (ticket === undefined || ticket === "") return refuseStream(socket, carrier, req, 401, "Unauthorized", `a ${carrier} stream needs the ticket its signed webhook minted (/telephony/${carrier}/<ticket>)`);
+      // Twilio signs the upgrade too: over the exact wss:// URL from the TwiML (ticket included), no parameters.
+      if (carrier === "twilio" && !validTwilioSignature(twilioToken ?? "", firstHeader(req.headers["x-twilio-signature"]), `${publicBase(req, "ws")}${req.url ?? url.pathname}`, [])) {
+        return refuseStream(socket, carrier, req, 403, "Forbidden", "X-Twilio-Signature does not match");
+      }
+      // Single use: the first upgrade that presents it takes it, so a replayed upgrade finds nothing.
+      answered = await tickets.redeem(carrier, ticket);
+      if (answered === undefined) return refuseStream(socket, carrier, req, 403, "Forbidden", "the call ticket is unknown, expired or already used");
+    } else if (ticket !== undefined) {
+      return refuseUpgrade(socket, 404, "Not Found");
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, carrier, answered));
+  }
+
+  async function accept(ws: WebSocket, carrier: CarrierName, answered: AnsweredCall | undefined): Promise<void> {
+    const callId = answered?.callId;
     const bridge = new CarrierBridge(ws, {
       codec: CARRIER_CODECS[carrier],
       clock,
       log,
       limits: deps.limits,
-      hangUp: (call) => deps.client.hangUp(call),
+      // The REST API acts only on the call the verified webhook named.
+      ...(callId === undefined ? {} : { hangUp: () => deps.client.hangUp({ carrier, callId }) }),
     });
     let call: CarrierCall;
     try {
@@ -256,26 +383,54 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     } catch {
       return; // refused or hung up before start: the bridge closed and logged it
     }
-    if (apiKey !== undefined) {
-      const check = verifyToken(apiKey, call.customParameters.token ?? url.searchParams.get("token") ?? undefined, config.name, clock.now());
-      if (!check.ok) {
-        log.warn({ carrier, reason: check.reason }, "telephony stream refused");
-        bridge.close(1008, check.reason);
-        return;
-      }
+    if (callId !== undefined && call.callId !== undefined && call.callId !== callId) {
+      log.warn({ carrier, answered: callId, streamed: call.callId }, "telephony stream refused: not the call its ticket was minted for");
+      bridge.refuse("this stream is not the call its ticket was minted for");
+      return;
     }
     deps.startSession(bridge, call);
   }
 
   return {
     carriers,
+    access,
+    entryPoints,
     handleRequest,
+    isStream,
     handleUpgrade,
     async close() {
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/** Each mounted carrier's webhook and stream, with what authenticates them. */
+function describeEntryPoints(carriers: readonly CarrierName[], access: Partial<Record<CarrierName, CarrierAccess>>): EntryPoint[] {
+  const points: EntryPoint[] = [];
+  for (const carrier of carriers) {
+    const how = access[carrier] ?? "refused";
+    const webhook = `/telephony/${carrier}/voice`;
+    const stream = `WS /telephony/${carrier}`;
+    switch (how) {
+      case "signed":
+        points.push({ entry: webhook, auth: `${carrier} signature (${SECRET_VARIABLE[carrier]}), replays refused`, open: false });
+        points.push({ entry: `${stream}/<ticket>`, auth: `single-use ticket from the signed webhook${carrier === "twilio" ? " + X-Twilio-Signature" : ""}`, open: false });
+        break;
+      case "basic":
+        points.push({ entry: webhook, auth: "none (Exotel cannot sign it): it answers the stream URL and grants nothing", open: false });
+        points.push({ entry: stream, auth: "Basic auth (EXOTEL_API_KEY:EXOTEL_API_TOKEN)", open: false });
+        break;
+      case "open":
+        points.push({ entry: webhook, auth: `none: set ${SECRET_VARIABLE[carrier]}`, open: true });
+        points.push({ entry: stream, auth: `none: set ${SECRET_VARIABLE[carrier]}`, open: true });
+        break;
+      case "refused":
+        points.push({ entry: `${webhook}, ${stream}`, auth: `refused (auth is on): set ${SECRET_VARIABLE[carrier]}`, open: false });
+        break;
+    }
+  }
+  return points;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

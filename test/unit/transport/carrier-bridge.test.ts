@@ -56,7 +56,8 @@ interface Harness {
   audio: Uint8Array[];
   digits: string[];
   closed: { code: number; reason: string }[];
-  hangUps: CarrierCall[];
+  /** Hang-ups asked of the carrier (the gateway binds the answered call into the closure). */
+  hangUps: number;
   /** Agent audio: `ms` of 24 kHz PCM16 silence. */
   speak(ms: number): void;
   reports(): number[];
@@ -65,14 +66,14 @@ interface Harness {
 async function harness(options: { attach?: boolean; start?: boolean } = {}): Promise<Harness> {
   const clock = virtualClock();
   const ws = new FakeSocket();
-  const hangUps: CarrierCall[] = [];
+  let hangUps = 0;
   const bridge = new CarrierBridge(ws as unknown as WebSocket, {
     codec: twilioCodec,
     clock,
     log: silentLogger,
     leadMs: 500,
-    hangUp: (call) => {
-      hangUps.push(call);
+    hangUp: () => {
+      hangUps += 1;
       return Promise.resolve();
     },
   });
@@ -84,7 +85,9 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
     audio: [],
     digits: [],
     closed: [],
-    hangUps,
+    get hangUps() {
+      return hangUps;
+    },
     speak: (ms) => bridge.audio(new Uint8Array(ms * 48), ms),
     reports: () => h.commands.flatMap((c) => (c.type === "playback_progress" ? [c.bufferedMs] : [])),
   };
@@ -209,7 +212,7 @@ describe("CarrierBridge", () => {
     for (const f of h.ws.of("mark")) h.ws.frame(mark((f.mark as { name: string }).name));
     expect(h.ws.closedWith).toEqual({ code: 1000, reason: "call ended by the agent" });
     await h.clock.advance(0);
-    expect(h.hangUps).toMatchObject([{ carrier: "twilio", callId: "CA0001" }]);
+    expect(h.hangUps).toBe(1);
   });
 
   it("a close with nothing playing is immediate; a carrier that never echoes is waited for only so long", async () => {
@@ -232,7 +235,7 @@ describe("CarrierBridge", () => {
     h.ws.frame({ event: "stop", streamSid: SID, stop: { callSid: "CA0001" } });
     await h.clock.advance(0);
     expect(h.closed).toEqual([{ code: 1000, reason: "carrier stop" }]);
-    expect(h.hangUps).toEqual([]);
+    expect(h.hangUps).toBe(0);
     await h.bridge.hungUp;
   });
 

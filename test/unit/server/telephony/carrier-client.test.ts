@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { carrierClient } from "../../../../src/server/telephony/carrier-client.js";
-import type { CarrierCall } from "../../../../src/transport/carrier-bridge.js";
+import type { CallRef } from "../../../../src/server/telephony/carrier-client.js";
 
 interface Seen {
   method: string;
@@ -28,7 +28,7 @@ async function fakeApi(status = 200): Promise<{ url: string; seen: Seen[]; close
   return { url: `http://127.0.0.1:${port}`, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-const call = (carrier: CarrierCall["carrier"], callId = "CA42"): CarrierCall => ({ carrier, streamId: "MZ1", callId, customParameters: {}, encoding: "mulaw", sampleRate: 8000 });
+const call = (carrier: CallRef["carrier"], callId = "CA42"): CallRef => ({ carrier, callId });
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -1,0 +1,101 @@
+/**
+ * The calls this gateway answered, and nobody else's (issue 14 items 3 and 6). A carrier's voice
+ * webhook, once its signature verifies, names the call (Twilio/Telnyx `CallSid`, Plivo
+ * `CallUUID`, Vonage `uuid`); the gateway mints a single-use ticket bound to that call and puts it
+ * in the stream URL it answers with. The stream upgrade must redeem the ticket, and the REST API
+ * (hang-up) is only ever called with the call id the ticket carries — never with one a stream
+ * claims for itself. A signed webhook seen once is refused when it comes again (a replay).
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { CarrierName } from "../../transport/carriers/index.js";
+import type { Coordinator } from "../coordination.js";
+
+/** A call the gateway answered: its carrier and, when the webhook named it, its call id. */
+export interface AnsweredCall {
+  readonly carrier: CarrierName;
+  readonly callId?: string | undefined;
+}
+
+/** How long a minted ticket waits for its stream (ms): carriers connect within seconds of the answer. */
+export const CALL_TICKET_TTL_MS = 120_000;
+
+/** A ticket: 18 random bytes, base64url (24 characters, 144 bits). */
+export const TICKET = /^[A-Za-z0-9_-]{24}$/;
+
+/** Call ids as carriers make them (Twilio `CA…`, Telnyx `v3:…`, UUIDs); anything else is not kept. */
+const CALL_ID = /^[A-Za-z0-9:._-]{1,128}$/;
+
+export class CallTickets {
+  readonly #coordinator: Coordinator;
+  readonly #ttlMs: number;
+
+  constructor(coordinator: Coordinator, ttlMs = CALL_TICKET_TTL_MS) {
+    this.#coordinator = coordinator;
+    this.#ttlMs = ttlMs;
+  }
+
+  /** Mint a ticket for `call`; undefined when the coordinator could not keep it. */
+  async issue(call: AnsweredCall): Promise<string | undefined> {
+    const ticket = randomBytes(18).toString("base64url");
+    const callId = call.callId !== undefined && CALL_ID.test(call.callId) ? call.callId : undefined;
+    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId }), this.#ttlMs);
+    return kept ? ticket : undefined;
+  }
+
+  /** Redeem `ticket` for a stream of `carrier`: the call it was minted for, once; undefined after that, or for anything else. */
+  async redeem(carrier: CarrierName, ticket: string): Promise<AnsweredCall | undefined> {
+    if (!TICKET.test(ticket)) return undefined;
+    const held = await this.#coordinator.take(`ticket:${ticket}`);
+    if (held === undefined) return undefined;
+    let call: { carrier?: unknown; callId?: unknown };
+    try {
+      call = JSON.parse(held) as typeof call;
+    } catch {
+      return undefined;
+    }
+    if (call.carrier !== carrier) return undefined;
+    return { carrier, callId: typeof call.callId === "string" ? call.callId : undefined };
+  }
+}
+
+/**
+ * How long a signed webhook is remembered, so that the same one coming again is refused (ms).
+ * Telnyx and Vonage sign a timestamp they check to ±300 s, so 600 s covers every instant their
+ * signature is valid. Twilio and Plivo sign no time at all: their signatures never expire, so
+ * the gateway remembers them for an hour (the window bounds the memory it costs); a copy replayed
+ * later than that still needs the webhook's own secret-signed bytes, and its call has ended.
+ */
+export const REPLAY_WINDOW_MS: Readonly<Record<CarrierName, number>> = {
+  telnyx: 600_000,
+  vonage: 600_000,
+  twilio: 3_600_000,
+  plivo: 3_600_000,
+  exotel: 0,
+};
+
+/**
+ * True the first time this signature (with its nonce, for Plivo) is presented within its window;
+ * false for a replay. Keys are hashes: the signatures themselves are not kept.
+ */
+export function firstUse(coordinator: Coordinator, carrier: CarrierName, signature: string): Promise<boolean> {
+  const key = createHash("sha256").update(`${carrier}\n${signature}`).digest("base64url");
+  return coordinator.hold(`seen:${key}`, "1", REPLAY_WINDOW_MS[carrier]);
+}
+
+/** The call id a carrier's voice webhook names, from its form body, JSON body or query; undefined when it names none. */
+export function webhookCallId(carrier: CarrierName, url: URL, body: string): string | undefined {
+  const name = carrier === "plivo" ? "CallUUID" : carrier === "vonage" ? "uuid" : "CallSid";
+  const fromQuery = url.searchParams.get(name);
+  if (fromQuery !== null && fromQuery !== "") return fromQuery;
+  const trimmed = body.trimStart();
+  if (trimmed.startsWith("{")) {
+    try {
+      const value = (JSON.parse(trimmed) as Record<string, unknown>)[name];
+      return typeof value === "string" && value !== "" ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  const fromForm = new URLSearchParams(body).get(name);
+  return fromForm === null || fromForm === "" ? undefined : fromForm;
+}

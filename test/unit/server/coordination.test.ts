@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { MemoryCoordinator } from "../../../src/server/coordination.js";
+import { CallTickets, firstUse, REPLAY_WINDOW_MS, webhookCallId } from "../../../src/server/telephony/answered-calls.js";
+
+describe("MemoryCoordinator", () => {
+  it("holds a key once until it expires, and hands a value out once", async () => {
+    let now = 0;
+    const c = new MemoryCoordinator(() => now);
+    expect(await c.hold("k", "v", 1000)).toBe(true);
+    expect(await c.hold("k", "w", 1000)).toBe(false);
+    expect(await c.take("k")).toBe("v");
+    expect(await c.take("k")).toBeUndefined();
+    expect(await c.hold("e", "v", 1000)).toBe(true);
+    now = 1000;
+    expect(await c.take("e")).toBeUndefined();
+    expect(await c.hold("e", "again", 1000)).toBe(true);
+  });
+
+  it("refuses new keys when full (it fails closed), and sweeps expired ones", async () => {
+    let now = 0;
+    const c = new MemoryCoordinator(() => now, 2000);
+    for (let i = 0; i < 2000; i++) expect(await c.hold(`k${i}`, "v", 1000)).toBe(true);
+    expect(await c.hold("one-more", "v", 1000)).toBe(false);
+    now = 5000;
+    expect(await c.hold("one-more", "v", 1000)).toBe(true);
+    expect(c.size).toBe(1);
+  });
+
+  it("admits connections from an address against its own bucket per limit", async () => {
+    const c = new MemoryCoordinator(() => 0);
+    expect([await c.admit("a", 2), await c.admit("a", 2), await c.admit("a", 2), await c.admit("b", 2)]).toEqual([true, true, false, true]);
+  });
+});
+
+describe("call tickets", () => {
+  it("redeem once, for the carrier they were minted for, and carry the call the webhook named", async () => {
+    const tickets = new CallTickets(new MemoryCoordinator(() => 0));
+    const ticket = (await tickets.issue({ carrier: "twilio", callId: "CA1" })) ?? "";
+    expect(ticket).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect(await tickets.redeem("telnyx", ticket)).toBeUndefined();
+    const other = (await tickets.issue({ carrier: "twilio", callId: "CA2" })) ?? "";
+    expect(await tickets.redeem("twilio", other)).toEqual({ carrier: "twilio", callId: "CA2" });
+    expect(await tickets.redeem("twilio", other)).toBeUndefined();
+    // A call id no carrier makes is not kept: that call is never acted on.
+    const odd = (await tickets.issue({ carrier: "twilio", callId: "../../Accounts/AC2" })) ?? "";
+    expect(await tickets.redeem("twilio", odd)).toEqual({ carrier: "twilio", callId: undefined });
+    expect(await tickets.redeem("twilio", "not-a-ticket")).toBeUndefined();
+  });
+
+  it("a signature is used once within its carrier's window", async () => {
+    let now = 0;
+    const c = new MemoryCoordinator(() => now);
+    expect(await firstUse(c, "telnyx", "sig")).toBe(true);
+    expect(await firstUse(c, "telnyx", "sig")).toBe(false);
+    expect(await firstUse(c, "vonage", "sig")).toBe(true);
+    now = REPLAY_WINDOW_MS.telnyx;
+    expect(await firstUse(c, "telnyx", "sig")).toBe(true);
+  });
+
+  it("reads the call id each carrier's webhook names, from the query, a form or JSON", () => {
+    const url = (q = ""): URL => new URL(`http://gw/telephony/x/voice${q}`);
+    expect(webhookCallId("twilio", url(), "CallSid=CA1&From=%2B1")).toBe("CA1");
+    expect(webhookCallId("telnyx", url(), "CallSid=v3%3Aabc")).toBe("v3:abc");
+    expect(webhookCallId("plivo", url("?CallUUID=p1"), "")).toBe("p1");
+    expect(webhookCallId("plivo", url(), "CallUUID=p2")).toBe("p2");
+    expect(webhookCallId("vonage", url("?uuid=v1"), "")).toBe("v1");
+    expect(webhookCallId("vonage", url(), '{"uuid":"v2","conversation_uuid":"c"}')).toBe("v2");
+    expect(webhookCallId("vonage", url(), "{not json")).toBeUndefined();
+    expect(webhookCallId("twilio", url(), "")).toBeUndefined();
+  });
+});
