@@ -22,6 +22,8 @@ export const EventBodySchemas = {
     sampleRate: z.number().int(),
     ttsSampleRate: z.number().int(),
     sessionId: z.string(),
+    /** The secret that, with `sessionId`, resumes or takes over this session (`?resumeKey=`). */
+    resumeKey: z.string(),
     mode: z.enum(["s2s", "pipeline", "text"]),
   }),
   "speech.started": z.object({}),

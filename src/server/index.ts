@@ -18,6 +18,7 @@ import type { S2sProvider } from "../s2s/s2s-port.js";
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
+import { resumeKeyMatches } from "../session/resume-key.js";
 import { RedisSessionStore, type SessionOwnership } from "./redis-store.js";
 import { parseClientFormat } from "../transport/audio-edge.js";
 import { ClientConnection, clipReason } from "../transport/client-connection.js";
@@ -330,12 +331,14 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if ("error" in format) return refuseSocket(ws, clock, "protocol", format.error);
     // Listening (and buffering) starts now: frames sent right after the upgrade are kept.
     const connection = new ClientConnection(ws, { clock, log, limits, format });
-    // A session id is resumed only if it exists (live here, or recorded in the store); an
-    // unknown id gets a fresh one, so a client cannot pre-claim ids.
+    // A session is resumed (or taken over) only by a client holding its resume key, issued with
+    // `session.configured`: the id alone is not a secret, and every client holds a valid token. An
+    // unknown id, or a wrong key, gets a fresh session and is told so — the same answer for both.
     const requested = url.searchParams.get("sessionId");
     const candidate = requested !== null && SESSION_ID.test(requested) ? requested : undefined;
-    const known = candidate !== undefined && (live.has(candidate) || (await store.load(candidate)) !== undefined);
-    const resumeId = known ? candidate : undefined;
+    const resumeKey = url.searchParams.get("resumeKey") ?? undefined;
+    const keyHash = candidate === undefined ? undefined : (live.get(candidate)?.resumeKeyHash ?? (await store.load(candidate))?.resumeKeyHash);
+    const resumeId = candidate !== undefined && resumeKeyMatches(keyHash, resumeKey) ? candidate : undefined;
     if (!connection.open) return;
     const previous = resumeId === undefined ? undefined : live.get(resumeId);
     if (previous !== undefined) {
@@ -347,11 +350,14 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       await ownership.claim(resumeId).catch((err: unknown) => log.warn({ err }, "session claim not published"));
       if (!connection.open) return;
     }
-    startSession(connection, { resumeId, transport: "websocket" });
+    startSession(connection, { resumeId, resumeKey, resumeRefused: candidate !== undefined && resumeId === undefined, transport: "websocket" });
   }
 
   /** One session on a link (a browser socket or a carrier bridge); refused with a fatal error if it cannot be built. */
-  function startSession(link: ClientLink, extra: { resumeId?: string | undefined; transport: string; maxCallDurationMs?: number }): void {
+  function startSession(
+    link: ClientLink,
+    extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; transport: string; maxCallDurationMs?: number },
+  ): void {
     let session: Session;
     try {
       session = new Session({
@@ -361,6 +367,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         log,
         store,
         resumeId: extra.resumeId,
+        resumeKey: extra.resumeKey,
+        resumeRefused: extra.resumeRefused ?? false,
         resolveModel,
         voice,
         s2s,

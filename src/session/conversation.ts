@@ -143,13 +143,14 @@ export class Conversation {
     this.#toolCalls = record.toolCalls.slice(-MAX_TOOL_RECORDS).map(clipRecord);
   }
 
-  record(sessionId: string, agent: string, now: number): SessionRecord {
+  record(sessionId: string, agent: string, now: number, resumeKeyHash?: string): SessionRecord {
     return {
       sessionId,
       agent,
       transcript: [...this.#transcript],
       toolCalls: [...this.#toolCalls],
       history: [...this.#history],
+      ...(resumeKeyHash === undefined ? {} : { resumeKeyHash }),
       updatedAt: now,
     };
   }

@@ -24,6 +24,7 @@ import { Conversation, MAX_DTMF_DIGITS, MAX_QUEUED_TURNS } from "./conversation.
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import { RESUME_GRACE_MS, type SessionStore } from "./store.js";
+import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { TextRunner } from "./text-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
@@ -47,8 +48,15 @@ export interface SessionDeps {
   readonly clock: Clock;
   readonly log: Logger;
   readonly store: SessionStore;
-  /** The id to resume (from `?sessionId=`), if the client asked. */
+  /**
+   * The id to resume (from `?sessionId=`), once the host has checked the client holds its resume
+   * key; the session trusts it. Absent = a fresh id.
+   */
   readonly resumeId?: string | undefined;
+  /** The resume key the client presented with `resumeId`: the session keeps it. Absent = a fresh key. */
+  readonly resumeKey?: string | undefined;
+  /** The client asked to resume a session it could not (unknown, expired, or a wrong key): told so after `session.configured`. */
+  readonly resumeRefused?: boolean;
   readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
   /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
   readonly voice?: VoiceProviders | undefined;
@@ -96,6 +104,9 @@ function sessionMode(config: AgentConfig): SessionMode {
 export class Session {
   readonly id: string;
   readonly mode: SessionMode;
+  /** The hash of this session's resume key: a connection presenting the key may take it over. */
+  readonly resumeKeyHash: string;
+  readonly #resumeKey: string;
   readonly #deps: SessionDeps;
   readonly #log: Logger;
   readonly #metrics: SessionMetrics;
@@ -124,6 +135,8 @@ export class Session {
   constructor(deps: SessionDeps) {
     this.#deps = deps;
     this.id = deps.resumeId ?? newSessionId();
+    this.#resumeKey = deps.resumeId !== undefined && deps.resumeKey !== undefined ? deps.resumeKey : newResumeKey();
+    this.resumeKeyHash = resumeKeyHash(this.#resumeKey);
     this.mode = sessionMode(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
     this.#metrics = deps.metrics ?? noMetrics;
@@ -152,7 +165,10 @@ export class Session {
       this.#fail(error instanceof GatewayError ? error : new GatewayError("audio", messageOf(error), { fatal: true }));
       return;
     }
-    link.emit({ type: "session.configured", ...format, sessionId: this.id, mode: this.mode });
+    link.emit({ type: "session.configured", ...format, sessionId: this.id, resumeKey: this.#resumeKey, mode: this.mode });
+    if (this.#deps.resumeRefused === true) {
+      link.emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
+    }
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
     // A client that hangs up while providers are still opening aborts their handshakes: no half-open, billed sockets.
     void link.hungUp.then(() => this.#starting.abort(new GatewayError("connection", "the client hung up during start")));
@@ -627,7 +643,7 @@ export class Session {
     try {
       // A record cut at a reset with nothing after it: nothing to resume.
       if (this.#conversation.empty) return await store.delete(this.id);
-      await store.save(this.#conversation.record(this.id, agent.config.name, clock.now()), this.#deps.resumeGraceMs ?? RESUME_GRACE_MS);
+      await store.save(this.#conversation.record(this.id, agent.config.name, clock.now(), this.resumeKeyHash), this.#deps.resumeGraceMs ?? RESUME_GRACE_MS);
     } catch (error) {
       this.#log.warn({ err: error }, "session record not saved");
     }

@@ -1,38 +1,22 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { connect as tcp } from "node:net";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
+import { serve, type Served } from "../helpers/serve.js";
 import { connect } from "../helpers/ws-client.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-let child: ChildProcess | undefined;
+let served: Served | undefined;
 
-afterEach(() => {
-  if (child?.exitCode === null) child.kill("SIGKILL");
-});
+afterEach(() => served?.kill());
 
 /** `switchboard serve --workers 2` on a text agent (or another); resolves with its base URL once it listens. */
 async function serveWorkers(agentPath?: string, env: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "sb-workers-"));
   await writeFile(join(dir, "agent.mjs"), 'export default { name: "echo", mode: "text", greeting: "Hello.", llm: { kind: "scripted", options: {} } };\n');
-  child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", agentPath ?? dir, "--workers", "2", "--port", "0"], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn", ...env } });
-  let out = "";
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner within 30 s:\n${out}`)), 30_000);
-    child?.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const url = /(http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1];
-      if (url !== undefined) {
-        clearTimeout(timer);
-        resolve(url);
-      }
-    });
-    child?.on("exit", (code) => reject(new Error(`serve exited ${String(code)}:\n${out}`)));
-  });
+  served = await serve([agentPath ?? dir, "--workers", "2"], env);
+  return served.url;
 }
 
 describe("switchboard serve --workers", () => {
@@ -48,8 +32,8 @@ describe("switchboard serve --workers", () => {
     expect(perWorker.reduce((a, b) => a + b, 0)).toBe(8);
     for (const client of clients) client.close();
     await Promise.all(clients.map((c) => c.closed));
-    const exited = new Promise<number | null>((resolve) => child?.once("exit", (code) => resolve(code)));
-    child?.kill("SIGTERM");
+    const exited = new Promise<number | null>((resolve) => served?.child.once("exit", (code) => resolve(code)));
+    served?.child.kill("SIGTERM");
     expect(await exited).toBe(0);
   }, 60_000);
 

@@ -2,18 +2,15 @@
 // lines, targets and header sets thrown at the plain HTTP and the upgrade paths. The property: the
 // process lives through every one and `/health` still answers. A throw out of an event handler
 // would be an uncaught exception — the process, and every call in it, gone.
-import { spawn, type ChildProcess } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { connect, type Socket } from "node:net";
-import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serve, type Served } from "../helpers/serve.js";
 import { report, runs, SEED } from "./figures.js";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-let child: ChildProcess | undefined;
+let served: Served | undefined;
 let port = 0;
-let stderr = "";
 
 /** Every secret the gateway reads, set: auth, metrics, every carrier's signing secret and API key. */
 function secrets(): Record<string, string> {
@@ -35,28 +32,13 @@ function secrets(): Record<string, string> {
 
 beforeAll(async () => {
   // The demo agent: a voice agent that mounts every carrier (on the offline stack, no provider keys).
-  child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", "examples/support", "--port", "0"], { cwd: root, env: { ...process.env, ...secrets(), LOG_LEVEL: "fatal" } });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  let out = "";
-  port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner within 30 s:\n${out}${stderr}`)), 30_000);
-    child?.stdout?.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const found = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
-      if (found !== undefined) {
-        clearTimeout(timer);
-        resolve(Number(found));
-      }
-    });
-    child?.on("exit", (code) => reject(new Error(`serve exited ${String(code)}:\n${out}${stderr}`)));
-  });
+  served = await serve(["examples/support"], { ...secrets(), LOG_LEVEL: "fatal" });
+  port = served.port;
 }, 40_000);
 
-afterAll(() => {
-  if (child?.exitCode === null) child.kill("SIGKILL");
-});
+afterAll(() => served?.kill());
+
+const alive = (): boolean => served?.child.exitCode === null && served.child.signalCode === null;
 
 /** Write `bytes` on a fresh connection; resolve with what came back once the server answers or closes, or after `waitMs`. */
 function exchange(bytes: Buffer, waitMs = 250): Promise<string> {
@@ -125,7 +107,7 @@ describe("hostile HTTP at the gateway's port (every secret set)", () => {
       const answer = await exchange(Buffer.from(`GET ${target} HTTP/1.1\r\nHost: gateway\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`));
       expect(answer).toMatch(/^HTTP\/1\.1 40[04]/);
     }
-    expect(child?.exitCode).toBeNull();
+    expect(alive()).toBe(true);
     expect(await healthy()).toBe(true);
   }, 20_000);
 
@@ -141,12 +123,12 @@ describe("hostile HTTP at the gateway's port (every secret set)", () => {
             return exchange(Buffer.from(`${lines.join(r.lineEnd)}${r.lineEnd}${r.lineEnd}${r.body}`, "utf8"));
           }),
         );
-        return child?.exitCode === null && (await healthy());
+        return alive() && (await healthy());
       }),
       { seed: SEED, numRuns: batch },
     );
-    expect(child?.exitCode).toBeNull();
-    expect(stderr).not.toMatch(/Invalid URL|TypeError|uncaught/i);
+    expect(alive()).toBe(true);
+    expect(served?.output()).not.toMatch(/Invalid URL|TypeError|uncaught/i);
     report({ property: "hostile HTTP requests and upgrades: the process lives, /health answers", runs: batch, inputs: sent, unit: "requests" });
   }, 180_000);
 });

@@ -37,7 +37,11 @@ function gatewayInstance(): Gateway {
 }
 
 const portOf = (url: string): number => Number(new URL(url).port);
-const idOf = (events: readonly { type: string; sessionId?: string }[]): string => events.find((e) => e.type === "session.configured")?.sessionId ?? "";
+/** `?sessionId=…&resumeKey=…` from a client's `session.configured`: what resuming needs. */
+const resumeOf = (events: readonly { type: string; sessionId?: string; resumeKey?: string }[]): string => {
+  const configured = events.find((e) => e.type === "session.configured");
+  return `sessionId=${configured?.sessionId ?? ""}&resumeKey=${configured?.resumeKey ?? ""}`;
+};
 
 describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis store", () => {
   it("a session started on one instance resumes on another: history.restored, no second greeting", async () => {
@@ -49,7 +53,7 @@ describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis s
     first.close();
     await first.closed;
 
-    const second = await connect(`${b}?sessionId=${sessionId}`);
+    const second = await connect(`${b}?${resumeOf(first.events)}`);
     const restored = await second.next("history.restored", 0);
     expect(second.events[0]).toMatchObject({ type: "session.configured", sessionId });
     expect(restored.messages).toEqual([
@@ -70,14 +74,14 @@ describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis s
     try {
       llm.enqueue({ text: "Noted." });
       const first = await connect(`${proxy.url}/websocket`);
-      const sessionId = idOf(first.events);
+      const resume = resumeOf(first.events);
       await first.say("my order is A17");
 
       // Restart A: it drains (unready, the call on it closes 1001), the client reconnects through the proxy.
       const draining = gateways[0]!.drain(300);
       expect((await first.closed).code).toBe(1001);
       await draining;
-      const second = await connect(`${proxy.url}/websocket?sessionId=${sessionId}`);
+      const second = await connect(`${proxy.url}/websocket?${resume}`);
       const restored = await second.next("history.restored", 0);
       expect(restored.messages.map((m) => m.text)).toEqual(["Welcome to the shop.", "my order is A17", "Noted."]);
       llm.enqueue({ text: "Still here." });
@@ -88,7 +92,7 @@ describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis s
       const drainingB = gateways[1]!.drain(300);
       expect((await second.closed).code).toBe(1001);
       await drainingB;
-      const third = await connect(`${proxy.url}/websocket?sessionId=${sessionId}`);
+      const third = await connect(`${proxy.url}/websocket?${resume}`);
       const again = await third.next("history.restored", 0);
       expect(again.messages.map((m) => m.text)).toEqual(["Welcome to the shop.", "my order is A17", "Noted.", "are you there?", "Still here."]);
       expect(third.of("agent-transcript.committed")).toEqual([]);
@@ -103,9 +107,8 @@ describe.skipIf(REDIS_SERVER === undefined)("gateway instances sharing a Redis s
     const [a, b] = [await instance(), await instance()];
     llm.enqueue({ text: "Okay." });
     const first = await connect(a);
-    const sessionId = first.events[0]?.type === "session.configured" ? first.events[0].sessionId : "";
     await first.say("hello");
-    const second = await connect(`${b}?sessionId=${sessionId}`);
+    const second = await connect(`${b}?${resumeOf(first.events)}`);
     expect(await first.closed).toEqual({ code: 1000, reason: "session resumed by another connection" });
     await second.next("history.restored", 0);
     expect(gateways[0]?.sessions).toBe(0);

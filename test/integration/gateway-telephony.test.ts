@@ -278,6 +278,30 @@ describe("telephony endpoints", () => {
   }, 20_000);
 });
 
+describe("one address's budget covers every entry point", () => {
+  it("with 5 connections a minute, 5 of 20 Vonage streams from one address start and the webhook counts against the same budget", async () => {
+    const service = await startFakeOpenAiRealtime();
+    closers.push(() => service.close());
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["vonage"] });
+    const { base, ws } = await gatewayFor(def, { env: { OPENAI_API_KEY: "test-key" }, connectionsPerMinute: 5 });
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        FakeCarrier.dial({ url: `${ws}/telephony/vonage`, autoStart: false }).then(
+          (carrier) => (closers.push(() => carrier.close()), "open"),
+          (err: Error) => err.message,
+        ),
+      ),
+    );
+    expect(outcomes.filter((o) => o === "open")).toHaveLength(5);
+    expect(outcomes.filter((o) => /429/.test(o))).toHaveLength(15);
+    const webhook = await fetch(`${base}/telephony/vonage/voice`);
+    expect(webhook.status).toBe(429);
+    expect(webhook.headers.get("retry-after")).toBe("60");
+    expect(await webhook.json()).toEqual({ error: "more than 5 connections a minute from this address; retry later" });
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+  }, 20_000);
+});
+
 describe("the REST API acts only on calls the gateway answered", () => {
   const hangUpAgent = (service: FakeOpenAiRealtime): AgentDef =>
     agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: true, builtinTools: ["end_call"] });

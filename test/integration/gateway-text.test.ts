@@ -181,8 +181,11 @@ describe("text mode over a real socket and a real provider", () => {
     const sessionId = first.events[0]?.type === "session.configured" ? first.events[0].sessionId : "";
     await first.say("my name is Ada");
 
-    const second = await connect(wsUrl(`?sessionId=${sessionId}&resume`));
+    const resumeKey = first.events[0]?.type === "session.configured" ? first.events[0].resumeKey : "";
+    expect(resumeKey).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const second = await connect(wsUrl(`?sessionId=${sessionId}&resumeKey=${resumeKey}&resume`));
     expect(await first.closed).toEqual({ code: 1000, reason: "session resumed by another connection" });
+    expect(second.events[0]).toMatchObject({ type: "session.configured", sessionId, resumeKey });
     const restored = await second.next("history.restored", 0);
     expect(restored.messages).toEqual([
       { role: "assistant", text: "Welcome to the shop." },
@@ -200,7 +203,41 @@ describe("text mode over a real socket and a real provider", () => {
     expect(unknown.of("history.restored")).toEqual([]);
     expect(unknown.events[0]).toMatchObject({ type: "session.configured" });
     expect(unknown.events[0]?.type === "session.configured" && unknown.events[0].sessionId).not.toBe("never-seen");
+    expect(unknown.events[1]).toMatchObject({ type: "error.reported", code: "auth", fatal: false });
     unknown.close();
+  });
+
+  it("a valid token and a session id are not enough to take a session over or read its transcript: resuming needs the owner's resume key", async () => {
+    await start({ apiKey: "gateway-key" });
+    const token = async (): Promise<string> => ((await (await fetch(`${base}/v1/sessions`, { method: "POST", headers: { authorization: "Bearer gateway-key" } })).json()) as { token: string }).token;
+    fake.enqueue({ text: "Your card ends in 4242." });
+    const owner = await connect(wsUrl(`?token=${await token()}`));
+    const configured = owner.events[0]?.type === "session.configured" ? owner.events[0] : undefined;
+    await owner.say("which card is on file?");
+
+    // While the owner is connected: no takeover without the key.
+    const thief = await connect(wsUrl(`?token=${await token()}&sessionId=${configured?.sessionId ?? ""}&resumeKey=guessed`));
+    await thief.next("agent-transcript.committed", 0);
+    expect(thief.events[0]).toMatchObject({ type: "session.configured" });
+    expect(thief.events[0]?.type === "session.configured" && thief.events[0].sessionId).not.toBe(configured?.sessionId);
+    expect(thief.of("history.restored")).toEqual([]);
+    expect(thief.events[1]).toMatchObject({ type: "error.reported", code: "auth", fatal: false });
+    expect(owner.ws.readyState).toBe(owner.ws.OPEN);
+    thief.close();
+
+    // While the owner is disconnected (the record waits out the resume grace): still nothing without the key.
+    owner.close();
+    await owner.closed;
+    const later = await connect(wsUrl(`?token=${await token()}&sessionId=${configured?.sessionId ?? ""}`));
+    await later.next("agent-transcript.committed", 0);
+    expect(later.of("history.restored")).toEqual([]);
+    expect(JSON.stringify(later.events)).not.toContain("4242");
+    later.close();
+
+    // The owner, with its key, gets its conversation back.
+    const back = await connect(wsUrl(`?token=${await token()}&sessionId=${configured?.sessionId ?? ""}&resumeKey=${configured?.resumeKey ?? ""}`));
+    expect((await back.next("history.restored", 0)).messages.map((m) => m.text)).toContain("Your card ends in 4242.");
+    back.close();
   });
 
   it("survives malformed, unknown and oversized frames with clear errors", async () => {
@@ -319,7 +356,7 @@ describe("security settings", () => {
     await start({ connectionsPerMinute: 2 });
     const first = await connect(wsUrl());
     const second = await connect(wsUrl());
-    expect(await refusalOf(wsUrl())).toEqual({ status: 429, body: "more than 2 sessions a minute from this address; retry later\n" });
+    expect(await refusalOf(wsUrl())).toEqual({ status: 429, body: "more than 2 connections a minute from this address; retry later\n" });
     first.close();
     second.close();
   });
