@@ -12,12 +12,13 @@
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
-import type { Logger } from "../log.js";
+import { LogThrottle, type Logger } from "../log.js";
 import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE, type AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem, type G711Format } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { ChunkOrder } from "./chunk-order.js";
+import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, type EventBody, type Limits } from "./protocol.js";
@@ -36,6 +37,11 @@ const MARK_OVERDUE_MS = 5000;
 const CLOSE_GRACE_MS = 5000;
 /** The carrier must send `start` within this (ms). */
 export const CARRIER_START_TIMEOUT_MS = 10_000;
+/**
+ * A carrier stream's input budget (input-budget.ts): 20 ms media is 50 frames a second, marks and
+ * digits add a few; a burst holds the largest frame a codec accepts (a 1 MiB payload in base64).
+ */
+export const CARRIER_BUDGET: InputBudgetLimits = { framesPerSecond: 200, audioBytesPerSecond: 1024 * 1024, textBytesPerSecond: 1024 * 1024, burstSeconds: 2 };
 
 /** The call as the carrier's `start` described it. */
 export interface CarrierCall {
@@ -137,7 +143,12 @@ export class CarrierBridge implements ClientLink {
     });
     const startTimeoutMs = options.startTimeoutMs ?? CARRIER_START_TIMEOUT_MS;
     this.#startTimer = options.clock.setTimeout(() => this.refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
-    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary));
+    const throttle = new LogThrottle(() => options.clock.now());
+    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary), {
+      budget: new InputBudget(CARRIER_BUDGET, () => options.clock.now()),
+      clock: options.clock,
+      dropped: (count) => throttle.warn(this.#log, { count }, "carrier input over budget; frames dropped"),
+    });
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "carrier socket error"));
     this.#keepAlive = keepAlive(ws, options.clock, this.#log, this.#limits.pingIntervalMs, () => {

@@ -1,9 +1,10 @@
 import type { WebSocket } from "ws";
 import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
-import type { Logger } from "../log.js";
+import { LogThrottle, type Logger } from "../log.js";
 import type { G711Format } from "./carrier-audio.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
+import { InputBudget } from "./input-budget.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, type Command, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
@@ -66,6 +67,8 @@ export class ClientConnection implements ClientLink {
   #closed = false;
   #closeInfo: { code: number; reason: string } | undefined;
   #edge: AudioEdge | undefined;
+  /** This peer's warnings, at most one line per kind every 10 s: a flood of bad frames is not a flood of log lines. */
+  readonly #throttle: LogThrottle;
   readonly ready: Promise<AnnouncedFormat>;
   readonly hungUp: Promise<void>;
   #resolveHungUp: () => void = () => {};
@@ -83,15 +86,35 @@ export class ClientConnection implements ClientLink {
     this.hungUp = new Promise((resolve) => {
       this.#resolveHungUp = resolve;
     });
-    this.ready = AudioEdge.create(options.format ?? { codec: "pcm16", sampleRate: 16000 }).then((edge) => {
+    this.#throttle = new LogThrottle(() => options.clock.now());
+    const format = options.format ?? { codec: "pcm16", sampleRate: 16000 };
+    this.ready = AudioEdge.create(format).then((edge) => {
       this.#edge = edge;
       return edge.announced;
     });
     // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
     this.ready.catch(() => {});
-    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary));
+    const limits = this.#limits;
+    const budget = new InputBudget(
+      {
+        framesPerSecond: limits.maxFramesPerSecond,
+        // PCM16 bytes a second at the declared rate, times the allowance.
+        audioBytesPerSecond: limits.maxAudioRealtime * 2 * format.sampleRate,
+        textBytesPerSecond: limits.maxTextBytesPerSecond,
+        burstSeconds: limits.inputBurstSeconds,
+      },
+      () => options.clock.now(),
+    );
+    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary), {
+      budget,
+      clock: options.clock,
+      dropped: (count) => {
+        this.#throttle.warn(this.#log, { count }, "client input over budget; frames dropped");
+        this.#report("protocol", `input over budget: ${count} frames dropped; send audio in real time and at most ${limits.maxFramesPerSecond} frames a second`);
+      },
+    });
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
-    ws.on("error", (err) => this.#log.warn({ err }, "client socket error"));
+    ws.on("error", (err) => this.#throttle.warn(this.#log, { err }, "client socket error"));
     this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {
       this.#closed = true;
       this.#pacer.close();
@@ -172,10 +195,10 @@ export class ClientConnection implements ClientLink {
         this.#deliver({ kind: "command", command: frame.command });
         return;
       case "invalid-json":
-        this.#log.warn({ bytes: bytes.byteLength }, "client sent invalid json");
+        this.#throttle.warn(this.#log, { bytes: bytes.byteLength }, "client sent invalid json");
         return;
       case "malformed":
-        this.#log.warn({ type: frame.type, problem: frame.message }, "client sent malformed command");
+        this.#throttle.warn(this.#log, { type: frame.type, problem: frame.message }, "client sent malformed command");
         this.#report("protocol", frame.message);
         return;
       case "unknown":
@@ -219,7 +242,7 @@ export class ClientConnection implements ClientLink {
     if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
     this.#ws.send(data);
     if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
-      this.#log.warn({ backlog: this.#ws.bufferedAmount }, "client stopped reading");
+      this.#throttle.warn(this.#log, { backlog: this.#ws.bufferedAmount }, "client stopped reading");
       this.close(CLOSE.policy, "audio backlog exceeded");
     }
   }

@@ -2,6 +2,7 @@
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import type { Logger } from "../log.js";
+import type { InputBudget } from "./input-budget.js";
 
 /** Pings missed in a row before the peer counts as gone. */
 const MAX_MISSED_PONGS = 2;
@@ -49,12 +50,48 @@ export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: 
   };
 }
 
+/** How often a peer is told that frames of its were dropped over budget (ms). */
+const DROP_REPORT_EVERY_MS = 1000;
+
+/** A peer's input budget and what to do when it is spent (see input-budget.ts). */
+export interface Metering {
+  readonly budget: InputBudget;
+  readonly clock: Clock;
+  /** Frames dropped over budget: called at most once a second, with the count since the last call. */
+  readonly dropped: (count: number) => void;
+}
+
 /**
  * Deliver a peer's frames to `receive`. Nothing a peer sends may take the process down: a throw
- * downstream (a bug) is logged and contained, and the link goes on.
+ * downstream (a bug) is logged and contained, and the link goes on. With `metering`, the peer's
+ * frames are held to its budget first: over it, the socket stops being read until the budget has
+ * refilled (the peer waits, this process does not), and frames already read past one more
+ * budget's worth are dropped and reported.
  */
-export function onPeerMessage(ws: WebSocket, log: Logger, receive: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): void {
+export function onPeerMessage(ws: WebSocket, log: Logger, receive: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void, metering?: Metering): void {
+  let resumeAt: Timer | undefined;
+  let reportedAt = -Infinity;
+  ws.on("close", () => resumeAt?.cancel());
   ws.on("message", (data, isBinary) => {
+    if (metering !== undefined) {
+      const bytes = Array.isArray(data) ? data.reduce((sum, b) => sum + b.byteLength, 0) : data.byteLength;
+      const verdict = metering.budget.take(isBinary ? "audio" : "text", bytes);
+      if (verdict === "drop") {
+        const now = metering.clock.now();
+        if (now - reportedAt >= DROP_REPORT_EVERY_MS) {
+          reportedAt = now;
+          metering.dropped(metering.budget.takeDropped());
+        }
+        return;
+      }
+      if (verdict === "pause" && resumeAt === undefined) {
+        ws.pause();
+        resumeAt = metering.clock.setTimeout(() => {
+          resumeAt = undefined;
+          ws.resume();
+        }, metering.budget.resumeInMs());
+      }
+    }
     try {
       receive(data, isBinary);
     } catch (err) {

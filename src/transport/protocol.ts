@@ -18,6 +18,18 @@ export const DEFAULT_LIMITS = {
   maxBacklogBytes: 4 * 1024 * 1024,
   /** ws-level ping interval (ms); a peer that misses two pongs is closed. */
   pingIntervalMs: 15_000,
+  /**
+   * Frames a client may send per second, sustained (input-budget.ts): 20 ms audio is 50, and
+   * playback reports and commands add a few. Past it (and past a burst of `inputBurstSeconds`)
+   * its socket stops being read until the budget refills.
+   */
+  maxFramesPerSecond: 200,
+  /** Audio a client may send, as a multiple of real time at its declared rate (PCM16 bytes; Opus is far smaller). */
+  maxAudioRealtime: 3,
+  /** Bytes of text frames a client may send per second, sustained (a burst holds one largest text frame). */
+  maxTextBytesPerSecond: 128 * 1024,
+  /** Seconds of each budget that may arrive at once. */
+  inputBurstSeconds: 2,
 } as const;
 export type Limits = { -readonly [K in keyof typeof DEFAULT_LIMITS]: number };
 
