@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
-import { CarrierBridge, MARK_EVERY_MS, type CarrierCall } from "../../../src/transport/carrier-bridge.js";
+import { CarrierBridge, MARK_EVERY_MS } from "../../../src/transport/carrier-bridge.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
 import type { Command } from "../../../src/transport/protocol.js";
 
