@@ -350,7 +350,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       await ownership.claim(resumeId).catch((err: unknown) => log.warn({ err }, "session claim not published"));
       if (!connection.open) return;
     }
-    startSession(connection, { resumeId, resumeKey, resumeRefused: candidate !== undefined && resumeId === undefined, transport: "websocket" });
+    startSession(connection, { resumeId, resumeKey, resumeRefused: requested !== null && resumeId === undefined, transport: "websocket" });
   }
 
   /** One session on a link (a browser socket or a carrier bridge); refused with a fatal error if it cannot be built. */

@@ -1,11 +1,10 @@
 /**
  * What one peer may make the gateway do per second (issue 14 item 5): a frame count and a byte
  * count per kind (audio, text), each a token bucket refilled in real time. A peer within its
- * budget is never slowed. One that goes over is throttled the way TCP throttles: its socket stops
- * being read until the bucket has refilled (`pause`), so its frames wait in its own send buffer
- * and cost this process nothing — other sessions keep their event loop. Frames the socket layer
- * had already read when it paused still arrive; past one more bucket's worth of debt they are
- * dropped (`drop`), which only a flood reaches. Pure: time comes from the injected `now`.
+ * budget is never slowed. Every frame it sends is handled — nothing is lost — but one that goes
+ * over is throttled the way TCP throttles: its socket stops being read while it is in debt, so
+ * its frames wait in its own send buffer and cost this process nothing, and other sessions keep
+ * their event loop. Pure: time comes from the injected `now`.
  */
 
 export interface InputBudgetLimits {
@@ -18,9 +17,6 @@ export interface InputBudgetLimits {
   /** Seconds of each budget that may arrive at once: the buckets' size. */
   readonly burstSeconds: number;
 }
-
-/** `pass`: within budget. `pause`: handle it, then stop reading for `resumeInMs()`. `drop`: over budget and in debt; discard it. */
-export type InputVerdict = "pass" | "pause" | "drop";
 
 class Bucket {
   readonly #rate: number;
@@ -37,20 +33,11 @@ class Bucket {
     this.#tokens = Math.min(this.#size, this.#tokens + elapsedMs * this.#rate);
   }
 
-  covers(cost: number): boolean {
-    return this.#tokens >= cost;
-  }
-
-  /** In debt by a whole bucket or more: nothing more is taken on credit. */
-  get exhausted(): boolean {
-    return this.#tokens <= -this.#size;
-  }
-
   spend(cost: number): void {
     this.#tokens -= cost;
   }
 
-  /** Ms until the bucket is out of debt. */
+  /** Ms until the bucket is out of debt (0 when it is not in debt). */
   get debtMs(): number {
     return this.#tokens >= 0 ? 0 : -this.#tokens / this.#rate;
   }
@@ -62,8 +49,6 @@ export class InputBudget {
   readonly #audio: Bucket;
   readonly #text: Bucket;
   #at: number;
-  /** Frames dropped since the last `takeDropped()`. */
-  #dropped = 0;
 
   constructor(limits: InputBudgetLimits, now: () => number) {
     this.#now = now;
@@ -73,26 +58,15 @@ export class InputBudget {
     this.#at = now();
   }
 
-  /** Account for one frame of `bytes` of `kind`. */
-  take(kind: "audio" | "text", bytes: number): InputVerdict {
+  /** Charge one handled frame of `bytes` of `kind` (it may take the budget into debt). */
+  spend(kind: "audio" | "text", bytes: number): void {
     this.#refill();
-    const bytesBucket = kind === "audio" ? this.#audio : this.#text;
-    if (this.#frames.covers(1) && bytesBucket.covers(bytes)) {
-      this.#frames.spend(1);
-      bytesBucket.spend(bytes);
-      return "pass";
-    }
-    if (this.#frames.exhausted || bytesBucket.exhausted) {
-      this.#dropped += 1;
-      return "drop";
-    }
     this.#frames.spend(1);
-    bytesBucket.spend(bytes);
-    return "pause";
+    (kind === "audio" ? this.#audio : this.#text).spend(bytes);
   }
 
-  /** Ms until every bucket is out of debt: when reading may resume. */
-  resumeInMs(): number {
+  /** Ms until every bucket is out of debt: 0 while within budget, else how long reading waits. */
+  debtMs(): number {
     this.#refill();
     return Math.ceil(Math.max(this.#frames.debtMs, this.#audio.debtMs, this.#text.debtMs));
   }
@@ -102,12 +76,5 @@ export class InputBudget {
     const elapsed = Math.max(0, now - this.#at);
     this.#at = now;
     for (const bucket of [this.#frames, this.#audio, this.#text]) bucket.refill(elapsed);
-  }
-
-  /** Frames dropped since the last call, and the count reset. */
-  takeDropped(): number {
-    const dropped = this.#dropped;
-    this.#dropped = 0;
-    return dropped;
   }
 }

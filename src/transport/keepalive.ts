@@ -50,52 +50,83 @@ export function keepAlive(ws: WebSocket, clock: Clock, log: Logger, intervalMs: 
   };
 }
 
-/** How often a peer is told that frames of its were dropped over budget (ms). */
+/**
+ * Frames a paused socket may still hand over, held until its budget allows them (bytes): ws
+ * emits the rest of what it had already read (one socket read, up to 64 KiB, plus one frame of at
+ * most `maxPayload`) after `pause()`. Past this something is wrong; frames are dropped and said so.
+ */
+const MAX_HELD_BYTES = 8 * 1024 * 1024;
+/** How often a peer is told that frames of its were dropped (ms). */
 const DROP_REPORT_EVERY_MS = 1000;
 
-/** A peer's input budget and what to do when it is spent (see input-budget.ts). */
+/** A peer's input budget and what to do if its held frames overflow (see input-budget.ts). */
 export interface Metering {
   readonly budget: InputBudget;
   readonly clock: Clock;
-  /** Frames dropped over budget: called at most once a second, with the count since the last call. */
+  /** Frames dropped: called at most once a second, with the count since the last call. */
   readonly dropped: (count: number) => void;
 }
 
+type Frame = { readonly data: Buffer | ArrayBuffer | Buffer[]; readonly isBinary: boolean; readonly bytes: number };
+
 /**
  * Deliver a peer's frames to `receive`. Nothing a peer sends may take the process down: a throw
- * downstream (a bug) is logged and contained, and the link goes on. With `metering`, the peer's
- * frames are held to its budget first: over it, the socket stops being read until the budget has
- * refilled (the peer waits, this process does not), and frames already read past one more
- * budget's worth are dropped and reported.
+ * downstream (a bug) is logged and contained, and the link goes on. With `metering`, the peer is
+ * held to its budget: every frame is handled, in order, but while the peer is in debt its socket
+ * is not read; frames the socket layer had already read wait until the budget allows them.
  */
 export function onPeerMessage(ws: WebSocket, log: Logger, receive: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void, metering?: Metering): void {
+  const held: Frame[] = [];
+  let heldBytes = 0;
   let resumeAt: Timer | undefined;
+  let dropped = 0;
   let reportedAt = -Infinity;
-  ws.on("close", () => resumeAt?.cancel());
-  ws.on("message", (data, isBinary) => {
-    if (metering !== undefined) {
-      const bytes = Array.isArray(data) ? data.reduce((sum, b) => sum + b.byteLength, 0) : data.byteLength;
-      const verdict = metering.budget.take(isBinary ? "audio" : "text", bytes);
-      if (verdict === "drop") {
-        const now = metering.clock.now();
-        if (now - reportedAt >= DROP_REPORT_EVERY_MS) {
-          reportedAt = now;
-          metering.dropped(metering.budget.takeDropped());
-        }
-        return;
-      }
-      if (verdict === "pause" && resumeAt === undefined) {
-        ws.pause();
-        resumeAt = metering.clock.setTimeout(() => {
-          resumeAt = undefined;
-          ws.resume();
-        }, metering.budget.resumeInMs());
-      }
-    }
+  const handle = (frame: Frame): void => {
+    metering?.budget.spend(frame.isBinary ? "audio" : "text", frame.bytes);
     try {
-      receive(data, isBinary);
+      receive(frame.data, frame.isBinary);
     } catch (err) {
       log.error({ err }, "input handling failed");
     }
+  };
+  /** In debt: stop reading, and come back when the budget has refilled. */
+  const wait = (m: Metering): boolean => {
+    const debt = m.budget.debtMs();
+    if (debt === 0) return false;
+    ws.pause();
+    resumeAt = m.clock.setTimeout(() => drain(m), debt);
+    return true;
+  };
+  const drain = (m: Metering): void => {
+    resumeAt = undefined;
+    for (let frame = held.shift(); frame !== undefined; frame = held.shift()) {
+      heldBytes -= frame.bytes;
+      handle(frame);
+      if (wait(m)) return;
+    }
+    ws.resume();
+  };
+  ws.on("close", () => resumeAt?.cancel());
+  ws.on("message", (data, isBinary) => {
+    const bytes = Array.isArray(data) ? data.reduce((sum, b) => sum + b.byteLength, 0) : data.byteLength;
+    const frame: Frame = { data, isBinary, bytes };
+    if (metering === undefined) return handle(frame);
+    if (resumeAt !== undefined) {
+      if (heldBytes + bytes > MAX_HELD_BYTES) {
+        dropped += 1;
+        const now = metering.clock.now();
+        if (now - reportedAt >= DROP_REPORT_EVERY_MS) {
+          reportedAt = now;
+          metering.dropped(dropped);
+          dropped = 0;
+        }
+        return;
+      }
+      held.push(frame);
+      heldBytes += bytes;
+      return;
+    }
+    handle(frame);
+    wait(metering);
   });
 }

@@ -36,14 +36,11 @@ describe("a flooding neighbour", () => {
     const invalid = lines.filter((l) => l.includes("client sent invalid json"));
     expect(invalid.length).toBeGreaterThanOrEqual(1);
     expect(invalid.length).toBeLessThanOrEqual(2);
-    // The flooder was told that frames past its budget were dropped.
-    await flooder.next("error.reported", 0);
-    expect(flooder.of("error.reported")[0]?.message).toMatch(/input over budget: \d+ frames dropped/);
     flooder.close();
     victim.close();
   }, 30_000);
 
-  it("a cancel flood is held to the budget: the flooder's socket stops being read, nothing it sent past that is answered at once", async () => {
+  it("a cancel flood is held to the budget: the flooder's socket stops being read, so its cancels are answered at its budget's pace", async () => {
     const { ws } = await start();
     const flooder = await connect(ws);
     const victim = await connect(ws);
@@ -51,7 +48,7 @@ describe("a flooding neighbour", () => {
     const before = flooder.of("reply.cancelled").length;
     for (let i = 0; i < 5000; i++) flooder.send({ type: "cancel" });
     for (let turn = 0; turn < 5; turn++) await victim.say(`turn ${turn}`);
-    // Each cancel is answered with reply.cancelled: well under 5000 were handled (200 a second, bursts of 400, plus what was already read).
+    // Each cancel is answered with reply.cancelled: by the time the neighbour's turns are done, well under 5000 (200 a second, bursts of 400).
     const answered = flooder.of("reply.cancelled").length - before;
     expect(answered).toBeGreaterThan(0);
     expect(answered).toBeLessThan(5000);

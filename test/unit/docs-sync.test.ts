@@ -96,3 +96,22 @@ describe("docs/protocol.md stays in sync with the code", () => {
     expect(cells).toEqual(["`a`", "`b`", "`c`"]);
   });
 });
+
+describe("docs/security.md lists every entry point", () => {
+  it("names each entry point a gateway with every carrier and every secret reports", async () => {
+    const { generateKeyPairSync } = await import("node:crypto");
+    const { silentLogger } = await import("../../src/log.js");
+    const { agent } = await import("../../src/manifest/index.js");
+    const { createGateway } = await import("../../src/server/index.js");
+    const security = readFileSync(new URL("../../docs/security.md", import.meta.url), "utf8");
+    const entries = security.slice(security.indexOf("## Entry points"), security.indexOf("Residual risks"));
+    const telnyx = generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("base64");
+    const signed = { TWILIO_AUTH_TOKEN: "t", TELNYX_PUBLIC_KEY: telnyx, PLIVO_AUTH_TOKEN: "p", VONAGE_SIGNATURE_SECRET: "v", EXOTEL_API_KEY: "e", EXOTEL_API_TOKEN: "f" };
+    const def = agent({ name: "doc", s2s: { kind: "openai-realtime", options: {} }, telephony: true });
+    for (const env of [{ OPENAI_API_KEY: "k", ...signed }, { OPENAI_API_KEY: "k" }]) {
+      const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, env, apiKey: "key", metricsToken: "m" });
+      for (const point of gateway.entryPoints) for (const entry of point.entry.split(", ")) expect(entries, entry).toContain(entry);
+      await gateway.close();
+    }
+  });
+});

@@ -239,6 +239,18 @@ describe("CarrierBridge", () => {
     await h.bridge.hungUp;
   });
 
+  it("a stream its gateway refuses closes 1008 and asks the carrier for no hang-up; a fatal close of a live call does", async () => {
+    const refused = await harness();
+    refused.bridge.refuse("this stream is not the call its ticket was minted for");
+    await refused.clock.advance(0);
+    expect(refused.ws.closedWith).toEqual({ code: 1008, reason: "this stream is not the call its ticket was minted for" });
+    expect(refused.hangUps).toBe(0);
+    const failed = await harness();
+    failed.bridge.close(1011, "the provider failed");
+    await failed.clock.advance(0);
+    expect(failed.hangUps).toBe(1);
+  });
+
   it("puts out-of-order caller frames back in chunk order", async () => {
     const h = await harness();
     const frame = (chunk: number): object => ({ event: "media", streamSid: SID, media: { track: "inbound", chunk: String(chunk), payload: Buffer.alloc(160, chunk).toString("base64") } });

@@ -1,46 +1,79 @@
+import { EventEmitter } from "node:events";
+import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
+import { virtualClock } from "../../../src/clock.js";
+import { silentLogger } from "../../../src/log.js";
 import { InputBudget } from "../../../src/transport/input-budget.js";
+import { onPeerMessage } from "../../../src/transport/keepalive.js";
 
 const limits = { framesPerSecond: 10, audioBytesPerSecond: 1000, textBytesPerSecond: 500, burstSeconds: 2 };
 
 describe("InputBudget", () => {
-  it("passes a peer within its budget, bursts included, and refills in real time", () => {
+  it("is within budget through a burst, in debt past it, and out of debt once it has refilled", () => {
     let now = 0;
     const budget = new InputBudget(limits, () => now);
-    for (let i = 0; i < 20; i++) expect(budget.take("audio", 100)).toBe("pass");
-    expect(budget.take("audio", 100)).toBe("pause");
-    now += 2000;
-    expect(budget.take("text", 400)).toBe("pass");
-    expect(budget.resumeInMs()).toBe(0);
+    for (let i = 0; i < 20; i++) budget.spend("audio", 100);
+    expect(budget.debtMs()).toBe(0);
+    budget.spend("audio", 100);
+    // One frame over a 10-a-second budget: 100 ms.
+    expect(budget.debtMs()).toBe(100);
+    now += 100;
+    expect(budget.debtMs()).toBe(0);
   });
 
-  it("over budget, says when reading may resume; past a bucket of debt, drops and counts", () => {
+  it("charges bytes per kind: 3 s of audio at once waits 1 s, text is a bucket of its own", () => {
     let now = 0;
     const budget = new InputBudget(limits, () => now);
-    // 2 s of audio in one frame, then another: the second goes into debt (1 s of audio refills it).
-    expect(budget.take("audio", 2000)).toBe("pass");
-    expect(budget.take("audio", 1000)).toBe("pause");
-    expect(budget.resumeInMs()).toBe(1000);
-    expect(budget.take("audio", 1000)).toBe("pause");
-    // Two seconds of debt: a whole bucket. What the socket layer had already read is dropped now.
-    expect(budget.take("audio", 10)).toBe("drop");
-    expect(budget.take("text", 10)).toBe("pass");
-    expect(budget.takeDropped()).toBe(1);
-    expect(budget.takeDropped()).toBe(0);
-    now += 2000;
-    expect(budget.resumeInMs()).toBe(0);
+    budget.spend("audio", 3000);
+    expect(budget.debtMs()).toBe(1000);
+    now += 400;
+    expect(budget.debtMs()).toBe(600);
+    const other = new InputBudget(limits, () => now);
+    other.spend("text", 1000);
+    expect(other.debtMs()).toBe(0);
+    other.spend("text", 500);
+    expect(other.debtMs()).toBe(1000);
   });
+});
 
-  it("counts frames as well as bytes: a flood of tiny commands is held to the frame rate", () => {
-    let now = 0;
-    const budget = new InputBudget(limits, () => now);
-    const verdicts = Array.from({ length: 100 }, () => budget.take("text", 16));
-    expect(verdicts.filter((v) => v === "pass")).toHaveLength(20);
-    expect(verdicts.filter((v) => v === "pause")).toHaveLength(20);
-    expect(verdicts.filter((v) => v === "drop")).toHaveLength(60);
-    now += 1000;
-    expect(budget.take("text", 16)).toBe("pause");
-    now += 4000;
-    expect(budget.take("text", 16)).toBe("pass");
+/** The part of a ws socket `onPeerMessage` uses. */
+class FakePeer extends EventEmitter {
+  paused = false;
+  pauses = 0;
+  pause(): void {
+    this.paused = true;
+    this.pauses += 1;
+  }
+  resume(): void {
+    this.paused = false;
+  }
+  frame(text: string): void {
+    this.emit("message", Buffer.from(text), false);
+  }
+}
+
+describe("onPeerMessage with a budget", () => {
+  it("handles every frame, in order; stops reading while in debt and hands over what was read meanwhile once the budget allows", async () => {
+    const clock = virtualClock();
+    const peer = new FakePeer();
+    const handled: string[] = [];
+    const budget = new InputBudget(limits, () => clock.now());
+    onPeerMessage(peer as unknown as WebSocket, silentLogger, (data) => handled.push((data as Buffer).toString("utf8")), { budget, clock, dropped: () => {} });
+    for (let i = 0; i < 20; i++) peer.frame(`f${i}`);
+    expect(handled).toHaveLength(20);
+    expect(peer.paused).toBe(false);
+    peer.frame("f20");
+    expect(handled).toHaveLength(21);
+    expect(peer.paused).toBe(true);
+    // What the socket layer had already read still arrives: held, not handled, not lost.
+    for (let i = 21; i < 30; i++) peer.frame(`f${i}`);
+    expect(handled).toHaveLength(21);
+    await clock.advance(100);
+    expect(handled).toHaveLength(22);
+    expect(peer.paused).toBe(true);
+    await clock.advance(1000);
+    expect(handled).toEqual(Array.from({ length: 30 }, (_, i) => `f${i}`));
+    await clock.advance(100);
+    expect(peer.paused).toBe(false);
   });
 });
