@@ -13,11 +13,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { createLogger } from "../src/log.js";
-import { agent } from "../src/manifest/index.js";
-import { createGateway } from "../src/server/index.js";
 import { countOption, flagValue, forkBench, ms, ratio, runBench, sleep, within, writeSection } from "./common.js";
-import { BenchVoice, benchModel, Recorder } from "./fakes.js";
+import { benchGateway } from "./fakes.js";
 import type { AbuseMode, FromPeer, ToPeer } from "./fairness-protocol.js";
 import { summarize, type Summary } from "./stats.js";
 
@@ -152,22 +149,7 @@ async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const turns = countOption(flagValue(argv, "turns") ?? process.env.BENCH_TURNS, 500, "turns");
   const docs = !argv.includes("--no-docs");
-  const recorder = new Recorder();
-  const voice = new BenchVoice(recorder);
-  const model = benchModel(recorder);
-  const def = agent({
-    name: "bench-fairness",
-    greeting: "Hello.",
-    // Descriptors only: `voice` and `resolveModel` replace what they would resolve to.
-    stt: { kind: "deepgram", options: {} },
-    tts: { kind: "cartesia", options: { voice: "bench" } },
-    llm: { kind: "openai-compatible", options: { baseURL: "http://127.0.0.1:9/v1", model: "bench" } },
-    maxRetries: 0,
-  });
-  // Logs at info, as deployed, written nowhere: what a flood makes it log is the gateway's cost.
-  const logger = createLogger({ level: "info", destination: { write: () => true } });
-  const gateway = createGateway({ agent: def, logger, env: { DEEPGRAM_API_KEY: "bench", CARTESIA_API_KEY: "bench" }, voice, resolveModel: () => model });
-  const { port } = await gateway.listen(0, "127.0.0.1");
+  const { gateway, port } = await benchGateway("bench-fairness", "Hello.");
   const url = `ws://127.0.0.1:${port}/websocket`;
   const results: Result[] = [];
   try {

@@ -10,6 +10,9 @@
  */
 import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { bytesForMs } from "../src/audio/pcm.js";
+import { createLogger } from "../src/log.js";
+import { agent } from "../src/manifest/index.js";
+import { createGateway, type Gateway } from "../src/server/index.js";
 import type { SttEvents, SttProvider, SttSession } from "../src/pipeline/stt-port.js";
 import { guardStream, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../src/pipeline/tts-port.js";
 import type { VoiceProviders } from "../src/session/voice-runner.js";
@@ -274,4 +277,29 @@ function lastUserText(prompt: LanguageModelV4Prompt): string {
     return message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ");
   }
   return "";
+}
+
+// ── the gateway on these fakes ──────────────────────────────────────────────────────────
+
+/**
+ * A pipeline gateway (createGateway, on 127.0.0.1:0) whose STT, LLM and TTS are the fakes above,
+ * logging at info as deployed but written nowhere (their formatting cost is the gateway's).
+ */
+export async function benchGateway(name: string, greeting: string): Promise<{ readonly gateway: Gateway; readonly port: number; readonly voice: BenchVoice; readonly recorder: Recorder }> {
+  const recorder = new Recorder();
+  const voice = new BenchVoice(recorder);
+  const model = benchModel(recorder);
+  const def = agent({
+    name,
+    greeting,
+    // Descriptors only: `voice` and `resolveModel` below replace what they would resolve to.
+    stt: { kind: "deepgram", options: {} },
+    tts: { kind: "cartesia", options: { voice: "bench" } },
+    llm: { kind: "openai-compatible", options: { baseURL: "http://127.0.0.1:9/v1", model: "bench" } },
+    maxRetries: 0,
+  });
+  const logger = createLogger({ level: "info", destination: { write: () => true } });
+  const gateway = createGateway({ agent: def, logger, env: { DEEPGRAM_API_KEY: "bench", CARTESIA_API_KEY: "bench" }, voice, resolveModel: () => model });
+  const { port } = await gateway.listen(0, "127.0.0.1");
+  return { gateway, port, voice, recorder };
 }

@@ -14,9 +14,7 @@
 import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
-import { createLogger } from "../src/log.js";
-import { agent } from "../src/manifest/index.js";
-import { createGateway, type Gateway } from "../src/server/index.js";
+import type { Gateway } from "../src/server/index.js";
 import {
   baseOptions,
   countOption,
@@ -34,7 +32,7 @@ import {
   writeSection,
   type MeasuredServerBase,
 } from "./common.js";
-import { BenchVoice, benchModel, Recorder } from "./fakes.js";
+import { benchGateway } from "./fakes.js";
 import type { Arrival, LoadPlan, LoadTally, ToRelay, TurnMarks } from "./protocol.js";
 import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
 
@@ -71,28 +69,7 @@ interface MeasuredServer extends MeasuredServerBase<{ readonly marks: TurnMarks[
 }
 
 async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; gateway: Gateway }> {
-  const recorder = new Recorder();
-  const voice = new BenchVoice(recorder);
-  const model = benchModel(recorder);
-  const def = agent({
-    name: "bench",
-    greeting: "Welcome to the bench line.",
-    // Descriptors only: `voice` and `resolveModel` below replace what they would resolve to.
-    stt: { kind: "deepgram", options: {} },
-    tts: { kind: "cartesia", options: { voice: "bench" } },
-    llm: { kind: "openai-compatible", options: { baseURL: "http://127.0.0.1:9/v1", model: "bench" } },
-    maxRetries: 0,
-  });
-  // Logs at info, as deployed, but written nowhere: their formatting cost is the gateway's.
-  const logger = createLogger({ level: "info", destination: { write: () => true } });
-  const gateway = createGateway({
-    agent: def,
-    logger,
-    env: { DEEPGRAM_API_KEY: "bench", CARTESIA_API_KEY: "bench" },
-    voice,
-    resolveModel: () => model,
-  });
-  const { port } = await gateway.listen(0, "127.0.0.1");
+  const { gateway, port, voice, recorder } = await benchGateway("bench", "Welcome to the bench line.");
   const final = (client: number, turn: number, attempt = 0): void => {
     // The runner can hear of a final before the gateway has read that client's first mic frame.
     if (!voice.final(client, turn) && attempt < 200) setTimeout(() => final(client, turn, attempt + 1), 5);
