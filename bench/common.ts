@@ -12,6 +12,14 @@ import { machineBusyMs, ProcessMeter, type MemorySample, type WindowSample } fro
 
 // ── options ─────────────────────────────────────────────────────────────────────────────
 
+/**
+ * The gateway's start-up warning for a carrier nobody authenticates. The benches' phone callers
+ * dial an unsigned Twilio on loopback on purpose, so that line is expected there, not a problem.
+ */
+export function isOpenCarrierNotice(message: string | undefined): boolean {
+  return message?.startsWith("unauthenticated telephony entry points") === true;
+}
+
 /** The value after `--name` in argv, if any. */
 export function flagValue(argv: readonly string[], name: string): string | undefined {
   const i = argv.indexOf(`--${name}`);

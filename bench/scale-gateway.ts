@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { sleep, within } from "./common.js";
+import { isOpenCarrierNotice, sleep, within } from "./common.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** prom-client samples event-loop delay every 10 ms and records the whole interval: this much is the sampling, not delay. */
@@ -166,7 +166,7 @@ export async function startGroup(agentPath: string, workers: number): Promise<Ga
         } catch {
           return note(`stdout: ${line.slice(0, 200)}`);
         }
-        if ((entry.level ?? 0) >= 40) note(`log level ${entry.level}${entry.worker === undefined ? "" : ` (worker ${entry.worker})`}: "${entry.msg ?? ""}"`);
+        if ((entry.level ?? 0) >= 40 && !isOpenCarrierNotice(entry.msg)) note(`log level ${entry.level}${entry.worker === undefined ? "" : ` (worker ${entry.worker})`}: "${entry.msg ?? ""}"`);
         return;
       }
       const url = /(http:\/\/127\.0\.0\.1:\d+)\//.exec(line)?.[1];

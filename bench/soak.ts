@@ -22,7 +22,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { ms, runBench, sleep, within, writeSection } from "./common.js";
+import { isOpenCarrierNotice, ms, runBench, sleep, within, writeSection } from "./common.js";
 import { KINDS, type FromGateway, type GatewaySample, type Kind, type SoakUrls, type ToGateway } from "./soak-protocol.js";
 import { startSoakRealtime } from "./soak-realtime.js";
 import { runSession, STALL_MS, Tally, type SessionEnv } from "./soak-sessions.js";
@@ -166,6 +166,7 @@ async function startChild(realtimeUrl: string, resumeGraceMs: number, problem: (
       try {
         const entry = JSON.parse(line) as { level?: number; msg?: string; err?: { message?: string }; type?: string; problem?: string };
         if (entry.level === 40 && entry.msg === "client sent malformed command" && entry.type === "user_text" && entry.problem?.startsWith("user_text: text: ") === true) return provokedLog();
+        if (entry.level === 40 && isOpenCarrierNotice(entry.msg)) return;
         key = `log level ${String(entry.level)}: "${entry.msg ?? ""}"${entry.err?.message === undefined ? "" : ` (${entry.err.message.replace(/\d+/g, "N").slice(0, 120)})`}`;
       } catch {
         // not a log line
