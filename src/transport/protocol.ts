@@ -26,8 +26,11 @@ export const DEFAULT_LIMITS = {
   maxFramesPerSecond: 200,
   /** Audio a client may send, as a multiple of real time at its declared rate (PCM16 bytes; Opus is far smaller). */
   maxAudioRealtime: 3,
-  /** Bytes of text frames a client may send per second, sustained (a burst holds one largest text frame). */
-  maxTextBytesPerSecond: 128 * 1024,
+  /**
+   * Bytes of text frames a client may send per second, sustained. Reading text is cheap (parsing
+   * 1 MiB of JSON is a few ms); what a typed turn costs is bounded by the turn queue instead.
+   */
+  maxTextBytesPerSecond: 1024 * 1024,
   /** Seconds of each budget that may arrive at once. */
   inputBurstSeconds: 2,
 } as const;
