@@ -26,7 +26,7 @@ import type { Duplex } from "node:stream";
 import type { KeyObject } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
-import type { Logger } from "../../log.js";
+import { LogThrottle, type Logger } from "../../log.js";
 import { CARRIERS, DEFAULTS, type AgentConfig } from "../../manifest/index.js";
 import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.js";
 import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
@@ -163,6 +163,8 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const carriers = mountedCarriers(config);
   const mounted = new Set<string>(carriers);
   const tickets = new CallTickets(deps.coordinator, deps.ticketTtlMs);
+  /** Refusals strangers cause, at most one line per kind every 10 s. */
+  const throttle = new LogThrottle(() => clock.now());
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
   const wss = gatewaySocketServer(2 * MAX_TEXT_FRAME_CHARS);
   const base = publicUrl(env.SWITCHBOARD_PUBLIC_URL);
@@ -212,7 +214,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   }
 
   function refused(res: ServerResponse, carrier: string, status: number, why: string): void {
-    log.warn({ carrier, why }, "telephony webhook refused");
+    throttle.warn(log, { carrier, why }, "telephony webhook refused");
     send(res, status, "text/plain; charset=utf-8", `${why}\n`);
   }
 
@@ -335,7 +337,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   }
 
   function refuseStream(socket: Duplex, carrier: CarrierName, req: IncomingMessage, status: number, message: string, why: string): void {
-    log.warn({ carrier, remote: req.socket.remoteAddress, why }, "telephony stream refused");
+    throttle.warn(log, { carrier, remote: req.socket.remoteAddress, why }, "telephony stream refused");
     refuseUpgrade(socket, status, message, why);
   }
 
@@ -384,7 +386,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       return; // refused or hung up before start: the bridge closed and logged it
     }
     if (callId !== undefined && call.callId !== undefined && call.callId !== callId) {
-      log.warn({ carrier, answered: callId, streamed: call.callId }, "telephony stream refused: not the call its ticket was minted for");
+      throttle.warn(log, { carrier, answered: callId, streamed: call.callId }, "telephony stream refused: not the call its ticket was minted for");
       bridge.refuse("this stream is not the call its ticket was minted for");
       return;
     }
