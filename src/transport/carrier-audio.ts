@@ -4,6 +4,11 @@
  * (mic 16 kHz in, playback 24 kHz out), resampled with state kept across frames (band-limited
  * on the way down, see audio/resample.ts). In passthrough the session speaks the carrier's own
  * G.711 and the bytes cross untouched: no decode, no resample, no copy.
+ *
+ * Outbound audio is cut into frames the carrier accepts (its `OutboundFraming`: whole samples at
+ * least, Telnyx ≥ 20 ms, Exotel 3.2–100 KB in multiples of 320 bytes, Vonage exactly 20 ms), and —
+ * for carriers that echo marks — a frame ends at each mark boundary (every `markEveryMs` of audio,
+ * or the first size the carrier allows past it), so the bridge can put a mark right there.
  */
 import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from "../audio/g711.js";
 import { bytesToSamples, samplesToBytes } from "../audio/pcm.js";
@@ -13,6 +18,12 @@ import type { CarrierEncoding, OutboundFraming } from "./carriers/carrier.js";
 
 /** G.711 the session may speak end to end instead of PCM16 (s2s providers that accept it). */
 export type G711Format = "pcmu" | "pcma";
+
+/** One outbound frame; `markAfter`: it ends at a mark boundary. */
+export interface OutboundFrame {
+  readonly bytes: Uint8Array;
+  readonly markAfter: boolean;
+}
 
 /** Silence in each encoding: μ-law 0xFF, A-law 0xD5 (ITU-T G.711 codes for +0), L16 zero. */
 const SILENCE: Readonly<Record<CarrierEncoding, number>> = { mulaw: 0xff, alaw: 0xd5, l16: 0 };
@@ -35,12 +46,20 @@ export class CarrierAudio {
   #passthrough = false;
   readonly #toSession: Resampler | undefined;
   readonly #toCarrier: Resampler | undefined;
-  readonly #framing: OutboundFraming | undefined;
-  /** Outbound bytes waiting for a whole frame (framed carriers only). */
+  readonly #framing: OutboundFraming;
+  /** Carrier bytes between mark boundaries (Infinity: no marks). */
+  readonly #markBytes: number;
+  /** Outbound bytes waiting for a whole frame. */
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
+  /** Outbound bytes framed since the last mark boundary (or segment end, or clear). */
+  #sinceMark = 0;
 
-  constructor(encoding: CarrierEncoding, sampleRate: number, framing?: OutboundFraming) {
+  /**
+   * `framing`: the carrier's frame rules (default: any whole number of samples). `markEveryMs`:
+   * end a frame at every such stretch of audio (default: never).
+   */
+  constructor(encoding: CarrierEncoding, sampleRate: number, framing?: OutboundFraming, markEveryMs?: number) {
     const problem = carrierFormatProblem(encoding, sampleRate);
     if (problem !== undefined || !isResamplerRate(sampleRate)) throw new RangeError(problem ?? "unsupported rate");
     this.encoding = encoding;
@@ -48,7 +67,9 @@ export class CarrierAudio {
     this.bytesPerMs = ((encoding === "l16" ? 2 : 1) * sampleRate) / 1000;
     this.#toSession = sampleRate === SESSION_MIC_RATE ? undefined : new Resampler(sampleRate, SESSION_MIC_RATE);
     this.#toCarrier = sampleRate === SESSION_PLAYBACK_RATE ? undefined : new Resampler(SESSION_PLAYBACK_RATE, sampleRate);
-    this.#framing = framing;
+    const sample = encoding === "l16" ? 2 : 1;
+    this.#framing = framing ?? { multipleOf: sample, minBytes: sample, maxBytes: Number.POSITIVE_INFINITY };
+    this.#markBytes = markEveryMs === undefined ? Number.POSITIVE_INFINITY : markEveryMs * this.bytesPerMs;
   }
 
   /** The G.711 format the session could speak end to end, if the carrier sends G.711. */
@@ -78,27 +99,30 @@ export class CarrierAudio {
     return samplesToBytes(this.#toSession === undefined ? samples : this.#toSession.process(samples));
   }
 
-  /** Session audio (PCM16 at 24 kHz, or G.711 in passthrough) → carrier payloads, framed as the carrier requires. */
-  outbound(audio: Uint8Array): Uint8Array[] {
+  /** Session audio (PCM16 at 24 kHz, or G.711 in passthrough) → carrier frames, cut as the carrier requires. */
+  outbound(audio: Uint8Array): OutboundFrame[] {
     const payload = this.#passthrough ? audio : this.#encode(audio);
     return this.#frame(payload);
   }
 
   /** The end of a segment: the last partial frame, padded with silence to the carrier's minimum. */
-  flush(): Uint8Array[] {
-    const framing = this.#framing;
-    if (framing === undefined || this.#pendingBytes === 0) return [];
+  flush(): OutboundFrame[] {
+    this.#sinceMark = 0;
+    if (this.#pendingBytes === 0) return [];
+    const { multipleOf, minBytes } = this.#framing;
     const held = this.#take(this.#pendingBytes);
-    const size = Math.max(framing.minBytes, Math.ceil(held.byteLength / framing.multipleOf) * framing.multipleOf);
+    const size = Math.max(minBytes, Math.ceil(held.byteLength / multipleOf) * multipleOf);
+    if (size === held.byteLength) return [{ bytes: held, markAfter: false }];
     const padded = new Uint8Array(size).fill(SILENCE[this.encoding]);
     padded.set(held);
-    return [padded];
+    return [{ bytes: padded, markAfter: false }];
   }
 
-  /** Playback was cleared: drop the partial frame. */
+  /** Playback was cleared: drop the partial frame; mark boundaries count from here. */
   reset(): void {
     this.#pending = [];
     this.#pendingBytes = 0;
+    this.#sinceMark = 0;
   }
 
   #encode(pcm: Uint8Array): Uint8Array {
@@ -107,23 +131,50 @@ export class CarrierAudio {
     return this.encoding === "mulaw" ? encodeMulaw(resampled) : this.encoding === "alaw" ? encodeAlaw(resampled) : samplesToBytes(resampled);
   }
 
-  #frame(payload: Uint8Array): Uint8Array[] {
-    const framing = this.#framing;
-    if (framing === undefined) return payload.byteLength === 0 ? [] : [payload];
+  /**
+   * Cut what is pending into frames the carrier accepts, as soon as there is one. A frame ends at
+   * the next mark boundary when a legal frame can (exactly there, or the first legal size past
+   * it). Before the boundary, a frame is sent only if a legal one can still end at the boundary
+   * after it (else the audio waits a little for that one: Exotel's 3.2 KB minimum would otherwise
+   * push every other mark a whole chunk late). What is left waits for more audio or `flush`.
+   */
+  #frame(payload: Uint8Array): OutboundFrame[] {
     if (payload.byteLength > 0) {
       this.#pending.push(payload);
       this.#pendingBytes += payload.byteLength;
     }
-    const frames: Uint8Array[] = [];
-    while (this.#pendingBytes >= framing.minBytes) {
-      const whole = Math.floor(Math.min(this.#pendingBytes, framing.maxBytes) / framing.multipleOf) * framing.multipleOf;
-      frames.push(this.#take(whole));
+    const { multipleOf, minBytes, maxBytes } = this.#framing;
+    const down = (n: number): number => Math.floor(n / multipleOf) * multipleOf;
+    const frames: OutboundFrame[] = [];
+    while (this.#pendingBytes >= minBytes) {
+      const room = Math.min(this.#pendingBytes, maxBytes);
+      const toBoundary = this.#markBytes - this.#sinceMark;
+      const atBoundary = Math.max(minBytes, Math.ceil(toBoundary / multipleOf) * multipleOf);
+      let size: number;
+      if (atBoundary <= room) size = atBoundary;
+      else if (atBoundary > maxBytes) size = down(room);
+      else size = down(Math.min(room, toBoundary - minBytes));
+      if (size < minBytes || size === 0) break;
+      this.#sinceMark += size;
+      const markAfter = this.#sinceMark >= this.#markBytes;
+      if (markAfter) this.#sinceMark = 0;
+      frames.push({ bytes: this.#take(size), markAfter });
     }
     return frames;
   }
 
-  /** The first `n` pending bytes, as one array. */
+  /** The first `n` pending bytes, as one array (a view, not a copy, when one pending piece holds them). */
   #take(n: number): Uint8Array {
+    const first = this.#pending[0];
+    if (first !== undefined && first.byteLength >= n) {
+      this.#pendingBytes -= n;
+      if (first.byteLength === n) {
+        this.#pending.shift();
+        return first;
+      }
+      this.#pending[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
     const out = new Uint8Array(n);
     let filled = 0;
     while (filled < n) {

@@ -33,8 +33,15 @@ export const MARK_EVERY_MS = 250;
 const KEEPALIVE_MS = 60;
 /** A mark not echoed this long after its audio should have played is given up on (ms). */
 const MARK_OVERDUE_MS = 5000;
-/** How long a closing call may keep playing what was already said (ms), past its estimated end. */
+/** How long a closing call may keep playing what was already said (ms), past its estimated end, waiting for the last echo. */
 const CLOSE_GRACE_MS = 5000;
+/**
+ * A carrier without marks (Vonage) closes this long after the real-time estimate says its audio
+ * has played (ms): its own playout (jitter) buffer, which nothing on the socket reports and its
+ * docs do not size, holds the last frames longer. A second of silence after a goodbye costs
+ * nothing; closing early cuts the goodbye off.
+ */
+export const MARKLESS_PLAYOUT_MARGIN_MS = 1000;
 /** The carrier must send `start` within this (ms). */
 export const CARRIER_START_TIMEOUT_MS = 10_000;
 /**
@@ -189,17 +196,17 @@ export class CarrierBridge implements ClientLink {
     else if (body.type === "audio.completed") this.#endSegment();
   }
 
-  /** Agent audio; its duration is recomputed from the bytes at the carrier's rate. */
+  /**
+   * Agent audio; its duration is recomputed from the bytes at the carrier's rate. The carrier
+   * edge cuts it into frames the carrier accepts, ending one at every mark boundary: a mark goes
+   * out right after that frame, so marks come every MARK_EVERY_MS of audio.
+   */
   audio(chunk: Uint8Array, _durationMs?: number): void {
     const audio = this.#audio;
     if (audio === undefined || this.#closed) return;
-    // Long chunks go out in slices of MARK_EVERY_MS so a mark can follow each (views, no copies).
-    const slice = Math.max(1, Math.floor(audio.bytesPerMs * MARK_EVERY_MS));
-    for (const payload of audio.outbound(chunk)) {
-      for (let at = 0; at < payload.byteLength; at += slice) {
-        const part = payload.byteLength <= slice ? payload : payload.subarray(at, at + slice);
-        this.#pacer.audio(part, audio.ms(part.byteLength));
-      }
+    for (const frame of audio.outbound(chunk)) {
+      this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
+      if (frame.markAfter) this.#pacer.afterAudio(() => this.#mark());
     }
   }
 
@@ -217,12 +224,15 @@ export class CarrierBridge implements ClientLink {
    */
   close(code: number, reason: string): void {
     if (this.#closed || this.#closing !== undefined) return;
-    const playing = this.#marks.length > 0 || this.#pacer.heldMs > 0;
+    // With marks, the last echo says it all played. Without (Vonage), nothing does: the real-time
+    // estimate of what is unplayed, plus the carrier's own playout delay, which nothing reports.
+    const playing = this.#codec.marks ? this.#marks.length > 0 || this.#pacer.heldMs > 0 : this.#sentMs > 0 || this.#pacer.heldMs > 0;
     if (code !== CLOSE.normal || this.#stopped || !playing) {
       this.#finish(code, reason, !this.#stopped);
       return;
     }
-    const timer = this.#clock.setTimeout(() => this.#finish(code, reason, true), this.unplayedMs + CLOSE_GRACE_MS);
+    const margin = this.#codec.marks ? CLOSE_GRACE_MS : MARKLESS_PLAYOUT_MARGIN_MS;
+    const timer = this.#clock.setTimeout(() => this.#finish(code, reason, true), this.unplayedMs + margin);
     this.#closing = { code, reason, timer };
     this.#log.debug({ unplayedMs: this.unplayedMs }, "closing after playback");
   }
@@ -267,7 +277,7 @@ export class CarrierBridge implements ClientLink {
     const problem = carrierFormatProblem(call.encoding, call.sampleRate);
     if (problem !== undefined) return this.refuse(problem);
     this.#call = call;
-    this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate));
+    this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate), this.#codec.marks ? MARK_EVERY_MS : undefined);
     this.#log.info({ streamId: call.streamId, callId: call.callId, encoding: call.encoding, sampleRate: call.sampleRate }, "carrier stream started");
     this.#resolveStarted(call);
   }
@@ -321,9 +331,8 @@ export class CarrierBridge implements ClientLink {
     const now = this.#clock.now();
     // The carrier was idle: its playback starts with this frame.
     if (this.#marks.length === 0 && this.#playedEstimate() >= this.#sentMs) this.#anchor = { position: this.#sentMs, at: now };
-    this.#write(this.#codec.encodeMedia(call.streamId, payload));
+    this.#write(this.#codec.encodeMedia(call.streamId, payload, call));
     this.#sentMs += audio.ms(payload.byteLength);
-    if (this.#sentMs - this.#lastMarkAt >= MARK_EVERY_MS) this.#mark();
   }
 
   /** Send a mark after everything sent so far. */
@@ -343,7 +352,7 @@ export class CarrierBridge implements ClientLink {
   #endSegment(): void {
     const audio = this.#audio;
     if (audio === undefined) return;
-    for (const payload of audio.flush()) this.#pacer.audio(payload, audio.ms(payload.byteLength));
+    for (const frame of audio.flush()) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
     this.#pacer.afterAudio(() => {
       if (this.#sentMs > this.#lastMarkAt || this.#marks.length === 0) this.#mark();
     });

@@ -192,7 +192,7 @@ export class ClientConnection implements ClientLink {
     const frame = parseCommand(bytes.toString("utf8"));
     switch (frame.kind) {
       case "command":
-        this.#deliver({ kind: "command", command: frame.command });
+        this.#deliver({ kind: "command", command: this.#withHeldAudio(frame.command) });
         return;
       case "invalid-json":
         this.#throttle.warn(this.#log, { bytes: bytes.byteLength }, "client sent invalid json");
@@ -205,6 +205,18 @@ export class ClientConnection implements ClientLink {
         this.#log.debug({ type: frame.type }, "client sent unknown command");
         return;
     }
+  }
+
+  /**
+   * A browser's `playback_progress` counts the audio it has received and not yet played. Audio
+   * this gateway still holds back (the pacer's lead) is unplayed too, so the session hears the sum
+   * — as the carrier bridge reports it. Otherwise a browser whose playout falls behind reports
+   * less than the gateway's estimate, the report is ignored, and the heard position runs ahead of
+   * what the listener heard.
+   */
+  #withHeldAudio(command: Command): Command {
+    if (command.type !== "playback_progress") return command;
+    return { type: "playback_progress", bufferedMs: Math.min(600_000, command.bufferedMs + Math.round(this.#pacer.heldMs)) };
   }
 
   #deliver(item: Buffered): void {

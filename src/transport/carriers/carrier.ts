@@ -25,6 +25,12 @@ export type CarrierInbound =
   /** Unknown event, outbound track, malformed frame. */
   | { kind: "ignored"; reason: string };
 
+/** The stream's audio, as its `start` negotiated it. */
+export interface MediaFormat {
+  readonly encoding: CarrierEncoding;
+  readonly sampleRate: number;
+}
+
 /** How a carrier wants outbound audio cut (bytes of its payload); `minBytes` ≥ `multipleOf`. */
 export interface OutboundFraming {
   /** Every frame a multiple of this (Vonage: one 20 ms frame; Exotel: 320 bytes). */
@@ -36,14 +42,19 @@ export interface OutboundFraming {
 
 export interface CarrierCodec {
   readonly carrier: CarrierName;
+  /** The carrier echoes a mark once the audio sent before it has played (Vonage has no marks). */
+  readonly marks: boolean;
   /** Never throws, whatever the input. */
   decode(frame: string | Uint8Array, isBinary: boolean): CarrierInbound;
-  /** Outbound audio frame echoing the stream id. */
-  encodeMedia(streamId: string, payload: Uint8Array): string | Uint8Array;
+  /**
+   * Outbound audio frame echoing the stream id. `format` is the stream's negotiated audio: a
+   * carrier whose frames declare their format (Plivo `playAudio`) must declare exactly that.
+   */
+  encodeMedia(streamId: string, payload: Uint8Array, format: MediaFormat): string | Uint8Array;
   /** `undefined` where the carrier has no marks. */
   encodeMark(streamId: string, name: string): string | undefined;
   encodeClear(streamId: string): string | undefined;
-  /** Outbound frame sizes the carrier requires for this format; absent = any length. */
+  /** Outbound frame sizes the carrier requires for this format; absent = any whole number of samples. */
   framing?(encoding: CarrierEncoding, sampleRate: number): OutboundFraming;
 }
 

@@ -26,7 +26,4 @@ const START_FIELDS: StartFields = {
 const EXOTEL_FRAMING: OutboundFraming = { multipleOf: 320, minBytes: 3200, maxBytes: 100 * 1024 };
 
 /** Exotel streams only the caller, so the shared caller-track media check never filters here. */
-export const exotelCodec: CarrierCodec = {
-  ...mediaStreamCodec({ carrier: "exotel", start: START_FIELDS, outboundStreamKey: "stream_sid" }),
-  framing: () => EXOTEL_FRAMING,
-};
+export const exotelCodec: CarrierCodec = mediaStreamCodec({ carrier: "exotel", start: START_FIELDS, outboundStreamKey: "stream_sid", framing: () => EXOTEL_FRAMING });

@@ -112,6 +112,8 @@ export interface MediaStreamDialect {
   readonly outboundStreamKey: string | undefined;
   /** Handlers for events beyond the shared set, or replacing one of it. */
   readonly events?: Readonly<Record<string, (frame: JsonObject) => CarrierInbound>>;
+  /** Outbound frame sizes the carrier requires (see `CarrierCodec.framing`). */
+  readonly framing?: CarrierCodec["framing"];
 }
 
 export function mediaStreamCodec(dialect: MediaStreamDialect): CarrierCodec {
@@ -142,6 +144,8 @@ export function mediaStreamCodec(dialect: MediaStreamDialect): CarrierCodec {
     JSON.stringify({ event, ...(outboundStreamKey === undefined ? {} : { [outboundStreamKey]: streamId }), ...body });
   return {
     carrier: dialect.carrier,
+    marks: true,
+    ...(dialect.framing === undefined ? {} : { framing: dialect.framing }),
     decode: (frame, isBinary) => decodeJsonFrame(frame, isBinary, decodeFrame),
     encodeMedia: (streamId, payload) => outbound("media", streamId, { media: { payload: encodeBase64(payload) } }),
     encodeMark: (streamId, name) => outbound("mark", streamId, { mark: { name } }),

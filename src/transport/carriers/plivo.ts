@@ -19,12 +19,6 @@ import {
   type StartFields,
 } from "./json-events.js";
 
-/** What `playAudio` frames declare: must match the `<Stream contentType>` of the call. */
-export interface PlivoOutputFormat {
-  readonly contentType: "audio/x-l16" | "audio/x-mulaw";
-  readonly sampleRate: 8000 | 16000;
-}
-
 function encodingOf(name: string): CarrierEncoding | undefined {
   const base = name.split(";")[0]?.trim().toLowerCase();
   if (base === "audio/x-l16") return "l16";
@@ -75,27 +69,27 @@ function decodeFrame(frame: JsonObject): CarrierInbound {
   }
 }
 
-export function createPlivoCodec(
-  output: PlivoOutputFormat = { contentType: "audio/x-l16", sampleRate: 16000 },
-): CarrierCodec {
-  const { contentType, sampleRate } = output;
-  return {
-    carrier: "plivo",
-    decode(frame, isBinary) {
-      return decodeJsonFrame(frame, isBinary, decodeFrame);
-    },
-    /** `playAudio` carries no stream id (vendors.md §8c). */
-    encodeMedia(_streamId, payload) {
-      return JSON.stringify({ event: "playAudio", media: { contentType, sampleRate, payload: encodeBase64(payload) } });
-    },
-    encodeMark(streamId, name) {
-      return JSON.stringify({ event: "checkpoint", streamId, name });
-    },
-    encodeClear(streamId) {
-      return JSON.stringify({ event: "clearAudio", streamId });
-    },
-  };
-}
-
-/** Plivo codec for `contentType="audio/x-l16;rate=16000"`. */
-export const plivoCodec: CarrierCodec = createPlivoCodec();
+/**
+ * Plivo plays a `playAudio` payload as the format it declares (docs.plivo.com "AudioStream":
+ * `contentType` `audio/x-l16` or `audio/x-mulaw`, `sampleRate` 8000 or 16000), so each frame
+ * declares the stream's own negotiated format — the answer XML asks for μ-law at 8 kHz, and μ-law
+ * declared as L16 at 16 kHz plays as noise at 4x speed.
+ */
+export const plivoCodec: CarrierCodec = {
+  carrier: "plivo",
+  marks: true,
+  decode(frame, isBinary) {
+    return decodeJsonFrame(frame, isBinary, decodeFrame);
+  },
+  /** `playAudio` carries no stream id (vendors.md §8c). */
+  encodeMedia(_streamId, payload, format) {
+    const contentType = format.encoding === "mulaw" ? "audio/x-mulaw" : "audio/x-l16";
+    return JSON.stringify({ event: "playAudio", media: { contentType, sampleRate: format.sampleRate, payload: encodeBase64(payload) } });
+  },
+  encodeMark(streamId, name) {
+    return JSON.stringify({ event: "checkpoint", streamId, name });
+  },
+  encodeClear(streamId) {
+    return JSON.stringify({ event: "clearAudio", streamId });
+  },
+};

@@ -8,6 +8,7 @@ import {
   type CarrierEncoding,
   type CarrierInbound,
   type JsonObject,
+  type OutboundFraming,
 } from "./carrier.js";
 import { mediaStreamCodec, type StartFields } from "./json-events.js";
 
@@ -37,10 +38,23 @@ function carrierError(frame: JsonObject): CarrierInbound {
   return ignored(`carrier error ${title === undefined ? "" : title.slice(0, 64)}`.trimEnd());
 }
 
+/**
+ * In `rtp` bidirectional mode a media payload is raw codec audio of 20 ms to 30 s (Telnyx media
+ * streaming docs, "Bidirectional: RTP"): shorter frames are below the documented minimum.
+ */
+export const TELNYX_FRAME_MS = { min: 20, max: 30_000 } as const;
+
+function telnyxFraming(encoding: CarrierEncoding, sampleRate: number): OutboundFraming {
+  const bytesPerMs = ((encoding === "l16" ? 2 : 1) * sampleRate) / 1000;
+  const sample = encoding === "l16" ? 2 : 1;
+  return { multipleOf: sample, minBytes: TELNYX_FRAME_MS.min * bytesPerMs, maxBytes: TELNYX_FRAME_MS.max * bytesPerMs };
+}
+
 /** Outbound frames carry no stream id: Telnyx does not need one (vendors.md §8b). */
 export const telnyxCodec: CarrierCodec = mediaStreamCodec({
   carrier: "telnyx",
   start: START_FIELDS,
   outboundStreamKey: undefined,
   events: { error: carrierError },
+  framing: telnyxFraming,
 });

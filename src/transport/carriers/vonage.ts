@@ -61,6 +61,12 @@ function decodeBinary(frame: string | Uint8Array): CarrierInbound {
 
 export const vonageCodec: CarrierCodec = {
   carrier: "vonage",
+  /**
+   * No marks: nothing reports what Vonage has played. Its `notify` command echoes
+   * `websocket:notify`, but whether that waits for queued audio is not documented (vendors.md
+   * §8e), so the bridge estimates playback in real time instead of leaning on it.
+   */
+  marks: false,
   decode(frame, isBinary) {
     return safely(() => {
       if (isBinary) return decodeBinary(frame);

@@ -3,6 +3,8 @@ import { decodeMulaw, encodeMulaw } from "../../../src/audio/g711.js";
 import { bytesToSamples, samplesToBytes } from "../../../src/audio/pcm.js";
 import { CarrierAudio, carrierFormatProblem } from "../../../src/transport/carrier-audio.js";
 import { exotelCodec } from "../../../src/transport/carriers/exotel.js";
+import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
+import { telnyxCodec } from "../../../src/transport/carriers/telnyx.js";
 import { vonageCodec } from "../../../src/transport/carriers/vonage.js";
 
 /** `ms` of a tone at `hz`, PCM16 at `rate`. */
@@ -44,16 +46,16 @@ describe("CarrierAudio", () => {
   it("band-limits on the way down: a 6 kHz tone at 24 kHz does not alias into the 8 kHz phone band", () => {
     const audio = new CarrierAudio("mulaw", 8000);
     const out = audio.outbound(samplesToBytes(tone(500, 24000, 6000)));
-    const decoded = decodeMulaw(Buffer.concat(out));
+    const decoded = decodeMulaw(Buffer.concat(out.map((f) => f.bytes)));
     // μ-law quantizes silence to ±a few codes; an aliased 2 kHz tone would be thousands.
     expect(rmsOf(decoded.subarray(100))).toBeLessThan(40);
     const speech = new CarrierAudio("mulaw", 8000).outbound(samplesToBytes(tone(500, 24000, 440)));
-    expect(rmsOf(decodeMulaw(Buffer.concat(speech)).subarray(100))).toBeGreaterThan(4000);
+    expect(rmsOf(decodeMulaw(Buffer.concat(speech.map((f) => f.bytes))).subarray(100))).toBeGreaterThan(4000);
   });
 
   it("encodes 24 kHz session audio to 8 kHz μ-law: a third of the samples, one byte each", () => {
     const audio = new CarrierAudio("mulaw", 8000);
-    const bytes = audio.outbound(samplesToBytes(tone(600, 24000, 300))).reduce((n, c) => n + c.byteLength, 0);
+    const bytes = audio.outbound(samplesToBytes(tone(600, 24000, 300))).reduce((n, c) => n + c.bytes.byteLength, 0);
     expect(bytes).toBeGreaterThan(4800 - 64);
     expect(bytes).toBeLessThanOrEqual(4800);
     expect(audio.ms(4800)).toBe(600);
@@ -67,7 +69,7 @@ describe("CarrierAudio", () => {
     expect(audio.inbound(caller)).toBe(caller);
     const agent = Uint8Array.from({ length: 333 }, (_, i) => (i * 13) % 256);
     const [out] = audio.outbound(agent);
-    expect(out).toBe(agent);
+    expect(out?.bytes).toBe(agent);
     expect(new CarrierAudio("l16", 16000).g711).toBeUndefined();
     expect(() => new CarrierAudio("l16", 16000).enablePassthrough()).toThrow(/G.711/);
   });
@@ -76,8 +78,8 @@ describe("CarrierAudio", () => {
     const audio = new CarrierAudio("l16", 8000, exotelCodec.framing?.("l16", 8000));
     // 24 kHz → 8 kHz L16: 250 ms = 4000 bytes, in 10 ms pieces.
     const frames: Uint8Array[] = [];
-    for (let i = 0; i < 25; i++) frames.push(...audio.outbound(samplesToBytes(tone(10, 24000, 300))));
-    frames.push(...audio.flush());
+    for (let i = 0; i < 25; i++) frames.push(...audio.outbound(samplesToBytes(tone(10, 24000, 300))).map((f) => f.bytes));
+    frames.push(...audio.flush().map((f) => f.bytes));
     expect(frames.length).toBeGreaterThan(0);
     for (const frame of frames) {
       expect(frame.byteLength % 320).toBe(0);
@@ -92,10 +94,47 @@ describe("CarrierAudio", () => {
   it("frames Vonage audio as exactly 640-byte binary frames (20 ms of 16 kHz L16)", () => {
     const audio = new CarrierAudio("l16", 16000, vonageCodec.framing?.("l16", 16000));
     const frames = [...audio.outbound(samplesToBytes(tone(130, 24000, 300))), ...audio.flush()];
-    expect(frames.map((f) => f.byteLength)).toEqual(Array(7).fill(640));
+    expect(frames.map((f) => f.bytes.byteLength)).toEqual(Array(7).fill(640));
     audio.outbound(samplesToBytes(tone(10, 24000, 300)));
     audio.reset();
     expect(audio.flush()).toEqual([]);
+  });
+
+  it("ends a frame at every mark boundary — exactly every 250 ms of μ-law, however the audio arrives", () => {
+    const audio = new CarrierAudio("mulaw", 8000, twilioCodec.framing?.("mulaw", 8000), 250);
+    const frames = [];
+    // 1 s of agent audio in uneven pieces (70 ms, 130 ms, …), as a TTS hands it over.
+    for (const ms of [70, 130, 90, 310, 40, 200, 160, 100]) frames.push(...audio.outbound(samplesToBytes(tone(ms, 24000, 300))));
+    let position = 0;
+    const marks: number[] = [];
+    for (const frame of frames) {
+      position += frame.bytes.byteLength;
+      if (frame.markAfter) marks.push(position / 8);
+    }
+    expect(marks).toEqual([250, 500, 750, 1000]);
+  });
+
+  it("never frames Telnyx audio under its documented 20 ms minimum, even from 10 ms deltas or a 260 ms one", () => {
+    const audio = new CarrierAudio("mulaw", 8000, telnyxCodec.framing?.("mulaw", 8000), 250);
+    const sizes: number[] = [];
+    for (const ms of [10, 10, 10, 260, 5, 30]) sizes.push(...audio.outbound(samplesToBytes(tone(ms, 24000, 300))).map((f) => f.bytes.byteLength));
+    sizes.push(...audio.flush().map((f) => f.bytes.byteLength));
+    expect(sizes.length).toBeGreaterThan(2);
+    for (const size of sizes) expect(size).toBeGreaterThanOrEqual(160);
+  });
+
+  it("keeps Exotel's chunk rules at mark boundaries: a boundary frame is the first legal size past it", () => {
+    const audio = new CarrierAudio("l16", 8000, exotelCodec.framing?.("l16", 8000), 250);
+    const frames = [];
+    for (let i = 0; i < 100; i++) frames.push(...audio.outbound(samplesToBytes(tone(10, 24000, 300))));
+    frames.push(...audio.flush());
+    for (const { bytes } of frames) {
+      expect(bytes.byteLength % 320).toBe(0);
+      expect(bytes.byteLength).toBeGreaterThanOrEqual(3200);
+    }
+    // 250 ms of 8 kHz slin is 4000 bytes, not a multiple of 320: boundary frames end at 4160.
+    expect(frames.filter((f) => f.markAfter).every((f) => f.bytes.byteLength === 4160)).toBe(true);
+    expect(frames.some((f) => f.markAfter)).toBe(true);
   });
 
   it("names what it cannot carry", () => {

@@ -61,7 +61,7 @@ describe("exotel codec", () => {
   });
 
   it("encodes media, mark and clear echoing stream_sid", () => {
-    expect(JSON.parse(codec.encodeMedia(SID, AUDIO) as string)).toEqual({ event: "media", stream_sid: SID, media: { payload: b64(AUDIO) } });
+    expect(JSON.parse(codec.encodeMedia(SID, AUDIO, { encoding: "l16", sampleRate: 8000 }) as string)).toEqual({ event: "media", stream_sid: SID, media: { payload: b64(AUDIO) } });
     expect(JSON.parse(codec.encodeMark(SID, "turn-7-end")!)).toEqual({ event: "mark", stream_sid: SID, mark: { name: "turn-7-end" } });
     expect(JSON.parse(codec.encodeClear(SID)!)).toEqual({ event: "clear", stream_sid: SID });
   });

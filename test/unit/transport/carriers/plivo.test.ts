@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createPlivoCodec, plivoCodec as codec } from "../../../../src/transport/carriers/plivo.js";
+import { plivoCodec as codec } from "../../../../src/transport/carriers/plivo.js";
 import { b64, fuzzCodec } from "./fuzz-helpers.js";
 
 const SID = "b7f6c5d4-0000-4000-8000-123456789abc";
@@ -61,13 +61,13 @@ describe("plivo codec", () => {
     expect(tried).toBeGreaterThan(1000);
   });
 
-  it("encodes playAudio, checkpoint and clearAudio in the documented shapes", () => {
-    expect(JSON.parse(codec.encodeMedia(SID, AUDIO) as string)).toEqual({
+  it("encodes playAudio in the stream's negotiated format, checkpoint and clearAudio in the documented shapes", () => {
+    expect(JSON.parse(codec.encodeMedia(SID, AUDIO, { encoding: "l16", sampleRate: 16000 }) as string)).toEqual({
       event: "playAudio",
       media: { contentType: "audio/x-l16", sampleRate: 16000, payload: b64(AUDIO) },
     });
-    const mulaw = createPlivoCodec({ contentType: "audio/x-mulaw", sampleRate: 8000 });
-    expect(JSON.parse(mulaw.encodeMedia(SID, AUDIO) as string)).toMatchObject({ media: { contentType: "audio/x-mulaw", sampleRate: 8000 } });
+    // The answer XML negotiates μ-law at 8 kHz: declaring it L16 at 16 kHz would play it as noise at 4x speed.
+    expect(JSON.parse(codec.encodeMedia(SID, AUDIO, { encoding: "mulaw", sampleRate: 8000 }) as string)).toMatchObject({ media: { contentType: "audio/x-mulaw", sampleRate: 8000 } });
     expect(JSON.parse(codec.encodeMark(SID, "turn-7-end")!)).toEqual({ event: "checkpoint", streamId: SID, name: "turn-7-end" });
     expect(JSON.parse(codec.encodeClear(SID)!)).toEqual({ event: "clearAudio", streamId: SID });
   });

@@ -71,7 +71,7 @@ describe("telnyx codec", () => {
   });
 
   it("encodes media, mark and clear in the documented shapes (no stream id)", () => {
-    expect(JSON.parse(codec.encodeMedia(SID, AUDIO) as string)).toEqual({ event: "media", media: { payload: b64(AUDIO) } });
+    expect(JSON.parse(codec.encodeMedia(SID, AUDIO, { encoding: "mulaw", sampleRate: 8000 }) as string)).toEqual({ event: "media", media: { payload: b64(AUDIO) } });
     expect(JSON.parse(codec.encodeMark(SID, "turn-7-end")!)).toEqual({ event: "mark", mark: { name: "turn-7-end" } });
     expect(JSON.parse(codec.encodeClear(SID)!)).toEqual({ event: "clear" });
   });

@@ -82,7 +82,7 @@ describe("twilio codec: decode", () => {
 
 describe("twilio codec: encode", () => {
   it("echoes streamSid on media, mark and clear", () => {
-    expect(JSON.parse(codec.encodeMedia(SID, AUDIO) as string)).toEqual({
+    expect(JSON.parse(codec.encodeMedia(SID, AUDIO, { encoding: "mulaw", sampleRate: 8000 }) as string)).toEqual({
       event: "media",
       streamSid: SID,
       media: { payload: b64(AUDIO) },
@@ -92,7 +92,7 @@ describe("twilio codec: encode", () => {
   });
 
   it("round-trips outbound audio bytes", () => {
-    const frame = JSON.parse(codec.encodeMedia(SID, AUDIO) as string) as { media: { payload: string } };
+    const frame = JSON.parse(codec.encodeMedia(SID, AUDIO, { encoding: "mulaw", sampleRate: 8000 }) as string) as { media: { payload: string } };
     expect(new Uint8Array(Buffer.from(frame.media.payload, "base64"))).toEqual(AUDIO);
   });
 });

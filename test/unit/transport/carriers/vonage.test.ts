@@ -53,7 +53,7 @@ describe("vonage codec", () => {
   });
 
   it("encodes binary media, has no mark, clears with an action", () => {
-    const media = codec.encodeMedia("", AUDIO);
+    const media = codec.encodeMedia("", AUDIO, { encoding: "l16", sampleRate: 16000 });
     expect(media).toBeInstanceOf(Uint8Array);
     expect(media).toEqual(AUDIO);
     expect(codec.encodeMark("", "turn-7-end")).toBeUndefined();
