@@ -1,17 +1,28 @@
 // A fake Cartesia TTS WebSocket (vendors.md §5) on loopback, for adapter tests.
 //
-// It checks what the real service checks (the `Cartesia-Version` header or query, the key as
-// `Authorization: Bearer`, `X-API-Key` or `?api_key=`; 401 when wrong), records every message, and
-// answers each context the Cartesia way: per word, a `timestamps` message then a `chunk` of raw
-// pcm_s16le (base64), and `done` after `continue:false`. Synthesis is deterministic: every character
-// (spaces too) becomes `msPerChar` ms of samples whose value is the character code, so a test can
-// count bytes or read the spoken text back with `textFromPcm`.
+// It checks what the real service checks: the key (`Authorization: Bearer`, `X-API-Key` or
+// `?api_key=`; 401 when wrong) and the `Cartesia-Version` (header or `?cartesia_version=`): the fake
+// serves the one version whose messages it models and refuses any other with 400, as a versioned API
+// refuses a version it does not serve. It records every message and answers each context the
+// Cartesia way: per word, a `timestamps` message then a `chunk` of raw pcm_s16le (base64), and `done`
+// after `continue:false`. Synthesis is deterministic: every character (spaces too) becomes
+// `msPerChar` ms of samples whose value is the character code, so a test can count bytes or read the
+// spoken text back with `textFromPcm`.
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 import { pcmForText, samplesPerChar } from "./fake-tts-pcm.js";
 
 export const CARTESIA_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
+
+/**
+ * The API version the fake models: what @cartesia/cartesia-js 4.2.0 sends on every WebSocket upgrade
+ * (`src/internal/client-identity.ts:33`: `'cartesia-version': '2026-08-14'`). Its message shapes are
+ * that version's (`src/resources/tts.ts`): `voice` is a voice id string or `{ id, … }` ("Embeddings
+ * are not accepted in this API version"); `timestamps` carries `word_timestamps: {words, start, end}`
+ * in seconds.
+ */
+export const CARTESIA_FAKE_VERSION = "2026-08-14";
 
 export interface FakeCartesiaOptions {
   /** The accepted key (default "test-key"). */
@@ -95,7 +106,8 @@ export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Prom
       const version = query.get("cartesia_version") ?? headers["cartesia-version"];
       const key = query.get("api_key") ?? headers["x-api-key"] ?? /^Bearer (.+)$/.exec(headers.authorization ?? "")?.[1];
       if (key !== apiKey) callback(false, 401, "Unauthorized");
-      else if (typeof version !== "string" || !/^\d{4}-\d{2}-\d{2}$/.test(version)) callback(false, 400, "Cartesia-Version required");
+      else if (typeof version !== "string") callback(false, 400, "Cartesia-Version required");
+      else if (version !== CARTESIA_FAKE_VERSION) callback(false, 400, `Cartesia-Version ${version} is not supported`);
       else callback(true);
     },
   });
@@ -168,8 +180,11 @@ export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Prom
       if (format?.container !== "raw" || format.encoding !== "pcm_s16le" || !CARTESIA_RATES.includes(format.sample_rate as number)) {
         return void error(contextId, `unsupported output_format ${JSON.stringify(format)}`);
       }
-      const voice = message.voice as { mode?: unknown; id?: unknown } | undefined;
-      if (voice?.mode !== "id" || typeof voice.id !== "string") return void error(contextId, "voice must be {mode:'id', id}");
+      // 2026-08-14: a voice id string, or an object with a required `id`; no embeddings.
+      const voice = message.voice;
+      const voiceId = typeof voice === "string" ? voice : typeof voice === "object" && voice !== null && "id" in voice ? voice.id : undefined;
+      if (typeof voiceId !== "string" || voiceId === "") return void error(contextId, "voice must be a voice id or {id}");
+      if (typeof voice === "object" && voice !== null && "embedding" in voice) return void error(contextId, "voice embeddings are not accepted in this API version");
       const { transcript: _t, continue: _c, ...rest } = message;
       const fixed = JSON.stringify(rest);
       const rate = format.sample_rate as number;

@@ -11,6 +11,12 @@
 // Audio is deterministic: `chunkMs` (20 ms) per delta at 24 kHz, a ramp (`rampPcm`) so a test can
 // compare bytes; the transcript deltas are the turn's words spread over the audio chunks.
 //
+// Errors name the client event that caused them (`error.event_id`, when the client set one: the
+// `RealtimeError` type of the `openai` SDK, "The event_id of the client event that caused the error,
+// if applicable"). Their `code` and `message` are not a contract: `refusals` rewords the two the
+// adapter meets in normal operation (a `response.create` while an in-band response runs, a
+// `response.cancel` with nothing to cancel), so a test can show the adapter does not read them.
+//
 // With `manualResponses` the test plays the service itself: `response.create` is recorded and left
 // waiting, and `startResponse` / `speakIn` / `callIn` / `finish` send the same event sequences one
 // step at a time (a cancel, or the caller's speech with `interrupt_response`, ends the response at once).
@@ -19,6 +25,15 @@ import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
 
 export const REALTIME_RATE = 24_000;
+
+/** How the fake words one kind of error. */
+export interface FakeRealtimeErrorWording {
+  /** `error.code`; omitted: the error has none. */
+  readonly code?: string;
+  readonly message: string;
+  /** Name the client event in `error.event_id` (default true, as documented). */
+  readonly echoEventId?: boolean;
+}
 
 /** One scripted response. */
 export interface FakeRealtimeTurn {
@@ -47,6 +62,16 @@ export interface FakeOpenAiRealtimeOptions {
   readonly holdSessionUpdated?: boolean;
   /** The test plays the service: `response.create` waits for `startResponse` (see the header). */
   readonly manualResponses?: boolean;
+  /**
+   * The wording of the service's refusals (default: what the service says today,
+   * `conversation_already_has_active_response` and `response_cancel_not_active`).
+   */
+  readonly refusals?: {
+    /** A `response.create` for the default conversation while an in-band response runs. */
+    readonly activeResponse?: FakeRealtimeErrorWording;
+    /** A `response.cancel` with no such response running. */
+    readonly cancelNotActive?: FakeRealtimeErrorWording;
+  };
 }
 
 /** A response started with `startResponse` (manual mode). */
@@ -232,9 +257,11 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     conn.sent.push(full);
     if (conn.open) conn.ws.send(JSON.stringify(full));
   };
-  const error = (conn: Conn, code: string, message: string, violation = true): void => {
-    if (violation) violations.push(`connection ${conn.index}: ${message}`);
-    send(conn, { type: "error", error: { type: "invalid_request_error", code, message, param: null, event_id: null } });
+  /** An `error` answering `cause` (the client message, if any): `event_id` names it when it had one. */
+  const error = (conn: Conn, cause: Record<string, unknown> | undefined, wording: FakeRealtimeErrorWording, violation = true): void => {
+    if (violation) violations.push(`connection ${conn.index}: ${wording.message}`);
+    const eventId = wording.echoEventId !== false && typeof cause?.event_id === "string" ? cause.event_id : null;
+    send(conn, { type: "error", error: { type: "invalid_request_error", ...(wording.code === undefined ? {} : { code: wording.code }), message: wording.message, param: null, event_id: eventId } });
   };
   const turnDetection = (conn: Conn): Record<string, unknown> => {
     const audio = conn.session.audio as { input?: { turn_detection?: Record<string, unknown> } } | undefined;
@@ -366,7 +393,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         sessionUpdates[conn.index] = (sessionUpdates[conn.index] ?? 0) + 1;
         if (sessionUpdates[conn.index]! > 1) violations.push(`connection ${conn.index}: session.update #${sessionUpdates[conn.index]}`);
         const session = (message.session ?? {}) as Record<string, unknown>;
-        if (session.type !== "realtime") return error(conn, "invalid_value", "session.type must be 'realtime'");
+        if (session.type !== "realtime") return error(conn, message, { code: "invalid_value", message: "session.type must be 'realtime'" });
         conn.session = { ...conn.session, ...session };
         if (!conn.holdSetup) send(conn, { type: "session.updated", session: conn.session });
         return;
@@ -391,16 +418,19 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         const itemId = String(message.item_id);
         const audioMs = conn.itemAudioMs.get(itemId);
         const end = message.audio_end_ms;
-        if (audioMs === undefined) return error(conn, "item_not_found", `truncate: no assistant audio item ${itemId}`);
-        if (message.content_index !== 0) return error(conn, "invalid_value", "truncate: content_index must be 0");
-        if (typeof end !== "number" || end < 0 || end > audioMs) return error(conn, "invalid_value", `truncate: audio_end_ms ${String(end)} is past the item's ${audioMs} ms of audio`);
+        if (audioMs === undefined) return error(conn, message, { code: "item_not_found", message: `truncate: no assistant audio item ${itemId}` });
+        if (message.content_index !== 0) return error(conn, message, { code: "invalid_value", message: "truncate: content_index must be 0" });
+        if (typeof end !== "number" || end < 0 || end > audioMs) {
+          return error(conn, message, { code: "invalid_value", message: `truncate: audio_end_ms ${String(end)} is past the item's ${audioMs} ms of audio` });
+        }
         send(conn, { type: "conversation.item.truncated", item_id: itemId, content_index: 0, audio_end_ms: end });
         return;
       }
       case "response.create": {
         const request = message.response as Record<string, unknown> | undefined;
         if (request?.conversation !== "none" && conn.active !== undefined) {
-          return error(conn, "conversation_already_has_active_response", `Conversation already has an active response in progress: ${conn.active.id}`);
+          const wording = options.refusals?.activeResponse ?? { code: "conversation_already_has_active_response", message: `Conversation already has an active response in progress: ${conn.active.id}` };
+          return error(conn, message, wording);
         }
         if (options.manualResponses === true) conn.waiting.push(request);
         else respond(conn, request);
@@ -408,7 +438,10 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       }
       case "response.cancel": {
         const target = typeof message.response_id === "string" ? conn.running.get(message.response_id) : conn.active;
-        if (target === undefined || target.cancelled !== undefined) return error(conn, "response_cancel_not_active", "Cancellation failed: no active response found", false);
+        if (target === undefined || target.cancelled !== undefined) {
+          // "It's safe to call `response.cancel` even if no response is in progress" (the `openai` SDK's `ResponseCancelEvent`).
+          return error(conn, message, options.refusals?.cancelNotActive ?? { code: "response_cancel_not_active", message: "Cancellation failed: no active response found" }, false);
+        }
         target.cancelled = "client_cancelled";
         conn.manual.get(target.id)?.finish();
         return;
@@ -448,12 +481,12 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     ws.on("message", (data, isBinary) => {
       // Frames read in the same chunk as the one that dropped or closed the socket: the service is gone.
       if (ws.readyState !== ws.OPEN) return;
-      if (isBinary) return error(conn, "invalid_request_error", "binary frames are not accepted");
+      if (isBinary) return error(conn, undefined, { code: "invalid_request_error", message: "binary frames are not accepted" });
       let message: Record<string, unknown>;
       try {
         message = JSON.parse((data as Buffer).toString("utf8")) as Record<string, unknown>;
       } catch {
-        return error(conn, "invalid_json", "malformed JSON");
+        return error(conn, undefined, { code: "invalid_json", message: "malformed JSON" });
       }
       messages.push({ connection: conn.index, message });
       conn.messages.push(message);

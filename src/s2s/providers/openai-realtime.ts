@@ -7,9 +7,15 @@
  * network error) reconnects with backoff on the injected clock and replays the conversation, plus
  * any tool results whose follow-up response never started, so each call is answered exactly once.
  *
+ * One in-band response at a time, by state (`InBandSlot`: idle | requested | running), never by the
+ * wording of an error: see `#next`, `#inBandStarted` and `#expectedError`. `response.cancel` goes out
+ * only while the response it names runs.
+ *
  * Errors while opening reject `open()` (a GatewayError; `fatal` when a retry cannot help, e.g. a
  * refused key) and are not reported through the events. After `open()`, in-band `error` events are
- * non-fatal; a link gone for good reports one fatal error, then `closed({expected:false})`.
+ * non-fatal, except those the adapter expects (a refusal of a request that crossed a response, a
+ * cancel that crossed a response's end), which are not reported; a link gone for good reports one
+ * fatal error, then `closed({expected:false})`.
  */
 import type { IncomingMessage } from "node:http";
 import { WebSocket, type ClientOptions, type RawData } from "ws";
@@ -44,6 +50,21 @@ const CLOSE_TIMEOUT_MS = 1000;
 const TRANSIENT_CLOSE_CODES: ReadonlySet<number> = new Set([1001, 1006, 1011, 1012, 1013]);
 /** Tags our out-of-band responses (vendors.md §1 "Out-of-band responses": `metadata`, up to 16 string pairs). */
 const OOB_METADATA = { switchboard: "oob" } as const;
+/**
+ * Our in-band `response.create`s carry `metadata: {switchboard_request: <its event_id>}`; the service
+ * echoes a response's `metadata` in `response.created` (`RealtimeResponse.metadata`, the `openai` SDK
+ * 7.59.0 `src/resources/realtime/realtime.ts`; "The `metadata` field is a good way to disambiguate
+ * multiple simultaneous Responses"), so a response that does not carry it was not started by that
+ * request. Keys up to 64 characters, values up to 512.
+ */
+const REQUEST_METADATA_KEY = "switchboard_request";
+/**
+ * The `event_id`s we give our `response.create` / `response.cancel` ("Optional client-generated ID
+ * used to identify this event"); an `error` names the client event that caused it in
+ * `error.event_id` ("if applicable"), so these prefixes say which request of ours it answers.
+ */
+const CREATE_EVENT_PREFIX = "sb_create_";
+const CANCEL_EVENT_PREFIX = "sb_cancel_";
 const TURN_DETECTION_TYPES: ReadonlySet<unknown> = new Set(["server_vad", "semantic_vad"]);
 
 /** The part of a pino logger the adapter uses (pino's `Logger` fits). */
@@ -227,6 +248,28 @@ interface Link {
   handshake: { resolve(): void; reject(error: Error): void } | undefined;
 }
 
+/** An in-band response asked for: its `response` parameters (e.g. `instructions`), none for a plain one. */
+interface InBandRequest {
+  readonly response: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
+ * The default conversation's response, on the current socket. "Only one Response can write to the
+ * default Conversation at a time" (the `openai` SDK's `ResponseCreateEvent`), and a `response.create`
+ * meanwhile is refused, so:
+ * - idle: none runs and none of ours is on its way: the next held request may go out;
+ * - requested: our `response.create` (`eventId`) is on its way; no in-band `response.created` yet;
+ * - running: an in-band response runs — ours, or one the service started on its own (server VAD) —
+ *   from its `response.created` until its `response.done`.
+ * Requests wait in `#held` while the slot is not idle or no socket is ready.
+ */
+type InBandSlot =
+  | { readonly state: "idle" }
+  | { readonly state: "requested"; readonly request: InBandRequest; readonly eventId: string }
+  | { readonly state: "running"; readonly responseId: string };
+
+const IDLE: InBandSlot = { state: "idle" };
+
 interface ToolCallRecord {
   readonly name: string;
   readonly arguments: string;
@@ -263,12 +306,16 @@ class RealtimeSession implements OpenAiRealtimeSession {
   /** Results sent whose follow-up response has not started yet, by call_id. */
   readonly #pendingResults = new Map<string, string>();
   #pendingRespond = false;
-  /** `response.create`s asked for while reconnecting. */
-  #queued: object[] = [];
-  /** An in-band `response.create` sent whose `response.created` (or refusal) has not arrived yet. */
-  #createSent = false;
-  /** An in-band `response.create` held back until the in-band response running now is done. */
-  #deferred: object | undefined;
+  /** Out-of-band `response.create`s asked for while reconnecting (they never wait for the slot). */
+  #queuedOutOfBand: object[] = [];
+  /** The default conversation's response on the current socket. */
+  #slot: InBandSlot = IDLE;
+  /** In-band requests waiting for the slot (or for a socket), oldest first. */
+  #held: InBandRequest[] = [];
+  /** Our `response.create`s (event ids) that crossed a response the service started: their refusal is due. */
+  #refusalsDue: string[] = [];
+  /** Numbers the `event_id`s we mint. */
+  #eventSeq = 0;
 
   constructor(
     private readonly config: RealtimeConfig,
@@ -319,28 +366,92 @@ class RealtimeSession implements OpenAiRealtimeSession {
       // and no tools (tool_choice "none" too, so a session-wide forced tool cannot clash).
       Object.assign(response, { conversation: "none", tools: [], tool_choice: "none", input: [], metadata: OOB_METADATA });
     }
-    const message = Object.keys(response).length === 0 ? { type: "response.create" } : { type: "response.create", response };
-    const link = this.#readyLink();
-    if (link === undefined) {
-      if (!this.#ended) this.#queued.push(message);
+    if (options.outOfBand !== true) {
+      this.#ask({ response: Object.keys(response).length === 0 ? undefined : response });
       return;
     }
-    if (options.outOfBand === true) this.#send(link, message);
-    else this.#respond(link, message);
+    // Out of band: not in the default conversation, so it never waits for the slot.
+    const message = { type: "response.create", response };
+    const link = this.#readyLink();
+    if (link !== undefined) this.#send(link, message);
+    else if (!this.#ended) this.#queuedOutOfBand.push(message);
+  }
+
+  /** An in-band response is wanted: it waits behind those held before it, then for the slot. */
+  #ask(request: InBandRequest): void {
+    if (this.#ended) return;
+    this.#hold(request, "last");
+    this.#next();
+  }
+
+  /** Hold a request. A plain one next to a plain one adds nothing: one response answers the conversation as it stands. */
+  #hold(request: InBandRequest, where: "first" | "last"): void {
+    const neighbour = where === "first" ? this.#held[0] : this.#held.at(-1);
+    if (request.response === undefined && neighbour !== undefined && neighbour.response === undefined) return;
+    if (where === "first") this.#held.unshift(request);
+    else this.#held.push(request);
+  }
+
+  /** idle → requested: the oldest held request goes out, tagged so its `response.created` and any refusal name it. */
+  #next(): void {
+    const link = this.#readyLink();
+    if (link === undefined || this.#slot.state !== "idle") return;
+    const request = this.#held.shift();
+    if (request === undefined) return;
+    const eventId = `${CREATE_EVENT_PREFIX}${++this.#eventSeq}`;
+    this.#slot = { state: "requested", request, eventId };
+    this.#send(link, { type: "response.create", event_id: eventId, response: { ...request.response, metadata: { [REQUEST_METADATA_KEY]: eventId } } });
+  }
+
+  /** An in-band `response.created`: the slot runs it. */
+  #inBandStarted(responseId: string, response: Record<string, unknown> | undefined): void {
+    const slot = this.#slot;
+    if (slot.state === "requested" && str(rec(response, "metadata"), REQUEST_METADATA_KEY) !== slot.eventId) {
+      // The service started a response of its own (its VAD) before our request reached it: ours is
+      // refused, in whatever words. It goes out again, first in line, after this one's response.done.
+      this.runtime.log.debug({ responseId, eventId: slot.eventId }, `${VENDOR}: a response started before ours; asking again after it`);
+      this.#refusalsDue.push(slot.eventId);
+      this.#hold(slot.request, "first");
+    }
+    this.#slot = { state: "running", responseId };
+  }
+
+  /** An in-band `response.done`: running → idle, and the next held request goes out. */
+  #inBandDone(responseId: string): void {
+    if (this.#slot.state !== "running" || this.#slot.responseId !== responseId) return;
+    this.#slot = IDLE;
+    // A refusal is sent when the request arrives, while this response ran: one not seen by now is not coming.
+    this.#refusalsDue = [];
+    this.#next();
   }
 
   /**
-   * An in-band `response.create`. The service runs one in-band response at a time and refuses
-   * another meanwhile (`conversation_already_has_active_response`), so one asked for while a
-   * response runs, or while the last request is still on its way, waits for that `response.done`.
+   * An `error` the adapter expects, whatever its code and message; true when it is one (not reported).
+   * `cause` is the `error.event_id` (the client event it answers), when the service names one.
    */
-  #respond(link: Link, message: object = { type: "response.create" }): void {
-    if (this.#createSent || [...this.#responses.values()].some((outOfBand) => !outOfBand)) {
-      this.#deferred ??= message;
-      return;
+  #expectedError(cause: string | undefined): boolean {
+    if (cause?.startsWith(CANCEL_EVENT_PREFIX) === true) {
+      // Sent while the response ran, by our count; its response.done crossed it. "It's safe to call
+      // `response.cancel` even if no response is in progress" (the SDK's `ResponseCancelEvent`).
+      this.runtime.log.debug({ cause }, `${VENDOR}: a cancel crossed the end of its response`);
+      return true;
     }
-    this.#createSent = true;
-    this.#send(link, message);
+    // A refusal of a request that crossed a response the service started (already held again). One
+    // that names no event is taken as the oldest due: a refusal arrives before that response's done.
+    const due = cause === undefined ? (this.#refusalsDue.length > 0 ? 0 : -1) : this.#refusalsDue.indexOf(cause);
+    if (due >= 0) {
+      this.#refusalsDue.splice(due, 1);
+      this.runtime.log.debug({ cause }, `${VENDOR}: our response.create was refused while another response ran; asked again after it`);
+      return true;
+    }
+    const slot = this.#slot;
+    if (slot.state === "requested" && cause === slot.eventId) {
+      // Refused while no response runs: a retry would be refused the same way. Reported (below); the
+      // slot is free for the next request.
+      this.#slot = IDLE;
+      this.#next();
+    }
+    return false;
   }
 
   /** A typed user turn: a user message item, then a response (vendors.md §1 "Client events"). */
@@ -352,9 +463,16 @@ class RealtimeSession implements OpenAiRealtimeSession {
   }
 
   cancelResponse(responseId?: string): void {
-    // While reconnecting there is nothing to cancel: the response died with the socket.
+    // Only while the response runs on this socket (the named one; unnamed, the default conversation's):
+    // from its response.created to its response.done. While reconnecting it died with the socket.
     const link = this.#readyLink();
-    if (link !== undefined) this.#send(link, { type: "response.cancel", ...(responseId === undefined ? {} : { response_id: responseId }) });
+    const runs = responseId === undefined ? this.#slot.state === "running" : this.#responses.has(responseId);
+    if (link === undefined || !runs) {
+      this.runtime.log.debug({ responseId }, `${VENDOR}: no such response running; nothing to cancel`);
+      return;
+    }
+    const eventId = `${CANCEL_EVENT_PREFIX}${++this.#eventSeq}`;
+    this.#send(link, { type: "response.cancel", event_id: eventId, ...(responseId === undefined ? {} : { response_id: responseId }) });
   }
 
   truncate(itemId: string, audioEndMs: number): void {
@@ -378,7 +496,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     if (link === undefined) return;
     for (const { callId, output } of results) this.#sendToolResult(link, callId, output);
     // vendors.md §1 "Function-calling round trip" 7: the model does not continue on its own.
-    if (respond) this.#respond(link);
+    if (respond) this.#ask({ response: undefined });
   }
 
   close(): Promise<void> {
@@ -484,13 +602,10 @@ class RealtimeSession implements OpenAiRealtimeSession {
     }
     for (const item of history) this.#send(link, historyItem(item));
     for (const [callId, output] of this.#pendingResults) this.#sendToolResult(link, callId, output);
-    // Everything is in the conversation now: one in-band response answers it all.
-    let inBand: object | undefined = this.#pendingRespond && this.#pendingResults.size > 0 ? { type: "response.create" } : undefined;
-    for (const message of this.#queued.splice(0)) {
-      if (isOutOfBandRequest(message)) this.#send(link, message);
-      else inBand ??= message;
-    }
-    if (inBand !== undefined) this.#respond(link, inBand);
+    for (const message of this.#queuedOutOfBand.splice(0)) this.#send(link, message);
+    // Everything is in the conversation now: a plain response answers it all (held ones coalesce with it).
+    if (this.#pendingRespond && this.#pendingResults.size > 0) this.#hold({ response: undefined }, "first");
+    this.#next();
   }
 
   #sendToolResult(link: Link, callId: string, output: string): void {
@@ -527,10 +642,10 @@ class RealtimeSession implements OpenAiRealtimeSession {
   #lost(): void {
     for (const [responseId, outOfBand] of this.#responses) this.#events.responseDone({ responseId, outOfBand, status: "failed" });
     this.#responses.clear();
-    // A response asked for and not started is asked for again on the next socket.
-    this.#createSent = false;
-    if (this.#deferred !== undefined) this.#queued.push(this.#deferred);
-    this.#deferred = undefined;
+    // A response asked for and not started is asked for again on the next socket, first in line.
+    if (this.#slot.state === "requested") this.#hold(this.#slot.request, "first");
+    this.#slot = IDLE;
+    this.#refusalsDue = [];
     this.#itemAudio.clear();
     this.#userText.clear();
     this.#callItems.clear();
@@ -664,7 +779,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
         const outOfBand = isOutOfBand(response);
         this.#responses.set(responseId, outOfBand);
         this.#attempts = 0;
-        if (!outOfBand) this.#createSent = false;
+        if (!outOfBand) this.#inBandStarted(responseId, response);
         // Tool results sent so far are in the context of this response: delivered.
         if (!outOfBand) this.#toolResultsDelivered();
         events.responseStarted({ responseId, outOfBand });
@@ -714,28 +829,11 @@ class RealtimeSession implements OpenAiRealtimeSession {
         this.#responses.delete(responseId);
         const usage = readUsage(rec(response, "usage"));
         events.responseDone({ responseId, outOfBand, status: readStatus(response?.status), ...(usage === undefined ? {} : { usage }) });
-        const deferred = this.#deferred;
-        if (deferred !== undefined && link === this.#link) {
-          this.#deferred = undefined;
-          this.#respond(link, deferred);
-        }
+        if (!outOfBand) this.#inBandDone(responseId);
         return;
       }
       case "error": {
-        const code = str(rec(message, "error"), "code");
-        // vendors.md §1: cancelling when nothing runs is "a harmless error".
-        if (code === "response_cancel_not_active") {
-          this.runtime.log.debug({ code }, `${VENDOR}: nothing to cancel`);
-          return;
-        }
-        // Whatever the service refused, a request still on its way no longer holds the next back.
-        this.#createSent = false;
-        if (code === "conversation_already_has_active_response") {
-          // Our request crossed a response the service started itself: ask again once that one is done.
-          this.runtime.log.debug({ code }, `${VENDOR}: a response is running; asking again after it`);
-          this.#deferred ??= { type: "response.create" };
-          return;
-        }
+        if (this.#expectedError(str(rec(message, "error"), "event_id"))) return;
         events.error(new GatewayError("s2s", `${VENDOR}: ${errorText(message)}`), { fatal: false });
         return;
       }
@@ -771,12 +869,6 @@ function str(object: Record<string, unknown> | undefined, key: string): string |
 function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString("utf8");
   return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8");
-}
-
-/** A queued `response.create` of ours for an out-of-band response (`conversation: "none"`). */
-function isOutOfBandRequest(message: object): boolean {
-  const response = (message as { response?: unknown }).response;
-  return isRecord(response) && response.conversation === "none";
 }
 
 /** Ours carry our metadata; any response with `conversation_id: null` is out of band (vendors.md §1). */

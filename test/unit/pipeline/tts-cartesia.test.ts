@@ -4,7 +4,7 @@ import { MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
 import { cartesiaTts, type CartesiaTtsOptions } from "../../../src/pipeline/providers/tts/cartesia.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
-import { startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../helpers/fake-cartesia.js";
+import { CARTESIA_FAKE_VERSION, startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../helpers/fake-cartesia.js";
 import { ttsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { CARTESIA_API_KEY: "test-key" };
@@ -58,26 +58,55 @@ describe("cartesiaTts", () => {
       transcript: "Hello there, ",
       continue: true,
       add_timestamps: true,
-      voice: { mode: "id" },
+      voice: expect.any(String) as unknown,
       output_format: { container: "raw", encoding: "pcm_s16le", sample_rate: 16000 },
     });
     expect(second).toMatchObject({ transcript: "how are you?", continue: true, context_id: first!.context_id });
     expect(last).toMatchObject({ transcript: "", continue: false, context_id: first!.context_id });
-    expect(server.connections[0]!.headers["cartesia-version"]).toBe("2025-11-04");
+    expect(server.connections[0]!.headers["cartesia-version"]).toBe(CARTESIA_FAKE_VERSION);
     expect(server.connections[0]!.headers.authorization).toBe("Bearer test-key");
     expect(server.violations).toEqual([]);
   });
 
-  it("sends model, voice, language and version from the options", async () => {
+  it("sends model, voice (a voice id, as 2026-08-14 declares it) and language from the options", async () => {
     const server = await fake();
-    const session = await open(server, 24000, { model: "sonic-2", voice: "voice-123", language: "fr", version: "2024-06-10" });
+    const session = await open(server, 24000, { model: "sonic-2", voice: "voice-123", language: "fr" });
     const rec = recorder();
     const stream = session.stream(rec.events);
     stream.push("Bonjour. ");
     stream.end();
     expect(await rec.ended).toBe("done");
-    expect(server.messages[0]).toMatchObject({ model_id: "sonic-2", voice: { mode: "id", id: "voice-123" }, language: "fr" });
-    expect(server.connections[0]!.headers["cartesia-version"]).toBe("2024-06-10");
+    expect(server.messages[0]).toMatchObject({ model_id: "sonic-2", voice: "voice-123", language: "fr" });
+    expect(server.violations).toEqual([]);
+  });
+
+  it("sends the Cartesia-Version the official SDK sends; a version the service does not serve is refused at open", async () => {
+    const server = await fake();
+    const session = await open(server);
+    expect(session.sampleRate).toBe(16000);
+    expect(server.connections.map((c) => c.headers["cartesia-version"])).toEqual(["2026-08-14"]);
+    // `tts.options.version` overrides the header: the fake (a versioned API) refuses what it does not serve.
+    const old = cartesiaTts({ kind: "cartesia", options: { url: server.url, version: "2025-11-04" } }, KEY);
+    await expect(old.open({ sampleRate: 16000 })).rejects.toThrow(/HTTP 400/);
+    expect(server.connections).toHaveLength(1);
+  });
+
+  it("word timestamps absent from a timestamps message (optional in 2026-08-14) are not a protocol warning", async () => {
+    const server = await fake({ chunkDelayMs: 10 });
+    const warnings: string[] = [];
+    const log = { warn: (_obj: object, msg: string) => void warnings.push(msg), debug: () => undefined };
+    const session = await open(server, 16000, {}, { log });
+    const rec = recorder();
+    const stream = session.stream(rec.events);
+    stream.push("Timed words. ");
+    stream.end();
+    await rec.firstAudio;
+    const contextId = server.messages[0]!.context_id as string;
+    server.sendRaw(JSON.stringify({ type: "timestamps", context_id: contextId, status_code: 206, done: false, word_timestamps: null }));
+    server.sendRaw(JSON.stringify({ type: "timestamps", context_id: contextId, status_code: 206, done: false }));
+    expect(await rec.ended).toBe("done");
+    expect(rec.words.map((w) => w.word)).toEqual(["Timed", "words."]);
+    expect(warnings).toEqual([]);
   });
 
   it("runs streams on separate contexts of one socket", async () => {

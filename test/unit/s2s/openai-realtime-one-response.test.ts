@@ -1,12 +1,17 @@
-// One in-band response at a time: the OpenAI Realtime service refuses a `response.create` while an
-// in-band response runs (`conversation_already_has_active_response`), so the adapter holds one asked
-// for meanwhile — a typed turn, a tool call's follow-up — until that response is done. Found by the
-// s2s-over-sockets property (test/fuzz/s2s-sockets.test.ts): a `user_text` while the model spoke was
-// refused, and the typed question never answered.
+// One in-band response at a time: "Only one Response can write to the default Conversation at a time"
+// (the `openai` SDK's `ResponseCreateEvent`), and the service refuses a `response.create` meanwhile. So
+// the adapter holds one asked for while a response runs — a typed turn, a tool call's follow-up —
+// until that response is done. Found by the s2s-over-sockets property (test/fuzz/s2s-sockets.test.ts):
+// a `user_text` while the model spoke was refused, and the typed question never answered.
+//
+// The order comes from the adapter's state (idle | requested | running), not from the service's error
+// text (issue 15 item 5): a request that crosses a response the service started itself is refused in
+// whatever words, and goes out again after that response's `response.done`; `response.cancel` goes
+// out only while a response runs.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { S2sEvents, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { openAiRealtime, type OpenAiRealtimeSession } from "../../../src/s2s/providers/openai-realtime.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../helpers/fake-openai-realtime.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../helpers/fake-openai-realtime.js";
 
 const SETUP: S2sSetup = { instructions: "You are a phone agent.", tools: [], toolChoice: "auto", interruptResponse: true };
 
@@ -17,18 +22,29 @@ afterEach(async () => {
 
 const waitFor = (check: () => void): Promise<void> => vi.waitFor(check, { timeout: 3000, interval: 5 });
 
-async function start(): Promise<{ server: FakeOpenAiRealtime; session: OpenAiRealtimeSession; errors: Error[]; started: string[]; calls: string[] }> {
-  const server = await startFakeOpenAiRealtime({ manualResponses: true });
+interface Started {
+  readonly server: FakeOpenAiRealtime;
+  readonly session: OpenAiRealtimeSession;
+  readonly errors: Error[];
+  readonly started: string[];
+  readonly calls: string[];
+  /** Resolves once the adapter has read every event the fake sent before the call. */
+  readonly settled: () => Promise<void>;
+}
+
+async function start(options: FakeOpenAiRealtimeOptions = {}): Promise<Started> {
+  const server = await startFakeOpenAiRealtime({ manualResponses: true, ...options });
   cleanups.push(() => server.close());
   const errors: Error[] = [];
   const started: string[] = [];
   const calls: string[] = [];
+  const transcripts: string[] = [];
   const events: S2sEvents = {
     audio: () => undefined,
     agentTranscript: () => undefined,
     speechStarted: () => undefined,
     speechStopped: () => undefined,
-    userTranscript: () => undefined,
+    userTranscript: (text) => transcripts.push(text),
     responseStarted: (info) => started.push(info.responseId),
     responseDone: () => undefined,
     toolCall: (call) => calls.push(call.callId),
@@ -38,12 +54,25 @@ async function start(): Promise<{ server: FakeOpenAiRealtime; session: OpenAiRea
   const provider = openAiRealtime({ kind: "openai-realtime", options: { url: server.url } }, { OPENAI_API_KEY: "test-key" }, { reconnectDelaysMs: [0] });
   const session = await provider.open({ setup: SETUP, history: () => [{ role: "user", text: "where is my order" }] }, events);
   cleanups.push(() => session.close());
-  return { server, session, errors, started, calls };
+  // A probe (an interim transcript on an item of its own) behind everything sent so far: events on one
+  // socket are read in order, so once it is through, so is everything before it.
+  let probes = 0;
+  const settled = async (): Promise<void> => {
+    const probe = `probe${++probes}`;
+    server.send({ type: "conversation.item.input_audio_transcription.delta", item_id: probe, content_index: 0, delta: probe });
+    await waitFor(() => expect(transcripts).toContain(probe));
+  };
+  return { server, session, errors, started, calls, settled };
 }
 
 /** In-band `response.create`s the service received (on one connection). */
 function creates(server: FakeOpenAiRealtime, connection = 0): number {
   return server.messages.filter((m) => m.connection === connection && m.message.type === "response.create" && (m.message.response as { conversation?: string } | undefined)?.conversation !== "none").length;
+}
+
+/** The `response.cancel`s the service received. */
+function cancels(server: FakeOpenAiRealtime): Record<string, unknown>[] {
+  return server.messages.filter((m) => m.message.type === "response.cancel").map((m) => m.message);
 }
 
 /** A response that made a tool call and finished: the call's id, once the adapter has it. */
@@ -93,15 +122,97 @@ describe("openAiRealtime: one in-band response at a time", () => {
     expect(errors).toEqual([]);
   });
 
-  it("asks again, without reporting an error, when its request crossed a response the service started", async () => {
-    const { server, session, errors, started } = await start();
-    session.createResponse();
-    await waitFor(() => expect(creates(server)).toBe(1));
-    // The service started its own response first and refuses ours.
-    const running = await serviceResponse(server, started);
-    server.send({ type: "error", error: { type: "invalid_request_error", code: "conversation_already_has_active_response", message: `Conversation already has an active response in progress: ${running}.` } });
-    server.finish(running);
+  /**
+   * The service's VAD starts a response while our `response.create` is on its way: the two cross, the
+   * service refuses ours (in `refusal`'s words), and ours must go out again after that response.
+   */
+  async function crossing(refusal: FakeOpenAiRealtimeOptions["refusals"]): Promise<void> {
+    const { server, session, errors, started, settled } = await start(refusal === undefined ? {} : { refusals: refusal });
+    const running = server.startResponse(); // response.created is on its way to the adapter…
+    session.createResponse(); // …as the adapter asks for one
+    expect(running).toBeDefined();
+    await waitFor(() => expect(server.violations).toHaveLength(1)); // the service refused ours
+    await settled();
+    // Held while the service's response runs: asked for again only after its response.done.
+    expect(creates(server)).toBe(1);
+    server.finish(running!.id);
     await waitFor(() => expect(creates(server)).toBe(2));
+    // Answered: the service starts it, and the adapter sees its own response start (and only once).
+    const answer = server.startResponse();
+    await waitFor(() => expect(started).toEqual([running!.id, answer?.id]));
+    server.finish(answer!.id);
+    await settled();
+    expect(creates(server)).toBe(2);
+    expect(errors).toEqual([]);
+  }
+
+  it("asks again, without reporting an error, when its request crossed a response the service started", async () => {
+    await crossing(undefined);
+  });
+
+  it("asks again when the refusal is worded differently (another code, another message)", async () => {
+    await crossing({ activeResponse: { code: "response_in_progress", message: "Another response is still being generated; try later." } });
+  });
+
+  it("asks again when the refusal has no code and names no event", async () => {
+    await crossing({ activeResponse: { message: "Please wait.", echoEventId: false } });
+  });
+
+  it("holds a request while the one before it is on its way, before any response.created", async () => {
+    const { server, session, errors, settled } = await start();
+    session.createResponse();
+    session.sendText?.("and my refund?");
+    await waitFor(() => expect(server.messages.some((m) => JSON.stringify(m.message.item ?? {}).includes("and my refund?"))).toBe(true));
+    await settled();
+    expect(creates(server)).toBe(1);
+    const first = server.startResponse();
+    server.finish(first!.id);
+    await waitFor(() => expect(creates(server)).toBe(2));
+    expect(server.violations).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it("sends response.cancel only while a response runs", async () => {
+    const { server, session, errors, started, settled } = await start();
+    // Nothing runs: nothing to send.
+    session.cancelResponse();
+    session.cancelResponse("resp_unknown");
+    const done = await serviceResponse(server, started);
+    server.finish(done);
+    await settled();
+    // It has ended: nothing to send either.
+    session.cancelResponse(done);
+    session.cancelResponse();
+    await settled();
+    expect(cancels(server)).toEqual([]);
+    // Running: the cancel goes out, naming it.
+    const running = await serviceResponse(server, started);
+    session.cancelResponse(running);
+    await waitFor(() => expect(cancels(server)).toHaveLength(1));
+    expect(cancels(server)[0]).toMatchObject({ type: "response.cancel", response_id: running });
+    await settled();
+    expect(errors).toEqual([]);
+  });
+
+  it("a cancel that crosses the response's end is refused in any words and not reported", async () => {
+    const { server, session, errors, started, settled } = await start({ refusals: { cancelNotActive: { code: "nothing_to_cancel", message: "No response is in progress." } } });
+    const running = await serviceResponse(server, started);
+    server.finish(running); // response.done is on its way to the adapter…
+    session.cancelResponse(running); // …as the caller barges in
+    await waitFor(() => expect(cancels(server)).toHaveLength(1));
+    await settled();
+    expect(errors).toEqual([]);
+    expect(creates(server)).toBe(0);
+  });
+
+  it("asks again on the next socket for a request the drop caught on its way", async () => {
+    const { server, session, errors } = await start();
+    server.dropOn("response.create"); // recorded, never answered: the socket dies with it
+    session.createResponse();
+    await waitFor(() => expect(server.sessionUpdates).toEqual([1, 1]));
+    await waitFor(() => expect(creates(server, 1)).toBe(1));
+    expect(creates(server, 0)).toBe(1);
+    expect(server.violations).toEqual([]);
     expect(errors).toEqual([]);
   });
 

@@ -97,6 +97,20 @@ function sent(server: FakeOpenAiRealtime, type: string, connection?: number): Re
   return server.messages.filter((m) => m.message.type === type && (connection === undefined || m.connection === connection)).map((m) => m.message);
 }
 
+const CREATE_EVENT = /^sb_create_\d+$/;
+
+/**
+ * An in-band `response.create` as the adapter sends it: its own `event_id` (which an error answering
+ * it names), and the same id as `metadata.switchboard_request` (which its `response.created` echoes).
+ */
+function inBandCreate(response: Record<string, unknown> = {}): unknown {
+  return {
+    type: "response.create",
+    event_id: expect.stringMatching(CREATE_EVENT) as unknown,
+    response: { ...response, metadata: { switchboard_request: expect.stringMatching(CREATE_EVENT) as unknown } },
+  };
+}
+
 /** Move virtual time in steps, letting real I/O run between them, until `done()` holds. */
 async function advanceUntil(clock: VirtualClock, done: () => boolean, stepMs = 50, maxMs = 20_000): Promise<void> {
   for (let t = 0; t < maxMs && !done(); t += stepMs) {
@@ -241,7 +255,9 @@ describe("openAiRealtime: conversation", () => {
     server.enqueue({ say: "Hello there, how can I help?", audioMs: 100 });
     session.createResponse();
     await waitFor(() => expect(rec.done()).toHaveLength(1));
-    expect(sent(server, "response.create")).toEqual([{ type: "response.create" }]);
+    expect(sent(server, "response.create")).toEqual([inBandCreate()]);
+    const [create] = sent(server, "response.create");
+    expect((create!.response as { metadata: Record<string, unknown> }).metadata.switchboard_request).toBe(create!.event_id);
     expect(rec.audio().equals(rampPcm(100))).toBe(true);
     expect(rec.transcript()).toBe("Hello there, how can I help?");
     const [started] = rec.started();
@@ -259,7 +275,7 @@ describe("openAiRealtime: conversation", () => {
     server.enqueue({ say: "Beta voice.", audioMs: 60 });
     session.createResponse({ instructions: "Greet." });
     await waitFor(() => expect(rec.done()).toHaveLength(1));
-    expect(sent(server, "response.create")).toEqual([{ type: "response.create", response: { instructions: "Greet." } }]);
+    expect(sent(server, "response.create")).toEqual([inBandCreate({ instructions: "Greet." })]);
     expect(rec.audio().equals(rampPcm(60))).toBe(true);
     expect(rec.transcript()).toBe("Beta voice.");
   });
@@ -304,7 +320,7 @@ describe("openAiRealtime: conversation", () => {
     expect(server.messages.slice(before).map((m) => m.message)).toEqual([
       { type: "conversation.item.create", item: { type: "function_call_output", call_id: calls[0]!.callId, output: '{"status":"shipped"}' } },
       { type: "conversation.item.create", item: { type: "function_call_output", call_id: calls[1]!.callId, output: '{"status":"shipped"}' } },
-      { type: "response.create" },
+      inBandCreate(),
     ]);
     expect(rec.transcript()).toBe("Both shipped.");
     expect(server.violations).toEqual([]);
@@ -373,7 +389,7 @@ describe("openAiRealtime: conversation", () => {
     expect(rec.errors()).toEqual([]);
   });
 
-  it("cancelResponse sends response.cancel (with the id when given); the response ends cancelled", async () => {
+  it("cancelResponse sends response.cancel (with the id when given) while the response runs; it ends cancelled", async () => {
     const server = await fake({ paceMs: 5 });
     const { session, rec } = await open(server);
     server.enqueue({ say: "This is a very long answer that will be cut.", audioMs: 3000 }, { say: "Another long one.", audioMs: 3000 });
@@ -389,12 +405,16 @@ describe("openAiRealtime: conversation", () => {
     session.cancelResponse(id);
     await waitFor(() => expect(rec.done()).toHaveLength(2));
     expect(rec.done()[1]).toMatchObject({ responseId: id, status: "cancelled" });
-    expect(sent(server, "response.cancel")).toEqual([{ type: "response.cancel" }, { type: "response.cancel", response_id: id }]);
+    const cancelEvent = expect.stringMatching(/^sb_cancel_\d+$/) as unknown;
+    expect(sent(server, "response.cancel")).toEqual([
+      { type: "response.cancel", event_id: cancelEvent },
+      { type: "response.cancel", event_id: cancelEvent, response_id: id },
+    ]);
 
-    // Nothing running: the service's "harmless error" is not reported.
+    // Nothing running: nothing is sent (openai-realtime-one-response.test.ts has the details).
     session.cancelResponse();
-    await waitFor(() => expect(sent(server, "response.cancel")).toHaveLength(3));
     await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(sent(server, "response.cancel")).toHaveLength(2);
     expect(rec.errors()).toEqual([]);
   });
 
@@ -500,7 +520,7 @@ describe("openAiRealtime: resilience", () => {
       { type: "conversation.item.create", item: { type: "message", role: "assistant", content: [{ type: "output_text", text: "Let me check." }] } },
       { type: "conversation.item.create", item: { type: "function_call", call_id: call!.callId, name: "lookup_order", arguments: '{"id":"42"}' } },
       { type: "conversation.item.create", item: { type: "function_call_output", call_id: call!.callId, output: '{"status":"shipped"}' } },
-      { type: "response.create" },
+      inBandCreate(),
     ]);
     expect(rec.transcript()).toBe("It shipped yesterday.");
     expect(rec.errors()).toEqual([]);

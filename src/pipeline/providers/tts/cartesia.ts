@@ -7,9 +7,9 @@
  *   context, §5 "Continuations");
  * - `end()` → `"transcript":""` with `continue:false` (the form for "last text not known in advance");
  * - `cancel()` → `{"context_id":…,"cancel":true}` (§5 "Cancel"); later chunks for the id are dropped;
- * - ← `chunk` (base64 `data`, raw `pcm_s16le`) → audio; ← `timestamps` (`word_timestamps`, seconds)
- *   → word timings, taken as counted from the context's first sample [INF: §5 does not say]; ← `done`
- *   → done; ← `error` → the stream's error.
+ * - ← `chunk` (base64 `data`, raw `pcm_s16le`) → audio; ← `timestamps` (`word_timestamps`: `words`,
+ *   `start`, `end`, seconds; optional) → word timings, taken as counted from the context's first
+ *   sample [INF: §5 does not say]; ← `done` → done; ← `error` → the stream's error.
  *
  * Socket drop: contexts do not survive a socket (and an id cannot be reused after it expires, §5), so
  * after a reconnect each unfinished stream continues on a fresh context with the text not yet spoken:
@@ -31,8 +31,15 @@ export type CartesiaTtsOptions = TtsSocketOptions;
 export const CARTESIA_KEY_VARIABLE = "CARTESIA_API_KEY";
 /** §5 Connection. */
 export const CARTESIA_DEFAULT_URL = "wss://api.cartesia.ai/tts/websocket";
-/** §5 Connection: the `Cartesia-Version` the official SDK sends. */
-export const CARTESIA_DEFAULT_VERSION = "2025-11-04";
+/**
+ * §5 Connection: the `Cartesia-Version` the official SDK sends on every WebSocket upgrade —
+ * @cartesia/cartesia-js 4.2.0 `src/internal/client-identity.ts:33`: `'cartesia-version': '2026-08-14'`.
+ * The messages below follow that version's declared types (`src/resources/tts.ts`:
+ * `GenerationRequest`, `VoiceSpecifier`, `WebsocketResponse.Timestamps`); `tts.options.version`
+ * changes only the header, so set it only to a version with the same message shapes (2025-11-04, for
+ * one, wanted `voice: {mode: "id", id}`).
+ */
+export const CARTESIA_DEFAULT_VERSION = "2026-08-14";
 /** §5 Generation request: the `sample_rate` values Cartesia accepts. */
 export const CARTESIA_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 /**
@@ -109,7 +116,8 @@ class CartesiaSession extends ContextSocketSession<Context> {
     super(config.socket);
     this.base = {
       model_id: config.model,
-      voice: { mode: "id", id: config.voice },
+      // 2026-08-14 `VoiceSpecifier`: "a voice ID string or an object with a required `id`" (no `mode`).
+      voice: config.voice,
       output_format: { container: "raw", encoding: "pcm_s16le", sample_rate: sampleRate },
       ...(config.language === undefined ? {} : { language: config.language }),
       add_timestamps: true,
@@ -195,6 +203,8 @@ class CartesiaSession extends ContextSocketSession<Context> {
   }
 
   private onTimestamps(state: Stream, context: Context, raw: unknown): void {
+    // 2026-08-14 `Timestamps.word_timestamps?: WordTimestamps | null`: absent means no words this time.
+    if (raw === undefined || raw === null) return;
     if (!isRecord(raw) || !Array.isArray(raw.words) || !Array.isArray(raw.start) || !Array.isArray(raw.end)) {
       this.log.warn({ contextId: context.id }, "cartesia sent timestamps without words/start/end; ignored");
       return;
