@@ -178,6 +178,7 @@ export abstract class ContextSocketSession<C extends { readonly id: string }> im
       message: (message) => this.onMessage(message),
       waiting: () => this.streams.size,
       dropped: () => {
+        this.socketDropped();
         for (const state of this.streams.list()) this.dropContext(state);
       },
       reconnected: () => {
@@ -233,6 +234,10 @@ export abstract class ContextSocketSession<C extends { readonly id: string }> im
   protected abstract onMessage(message: Record<string, unknown>): void;
   /** The socket dropped: set the stream's spoken prefix from what its context delivered, and unbind it. */
   protected abstract dropContext(state: StreamState<C>): void;
+  /** The socket dropped, before `dropContext` runs per stream: forget what the adapter kept about the old socket's contexts. */
+  protected socketDropped(): void {
+    // Nothing by default: only contexts bound to streams lived on the socket.
+  }
 }
 
 /**

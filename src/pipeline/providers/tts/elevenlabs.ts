@@ -7,12 +7,26 @@
  * `close_context` ("use it on barge-in", §6) and runs every stream as a context of one socket.
  * Constraints that come with it: at most 5 contexts per socket, and no `eleven_v3` (§6 Connection).
  *
+ * What the service does (SDK `@elevenlabs/elevenlabs-js` 2.73.0, api/types):
+ * - GenerationConfig: text is buffered until `chunk_length_schedule` is reached (default
+ *   [120, 160, 250, 290] characters) or a `flush` empties the buffer: without a flush a short first
+ *   sentence is not spoken until more text arrives.
+ * - WebsocketTtsServerMessageMulti.isFinal: "the final message for the specified contextId. This is
+ *   sent when a context is closed." A flush alone never yields it (bolna-ai/bolna#790, verified live).
+ * - CloseContext: "If it has already been set to flush it will continue flushing."
+ *
  * Wire mapping, per stream (one `context_id`):
  * - first text → `{"text":" ","context_id"}` opens the context (plus `voice_settings` /
- *   `generation_config` when configured), then `{"text":"…␠","context_id"}` per push: each chunk ends
- *   with a space (§6: "End each chunk with a space"), added when the pushed text lacks one;
- * - `end()` → `{"context_id","flush":true}`; ← the last audio, then ← `is_final` → done;
- * - `cancel()` → `{"context_id","close_context":true}`; late audio for the id is dropped;
+ *   `generation_config` when configured), then `{"text":"…␠","context_id","flush":true}` per push (the
+ *   voice loop pushes sentence batches: each is spoken at once); each chunk ends with a space (§6:
+ *   "End each chunk with a space"), added when the pushed text lacks one;
+ * - `end()` → `{"context_id","close_context":true}` after the last flushed text; ← the last audio,
+ *   then ← `isFinal` → done. No isFinal and no audio for the context `finalTimeoutMs` after the close
+ *   (the service has been seen to drop it, pipecat-ai/pipecat#4681) → the stream fails, slot freed;
+ * - `cancel()` → `{"context_id","close_context":true}`; late audio for the id is dropped; the context
+ *   keeps its slot until its `isFinal` (or the same bound);
+ * - a stream needing a context while 5 are held waits when one of them is closing (it frees at its
+ *   isFinal or bound), and fails at once when all 5 carry live streams;
  * - session close → `{"close_socket":true}` (the multi-context form of stream-input's `{"text":""}`).
  * The key goes in the `xi-api-key` handshake header (§6 Auth), so a wrong key is an HTTP 401/403.
  * `sync_alignment=true` puts timing data on every audio chunk; alignment char times are taken as
@@ -23,6 +37,7 @@
  * fresh context with the text after the last word whose audio arrived (from the alignment).
  */
 import { durationMs } from "../../../audio/pcm.js";
+import type { Timer } from "../../../clock.js";
 import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { TtsOpenOptions, TtsProvider, TtsSession, WordTiming } from "../../tts-port.js";
@@ -32,16 +47,32 @@ import { ContextSocketSession, nearestRate, spokenUpTo, type StreamState } from 
 import { ttsSocketRuntime, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
 import { isRecord } from "../ws-frames.js";
 
-/** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`). */
-export type ElevenLabsTtsOptions = TtsSocketOptions;
+/** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`), and: */
+export interface ElevenLabsTtsOptions extends TtsSocketOptions {
+  /**
+   * How long a closed context may go without audio or `isFinal` before it is given up on (ms):
+   * its stream fails (a cancelled one is just forgotten) and its slot is freed. Default
+   * `ELEVENLABS_FINAL_TIMEOUT_MS`.
+   */
+  readonly finalTimeoutMs?: number;
+}
 
 export const ELEVENLABS_KEY_VARIABLE = "ELEVENLABS_API_KEY";
 /** §6 Connection: the origin; the path `/v1/text-to-speech/{voice_id}/multi-stream-input` is appended. */
 export const ELEVENLABS_DEFAULT_URL = "wss://api.elevenlabs.io";
 /** §6 Connection: the `pcm_<rate>` output formats (16-bit LE). */
 export const ELEVENLABS_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
-/** §6 Connection: at most 5 contexts per socket. */
+/**
+ * §6 Connection: at most 5 contexts per socket. A 6th is refused with "Maximum simultaneous contexts
+ * per WebSocket connection exceeded (5)" and the socket closed with 1008 (livekit/agents-js#1985).
+ */
 export const ELEVENLABS_MAX_CONTEXTS = 5;
+/**
+ * After `close_context`, the longest wait for the context's next audio or its `isFinal` (ms). The
+ * service has already been sent every character with `flush`, so audio should be flowing: 5 s of
+ * silence means the final was lost [INF: no documented bound; the connect timeout is 10 s].
+ */
+export const ELEVENLABS_FINAL_TIMEOUT_MS = 5_000;
 
 /**
  * Build the ElevenLabs TTS provider. Throws MissingKeyError (naming the variable) when the key is
@@ -69,6 +100,7 @@ export function elevenLabsTts(descriptor: ProviderDescriptor, env: Env, options:
     keyVariable,
     ...ttsSocketRuntime(options),
   };
+  const finalTimeoutMs = options.finalTimeoutMs ?? ELEVENLABS_FINAL_TIMEOUT_MS;
   const opening = {
     ...(voiceSettings === undefined ? {} : { voice_settings: voiceSettings }),
     ...(generationConfig === undefined ? {} : { generation_config: generationConfig }),
@@ -86,7 +118,7 @@ export function elevenLabsTts(descriptor: ProviderDescriptor, env: Env, options:
         ...(language === undefined ? {} : { language_code: language }),
       });
       const url = `${origin}/v1/text-to-speech/${encodeURIComponent(voiceId)}/multi-stream-input?${query.toString()}`;
-      const session = new ElevenLabsSession({ socket: { ...socket, url }, opening }, sampleRate);
+      const session = new ElevenLabsSession({ socket: { ...socket, url }, opening, finalTimeoutMs }, sampleRate);
       await session.start(openOptions.signal);
       return session;
     },
@@ -97,6 +129,8 @@ interface Config {
   readonly socket: TtsSocketTarget;
   /** Extra fields of the context-opening message. */
   readonly opening: Readonly<Record<string, unknown>>;
+  /** See `ElevenLabsTtsOptions.finalTimeoutMs`. */
+  readonly finalTimeoutMs: number;
 }
 
 /** One ElevenLabs context carrying (part of) a stream. */
@@ -104,26 +138,41 @@ interface Context {
   readonly id: string;
   /** Offset in the stream's text where this context's text starts. */
   readonly startChar: number;
-  /** Offset in the stream's text up to which text has been sent on this context. */
+  /** Offset in the stream's text up to which text has been sent (each piece with `flush`) on this context. */
   sentChars: number;
   /** Words whose audio has arrived on this context, to find the spoken prefix. */
   readonly words: string[];
   /** The word being spelled out by the alignment (its chars may span chunks). */
   partial: { word: string; startMs: number; endMs: number } | undefined;
-  /** `flush` has been sent. */
-  ended: boolean;
+  /** `close_context` has been sent. */
+  closed: boolean;
+  /** After the close: gives up on `isFinal` (re-armed by each audio chunk). */
+  finalTimer: Timer | undefined;
 }
 
 /** A stream; its text is everything pushed, as sent (each chunk ending in a space). */
 type Stream = StreamState<Context>;
 
 class ElevenLabsSession extends ContextSocketSession<Context> {
+  /**
+   * Contexts of cancelled streams, closed and not yet reported `isFinal`: the
+   * service still counts them against the 5 (CloseContext: a flushed context "will continue
+   * flushing"). Each frees its slot at its `isFinal`, or when its timer gives up.
+   */
+  readonly #closing = new Map<string, Timer>();
+
   constructor(
     private readonly config: Config,
     readonly sampleRate: number,
   ) {
     // §6 multi-stream-input: close_socket closes every context.
     super(config.socket, { close_socket: true });
+  }
+
+  override async close(): Promise<void> {
+    for (const state of this.streams.list()) state.context?.finalTimer?.cancel();
+    this.#forgetClosing();
+    await super.close();
   }
 
   // ---- streams ----
@@ -137,29 +186,73 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
   protected send(state: Stream): void {
     let context = state.context;
     if (context === undefined) {
-      if (this.streams.contexts >= ELEVENLABS_MAX_CONTEXTS) {
+      if (this.streams.contexts + this.#closing.size >= ELEVENLABS_MAX_CONTEXTS) {
+        // A closed context frees its slot at its isFinal or its timer (`#slotFreed` re-syncs this stream).
+        if (this.#closing.size > 0 || this.streams.list().some((other) => other.context?.closed === true)) return;
         this.streams.fail(state, new GatewayError("tts", `elevenlabs: at most ${ELEVENLABS_MAX_CONTEXTS} streams can run at once on one session (multi-stream-input).`));
         return;
       }
-      context = { id: this.newContextId(), startChar: state.spokenChars, sentChars: state.spokenChars, words: [], partial: undefined, ended: false };
+      context = { id: this.newContextId(), startChar: state.spokenChars, sentChars: state.spokenChars, words: [], partial: undefined, closed: false, finalTimer: undefined };
       this.streams.bind(state, context);
       // §6: the first message on a context opens it, with text " ".
       this.socket.send({ text: " ", context_id: context.id, ...this.config.opening });
     }
     if (context.sentChars < state.text.length) {
-      this.socket.send({ text: state.text.slice(context.sentChars), context_id: context.id });
+      // GenerationConfig: without a flush the service holds text until 120 characters are buffered;
+      // each push is a batch the caller wants spoken now.
+      this.socket.send({ text: state.text.slice(context.sentChars), context_id: context.id, flush: true });
       context.sentChars = state.text.length;
     }
-    if (state.ended && !context.ended) {
-      // §6: flush generates everything buffered; the last audio then is_final follow.
-      this.socket.send({ context_id: context.id, flush: true });
-      context.ended = true;
+    if (state.ended && !context.closed) {
+      // isFinal is "sent when a context is closed"; every text sent was flushed, which a close lets finish.
+      this.socket.send({ context_id: context.id, close_context: true });
+      context.closed = true;
+      this.#armFinal(state, context);
     }
   }
 
-  /** §6: close_context on barge-in; any late audio for the id is ignored (the id is unmapped). */
+  /** §6: close_context on barge-in; late audio for the id is ignored, and its slot held until its isFinal. */
   protected cancelled(context: Context): void {
-    this.socket.send({ context_id: context.id, close_context: true });
+    context.finalTimer?.cancel();
+    if (!context.closed) this.socket.send({ context_id: context.id, close_context: true });
+    context.closed = true;
+    this.#holdClosing(context.id);
+  }
+
+  /** After `close_context`: fail the stream if neither audio nor `isFinal` comes within the bound. */
+  #armFinal(state: Stream, context: Context): void {
+    context.finalTimer?.cancel();
+    context.finalTimer = this.config.socket.clock.setTimeout(() => {
+      context.finalTimer = undefined;
+      if (state.context !== context) return;
+      const seconds = this.config.finalTimeoutMs / 1000;
+      this.log.warn({ contextId: context.id }, `elevenlabs: no isFinal within ${seconds} s of close_context; the stream fails and its slot is freed`);
+      this.streams.fail(state, new GatewayError("tts", `elevenlabs: context ${context.id} sent no isFinal within ${seconds} s of close_context (or of its last audio); its audio may be cut short.`));
+      this.#slotFreed();
+    }, this.config.finalTimeoutMs);
+  }
+
+  /** A closed context no stream follows any more: its slot is held until its `isFinal`, bounded. */
+  #holdClosing(id: string): void {
+    this.#closing.get(id)?.cancel();
+    this.#closing.set(
+      id,
+      this.config.socket.clock.setTimeout(() => {
+        this.#closing.delete(id);
+        this.log.warn({ contextId: id }, `elevenlabs: a closed context sent no isFinal within ${this.config.finalTimeoutMs / 1000} s; its slot is taken as free`);
+        this.#slotFreed();
+      }, this.config.finalTimeoutMs),
+    );
+  }
+
+  #forgetClosing(): void {
+    for (const timer of this.#closing.values()) timer.cancel();
+    this.#closing.clear();
+  }
+
+  /** A context slot came free: streams waiting for one open their context now. */
+  #slotFreed(): void {
+    for (const state of this.streams.list()) if (state.context === undefined) this.sync(state);
   }
 
   // ---- server messages ----
@@ -170,23 +263,41 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
     const contextId = typeof rawId === "string" ? rawId : undefined;
     const state = this.streams.ofContext(contextId);
     const context = state?.context;
+    const isFinal = (message.isFinal ?? message.is_final) === true;
     try {
       if (typeof message.message === "string" && typeof message.audio !== "string") {
         // §6 Errors: a JSON object with a `message` field (often followed by a close).
         const text = `elevenlabs: ${message.message}`;
         this.socket.noteFailure(message.message);
-        if (state !== undefined) this.streams.fail(state, new GatewayError("tts", text));
-        else this.log.warn({ contextId, error: message.error }, text);
+        if (state !== undefined) {
+          this.streams.fail(state, new GatewayError("tts", text));
+          this.#slotFreed();
+        } else this.log.warn({ contextId, error: message.error }, text);
         return;
       }
-      if (state === undefined || context === undefined) return; // cancelled or unknown context
+      if (state === undefined || context === undefined) {
+        if (contextId !== undefined && this.#closing.has(contextId)) this.#onClosing(contextId, isFinal);
+        return; // cancelled or unknown context
+      }
       if (typeof message.audio === "string" && message.audio !== "") {
+        if (context.closed) this.#armFinal(state, context); // still flushing: the bound starts over
         this.onAudio(state, context, message.audio, message.alignment ?? message.normalizedAlignment ?? message.normalized_alignment);
       }
-      if ((message.isFinal ?? message.is_final) === true) this.onFinal(state, context);
+      if (isFinal) this.onFinal(state, context);
     } catch (error) {
       this.log.warn({ err: error }, "elevenlabs: handling a server message failed");
     }
+  }
+
+  /** A message for a closed context no stream follows: audio re-arms its bound, `isFinal` frees its slot. */
+  #onClosing(id: string, isFinal: boolean): void {
+    if (!isFinal) {
+      this.#holdClosing(id);
+      return;
+    }
+    this.#closing.get(id)?.cancel();
+    this.#closing.delete(id);
+    this.#slotFreed();
   }
 
   private onAudio(state: Stream, context: Context, base64: string, alignment: unknown): void {
@@ -240,27 +351,37 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
   }
 
   private onFinal(state: Stream, context: Context): void {
+    context.finalTimer?.cancel();
+    context.finalTimer = undefined;
     const last = this.completeWord(context);
     if (last !== undefined) state.guard.events.words([last]);
-    if (context.ended) {
-      // Free the context slot (at most 5 per socket) in case is_final did not close it.
-      this.socket.send({ context_id: context.id, close_context: true });
+    if (context.closed) {
+      // isFinal after our close_context: every flushed text has been spoken, and the slot is free.
       this.streams.finish(state);
+      this.#slotFreed();
       return;
     }
-    // The server ended the context on its own (e.g. idle): what was sent is spoken; more text
+    // The server closed the context on its own (e.g. idle): what was sent is spoken; more text
     // goes on a new context.
     state.spokenChars = context.sentChars;
     this.streams.unbind(state);
     this.sync(state);
+    this.#slotFreed();
   }
 
   // ---- socket drop ----
+
+  /** The closing contexts died with the socket: their slots are free on the next one. */
+  protected override socketDropped(): void {
+    this.#forgetClosing();
+  }
 
   /** The socket is gone: note how much of the context's text was spoken and forget the context. */
   protected dropContext(state: Stream): void {
     const context = state.context;
     if (context === undefined) return;
+    context.finalTimer?.cancel();
+    context.finalTimer = undefined;
     state.spokenChars = spokenUpTo(state.text, context.startChar, context.words, context.sentChars);
     this.streams.unbind(state);
   }
