@@ -58,7 +58,11 @@ export interface S2sEvents {
   agentTranscript(delta: string, info: { readonly responseId: string; readonly itemId: string }): void;
   /** The service's VAD heard the caller start / stop. */
   speechStarted(): void;
-  speechStopped(): void;
+  /**
+   * `inferred`: the service reports no end of speech (Gemini Live without `voiceActivity`); this
+   * stop is inferred from the model starting to answer, so it dates nothing (no turn is timed from it).
+   */
+  speechStopped(info?: { readonly inferred?: boolean }): void;
   /** The caller's words, as the service transcribed them: interim deltas, then the final text. */
   userTranscript(text: string, info: { readonly final: boolean }): void;
   responseStarted(info: { readonly responseId: string; readonly outOfBand: boolean }): void;

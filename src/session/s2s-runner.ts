@@ -102,7 +102,7 @@ export class S2sRunner implements ModeRunner {
         audio: (pcm, info) => runner.#onAudio(pcm, info.responseId, info.itemId),
         agentTranscript: (delta, info) => runner.#onTranscript(delta, info.responseId, info.itemId),
         speechStarted: () => runner.#onSpeechStarted(),
-        speechStopped: () => runner.#onSpeechStopped(),
+        speechStopped: (info) => runner.#onSpeechStopped(info?.inferred === true),
         userTranscript: (text, info) => runner.#onUserTranscript(text, info.final),
         responseStarted: (info) => runner.#onResponseStarted(info.responseId, info.outOfBand),
         responseDone: (info) => void runner.#onResponseDone(info.responseId, info.status, info.usage),
@@ -251,9 +251,10 @@ export class S2sRunner implements ModeRunner {
     this.#ctx.emit({ type: "speech.started" });
   }
 
-  #onSpeechStopped(): void {
+  /** An end the service inferred from its own answer (Gemini without `voiceActivity`) dates nothing: no turn is timed from it. */
+  #onSpeechStopped(inferred: boolean): void {
     this.#userSpeaking = false;
-    this.#speech = { endedAt: this.#ctx.clock.now() };
+    this.#speech = inferred ? undefined : { endedAt: this.#ctx.clock.now() };
     this.#ctx.emit({ type: "speech.stopped" });
   }
 

@@ -1,12 +1,19 @@
 // A fake Gemini Live server (BidiGenerateContent over WebSocket) for tests. It listens on loopback
-// and speaks the message sequences of /work/shared/spec/vendors.md §2: the key comes as the `key`
-// query parameter (a wrong key: the upgrade succeeds and the socket closes 1008, as errors come
-// as close codes); `setup` must be the first client message, once per socket, and is answered
-// with `setupComplete`; nothing else may come before that. A test scripts model turns (24 kHz
-// audio chunks in `modelTurn.parts[].inlineData`, `outputTranscription` pieces, then
+// and speaks the message sequences of /work/shared/spec/vendors.md §2 and of the official SDK's
+// types (`@google/genai` 2.32.0, dist/genai.d.ts: `LiveServerMessage`, `LiveServerContent`,
+// `LiveServerSessionResumptionUpdate`, `VoiceActivity`): the key comes as the `key` query
+// parameter (a wrong key: the upgrade succeeds and the socket closes 1008, as errors come as close
+// codes); `setup` must be the first client message, once per socket, and is answered with
+// `setupComplete`; nothing else may come before that. A test scripts model turns (24 kHz audio
+// chunks in `modelTurn.parts[].inlineData`, `outputTranscription` pieces, then
 // `generationComplete` and `turnComplete` with `usageMetadata`), tool calls, barge-ins
-// (`interrupted` then `turnComplete`), the caller's words (`inputTranscription`), `goAway`,
-// session resumption handles, drops and raw frames. Every client message is recorded per
+// (`interrupted` then `turnComplete`), the caller's words (`inputTranscription` pieces that carry
+// their own leading space, as the transcription pieces in js-genai's recorded sessions do, e.g.
+// "We", " could talk about …"), voice activity, `goAway`,
+// session resumption handles, drops and raw frames. With `resumption`, every `turnComplete` is
+// followed by a `sessionResumptionUpdate` in a message of its own, and a tool call by a
+// non-resumable update (the SDK: "we send update empty new_handle and resumable=false. Example of
+// such case could be model executing function calls"). Every client message is recorded per
 // connection, and protocol violations are collected in `violations`.
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -25,7 +32,10 @@ export interface FakeGeminiOptions {
   apiKey?: string;
   /** Answer `setup` with `setupComplete`. Default true (false: the handshake hangs). */
   completeSetup?: boolean;
-  /** Send `sessionResumptionUpdate` handles after `setupComplete` and each `turnComplete`. */
+  /**
+   * Send `sessionResumptionUpdate {newHandle, resumable:true}` after `setupComplete` and after each
+   * `turnComplete` (each in a message of its own, after it), and `{resumable:false}` after a tool call.
+   */
   resumption?: boolean;
   /** Send every server message as a binary frame (UTF-8 JSON), as the service may. */
   binary?: boolean;
@@ -79,10 +89,19 @@ export interface FakeGemini {
   modelTurn(script?: ModelTurnScript): Buffer;
   /** `toolCall.functionCalls`; ids default to `function-call-<n>`. Returns the ids. */
   toolCall(calls: { name: string; args?: unknown; id?: string }[]): string[];
-  /** A barge-in: `interrupted: true`, then `turnComplete`. */
+  /** A barge-in: `interrupted: true`, then `turnComplete` (then a resumption handle, with `resumption`). */
   interrupted(): void;
-  /** The caller's words as `inputTranscription` pieces (one per word); `finished` marks the last. */
+  /**
+   * The caller's words as `inputTranscription` pieces, one per word, each after the first carrying
+   * its leading space (" is", " my"); `finished` marks the last (2.5-family models never set it).
+   */
   userSays(text: string, options?: { finished?: boolean }): void;
+  /**
+   * `voiceActivity {voiceActivityType, audioOffset}`: the service's activity detection heard the
+   * caller start or stop. `audioOffset` is the audio received on this connection so far, as a
+   * duration (SDK: "relative to the start of the audio stream").
+   */
+  voiceActivity(type: "ACTIVITY_START" | "ACTIVITY_END"): void;
   goAway(timeLeft?: string): void;
   /** A raw frame on the latest connection (malformed JSON, binary, …). */
   sendRaw(data: string | Buffer, options?: { binary?: boolean }): void;
@@ -194,6 +213,10 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
 
   const resumptionUpdate = (c: FakeGeminiConnection): void => {
     if (options.resumption === true) sendOn(c, { sessionResumptionUpdate: { newHandle: `handle-${++handles}`, resumable: true } });
+  };
+  /** Not resumable right now (executing function calls): no handle, `resumable:false`. */
+  const notResumable = (c: FakeGeminiConnection): void => {
+    if (options.resumption === true) sendOn(c, { sessionResumptionUpdate: { resumable: false } });
   };
 
   const onClientMessage = (c: FakeGeminiConnection, data: RawData, isBinary: boolean): void => {
@@ -314,13 +337,16 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
     toolCall(list) {
       const functionCalls = list.map((call) => ({ id: call.id ?? `function-call-${++calls}`, name: call.name, args: call.args ?? {} }));
       for (const call of functionCalls) callIds.add(call.id);
-      sendOn(latest(), { toolCall: { functionCalls } });
+      const c = latest();
+      sendOn(c, { toolCall: { functionCalls } });
+      notResumable(c);
       return functionCalls.map((call) => call.id);
     },
     interrupted() {
       const c = latest();
       sendOn(c, { serverContent: { interrupted: true } });
       sendOn(c, { serverContent: { turnComplete: true } });
+      resumptionUpdate(c);
     },
     userSays(text, opts = {}) {
       const c = latest();
@@ -329,6 +355,11 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
         const last = i === words.length - 1;
         sendOn(c, { serverContent: { inputTranscription: { text: word, ...(last && opts.finished === true ? { finished: true } : {}) } } });
       });
+    },
+    voiceActivity(type) {
+      const c = latest();
+      // PCM16 at 16 kHz: 32 bytes per ms. A proto3 JSON duration, in seconds.
+      sendOn(c, { voiceActivity: { voiceActivityType: type, audioOffset: `${c.audioBytes / 32 / 1000}s` } });
     },
     goAway(timeLeft = "5s") {
       sendOn(latest(), { goAway: { timeLeft } });

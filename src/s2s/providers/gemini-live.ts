@@ -1,10 +1,11 @@
 /**
  * Google Gemini Live (`BidiGenerateContent` over WebSocket) as an `S2sProvider`, per
- * `/work/shared/spec/vendors.md` §2 (the wire facts quoted below are from there).
+ * `/work/shared/spec/vendors.md` §2 (the wire facts quoted below are from there) and the official
+ * SDK, `@google/genai` 2.32.0 (`dist/node/index.mjs` `Live.connect`, `dist/genai.d.ts`).
  *
  * Wire summary (vendors.md §2):
- * - Connect to `wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.
- *   GenerativeService.BidiGenerateContent?key=<API_KEY>` (the key is a query parameter).
+ * - Connect to `GEMINI_LIVE_URL` (`…/ws/google.ai.generativelanguage.v1beta.GenerativeService.
+ *   BidiGenerateContent`, as the SDK builds it) with `?key=<API_KEY>` (the key is a query parameter).
  * - → `setup` must be the first message, once per socket; ← `setupComplete`; "send nothing else
  *   until this arrives". The configuration cannot change after `setup`.
  * - → `realtimeInput.audio {data: b64, mimeType: "audio/pcm;rate=16000"}` (PCM16 LE, 16 kHz);
@@ -12,8 +13,9 @@
  *   in progress"); → `toolResponse {functionResponses:[{id, name, response:{output}}]}`.
  * - ← `serverContent` (`modelTurn.parts[].inlineData` 24 kHz PCM16, `inputTranscription`,
  *   `outputTranscription`, `interrupted`, `generationComplete`, `turnComplete`), `toolCall`,
- *   `toolCallCancellation`, `usageMetadata`, `goAway {timeLeft}`, `sessionResumptionUpdate`.
- *   Frames may be text or binary (UTF-8 JSON). Errors come as a close code and reason.
+ *   `toolCallCancellation`, `usageMetadata`, `goAway {timeLeft}`, `sessionResumptionUpdate`,
+ *   `voiceActivity` (preview, allowlisted). Frames may be text or binary (UTF-8 JSON). Errors
+ *   come as a close code and reason.
  *
  * Mapping onto the port, and the gaps (Gemini has fewer knobs than the port):
  * - **Responses.** Gemini names no responses: the adapter synthesizes `gemini_<n>`. A response
@@ -34,19 +36,33 @@
  *   what the model generated, heard or not.
  * - **Tool results.** `respond` cannot be honoured either way: Gemini continues on its own after a
  *   `toolResponse` ("the model then continues with new serverContent") and has no "do not respond".
- * - **Speech edges.** Gemini sends no VAD events (`voiceActivity` is allowlisted, not used here):
- *   `speechStarted` is emitted when `interrupted` arrives (Gemini's VAD heard a barge-in) or when
- *   input transcription starts while no response is in flight; `speechStopped` when the model
- *   starts answering. The caller's transcript is final on `inputTranscription.finished`, or when
- *   the next response completes (transcription is not ordered relative to `modelTurn`).
+ * - **Speech edges.** The service's activity detection is reported only by `voiceActivity`
+ *   (`ACTIVITY_START`/`ACTIVITY_END`; preview and allowlisted, vendors.md §2), used when it comes.
+ *   Otherwise `speechStarted` is emitted when `interrupted` arrives (Gemini's VAD heard a barge-in)
+ *   or when input transcription starts while no response is in flight, and there is no end-of-
+ *   speech signal at all in automatic activity detection: the model starting to answer is the
+ *   first sign the caller stopped, so `speechStopped` is emitted then, *after* `responseStarted`.
+ *   The runner times a turn only from an end of speech reported before the response started, so
+ *   such a turn carries no `endpointMs`/`voiceToVoiceMs` rather than a fabricated ~0.
+ * - **The caller's transcript.** Pieces are joined as sent, with runs of whitespace collapsed:
+ *   they carry their own spacing and the service splits mid-word (js-genai's recorded
+ *   transcription pieces: "We", " could talk about … you", "'d like"), so a separator of ours
+ *   would break words; Google's ADK likewise joins input pieces with no separator (`+=`). 2.5-family models never set `inputTranscription.finished`, so an utterance also
+ *   ends at its boundary, as Google's ADK does (`gemini_llm_connection.py`: "The Gemini API or
+ *   Vertex AI might not send a transcription finished signal. Instead, we rely on
+ *   generation_complete, turn_complete or interrupted signals"): `interrupted` (the caller began a
+ *   new utterance over the model), `generationComplete`, and a `turnComplete` — except the one
+ *   that closes an interrupted turn, which comes while the barge-in utterance is being spoken.
+ *   Not at the model's first output: transcription is not ordered relative to `modelTurn`, so the
+ *   utterance's last pieces may still follow it.
  * - **Tool choice / transcription prompt.** `setup` has no tool choice and no transcription
  *   prompt: `toolChoice:"none"` omits the tools, other choices behave as "auto", and
  *   `transcriptionPrompt` is ignored (each with a debug log).
  *
- * Resilience: a transient close (or a `goAway`, proactively, once no response is in flight)
- * reconnects with backoff on the injected clock, bounded by `reconnectDelaysMs`. Each socket gets
- * exactly one `setup`. When the server gave a `sessionResumptionUpdate` handle the new `setup`
- * resumes with it (vendors.md §2, step 8) and the server restores the conversation; otherwise
+ * Resilience: a transient close (or a `goAway`, proactively: see `#maybeSwitch`) reconnects with
+ * backoff on the injected clock, bounded by `reconnectDelaysMs`. Each socket gets exactly one
+ * `setup`. When the server gave a `sessionResumptionUpdate` handle the new `setup` resumes with
+ * the newest one (vendors.md §2, step 8) and the server restores the conversation; otherwise
  * the history (`options.history()`) is replayed as one `clientContent` with
  * `turnComplete:false`. Then every request the model has not acted on goes out once on the new
  * socket, in order: tool results (undelivered, or sent while reconnecting) and
@@ -64,10 +80,26 @@ import type { ProviderDescriptor } from "../../manifest/index.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession, S2sSetup, S2sTool } from "../s2s-port.js";
 import { shieldEvents } from "../shield-events.js";
 
-/** vendors.md §2 "Connection". */
-export const GEMINI_LIVE_URL = "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+/**
+ * The Gemini API version of the Live endpoint. `@google/genai` 2.32.0, dist/node/index.mjs:
+ * `const GOOGLE_AI_API_DEFAULT_VERSION = 'v1beta';` (v1alpha only for ephemeral tokens, not used here).
+ */
+export const GEMINI_LIVE_API_VERSION = "v1beta";
+/**
+ * The Live endpoint as the SDK builds it (`Live.connect`, API-key path):
+ * `${websocketBaseUrl}/ws/google.ai.generativelanguage.${apiVersion}.GenerativeService.${method}?${keyName}=${apiKey}`
+ * with `method = 'BidiGenerateContent'`, `keyName = 'key'`, base `https://generativelanguage.googleapis.com/`
+ * turned into `wss:`. The key is added per socket (`#dial`). Also vendors.md §2 "Connection".
+ */
+export const GEMINI_LIVE_URL = `wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.${GEMINI_LIVE_API_VERSION}.GenerativeService.BidiGenerateContent`;
 /** vendors.md §2 `setup` example; `model` is `models/<id>`. */
 export const GEMINI_LIVE_DEFAULT_MODEL = "models/gemini-live-2.5-flash-preview";
+/**
+ * Where the key is read from, in this order; the first set to a non-empty value wins
+ * (`options.apiKeyEnv` replaces the list). The SDK's order: `getApiKeyFromEnv()` returns
+ * `envGoogleApiKey || envGeminiApiKey` and warns "Both GOOGLE_API_KEY and GEMINI_API_KEY are set.
+ * Using GOOGLE_API_KEY." (dist/node/index.mjs).
+ */
 export const GEMINI_KEY_VARIABLES = ["GOOGLE_API_KEY", "GEMINI_API_KEY"] as const;
 /** vendors.md §2: input PCM16 at 16 kHz (stated in `mimeType`), output PCM16 at 24 kHz. */
 export const GEMINI_INPUT_RATE = 16_000;
@@ -80,6 +112,13 @@ export const GEMINI_DEFAULT_RECONNECT_DELAYS_MS: readonly number[] = [250, 1000,
 const MAX_BACKLOG_BYTES = 1024 * 1024;
 /** Switch sockets this long before a `goAway`'s `timeLeft` runs out, even mid-response. */
 const GOAWAY_MARGIN_MS = 1000;
+/**
+ * After a `goAway`, how long a switch waits (ms, from the end of the last turn) for the
+ * `sessionResumptionUpdate` that follows that turn before it resumes from the newest handle it
+ * has. The service sends it in a message of its own right after `turnComplete`, so this bounds a
+ * missing one, never a normal exchange; the `goAway` deadline bounds it as well.
+ */
+export const GEMINI_RESUMPTION_WAIT_MS = 2000;
 /** Close codes a retry cannot fix: protocol error, unsupported data, invalid payload (a bad setup), policy (key, quota). */
 const FATAL_CLOSE_CODES = new Set([1002, 1003, 1007, 1008]);
 
@@ -291,6 +330,8 @@ interface Link {
   readonly resumed: boolean;
   ready: boolean;
   retired: boolean;
+  /** The service sent a resumable handle on this socket (it sends one after each turn). */
+  sentHandle: boolean;
   httpStatus?: number;
 }
 
@@ -362,15 +403,25 @@ class GeminiLiveSession implements S2sSession {
   /** Aborted by `close()`: stops a reconnect's wait or dial. */
   readonly #stop = new AbortController();
   #handle: string | undefined;
+  /** `#handle` came after the last turn ended: resuming with it loses nothing the service did. */
+  #handleCurrent = false;
   #turn: Turn | undefined;
   #responses = 0;
   readonly #callNames = new Map<string, { name: string; wireId: string | undefined }>();
   #calls = 0;
   #pending: Pending[] = [];
+  /** The caller's utterance so far: transcription pieces as sent (they carry their own spacing). */
   #userText = "";
   #userSpeaking = false;
+  /** `interrupted` came; the `turnComplete` that closes that turn has not. */
+  #closingInterrupted = false;
+  /** A `toolCall` ended the last turn and the model has not continued yet (not resumable meanwhile). */
+  #toolRound = false;
   #draining: Link | undefined;
+  /** The `goAway` deadline: switch then, even mid-response. */
   #drainTimer: Timer | undefined;
+  /** Bounds the wait for the handle that follows the last turn (`GEMINI_RESUMPTION_WAIT_MS`). */
+  #handleWait: Timer | undefined;
   #droppedAudio = 0;
   #warnedRate = false;
   #closing: Promise<void> | undefined;
@@ -456,7 +507,7 @@ class GeminiLiveSession implements S2sSession {
     if (this.#state === "closed") return Promise.resolve();
     this.#state = "closing";
     this.#stop.abort(new Error("gemini-live session closed"));
-    this.#drainTimer?.cancel();
+    this.#stopDraining();
     const link = this.#link;
     this.#link = undefined;
     this.#closing = (link === undefined ? Promise.resolve() : this.#closeLink(link)).then(() => {
@@ -475,7 +526,7 @@ class GeminiLiveSession implements S2sSession {
     const handle = this.#handle;
     // Audio is base64: permessage-deflate would cost CPU and a zlib context per socket for little gain.
     const ws = new WebSocket(url.toString(), { perMessageDeflate: false });
-    const link: Link = { ws, id: ++this.#links, resumed: handle !== undefined, ready: false, retired: false };
+    const link: Link = { ws, id: ++this.#links, resumed: handle !== undefined, ready: false, retired: false, sentHandle: false };
     this.#link = link;
     this.runtime.log.debug({ link: link.id, resumed: link.resumed }, "gemini-live: connecting");
     return new Promise<void>((resolve, reject) => {
@@ -542,8 +593,7 @@ class GeminiLiveSession implements S2sSession {
   #onClosed(link: Link, code: number, reason: string): void {
     if (link.retired || link !== this.#link || this.#state !== "open") return;
     link.retired = true;
-    this.#drainTimer?.cancel();
-    this.#draining = undefined;
+    this.#stopDraining();
     this.#endTurn("failed");
     if (FATAL_CLOSE_CODES.has(code)) {
       this.#fail(new GatewayError("s2s", `Gemini Live closed the connection (${code}${reason === "" ? "" : `: ${reason}`})`, { fatal: true }));
@@ -614,11 +664,51 @@ class GeminiLiveSession implements S2sSession {
     this.#events.reconnected?.();
   }
 
-  /** Swap sockets after a `goAway`, once no response is in flight (or the deadline passed). */
+  /**
+   * After a `goAway`: switch sockets once the service is between turns and the newest handle
+   * reflects the last one. A `sessionResumptionUpdate` follows `turnComplete` in a message of its
+   * own, and while the model generates or runs function calls the service sends only
+   * `{resumable:false}` (SDK `LiveServerSessionResumptionUpdate`: "Resuming session (using previous
+   * session token) in such state will result in some data loss"). So a switch waits for: no
+   * response in flight, no tool round open, and — on a socket that sends handles — a handle newer
+   * than the last turn. The alternative, reading the retired socket until the server closes it,
+   * would keep the switch until `timeLeft` runs out and cut a response mid-way ("terminated as
+   * ABORTED"); waiting for the handle costs nothing while it comes as documented. Bounds: a missing
+   * handle is waited for `GEMINI_RESUMPTION_WAIT_MS`, then the newest one is used (it restores the
+   * service's own state up to it; a history replay would lose that and any reply still playing);
+   * the `goAway` deadline switches regardless (`#switchSocket`).
+   */
+  #maybeSwitch(): void {
+    const link = this.#draining;
+    if (link === undefined || link !== this.#link || this.#state !== "open") return;
+    if (this.#turn !== undefined || this.#toolRound) return;
+    if (!this.#handleCurrent && link.sentHandle) {
+      this.#handleWait ??= this.runtime.clock.setTimeout(() => {
+        this.#handleWait = undefined;
+        if (this.#turn !== undefined || this.#toolRound) return; // a new turn: its end starts another wait
+        this.runtime.log.warn(
+          { link: link.id, waitedMs: GEMINI_RESUMPTION_WAIT_MS },
+          "gemini-live: goAway; no resumption handle after the last turn; resuming from the newest one",
+        );
+        this.#switchSocket();
+      }, GEMINI_RESUMPTION_WAIT_MS);
+      return;
+    }
+    this.#switchSocket();
+  }
+
+  #stopDraining(): void {
+    this.#drainTimer?.cancel();
+    this.#drainTimer = undefined;
+    this.#handleWait?.cancel();
+    this.#handleWait = undefined;
+    this.#draining = undefined;
+  }
+
+  /** Swap sockets after a `goAway`: between turns (`#maybeSwitch`), or at the deadline even mid-response. */
   #switchSocket(): void {
     const link = this.#draining;
-    this.#drainTimer?.cancel();
-    this.#draining = undefined;
+    this.#stopDraining();
     if (link === undefined || link !== this.#link || this.#state !== "open") return;
     this.#endTurn("failed");
     link.retired = true;
@@ -647,7 +737,7 @@ class GeminiLiveSession implements S2sSession {
     if (this.#state === "closed" || this.#state === "closing") return;
     this.#state = "closed";
     this.#stop.abort(error);
-    this.#drainTimer?.cancel();
+    this.#stopDraining();
     const link = this.#link;
     this.#link = undefined;
     if (link !== undefined) void this.#closeLink(link);
@@ -695,21 +785,24 @@ class GeminiLiveSession implements S2sSession {
 
   /** One server message; it may carry several top-level keys. */
   #onMessage(link: Link, message: Record<string, unknown>): void {
-    const { usageMetadata, sessionResumptionUpdate, serverContent, toolCall, toolCallCancellation, goAway, error } = message;
+    const { usageMetadata, sessionResumptionUpdate, serverContent, toolCall, toolCallCancellation, goAway, voiceActivity, error } = message;
     if (isRecord(usageMetadata)) this.#onUsage(usageMetadata);
-    if (isRecord(sessionResumptionUpdate)) this.#onResumption(sessionResumptionUpdate);
+    if (isRecord(voiceActivity)) this.#onVoiceActivity(voiceActivity);
     if (isRecord(serverContent)) this.#onServerContent(link, serverContent);
     if (isRecord(toolCall)) this.#onToolCall(link, toolCall);
     if (isRecord(toolCallCancellation)) {
       // A barge-in voided pending calls; the tool runner's results for them are harmless.
+      this.#toolRound = false;
       this.runtime.log.debug({ ids: toolCallCancellation.ids }, "gemini-live: tool calls cancelled by the server");
     }
+    // After the content it came with: a handle in the same message as `turnComplete` reflects that turn.
+    if (isRecord(sessionResumptionUpdate)) this.#onResumption(link, sessionResumptionUpdate);
     if (isRecord(error)) {
       const text = typeof error.message === "string" ? error.message : JSON.stringify(error);
       this.#events.error(new GatewayError("s2s", `Gemini Live error: ${text}`), { fatal: false });
     }
     if (isRecord(goAway)) this.#onGoAway(link, goAway);
-    if (this.#draining === link && this.#turn === undefined) this.#switchSocket();
+    if (this.#draining === link) this.#maybeSwitch();
   }
 
   #onUsage(usage: Record<string, unknown>): void {
@@ -719,18 +812,34 @@ class GeminiLiveSession implements S2sSession {
     if (this.#turn !== undefined) this.#turn.usage = totals;
   }
 
-  #onResumption(update: Record<string, unknown>): void {
-    // Keep the last resumable handle; a non-resumable moment (generating, calling tools) keeps the older one.
-    if (update.resumable !== false && typeof update.newHandle === "string" && update.newHandle !== "") this.#handle = update.newHandle;
+  #onResumption(link: Link, update: Record<string, unknown>): void {
+    // Keep the newest resumable handle; a non-resumable moment (generating, calling tools: no
+    // handle, `resumable:false`) keeps the older one, which then predates the last turn.
+    if (update.resumable !== false && typeof update.newHandle === "string" && update.newHandle !== "") {
+      this.#handle = update.newHandle;
+      this.#handleCurrent = true;
+      link.sentHandle = true;
+    }
+  }
+
+  /** `voiceActivity` (SDK `VoiceActivity {voiceActivityType, audioOffset}`): the service's own activity detection. */
+  #onVoiceActivity(activity: Record<string, unknown>): void {
+    // A start while a response is in flight is left to `interrupted` (the barge-in, when activity
+    // handling interrupts); an end is the only end-of-speech report Gemini gives.
+    if (activity.voiceActivityType === "ACTIVITY_START" && this.#turn === undefined) this.#speechStarted();
+    else if (activity.voiceActivityType === "ACTIVITY_END") this.#speechStopped();
   }
 
   #onServerContent(link: Link, content: Record<string, unknown>): void {
     const { inputTranscription, modelTurn, outputTranscription } = content;
     if (isRecord(inputTranscription)) this.#onInputTranscription(inputTranscription);
     if (content.interrupted === true) {
-      // Gemini's VAD heard the caller over the model: the barge-in. Queued audio of this turn is void.
+      // Gemini's VAD heard the caller over the model: the barge-in. Queued audio of this turn is
+      // void, and what the caller said before is one utterance, final now: the next pieces are new speech.
+      this.#flushUserText();
       this.#speechStarted();
       this.#endTurn("cancelled");
+      this.#closingInterrupted = true;
     } else {
       if (isRecord(modelTurn) && Array.isArray(modelTurn.parts)) this.#onModelParts(link, modelTurn.parts);
       if (isRecord(outputTranscription) && typeof outputTranscription.text === "string" && outputTranscription.text !== "") {
@@ -738,7 +847,15 @@ class GeminiLiveSession implements S2sSession {
         if (!turn.muted) this.#events.agentTranscript(outputTranscription.text, { responseId: turn.id, itemId: turn.id });
       }
     }
-    if (content.turnComplete === true) this.#endTurn("completed");
+    // The model is done generating: the utterance it answered is over.
+    if (content.generationComplete === true) this.#flushUserText();
+    if (content.turnComplete === true) {
+      if (this.#turn !== undefined) this.#endTurn("completed");
+      // A turn that answered nothing still ends the utterance; the one closing an interrupted turn
+      // comes while the barge-in utterance is being spoken, and leaves it open.
+      else if (!this.#closingInterrupted) this.#flushUserText();
+      this.#closingInterrupted = false;
+    }
   }
 
   #onModelParts(link: Link, parts: unknown[]): void {
@@ -760,10 +877,14 @@ class GeminiLiveSession implements S2sSession {
   #onInputTranscription(transcription: Record<string, unknown>): void {
     const { text, finished } = transcription;
     if (typeof text === "string" && text !== "") {
-      // Input transcription starting is the only sign of speech outside a response (no VAD events).
-      if (this.#turn === undefined) this.#speechStarted();
+      // As sent: each piece carries its own spacing (see the header), never a separator of ours.
       this.#userText += text;
-      this.#events.userTranscript(this.#userText.trim(), { final: false });
+      const spoken = spokenText(this.#userText);
+      if (spoken !== "" && text.trim() !== "") {
+        // Without voiceActivity, transcription starting is the only sign of speech outside a response.
+        if (this.#turn === undefined) this.#speechStarted();
+        this.#events.userTranscript(spoken, { final: false });
+      }
     }
     if (finished === true) this.#flushUserText();
   }
@@ -781,12 +902,13 @@ class GeminiLiveSession implements S2sSession {
     }
     // Gemini waits for the toolResponse: this batch's response is done (see the header).
     this.#endTurn("completed");
+    this.#toolRound = true;
   }
 
   #onGoAway(link: Link, goAway: Record<string, unknown>): void {
     if (this.#draining !== undefined) return;
     const left = durationMs(goAway.timeLeft) ?? 0;
-    this.runtime.log.debug({ timeLeft: goAway.timeLeft }, "gemini-live: goAway; reconnecting once no response is in flight");
+    this.runtime.log.debug({ timeLeft: goAway.timeLeft }, "gemini-live: goAway; switching sockets between turns, with the newest resumption handle");
     this.#draining = link;
     this.#drainTimer = this.runtime.clock.setTimeout(() => this.#switchSocket(), Math.max(0, left - GOAWAY_MARGIN_MS));
   }
@@ -800,11 +922,11 @@ class GeminiLiveSession implements S2sSession {
     if (asked !== undefined) this.#pending = this.#pending.filter((item) => item !== asked);
     const turn: Turn = { id: `gemini_${++this.#responses}`, outOfBand: asked?.kind === "ask" && asked.outOfBand, muted: false };
     this.#turn = turn;
-    if (this.#userSpeaking) {
-      this.#userSpeaking = false;
-      this.#events.speechStopped();
-    }
+    this.#toolRound = false;
     this.#events.responseStarted({ responseId: turn.id, outOfBand: turn.outOfBand });
+    // No `voiceActivity` end came: the model answering is the first sign the caller stopped. Reported
+    // after the response started, as inferred, so no turn is timed from it (see the header, "Speech edges").
+    this.#speechStopped(true);
     return turn;
   }
 
@@ -812,7 +934,8 @@ class GeminiLiveSession implements S2sSession {
     const turn = this.#turn;
     if (turn === undefined) return;
     this.#turn = undefined;
-    if (status === "completed") this.#flushUserText(); // the caller's words go before the reply
+    this.#handleCurrent = false; // the service's state moved on: a handle from before is stale
+    this.#flushUserText(); // the utterance ends with the response to it; the caller's words go before the reply
     this.#events.responseDone({
       responseId: turn.id,
       outOfBand: turn.outOfBand,
@@ -827,11 +950,23 @@ class GeminiLiveSession implements S2sSession {
     this.#events.speechStarted();
   }
 
+  #speechStopped(inferred = false): void {
+    if (!this.#userSpeaking) return;
+    this.#userSpeaking = false;
+    this.#events.speechStopped(inferred ? { inferred: true } : undefined);
+  }
+
+  /** The utterance is over: its text, final, once. */
   #flushUserText(): void {
-    const text = this.#userText.trim();
+    const text = spokenText(this.#userText);
     this.#userText = "";
     if (text !== "") this.#events.userTranscript(text, { final: true });
   }
+}
+
+/** Joined transcription pieces as shown: runs of whitespace (a piece's trailing space, the next one's leading space) are one space. */
+function spokenText(joined: string): string {
+  return joined.replace(/\s+/g, " ").trim();
 }
 
 function abortReason(signal: AbortSignal | undefined): Error {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession, S2sSetup } from "../../../src/s2s/s2s-port.js";
-import { GEMINI_LIVE_DEFAULT_MODEL, geminiLive, toGeminiSchema, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
+import { GEMINI_LIVE_DEFAULT_MODEL, GEMINI_LIVE_URL, GEMINI_RESUMPTION_WAIT_MS, geminiLive, toGeminiSchema, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
 import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../helpers/fake-gemini-live.js";
 
 const ENV = { GOOGLE_API_KEY: FAKE_GEMINI_KEY };
@@ -131,6 +131,20 @@ describe("geminiLive: construction", () => {
     expect(provider({}, {}, { GEMINI_API_KEY: "k" }).kind).toBe("gemini-live");
     expect(() => provider({ apiKeyEnv: "MY_KEY" }, {}, ENV)).toThrow(/MY_KEY/);
     expect(provider({ apiKeyEnv: "MY_KEY" }, {}, { MY_KEY: "k" }).kind).toBe("gemini-live");
+  });
+
+  it("reads GOOGLE_API_KEY, then GEMINI_API_KEY (an empty value is skipped), as the SDK's getApiKeyFromEnv does", async () => {
+    session = await provider({}, {}, { GOOGLE_API_KEY: FAKE_GEMINI_KEY, GEMINI_API_KEY: "the-other-key" }).open({ setup: SETUP, history: () => [] }, recorder().events);
+    expect(fake.latest.query.get("key")).toBe(FAKE_GEMINI_KEY);
+    await session.close();
+    session = await provider({}, {}, { GOOGLE_API_KEY: "", GEMINI_API_KEY: FAKE_GEMINI_KEY }).open({ setup: SETUP, history: () => [] }, recorder().events);
+    expect(fake.latest.query.get("key")).toBe(FAKE_GEMINI_KEY);
+  });
+
+  it("connects where the official SDK does: v1beta, GenerativeService.BidiGenerateContent", () => {
+    // @google/genai 2.32.0 dist/node/index.mjs: GOOGLE_AI_API_DEFAULT_VERSION = 'v1beta' and
+    // `${websocketBaseUrl}/ws/google.ai.generativelanguage.${apiVersion}.GenerativeService.${method}?${keyName}=${apiKey}`.
+    expect(GEMINI_LIVE_URL).toBe("wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent");
   });
 
   it("refuses a bad option", () => {
@@ -289,7 +303,9 @@ describe("geminiLive: audio, transcripts and responses", () => {
     expect(rec.of("agentTranscript").map((c) => c.args[0]).join("")).toBe("It shipped today.");
     expect(rec.of("agentTranscript")[0]!.args[1]).toEqual({ responseId: "gemini_1", itemId: "gemini_1" });
     const names = rec.names().filter((n) => n !== "audio" && n !== "agentTranscript");
-    expect(names).toEqual(["speechStarted", ...Array<string>(5).fill("userTranscript"), "speechStopped", "responseStarted", "userTranscript", "responseDone"]);
+    // No voiceActivity from the service: the model answering is the first sign the caller stopped,
+    // reported after the response started (nothing to time a turn from).
+    expect(names).toEqual(["speechStarted", ...Array<string>(5).fill("userTranscript"), "responseStarted", "speechStopped", "userTranscript", "responseDone"]);
     expect(rec.of("userTranscript").at(-1)!.args).toEqual(["what is my order status", { final: true }]);
   });
 
@@ -298,6 +314,64 @@ describe("geminiLive: audio, transcripts and responses", () => {
     fake.userSays("hello there", { finished: true });
     await rec.waitFor("userTranscript", 3);
     expect(rec.of("userTranscript").at(-1)!.args).toEqual(["hello there", { final: true }]);
+  });
+
+  it("ends an utterance at a barge-in: two utterances are two finals, though 2.5 models never set finished", async () => {
+    const { rec } = await openSession();
+    fake.userSays("what is your return policy");
+    await rec.waitFor("userTranscript", 5);
+    fake.modelTurn({ chunks: 1, complete: false });
+    await rec.waitFor("audio");
+    fake.interrupted();
+    await rec.waitFor("responseDone");
+    fake.userSays("wait a second");
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone", 2);
+    const finals = rec.of("userTranscript").filter((c) => (c.args[1] as { final: boolean }).final);
+    expect(finals.map((c) => c.args[0])).toEqual(["what is your return policy", "wait a second"]);
+    expect(rec.of("userTranscript").map((c) => c.args[0])).not.toContainEqual(expect.stringContaining("policywait"));
+    // The first utterance is final before the response it interrupted is reported done.
+    const firstFinal = rec.calls.indexOf(finals[0]!);
+    const cancelled = rec.calls.findIndex((c) => c.name === "responseDone");
+    expect(firstFinal).toBeLessThan(cancelled);
+  });
+
+  it("ends an utterance at a turnComplete that answered nothing", async () => {
+    const { rec } = await openSession();
+    fake.userSays("um");
+    await rec.waitFor("userTranscript");
+    fake.send({ serverContent: { turnComplete: true } });
+    fake.userSays("where is my order");
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone");
+    const finals = rec.of("userTranscript").filter((c) => (c.args[1] as { final: boolean }).final);
+    expect(finals.map((c) => c.args[0])).toEqual(["um", "where is my order"]);
+  });
+
+  it("joins transcription pieces as sent: they carry their own spaces, split mid-word, and are never double-spaced", async () => {
+    const { rec } = await openSession();
+    // As the service splits them (js-genai test/system/recordings: " could talk about … you" then "'d like").
+    for (const text of ["Can", " I pl", "ease ", " help", " me"]) fake.send({ serverContent: { inputTranscription: { text } } });
+    await rec.waitFor("userTranscript", 5);
+    expect(rec.of("userTranscript").map((c) => c.args[0])).toEqual(["Can", "Can I pl", "Can I please", "Can I please help", "Can I please help me"]);
+    fake.send({ serverContent: { inputTranscription: { finished: true } } });
+    await rec.waitFor("userTranscript", 6);
+    expect(rec.of("userTranscript").at(-1)!.args).toEqual(["Can I please help me", { final: true }]);
+  });
+
+  it("reports the caller's speech edges from voiceActivity when the service sends it", async () => {
+    const { rec } = await openSession();
+    session!.sendAudio(new Uint8Array(3200));
+    await until(() => fake.latest.audioBytes === 3200, "the audio");
+    fake.voiceActivity("ACTIVITY_START");
+    await rec.waitFor("speechStarted");
+    fake.userSays("hello");
+    fake.voiceActivity("ACTIVITY_END");
+    await rec.waitFor("speechStopped");
+    expect(rec.of("responseStarted")).toEqual([]);
+    fake.modelTurn({ chunks: 1 });
+    await rec.waitFor("responseDone");
+    expect(rec.names().filter((n) => n.startsWith("speech") || n === "responseStarted")).toEqual(["speechStarted", "speechStopped", "responseStarted"]);
   });
 
   it("accepts binary frames and ignores a malformed frame with a warning", async () => {
@@ -522,6 +596,68 @@ describe("geminiLive: reconnects", () => {
     await sleep(20);
     expect(fake.latest.setups[0]!.sessionResumption).toEqual({ handle: "handle-2" });
     expect(fake.latest.messages.map((m) => Object.keys(m)[0])).toEqual(["setup"]);
+  });
+
+  it("goAway mid-response → switches only once the handle sent after turnComplete (in its own message) arrives, and resumes with it", async () => {
+    await restart({ resumption: true });
+    const clock = virtualClock();
+    const { rec } = await openSession({ runtime: { clock }, history: () => HISTORY });
+    fake.modelTurn({ chunks: 1, complete: false });
+    await rec.waitFor("audio");
+    fake.goAway("30s");
+    fake.modelTurn({ chunks: 1 }); // generationComplete, turnComplete, then sessionResumptionUpdate handle-2
+    const second = await fake.waitForConnection(2);
+    await until(() => second.setups.length === 1, "the new socket's setup");
+    expect(second.setups[0]!.sessionResumption).toEqual({ handle: "handle-2" });
+    await until(() => second.setupComplete, "setupComplete");
+    await sleep(20);
+    expect(second.messages.map((m) => Object.keys(m)[0])).toEqual(["setup"]); // resumed: no history replay
+    await fake.waitForClose(fake.connections[0]!);
+    expect(fake.connections[0]!.closeCode).toBe(1000);
+    expect(rec.of("error")).toEqual([]);
+  });
+
+  it("goAway → when no handle follows the turn, the switch waits GEMINI_RESUMPTION_WAIT_MS, then resumes with the newest handle", async () => {
+    await restart({ resumption: true });
+    const clock = virtualClock();
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { clock, log: logs.log }, history: () => HISTORY });
+    await sleep(20); // handle-1, after setupComplete
+    fake.modelTurn({ chunks: 1, complete: false });
+    await rec.waitFor("audio");
+    fake.goAway("30s");
+    fake.send({ serverContent: { turnComplete: true } }); // and no sessionResumptionUpdate after it
+    await rec.waitFor("responseDone");
+    await clock.advance(GEMINI_RESUMPTION_WAIT_MS - 1);
+    await sleep(30);
+    expect(fake.connections).toHaveLength(1);
+    await clock.advance(1);
+    const second = await fake.waitForConnection(2);
+    await until(() => second.setups.length === 1, "the new socket's setup");
+    expect(second.setups[0]!.sessionResumption).toEqual({ handle: "handle-1" });
+    expect(logs.has("warn", "no resumption handle after the last turn")).toBe(true);
+  });
+
+  it("goAway during a tool round → no switch on the pre-call handle; it follows the continuation's turn and handle", async () => {
+    await restart({ resumption: true });
+    const clock = virtualClock();
+    const { rec } = await openSession({ runtime: { clock }, history: () => HISTORY });
+    const [id] = fake.toolCall([{ name: "lookup_order", args: { id: "A1" } }]); // then {resumable:false}
+    await rec.waitFor("responseDone");
+    fake.goAway("30s");
+    await clock.advance(GEMINI_RESUMPTION_WAIT_MS);
+    await sleep(30);
+    expect(fake.connections).toHaveLength(1);
+    session!.sendToolResults([{ callId: id!, output: "shipped" }], true);
+    await fake.waitForMessage("toolResponse", 1, fake.connections[0]);
+    fake.modelTurn({ chunks: 1, text: "It shipped." }); // then handle-2
+    const second = await fake.waitForConnection(2);
+    await until(() => second.setups.length === 1, "the new socket's setup");
+    expect(second.setups[0]!.sessionResumption).toEqual({ handle: "handle-2" });
+    await until(() => second.setupComplete, "setupComplete");
+    await sleep(20);
+    expect(second.messages.map((m) => Object.keys(m)[0])).toEqual(["setup"]); // the tool response was acted on: not re-sent
+    expect(rec.of("responseDone").map((c) => (c.args[0] as { status: string }).status)).toEqual(["completed", "completed"]);
   });
 
   it("goAway → a proactive switch once the response in flight is done, with no error", async () => {
