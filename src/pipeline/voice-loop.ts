@@ -11,7 +11,7 @@ import { recordHeard } from "./record-heard.js";
 import { joinSpoken } from "./join-spoken.js";
 import type { ReplyLoop, ReplyObserver, ReplyResult, ReplyUsage } from "./reply-loop.js";
 import { SentenceBatcher } from "./sentence-batcher.js";
-import type { SttSession } from "./stt-port.js";
+import { UtteranceText, type SttSession } from "./stt-port.js";
 import type { TtsSession, TtsStream, WordTiming } from "./tts-port.js";
 
 /** An utterance with no STT activity for this long is closed (ms; above maxSilenceMs, behaviour.md). */
@@ -98,8 +98,8 @@ interface Speculation {
 }
 
 interface Utterance {
-  finals: string[];
-  partial: string;
+  /** The finals and the current partial (stt-port.ts's transcript contract): the only place they are joined. */
+  readonly transcript: UtteranceText;
   startedAt: number;
   lastActivityAt: number;
   /** speech.started went out (or was held). */
@@ -229,20 +229,30 @@ export class VoiceLoop {
     this.#touchUtterance();
   }
 
+  /** The STT's unfinalized tail (stt-port.ts): it replaces the previous one; an empty one withdraws it. */
   sttPartial(text: string, eotConfidence?: number): void {
-    if (normalize(text) === "") return;
+    if (normalize(text) === "") {
+      // A withdrawn hypothesis opens nothing; it clears the tail of an utterance in progress.
+      const utterance = this.#utterance;
+      if (utterance === undefined || !utterance.transcript.pending) return;
+      utterance.transcript.partial("");
+      this.#interim(utterance, false);
+      return;
+    }
     const utterance = this.#touchUtterance();
-    utterance.partial = text;
+    utterance.transcript.partial(text);
     this.#interim(utterance, false);
     this.#checkTurnLimit(utterance);
     if (eotConfidence !== undefined && eotConfidence >= PREEMPT_MIN_EOT_CONFIDENCE) this.#speculate(utterance);
   }
 
+  /** The STT's next finalized segment (stt-port.ts): appended once; it covers the pending tail. */
   sttFinal(text: string, info: { readonly endOfTurn: boolean }): void {
-    const utterance = normalize(text) === "" ? this.#utterance : this.#touchUtterance();
-    if (utterance !== undefined && normalize(text) !== "") {
-      utterance.finals.push(normalize(text));
-      utterance.partial = "";
+    const words = normalize(text) !== "";
+    const utterance = words ? this.#touchUtterance() : this.#utterance;
+    if (utterance !== undefined && (words || utterance.transcript.pending)) {
+      // An empty final still covers the tail: the provider heard no words where the partial had some.
+      utterance.transcript.final(text);
       this.#interim(utterance, true);
       this.#checkTurnLimit(utterance);
     }
@@ -268,7 +278,7 @@ export class VoiceLoop {
     this.#endpointTimer = this.#deps.clock.setTimeout(() => {
       const utterance = this.#utterance;
       if (utterance === undefined) return;
-      if (utterance.finals.length > 0 && utterance.partial === "") {
+      if (utterance.transcript.finalized && !utterance.transcript.pending) {
         this.#endTurn();
         return;
       }
@@ -358,7 +368,7 @@ export class VoiceLoop {
     const now = this.#deps.clock.now();
     let utterance = this.#utterance;
     if (utterance === undefined) {
-      utterance = { finals: [], partial: "", startedAt: now, lastActivityAt: now, announced: false, held: false, speculations: 0 };
+      utterance = { transcript: new UtteranceText(), startedAt: now, lastActivityAt: now, announced: false, held: false, speculations: 0 };
       this.#utterance = utterance;
       this.#nudgeTimer?.cancel();
       this.#deps.activity();
@@ -374,8 +384,9 @@ export class VoiceLoop {
     return utterance;
   }
 
+  /** The utterance so far: captions, barge-in and turn-limit word counts, and the committed turn all read this. */
   #text(utterance: Utterance): string {
-    return normalize([...utterance.finals, utterance.partial].join(" "));
+    return utterance.transcript.text;
   }
 
   /** An interim or final arrived: maybe a barge-in; the caption goes out unless held. */
@@ -433,7 +444,7 @@ export class VoiceLoop {
     }
     const utterance = this.#utterance;
     // After a barge-in, an utterance that never produced a final was noise (a cough, a "hmm").
-    const noise = this.#armedResume !== undefined && (utterance === undefined || utterance.finals.length === 0);
+    const noise = this.#armedResume !== undefined && (utterance === undefined || !utterance.transcript.finalized);
     if (!noise && utterance !== undefined && this.#text(utterance) !== "") {
       this.#endTurn();
       return;

@@ -1,11 +1,13 @@
 // A fake AssemblyAI Universal Streaming v3 server (`/v3/ws`) for tests. It listens on loopback and
-// speaks the wire protocol of /work/shared/spec/vendors.md §4: it checks `Authorization: <key>`
+// speaks the wire protocol (docs/providers.md, AssemblyAI): it checks `Authorization: <key>`
 // (the raw key; wrong → HTTP 401 at upgrade, or close 4001 after it with `authFailure:"close"`),
-// validates the query (bad → `{"error":…}` and close 4000 / 4101), sends `Begin`, enforces the
-// 50–1000 ms audio frame rule (close 4032 / 4033), records audio and control messages, answers
+// validates the query (bad → an `Error` message and close 4000 / 4101), sends `Begin`, enforces
+// the 50–1000 ms audio frame rule (close 3007 "Input duration violation", as AssemblyAI's
+// "Common session errors and closures" documents), records audio and control messages, answers
 // `ForceEndpoint` (ends the turn) and `Terminate` (`Termination`, close 1000), and lets a test
-// script `Turn` messages (with the formatted copy when `format_turns=true`) or emit a transcript
-// once N ms of audio arrived.
+// script `Turn` messages (with the formatted copy when `format_turns=true`), speak a whole turn
+// as AssemblyAI streams one (`speak`: a growing `transcript`, then `end_of_turn`), or speak a
+// transcript that way once N ms of audio arrived.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -21,13 +23,13 @@ export interface FakeAssemblyAiOptions {
   authFailure?: "http" | "close";
   /** Send `Begin` on connect (default true; false to test the open timeout). */
   begin?: boolean;
-  /** Close with 4032/4033 on a frame outside 50–1000 ms (default true; violations are recorded anyway). */
+  /** Close with 3007 on a frame outside 50–1000 ms (default true; violations are recorded anyway). */
   strictFrames?: boolean;
   /** Require `speech_model` (current docs say it is required; default true). */
   requireSpeechModel?: boolean;
   /** Auto mode: after each `transcriptAfterMs` of audio on a connection, emit the next transcript as a turn. */
   transcriptAfterMs?: number;
-  /** Auto-mode transcripts, one turn each in order. Default "hello world". */
+  /** Auto-mode transcripts, one turn each in order, spoken with `speak`. Default "hello world". */
   transcript?: string | string[];
   /** Control message types recorded but not acted on (e.g. "CloseStream", to test a close timeout). */
   ignore?: string[];
@@ -66,16 +68,23 @@ export interface FakeAssemblyAi extends AudioFakeWaits<FakeAssemblyAiConnection>
   endOfTurn(text: string, options?: { confidence?: number; formatted?: string | false }): void;
   /** Alias of endOfTurn, for symmetry with the Deepgram fake. */
   final(text: string, options?: { confidence?: number; formatted?: string | false }): void;
+  /**
+   * One turn as AssemblyAI streams it (its docs "Message Sequence"): a `Turn` per word with
+   * `end_of_turn:false` whose `transcript` holds the words finalized so far and whose `words` end
+   * with the newest one not final yet, so `transcript` grows; then `end_of_turn:true` with the
+   * whole transcript, and the formatted copy when `format_turns=true`.
+   */
+  speak(text: string, options?: { confidence?: number; formatted?: string | false }): void;
   speechStarted(): void;
   sendRaw(text: string): void;
-  /** Send `{"error":…}` and close with a code. */
+  /** Send an `Error` message (`error_code`, `error`) and close with that code. */
   fail(code: number, error: string): void;
   drop(): void;
   closeWith(code: number, reason?: string): void;
   onAudio(ms: number, fn: (connection: FakeAssemblyAiConnection) => void): void;
 }
 
-/** A close code and message when the query is invalid (vendors.md §4 query parameters). */
+/** A close code and message when the query is invalid (the query parameters of the SDK's `connectionUrl`). */
 function validateQuery(q: URLSearchParams, requireSpeechModel: boolean): { code: number; error: string } | undefined {
   const rate = q.get("sample_rate");
   if (rate === null || !/^\d+$/.test(rate) || Number(rate) < 8000 || Number(rate) > 48000) return { code: 4000, error: "Invalid sample rate" };
@@ -187,9 +196,17 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     speechStarted(c: FakeAssemblyAiConnection): void {
       send(c, { type: "SpeechStarted", timestamp: Math.round(c.audioMs) });
     },
+    speak(c: FakeAssemblyAiConnection, text: string, confidence?: number, formatted?: string | false): void {
+      const words = text.split(/\s+/).filter((w) => w !== "");
+      words.forEach((word, i) => script.partial(c, words.slice(0, i).join(" "), 0.01, word));
+      script.endOfTurn(c, words.join(" "), confidence, formatted);
+    },
     fail(c: FakeAssemblyAiConnection, code: number, error: string): void {
-      send(c, { error });
-      c.socket.close(code, error);
+      // "the server sends an `Error` text frame immediately before it closes the WebSocket …
+      // The WebSocket then closes with this same value as its close code" (Common session errors and closures).
+      send(c, { type: "Error", error_code: code, error });
+      // A close reason is at most 123 bytes.
+      c.socket.close(code, Buffer.from(error).subarray(0, 123).toString());
     },
   };
 
@@ -220,7 +237,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
         c.audioMs += ms;
         if (ms < 50 - 1e-9 || ms > 1000 + 1e-9) {
           violations.push(`audio frame of ${ms.toFixed(1)} ms (must be 50–1000 ms)`);
-          if (strictFrames) return script.fail(c, ms < 50 ? 4032 : 4033, `Input duration violation: ${ms.toFixed(1)} ms`);
+          if (strictFrames) return script.fail(c, 3007, `Input duration violation: ${ms.toFixed(1)} ms. Expected between 50 and 1000 ms`);
         }
         for (const hook of audioHooks) {
           if (!hook.fired && c.audioMs >= hook.ms) {
@@ -231,10 +248,8 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
         const after = options.transcriptAfterMs;
         if (after !== undefined && utterance < transcripts.length && c.audioMs >= after * (utterance + 1)) {
           const text = transcripts[utterance++] ?? "";
-          const words = text.split(/\s+/);
           script.speechStarted(c);
-          script.partial(c, words.slice(0, Math.max(1, Math.ceil(words.length / 2))).join(" "));
-          script.endOfTurn(c, text);
+          script.speak(c, text);
         }
         return;
       }
@@ -285,6 +300,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     partial: (text, opts = {}) => script.partial(latest(), text, opts.confidence, opts.trailingWord),
     endOfTurn: (text, opts = {}) => script.endOfTurn(latest(), text, opts.confidence, opts.formatted),
     final: (text, opts = {}) => script.endOfTurn(latest(), text, opts.confidence, opts.formatted),
+    speak: (text, opts = {}) => script.speak(latest(), text, opts.confidence, opts.formatted),
     speechStarted: () => script.speechStarted(latest()),
     sendRaw: (text) => latest().socket.send(text),
     fail: (code, error) => script.fail(latest(), code, error),

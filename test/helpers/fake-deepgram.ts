@@ -1,10 +1,12 @@
 // A fake Deepgram streaming STT server (`/v1/listen`) for tests. It listens on loopback and speaks
-// the real wire protocol of /work/shared/spec/vendors.md §3: it checks the upgrade the way the
+// the real wire protocol (docs/providers.md, Deepgram): it checks the upgrade the way the
 // vendor does (`Authorization: Token <key>` → 401 otherwise; bad listen params → 400 with a
 // `dg-error` header), records binary audio and text control messages, answers `Finalize`
 // (a `from_finalize` final) and `CloseStream` (flush, `Metadata`, close 1000), closes an idle
 // stream with 1011 NET-0001 after 10 s without audio or KeepAlive, and lets a test script
-// `Results` / `UtteranceEnd` / `SpeechStarted`, or emit a transcript once N ms of audio arrived.
+// `Results` / `UtteranceEnd` / `SpeechStarted`, speak a whole utterance as Deepgram streams one
+// (`speak`: interims over the unfinalized audio, several `is_final` segments, the last with
+// `speech_final`), or speak a transcript that way once N ms of audio arrived.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -21,7 +23,11 @@ export interface FakeDeepgramOptions {
   idleTimeoutMs?: number;
   /** Auto mode: after each `transcriptAfterMs` of audio on a connection, emit the next transcript. */
   transcriptAfterMs?: number;
-  /** Auto-mode transcripts, one per utterance in order. Default "hello world". */
+  /**
+   * Auto-mode transcripts, one per utterance in order. Default "hello world". Each is spoken
+   * with `speak` in two `is_final` segments (its first half of the words, then the rest) when it
+   * has two words or more: the shape Deepgram gives an utterance with a pause-free split.
+   */
   transcript?: string | string[];
   /** Control message types recorded but not acted on (e.g. "CloseStream", to test a close timeout). */
   ignore?: string[];
@@ -61,6 +67,15 @@ export interface FakeDeepgram extends AudioFakeWaits<FakeDeepgramConnection> {
   partial(text: string): void;
   /** A final `Results` (is_final:true), `speech_final` when told. */
   final(text: string, options?: { speechFinal?: boolean; fromFinalize?: boolean }): void;
+  /**
+   * One utterance as Deepgram streams it (its docs "Using Interim Results" and "Configure
+   * Endpointing and Interim Results"): per segment, interims growing word by word over the audio
+   * after the last `is_final` result (never repeating finalized text), then the segment as an
+   * `is_final` result; the last segment with `speech_final:true`; then `UtteranceEnd` (sent after
+   * the word gap whether or not `speech_final` came). `speechFinal:false` leaves the pause to
+   * `UtteranceEnd` alone; `utteranceEnd:false` leaves it out.
+   */
+  speak(segments: readonly string[], options?: { speechFinal?: boolean; utteranceEnd?: boolean }): void;
   utteranceEnd(): void;
   speechStarted(): void;
   /** Send a raw text frame (e.g. malformed JSON). */
@@ -73,7 +88,15 @@ export interface FakeDeepgram extends AudioFakeWaits<FakeDeepgramConnection> {
   onAudio(ms: number, fn: (connection: FakeDeepgramConnection) => void): void;
 }
 
-/** Why the upgrade is refused (400), or undefined when the listen params are valid (vendors.md §3). */
+/** How auto mode splits a transcript into `is_final` segments: the first half of its words, then the rest. */
+export function deepgramSegments(text: string): string[] {
+  const words = text.split(/\s+/).filter((w) => w !== "");
+  if (words.length < 2) return [text];
+  const half = Math.ceil(words.length / 2);
+  return [words.slice(0, half).join(" "), words.slice(half).join(" ")];
+}
+
+/** Why the upgrade is refused (400), or undefined when the listen params are valid (Deepgram's listen-streaming reference). */
 function validateQuery(q: URLSearchParams): string | undefined {
   const bool = (name: string): string | undefined => {
     const v = q.get(name);
@@ -192,6 +215,15 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     speechStarted(c: FakeDeepgramConnection): void {
       send(c, { type: "SpeechStarted", channel: [0], timestamp: clock });
     },
+    speak(c: FakeDeepgramConnection, segments: readonly string[], speechFinal = true, utteranceEnd = true): void {
+      segments.forEach((segment, i) => {
+        const words = segment.split(/\s+/).filter((w) => w !== "");
+        // Interims cover only the audio after the last is_final result: this segment's words so far.
+        for (let n = 1; n <= words.length; n++) script.partial(c, words.slice(0, n).join(" "));
+        script.final(c, segment, speechFinal && i === segments.length - 1);
+      });
+      if (utteranceEnd) script.utteranceEnd(c);
+    },
   };
 
   function accept(ws: WebSocket, query: URLSearchParams, headers: IncomingHttpHeaders): void {
@@ -229,9 +261,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
         if (after !== undefined && utterance < transcripts.length && c.audioMs >= after * (utterance + 1)) {
           const text = transcripts[utterance++] ?? "";
           script.speechStarted(c);
-          script.partial(c, text.split(/\s+/).slice(0, Math.max(1, Math.ceil(text.split(/\s+/).length / 2))).join(" "));
-          script.final(c, text, true);
-          script.utteranceEnd(c);
+          script.speak(c, deepgramSegments(text));
         }
         return;
       }
@@ -288,6 +318,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     },
     partial: (text) => script.partial(latest(), text),
     final: (text, opts = {}) => script.final(latest(), text, opts.speechFinal ?? false, opts.fromFinalize ?? false),
+    speak: (segments, opts = {}) => script.speak(latest(), segments, opts.speechFinal ?? true, opts.utteranceEnd ?? true),
     utteranceEnd: () => script.utteranceEnd(latest()),
     speechStarted: () => script.speechStarted(latest()),
     sendRaw: (text) => latest().socket.send(text),

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket, type ClientOptions } from "ws";
 import { GatewayError, MissingKeyError } from "../../../src/errors.js";
-import { assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
+import { ASSEMBLYAI_FATAL_CLOSE_CODES, assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/pipeline/providers/ws-backlog.js";
 import type { SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../helpers/fake-assemblyai.js";
@@ -9,7 +9,7 @@ import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 400, maxSilenceMs: 1280 };
-/** 20 ms of PCM16 mono at 16 kHz (vendors.md §0); 50 ms is 1600 bytes. */
+/** 20 ms of PCM16 mono at 16 kHz (2 bytes a sample); 50 ms is 1600 bytes. */
 const FRAME = new Uint8Array(640);
 
 const recorder = () => sttRecorder();
@@ -45,7 +45,7 @@ async function openSession(open: Partial<SttOpenOptions> = {}, options: Record<s
 }
 
 describe("assemblyAiStt: connection", () => {
-  it("connects with the v3 query of vendors.md §4 and the raw key as Authorization", async () => {
+  it("connects with the v3 query (min_turn_silence, not the deprecated name) and the raw key as Authorization", async () => {
     await openSession({ prompt: "Acme, order id\nZed", minSilenceMs: 560, maxSilenceMs: 2000 });
     const c = fake.latest;
     expect(c.headers.authorization).toBe(FAKE_ASSEMBLYAI_KEY);
@@ -55,7 +55,7 @@ describe("assemblyAiStt: connection", () => {
       speech_model: "universal-streaming-english",
       format_turns: "true",
       end_of_turn_confidence_threshold: "0.4",
-      min_end_of_turn_silence_when_confident: "560",
+      min_turn_silence: "560",
       max_turn_silence: "2000",
       keyterms_prompt: JSON.stringify(["Acme", "order id", "Zed"]),
     });
@@ -160,6 +160,19 @@ describe("assemblyAiStt: turns", () => {
     fake.endOfTurn("and you", { formatted: "And you?" });
     await rec.waitFor("final", 2);
     expect(rec.of("final")[1]!.args[0]).toBe("And you?");
+  });
+
+  it("a partial is the whole turn so far (never repeated after its final); an emptied one withdraws it", async () => {
+    const rec = await openSession({}, { formatTurns: false });
+    fake.partial("", { trailingWord: "uh" });
+    fake.partial(""); // the non-final word is gone
+    fake.partial(""); // nothing left to withdraw
+    fake.speak("what is the status of my order");
+    fake.speak("thanks");
+    await rec.waitFor("final", 2);
+    expect(rec.of("partial").slice(0, 2).map((c) => c.args[0])).toEqual(["uh", ""]);
+    expect(rec.of("partial").at(-1)!.args[0]).toBe("thanks");
+    expect(rec.finals()).toEqual(["what is the status of my order", "thanks"]);
   });
 
   it("falls back to the unformatted turn when the formatted copy does not come", async () => {
@@ -318,6 +331,31 @@ describe("assemblyAiStt: audio framing, backlog and drops", () => {
     expect(rec.of("closed")).toHaveLength(1);
   });
 
+  it("closes 4032 (audio too short) and 4033 (audio too long) are recoverable, as the SDK retries them", async () => {
+    for (const [code, reason] of [
+      [4032, "Audio too short"],
+      [4033, "Audio too long"],
+    ] as const) {
+      const rec = await openSession();
+      fake.fail(code, reason);
+      await rec.waitFor("closed");
+      expect(rec.of("error")[0]!.args[1], `close ${code}`).toEqual({ recoverable: true });
+      expect((rec.of("error")[0]!.args[0] as GatewayError).fatal).toBe(false);
+      expect((rec.of("error")[0]!.args[0] as Error).message).toContain(`code ${code}`);
+    }
+    // Before Begin too: open() rejects with an error a retry may fix.
+    await restartFake({ begin: false });
+    const pending = provider().open(OPEN, recorder().events);
+    await fake.waitForConnection(1);
+    fake.fail(4033, "Audio too long");
+    const failure = await pending.catch((e: unknown) => e);
+    expect((failure as GatewayError).fatal).toBe(false);
+  });
+
+  it("only the SDK's non-retryable codes are fatal: 4000, 4001, 4002, 4003, 4101", () => {
+    expect([...ASSEMBLYAI_FATAL_CLOSE_CODES].sort()).toEqual([4000, 4001, 4002, 4003, 4101]);
+  });
+
   it("classifies vendor close codes: 4002 insufficient funds is fatal, 4029 rate limited is recoverable", async () => {
     const rec = await openSession();
     fake.fail(4002, "Insufficient funds");
@@ -346,21 +384,25 @@ describe("assemblyAiStt: audio framing, backlog and drops", () => {
 });
 
 describe("fake assemblyai: strictness and auto mode", () => {
-  it("closes with 4032 on a frame under 50 ms (as a raw client would trigger)", async () => {
+  it("closes with 3007 (input duration violation) on a frame under 50 ms, after an Error message (as a raw client would trigger)", async () => {
     const ws = new WebSocket(`${fake.url}?sample_rate=16000&speech_model=universal-streaming-english`, { headers: { Authorization: FAKE_ASSEMBLYAI_KEY } });
     await new Promise((resolve) => ws.once("message", resolve)); // Begin
+    const messages: unknown[] = [];
+    ws.on("message", (data: Buffer) => messages.push(JSON.parse(data.toString())));
     ws.send(new Uint8Array(640));
     const code = await new Promise<number>((resolve) => ws.once("close", resolve));
-    expect(code).toBe(4032);
+    expect(code).toBe(3007);
+    expect(messages).toEqual([{ type: "Error", error_code: 3007, error: "Input duration violation: 20.0 ms. Expected between 50 and 1000 ms" }]);
     expect(fake.violations[0]).toMatch(/20\.0 ms/);
   });
 
-  it("emits a scripted transcript once it has received N ms of audio", async () => {
+  it("speaks a scripted transcript once it has received N ms of audio: a growing transcript, then the end of turn", async () => {
     await restartFake({ transcriptAfterMs: 100, transcript: "what time is it" });
     const rec = await openSession();
     for (let i = 0; i < 10; i++) session!.sendAudio(FRAME);
     expect((await rec.waitFor("final")).args).toEqual(["What time is it.", { endOfTurn: true, eotConfidence: 0.9 }]);
     expect(rec.of("speechStarted")).toHaveLength(1);
-    expect(rec.of("partial")[0]!.args[0]).toBe("what time");
+    // Each Turn's transcript holds the finalized words, and its words end with the newest, not final yet.
+    expect(rec.of("partial").map((c) => c.args[0])).toEqual(["what", "what time", "what time is", "what time is it"]);
   });
 });

@@ -12,7 +12,7 @@ import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 300, maxSilenceMs: 1200 };
-/** 20 ms of PCM16 mono at 16 kHz (vendors.md §0). */
+/** 20 ms of PCM16 mono at 16 kHz (2 bytes a sample). */
 const FRAME = new Uint8Array(640);
 
 const recorder = () => sttRecorder();
@@ -43,7 +43,7 @@ async function openSession(open: Partial<SttOpenOptions> = {}, options: Record<s
 }
 
 describe("deepgramStt: connection", () => {
-  it("connects with the listen params of vendors.md §3 and the Token auth header", async () => {
+  it("connects with the documented listen params and the Token auth header", async () => {
     await openSession({ prompt: "Acme, order id; Zed\nacme", language: "en-US" });
     const c = fake.latest;
     expect(c.headers.authorization).toBe(`Token ${FAKE_DEEPGRAM_KEY}`);
@@ -148,7 +148,7 @@ describe("deepgramStt: connection", () => {
 });
 
 describe("deepgramStt: transcripts", () => {
-  it("maps interim → partial (utterance so far), is_final → final, speech_final → endOfTurn", async () => {
+  it("maps interim → partial (the unfinalized tail only), is_final → final, speech_final → endOfTurn", async () => {
     const rec = await openSession();
     fake.speechStarted();
     fake.partial("hello");
@@ -163,8 +163,32 @@ describe("deepgramStt: transcripts", () => {
       { name: "speechStarted", args: [] },
       { name: "partial", args: ["hello", {}] },
       { name: "final", args: ["hello there", { endOfTurn: false }] },
-      { name: "partial", args: ["hello there how are", {}] },
+      // The interim covers the audio after the last is_final result: never "hello there" again.
+      { name: "partial", args: ["how are", {}] },
       { name: "final", args: ["how are you", { endOfTurn: true }] },
+    ]);
+  });
+
+  it("an interim withdrawn (empty interim, or an empty is_final over it) clears the partial; silence alone sends nothing", async () => {
+    const rec = await openSession();
+    fake.partial(""); // silence before any speech: nothing
+    fake.partial("uh");
+    fake.partial(""); // withdrawn
+    fake.partial(""); // still nothing to withdraw
+    fake.partial("um");
+    fake.final(""); // finalized as no words: covers the interim
+    fake.final(""); // silence
+    fake.partial("so");
+    fake.final("", { speechFinal: true });
+    await rec.waitFor("final", 2);
+    await sleep(30);
+    expect(rec.calls.map((c) => [c.name, ...c.args])).toEqual([
+      ["partial", "uh", {}],
+      ["partial", "", {}],
+      ["partial", "um", {}],
+      ["final", "", { endOfTurn: false }],
+      ["partial", "so", {}],
+      ["final", "", { endOfTurn: true }],
     ]);
   });
 
@@ -372,18 +396,22 @@ describe("deepgramStt: keepalive, backlog and drops", () => {
 });
 
 describe("fake deepgram: auto mode", () => {
-  it("emits a scripted transcript once it has received N ms of audio, and runs onAudio hooks", async () => {
+  it("speaks a scripted transcript once it has received N ms of audio, in two is_final segments; runs onAudio hooks", async () => {
     await fake.close();
     fake = await startFakeDeepgram({ transcriptAfterMs: 100, transcript: ["book a table", "for two"] });
     const hooked: number[] = [];
     fake.onAudio(60, (c) => hooked.push(Math.round(c.audioMs)));
     const rec = await openSession();
     for (let i = 0; i < 10; i++) session!.sendAudio(FRAME);
-    await rec.waitFor("final", 2);
+    await rec.waitFor("final", 4);
     expect(rec.of("final").map((c) => c.args)).toEqual([
-      ["book a table", { endOfTurn: true }],
-      ["for two", { endOfTurn: true }],
+      ["book a", { endOfTurn: false }],
+      ["table", { endOfTurn: true }],
+      ["for", { endOfTurn: false }],
+      ["two", { endOfTurn: true }],
     ]);
+    // Interims grow over the unfinalized audio only.
+    expect(rec.of("partial").map((c) => c.args[0])).toEqual(["book", "book a", "table", "for", "two"]);
     expect(rec.of("speechStarted")).toHaveLength(2);
     expect(hooked).toEqual([60]);
   });

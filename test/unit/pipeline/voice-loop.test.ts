@@ -1,10 +1,19 @@
 import { Type } from "@sinclair/typebox";
 import type { LanguageModel } from "ai";
-import { describe, expect, it } from "vitest";
-import { agent, tool, withTools, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { virtualClock, type VirtualClock } from "../../../src/clock.js";
+import { silentLogger } from "../../../src/log.js";
+import { agent, toAgentConfig, tool, withTools, type AgentConfigSource, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
 import { scriptedModel, type Script } from "../../../src/pipeline/providers/llm/scripted.js";
+import { deepgramStt } from "../../../src/pipeline/providers/stt/deepgram.js";
+import type { SttEvents, SttProvider } from "../../../src/pipeline/stt-port.js";
+import { Session } from "../../../src/session/session.js";
+import { MemorySessionStore } from "../../../src/session/store.js";
+import { FakeTts, fakeVad } from "../../../src/testing/fake-speech.js";
+import { MemoryLink } from "../../../src/testing/memory-link.js";
 import { streamingModel } from "../../../src/testing/streaming-model.js";
 import { voiceSession } from "../../../src/testing/voice-session.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
 
 const slowLookup = tool({
   description: "Look up an order",
@@ -439,5 +448,182 @@ describe("interruption settings", () => {
     const before = link.audioOut.length;
     await clock.advance(20_000);
     expect((link.audioOut[before]?.at ?? 0) - bargedAt).toBeGreaterThanOrEqual(1500);
+  });
+});
+
+describe("the utterance so far (stt-port.ts transcript contract): finals in order, then the partial", () => {
+  it('final "what is the status" + partial "of" → caption "what is the status of"; the turn commits once', async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [] } });
+    await started;
+    stt.current.speechStarted();
+    stt.current.partial("what is");
+    stt.current.final("what is the status", false);
+    stt.current.partial("of");
+    expect(link.of("user-transcript.updated").map((e) => e.text)).toEqual(["what is", "what is the status", "what is the status of"]);
+    stt.current.final("of my order", true);
+    await clock.advance(100);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["what is the status of my order"]);
+  });
+
+  it('"wait" + "wait" counts 2 words: no barge-in at minWords 3; a third word is one', async () => {
+    const { link, stt, clock, started } = voiceSession(def({ interruption: { minWords: 3, minDurationMs: 300 } }), { script });
+    await started;
+    await clock.advance(2000);
+    stt.current.final("hello", true);
+    await clock.advance(1200);
+    stt.current.speechStarted();
+    await clock.advance(400);
+    stt.current.partial("wait");
+    stt.current.final("wait", false);
+    stt.current.partial("wait");
+    expect(link.of("reply.cancelled")).toHaveLength(0);
+    stt.current.partial("wait stop");
+    expect(link.of("reply.cancelled")).toHaveLength(1);
+  });
+
+  it("userTurnLimit.maxWords counts each word once across finals and the partial", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "", turnTaking: { userTurnLimit: { maxWords: 4 } } }), {}) as ResolvedAgentDef;
+    const { link, stt, started } = voiceSession(agentDef, { script: { rules: [] } });
+    await started;
+    stt.current.speechStarted();
+    stt.current.final("one two", false);
+    stt.current.partial("three four");
+    expect(link.of("user-turn.exceeded")).toHaveLength(0);
+    stt.current.partial("three four five");
+    expect(link.of("user-turn.exceeded")).toMatchObject([{ limit: "words", words: 5 }]);
+  });
+
+  it("an empty final covers the pending partial: a withdrawn 'uh' is never committed", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [] } });
+    await started;
+    stt.current.speechStarted();
+    stt.current.partial("uh");
+    stt.current.final("", true);
+    await clock.advance(5000);
+    expect(link.of("user-transcript.committed")).toEqual([]);
+  });
+
+  it("an empty partial withdraws the tail: the caption and the turn go back to the finals", async () => {
+    const agentDef = withTools(agent({ name: "v", greeting: "" }), {}) as ResolvedAgentDef;
+    const { link, stt, clock, started } = voiceSession(agentDef, { script: { rules: [] } });
+    await started;
+    stt.current.speechStarted();
+    stt.current.final("what is the status", false);
+    stt.current.partial("uh");
+    stt.current.partial("");
+    expect(link.of("user-transcript.updated").at(-1)?.text).toBe("what is the status");
+    stt.current.final("", true);
+    await clock.advance(100);
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["what is the status"]);
+  });
+});
+
+/**
+ * A pipeline session whose STT is the real Deepgram adapter on the loopback fake (the session's
+ * own timers on a virtual clock; the socket in real time). `seen` lists each STT event once the
+ * voice loop has handled it.
+ */
+async function deepgramSession(agentDef: ResolvedAgentDef, rules: Script["rules"]): Promise<{ fake: FakeDeepgram; link: MemoryLink; clock: VirtualClock; seen: string[]; close: () => Promise<void> }> {
+  const fake = await startFakeDeepgram();
+  const clock = virtualClock();
+  const link = new MemoryLink(clock);
+  const seen: string[] = [];
+  const inner = deepgramStt({ kind: "deepgram", options: { url: fake.url } }, { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY });
+  const stt: SttProvider = {
+    kind: inner.kind,
+    open: (options, events) => {
+      const spied: SttEvents = {
+        ...events,
+        partial: (text, info) => (events.partial(text, info), seen.push(`partial:${text}`)),
+        final: (text, info) => (events.final(text, info), seen.push(`final:${text}`)),
+        speechStarted: () => (events.speechStarted(), seen.push("speechStarted")),
+      };
+      return inner.open(options, spied);
+    },
+  };
+  const config = toAgentConfig(
+    { ...(agentDef as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },
+    { warn: () => {} },
+  );
+  const model = scriptedModel({ rules }, { sleep: (ms, signal) => clock.sleep(ms, signal) });
+  const tts = new FakeTts(clock, { msPerChar: 50 });
+  const session = new Session({
+    agent: { def: agentDef, config },
+    link,
+    clock,
+    log: silentLogger,
+    store: new MemorySessionStore(clock),
+    resolveModel: () => model,
+    voice: { stt: () => stt, tts: () => tts, vad: (rate) => Promise.resolve(fakeVad(rate)) },
+  });
+  await session.start();
+  return {
+    fake,
+    link,
+    clock,
+    seen,
+    close: async () => {
+      link.close(1000, "done");
+      await clock.advance(100);
+      await fake.close();
+    },
+  };
+}
+
+/** Real-time wait for the adapter's events (the socket is real). */
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 3000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+describe("the utterance so far over the Deepgram adapter (several is_final segments per utterance)", () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
+
+  it('captions grow word by word: final "what is the status" + interim "of" reads "what is the status of"', async () => {
+    const h = await deepgramSession(withTools(agent({ name: "v", greeting: "" }), {}), []);
+    close = h.close;
+    h.fake.speechStarted();
+    h.fake.speak(["what is the status", "of my order"]);
+    await until(() => h.seen.filter((e) => e.startsWith("final:")).length === 2, "both finals");
+    expect(h.link.of("user-transcript.updated").map((e) => e.text)).toEqual([
+      "what",
+      "what is",
+      "what is the",
+      "what is the status",
+      "what is the status", // the is_final segment
+      "what is the status of",
+      "what is the status of my",
+      "what is the status of my order",
+      "what is the status of my order",
+    ]);
+    await h.clock.advance(100);
+    expect(h.link.of("user-transcript.committed").map((e) => e.text)).toEqual(["what is the status of my order"]);
+  });
+
+  it('"wait" + "wait" counts 2 words: no barge-in at minWords 3', async () => {
+    const h = await deepgramSession(def({ interruption: { minWords: 3 } }), script.rules);
+    close = h.close;
+    await h.clock.advance(2000);
+    h.fake.speak(["hello"]);
+    await until(() => h.seen.includes("final:hello"), "the first turn");
+    await h.clock.advance(1200); // the reply is audible
+    h.fake.speechStarted();
+    await until(() => h.seen.includes("speechStarted"), "speech");
+    await h.clock.advance(600); // past minDurationMs (500)
+    h.fake.speak(["wait", "wait"], { speechFinal: false, utteranceEnd: false });
+    await until(() => h.seen.filter((e) => e.startsWith("final:wait")).length === 2, "both segments");
+    expect(h.link.of("reply.cancelled")).toHaveLength(0);
+    h.fake.partial("stop");
+    await until(() => h.seen.includes("partial:stop"), "a third word");
+    expect(h.link.of("reply.cancelled")).toHaveLength(1);
   });
 });

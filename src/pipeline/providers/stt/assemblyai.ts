@@ -1,7 +1,11 @@
 /**
- * AssemblyAI Universal Streaming v3 over WebSocket, per `/work/shared/spec/vendors.md` §4.
+ * AssemblyAI Universal Streaming v3 over WebSocket, as docs/providers.md (AssemblyAI) describes
+ * it. Vendor sources: npm `assemblyai` 4.41.5 (src/services/streaming/service.ts: URL, query
+ * parameters, `Authorization`, retry policy; src/types/streaming/index.ts: messages;
+ * src/utils/errors/streaming.ts: close codes) and AssemblyAI's docs ("Message Sequence",
+ * "Common session errors and closures", the streaming API reference for defaults).
  *
- * Wire summary (vendors.md §4):
+ * Wire summary:
  * - Connect to `wss://streaming.assemblyai.com/v3/ws?…` with `Authorization: <key>` (the raw key,
  *   no scheme word). The server sends `Begin` first; only then is the session usable.
  * - Audio: binary frames of raw PCM16 LE (`encoding=pcm_s16le`), **50–1000 ms per frame** (about
@@ -10,12 +14,19 @@
  *   close 1000). `KeepAlive` only matters with `inactivity_timeout`, which is not set.
  * - Server: `Turn` (same `turn_order` = same turn; `transcript` = finalized words; `end_of_turn`
  *   closes it; with `format_turns=true` a formatted copy with `turn_is_formatted:true` follows),
- *   `SpeechStarted`, `Termination`, `{"error":…}`, and close codes 4000–4103.
+ *   `SpeechStarted`, `Termination`, `{"type":"Error","error_code","error"}`, and close codes
+ *   (the SDK's `StreamingErrorType`: 3005–3009 and 4000–4103).
  *
- * Mapping onto the port: `end_of_turn:false` → `partial(transcript + trailing non-final words,
- * {eotConfidence})`; `end_of_turn:true` → `final(text, {endOfTurn:true, eotConfidence})`, using the
- * formatted copy when `format_turns` is on (if it does not come within `formatWaitMs`, or the next
- * turn starts first, the unformatted text is used).
+ * Mapping onto the port's transcript contract (stt-port.ts). A v3 `Turn`'s `transcript` is
+ * cumulative: "The running transcript of the current turn. Updated with each Turn message, it
+ * accumulates finalized words progressively" (AssemblyAI docs, streaming message sequence), and
+ * nothing of a turn is final for the port until `end_of_turn`. So one turn is one port segment:
+ * - `end_of_turn:false` → `partial(transcript + trailing non-final words, {eotConfidence})`, the
+ *   whole turn so far (none of it was delivered in a `final`; an empty one only when it
+ *   withdraws a non-empty one);
+ * - `end_of_turn:true` → `final(transcript, {endOfTurn:true, eotConfidence})`, once per
+ *   `turn_order`, using the formatted copy when `format_turns` is on (if it does not come within
+ *   `formatWaitMs`, or the next turn starts first, the unformatted text is used).
  *
  * Errors while opening reject `open()` (a GatewayError, `fatal` when a retry cannot help) and
  * are not reported through the events; after `open()` resolved, failures go to
@@ -33,23 +44,41 @@ import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, keyRefused, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
 import { isRecord } from "../ws-frames.js";
 
-/** vendors.md §4 "Connection". */
+/** The streaming endpoint, API version v3 (the SDK's `defaultStreamingUrl`, src/services/streaming/service.ts). */
 export const ASSEMBLYAI_STREAMING_URL = "wss://streaming.assemblyai.com/v3/ws";
 export const ASSEMBLYAI_KEY_VARIABLES = ["ASSEMBLYAI_API_KEY"] as const;
 
-/** Audio frame bounds (vendors.md §4: 50–1000 ms per binary frame). */
+/**
+ * Audio frame bounds (ms per binary frame): the server rejects shorter or longer ones with close
+ * 3007 "Input duration violation: <time> ms. Expected between 50 and 1000 ms" (AssemblyAI,
+ * "Common session errors and closures"; the SDK's MIN_CHUNK_MS/MAX_CHUNK_MS comments say the same).
+ */
 export const ASSEMBLYAI_MIN_CHUNK_MS = 50;
 export const ASSEMBLYAI_MAX_CHUNK_MS = 1000;
 
-/** `end_of_turn_confidence_threshold` default (vendors.md §4). */
+/** `end_of_turn_confidence_threshold` default (AssemblyAI streaming API reference: 0.4). */
 const DEFAULT_EOT_THRESHOLD = 0.4;
 const MAX_KEYTERMS = 100;
 
 /**
- * Close codes a retry cannot fix (vendors.md §4): bad sample rate, not authorized, insufficient
- * funds, free-tier user, audio too short / too long, bad schema.
+ * The query parameter for the silence (ms) after which a confident end of turn is taken. The SDK
+ * (npm `assemblyai` 4.41.5, src/types/streaming/index.ts) marks the older name "@deprecated Use
+ * `min_turn_silence` instead. This parameter will be removed in a future release." on
+ * `min_end_of_turn_silence_when_confident`, and its own URL builder
+ * (src/services/streaming/service.ts `connectionUrl`) sends only `min_turn_silence`.
  */
-const FATAL_CLOSE_CODES = new Set([4000, 4001, 4002, 4003, 4032, 4033, 4101]);
+export const ASSEMBLYAI_MIN_TURN_SILENCE_PARAM = "min_turn_silence";
+
+/**
+ * Close codes a retry cannot fix: the SDK's `NON_RETRYABLE_CLOSE_CODES` (npm `assemblyai` 4.41.5,
+ * src/services/streaming/service.ts: "Close/error codes that signal a permanent client-side
+ * problem (auth, billing, malformed config). A retry would hit the same failure"): 4000 bad
+ * sample rate, 4001 not authorized, 4002 insufficient funds, 4003 free-tier user, 4101 bad
+ * schema. Every other code is retried, as the SDK does, among them 4032 "Audio too short" and
+ * 4033 "Audio too long" (src/utils/errors/streaming.ts `AudioTooShort`/`AudioTooLong`): they say
+ * nothing against the next connection, whose audio is new.
+ */
+export const ASSEMBLYAI_FATAL_CLOSE_CODES: ReadonlySet<number> = new Set([4000, 4001, 4002, 4003, 4101]);
 
 /**
  * Runtime knobs (not user config), besides the shared ones: `openTimeoutMs` runs until `Begin`;
@@ -68,7 +97,7 @@ function defaultSpeechModel(language: string | undefined): string {
   return language === undefined || /^en\b/i.test(language) ? "universal-streaming-english" : "universal-streaming-multilingual";
 }
 
-/** The `/v3/ws` URL for a session (vendors.md §4 "Connection"). */
+/** The `/v3/ws` URL for a session (query parameters as the SDK's `connectionUrl` builds them). */
 export function assemblyAiStreamingUrl(
   base: string,
   settings: { speechModel: string; formatTurns: boolean; eotThreshold: number; params?: Readonly<Record<string, ParamValue>> },
@@ -83,11 +112,10 @@ export function assemblyAiStreamingUrl(
   set("speech_model", settings.speechModel);
   set("format_turns", settings.formatTurns);
   set("end_of_turn_confidence_threshold", settings.eotThreshold);
-  // The SDK marks this name deprecated (replacement: `min_turn_silence`); vendors.md §4 lists both.
-  set("min_end_of_turn_silence_when_confident", minSilence);
+  set(ASSEMBLYAI_MIN_TURN_SILENCE_PARAM, minSilence);
   set("max_turn_silence", Math.max(minSilence, Math.round(options.maxSilenceMs)));
   const terms = keytermsOf(options.prompt, MAX_KEYTERMS);
-  // keyterms_prompt: the URL value is a JSON array (vendors.md §4).
+  // keyterms_prompt: the URL value is a JSON array (the SDK's `connectionUrl`: JSON.stringify of the terms).
   if (terms.length > 0) set("keyterms_prompt", JSON.stringify(terms));
   for (const [name, value] of Object.entries(settings.params ?? {})) {
     if (!RESERVED_PARAMS.has(name)) set(name, value);
@@ -95,7 +123,7 @@ export function assemblyAiStreamingUrl(
   return url.toString();
 }
 
-// ---- server messages (vendors.md §4 "Server messages") ----
+// ---- server messages (the SDK's TurnEvent, BeginEvent, SpeechStartedEvent, TerminationEvent) ----
 
 interface TurnMessage {
   readonly type: "Turn";
@@ -104,7 +132,7 @@ interface TurnMessage {
   readonly end_of_turn?: boolean;
   readonly transcript?: string;
   readonly end_of_turn_confidence?: number;
-  /** Word times are ms of the stream (vendors.md §4). */
+  /** Word times are ms of the stream (AssemblyAI "Message Sequence": e.g. `"start": 1920, "end": 2000`). */
   readonly words?: readonly { readonly text?: string; readonly word_is_final?: boolean; readonly end?: number }[];
 }
 
@@ -140,7 +168,7 @@ function confidenceOf(message: TurnMessage): { eotConfidence?: number } {
 function closeFailure(code: number, reason: string, serverError: string, cause: Error | undefined, keyVariable: string): SttFailure {
   const why = [reason, serverError].filter((s) => s !== "").join("; ") || cause?.message || "no reason given";
   if (code === 4001) return keyRefused("assemblyai", "close 4001", keyVariable, why);
-  return sttFailure(`assemblyai connection closed (code ${code}): ${why}`, !FATAL_CLOSE_CODES.has(code), cause);
+  return sttFailure(`assemblyai connection closed (code ${code}): ${why}`, !ASSEMBLYAI_FATAL_CLOSE_CODES.has(code), cause);
 }
 
 interface PendingTurn {
@@ -159,6 +187,8 @@ class AssemblyAiSession implements SttSession {
   #buffer: Uint8Array = new Uint8Array(0);
   /** The highest turn_order already handed over as a final. */
   #lastFinalOrder = -1;
+  /** The partial last handed over for the open turn ("" after its final). */
+  #partial = "";
   /** An ended turn waiting for its formatted copy. */
   #pending: PendingTurn | undefined;
   #serverError = "";
@@ -177,7 +207,7 @@ class AssemblyAiSession implements SttSession {
     private readonly formatWaitMs: number,
   ) {
     this.#log = runtime.log;
-    // The session is usable once the server sends `Begin` (vendors.md §4), not when the socket opens.
+    // The session is usable once the server sends `Begin` (the SDK's `connect()` resolves on it), not when the socket opens.
     this.#socket = new SttSocket(ws, { vendor: "assemblyai", keyVariable, readyPhrase: "begin a session" }, runtime, events, {
       message: (message) => this.#onMessage(message),
       closeFailure: (code, reason, cause, opening) =>
@@ -204,7 +234,7 @@ class AssemblyAiSession implements SttSession {
 
   sendAudio(pcm: Uint8Array): void {
     if (this.#socket.closeRequested || this.#socket.phase !== "open" || pcm.byteLength === 0) return;
-    // Frames must be 50–1000 ms (vendors.md §4): buffer up to 50 ms, split anything over 1000 ms.
+    // Frames must be 50–1000 ms (ASSEMBLYAI_MIN/MAX_CHUNK_MS): buffer up to 50 ms, split anything over 1000 ms.
     let data = this.#buffer.byteLength === 0 ? pcm : concatBytes([this.#buffer, pcm]);
     while (data.byteLength >= this.minChunk) {
       const n = Math.min(data.byteLength, this.maxChunk);
@@ -223,7 +253,7 @@ class AssemblyAiSession implements SttSession {
   close(): Promise<void> {
     return this.#socket.close(() => {
       this.#flushAudio();
-      // Terminate: turns in flight arrive, then Termination, then close 1000 (vendors.md §4).
+      // Terminate: turns in flight arrive, then Termination, then close 1000 (AssemblyAI "Message Sequence").
       this.#socket.control({ type: "Terminate" });
     });
   }
@@ -245,7 +275,8 @@ class AssemblyAiSession implements SttSession {
       return;
     }
     if (typeof message.error === "string") {
-      // Errors come as {"error":…} and/or a close code (vendors.md §4); the close reports it.
+      // Errors come as {"type":"Error","error_code","error"} before the close with that code ("Common
+      // session errors and closures"); the close reports it.
       this.#serverError = message.error;
       this.#log.warn({ error: message.error }, "assemblyai reported an error");
       return;
@@ -276,8 +307,11 @@ class AssemblyAiSession implements SttSession {
     if (this.#pending !== undefined && order > this.#pending.order) this.#flushPendingTurn();
     const info = confidenceOf(message);
     if (message.end_of_turn !== true) {
+      // The whole turn so far: none of it went out in a final (stt-port.ts).
       const text = partialTextOf(message);
-      if (text !== "") this.#events.partial(text, info);
+      const withdrawn = text === "" && this.#partial !== "";
+      this.#partial = text;
+      if (text !== "" || withdrawn) this.#events.partial(text, info);
       return;
     }
     // The turn's audio is final at AssemblyAI up to its last word: a replay after a drop starts there.
@@ -309,11 +343,12 @@ class AssemblyAiSession implements SttSession {
 
   #finalTurn(order: number, text: string, info: { eotConfidence?: number }): void {
     this.#lastFinalOrder = Math.max(this.#lastFinalOrder, order);
+    this.#partial = "";
     this.#events.final(text, { endOfTurn: true, ...info });
   }
 }
 
-/** PCM16 mono bytes in `ms` at `sampleRate` (vendors.md §0: 16 kHz → 640 bytes per 20 ms). */
+/** PCM16 mono bytes in `ms` at `sampleRate` (2 bytes a sample: 16 kHz → 640 bytes per 20 ms). */
 function pcmBytes(sampleRate: number, ms: number): number {
   return Math.ceil((sampleRate * ms) / 1000) * 2;
 }
@@ -342,7 +377,7 @@ export function assemblyAiStt(descriptor: ProviderDescriptor, env: Env, runtime:
       throwIfAborted(options.signal, "assemblyai");
       const model = speechModel ?? defaultSpeechModel(language ?? options.language);
       const url = assemblyAiStreamingUrl(base, { speechModel: model, formatTurns, eotThreshold, params }, options);
-      // The raw key, no scheme word (vendors.md §4).
+      // The raw key, no scheme word (the SDK: `headers: { Authorization: this.apiKey }`).
       const ws = dialStt("assemblyai", link, url, { Authorization: apiKey });
       const session = new AssemblyAiSession(
         ws,

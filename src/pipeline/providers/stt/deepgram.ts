@@ -1,7 +1,12 @@
 /**
- * Deepgram streaming STT (`/v1/listen` over WebSocket), per `/work/shared/spec/vendors.md` §3.
+ * Deepgram streaming STT (`/v1/listen` over WebSocket), as docs/providers.md (Deepgram) describes
+ * it. Vendor sources: Deepgram's docs (the listen-streaming reference, "Keep Alive", "Finalize",
+ * "Close Stream", "Utterance End", "Speech Started", "Configure Endpointing and Interim Results")
+ * and `@deepgram/sdk` 5.13 (`DeepgramEnvironment.Production.production` = wss://api.deepgram.com,
+ * the listen client's path "/v1/listen", `HeaderAuthProvider`'s "Token " prefix,
+ * `ListenV1Results`/`ListenV1UtteranceEnd` types).
  *
- * Wire summary (vendors.md §3):
+ * Wire summary:
  * - Connect to `wss://api.deepgram.com/v1/listen?…` with `Authorization: Token <key>`.
  * - Audio: binary frames of raw PCM16 LE (`encoding=linear16`) at the declared `sample_rate`,
  *   nothing wrapping them.
@@ -12,9 +17,16 @@
  *   endpointer saw a pause), `UtteranceEnd` (a word gap of `utterance_end_ms`), `SpeechStarted`
  *   (needs `vad_events=true`), `Metadata` (end of stream).
  *
- * Mapping onto the port: an interim → `partial(<finals of this utterance> + <interim>)`; each
- * `is_final` segment → `final(segment, {endOfTurn: speech_final || from_finalize})`;
- * `UtteranceEnd` with a turn still open → `final(<unfinalized interim or "">, {endOfTurn:true})`.
+ * Mapping onto the port's transcript contract (stt-port.ts). Deepgram finalizes an utterance in
+ * segments: an interim (`is_final:false`) is its hypothesis for the audio after the last
+ * `is_final` result, and an `is_final` result is the text of `[start, start+duration)`, never
+ * sent again; "concatenate finalized transcripts to build complete utterances … When
+ * speech_final: true arrives, the buffer contains the complete utterance" (Deepgram docs,
+ * "Configure Endpointing and Interim Results"). So the vendor's split is the port's, as is:
+ * - an interim → `partial(interim)` (an empty one only when it withdraws a non-empty one);
+ * - each `is_final` segment → `final(segment, {endOfTurn: speech_final || from_finalize})`;
+ * - `UtteranceEnd` with a turn still open → `final(<unfinalized interim or "">, {endOfTurn:true})`.
+ * The adapter never joins segments: the voice loop assembles the utterance.
  *
  * Errors while opening reject `open()` (a GatewayError, `fatal` when a retry cannot help) and
  * are not reported through the events; after `open()` resolved, failures go to
@@ -32,7 +44,7 @@ import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
 import { isRecord } from "../ws-frames.js";
 
-/** vendors.md §3 "Connection". */
+/** The live transcription endpoint, API version v1 (`@deepgram/sdk` 5.13: environment wss://api.deepgram.com + "/v1/listen"). */
 export const DEEPGRAM_LISTEN_URL = "wss://api.deepgram.com/v1/listen";
 export const DEEPGRAM_KEY_VARIABLES = ["DEEPGRAM_API_KEY"] as const;
 export const DEEPGRAM_DEFAULT_MODEL = "nova-3";
@@ -53,7 +65,7 @@ const MAX_KEYTERMS = 100;
  * is open; `closeTimeoutMs` from `CloseStream` on.
  */
 export interface DeepgramSttOptions extends SttSocketOptions {
-  /** Send `KeepAlive` after this long without audio (vendors.md §3: every 3–5 s). Default 5000. */
+  /** Send `KeepAlive` after this long without audio (Deepgram "Keep Alive": every 3–5 s; the server closes after 10 s of neither audio nor KeepAlive). Default 5000. */
   readonly keepAliveMs?: number;
 }
 
@@ -69,7 +81,7 @@ function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, value));
 }
 
-/** The `/v1/listen` URL for a session (vendors.md §3 "Connection"). */
+/** The `/v1/listen` URL for a session (query parameters: Deepgram's listen-streaming reference). */
 export function deepgramListenUrl(
   base: string,
   settings: { model: string; language?: string | undefined; params?: Readonly<Record<string, ParamValue | readonly ParamValue[]>> },
@@ -105,7 +117,7 @@ export function deepgramListenUrl(
   return url.toString();
 }
 
-// ---- server messages (vendors.md §3 "Server messages") ----
+// ---- server messages (`@deepgram/sdk` ListenV1Results, ListenV1UtteranceEnd, ListenV1SpeechStarted, ListenV1Metadata) ----
 
 interface ResultsMessage {
   readonly type: "Results";
@@ -121,10 +133,6 @@ interface ResultsMessage {
 function transcriptOf(message: ResultsMessage): string {
   const text = message.channel?.alternatives?.[0]?.transcript;
   return typeof text === "string" ? text.trim() : "";
-}
-
-function joinText(...parts: string[]): string {
-  return parts.filter((p) => p !== "").join(" ");
 }
 
 /**
@@ -144,8 +152,7 @@ class DeepgramSession implements SttSession {
   readonly #events: SttEvents;
   readonly #log: ProviderLog;
   readonly #clock: Clock;
-  /** Finalized segments of the current utterance, and the latest interim after them. */
-  #finals: string[] = [];
+  /** The latest interim: the hypothesis for the audio after the last `is_final` result. */
   #interim = "";
   /** Something was heard since the last end of turn. */
   #turnOpen = false;
@@ -198,7 +205,7 @@ class DeepgramSession implements SttSession {
 
   close(): Promise<void> {
     this.#stopKeepAlive();
-    // CloseStream: the server flushes, sends the last Results and Metadata, then closes (§3).
+    // CloseStream: the server flushes, sends the last Results and Metadata, then closes (Deepgram "Close Stream").
     return this.#socket.close(() => this.#socket.control({ type: "CloseStream" }));
   }
 
@@ -239,15 +246,16 @@ class DeepgramSession implements SttSession {
   #onResults(message: ResultsMessage): void {
     const text = transcriptOf(message);
     if (message.is_final !== true) {
+      const withdrawn = text === "" && this.#interim !== "";
       this.#interim = text;
-      if (text !== "") {
-        this.#turnOpen = true;
-        this.#events.partial(joinText(...this.#finals, text), {});
-      }
+      if (text !== "") this.#turnOpen = true;
+      // The unfinalized tail only (stt-port.ts): never the segments already delivered as finals.
+      if (text !== "" || withdrawn) this.#events.partial(text, {});
       return;
     }
     // A finished segment. `speech_final` is the endpointer's pause; a result produced by our
     // Finalize (`from_finalize`) also ends the turn, since the loop asked for it.
+    const coversInterim = this.#interim !== "";
     this.#interim = "";
     // Where the finalized audio ends: audio sent after it is not safe at Deepgram yet (a replay needs it).
     const { start, duration } = message;
@@ -255,11 +263,9 @@ class DeepgramSession implements SttSession {
       this.#finalizedMs = Math.max(this.#finalizedMs ?? 0, (start + duration) * 1000);
     }
     const endOfTurn = message.speech_final === true || message.from_finalize === true;
-    if (text !== "") {
-      this.#finals.push(text);
-      this.#turnOpen = true;
-    }
-    if (text === "" && !(endOfTurn && this.#turnOpen)) return; // silence: Deepgram sends empty finals
+    if (text !== "") this.#turnOpen = true;
+    // Silence: Deepgram sends empty finals. One that covers an interim still goes out (it withdraws it).
+    if (text === "" && !coversInterim && !(endOfTurn && this.#turnOpen)) return;
     if (endOfTurn) this.#endTurn();
     this.#events.final(text, { endOfTurn });
   }
@@ -273,12 +279,11 @@ class DeepgramSession implements SttSession {
   }
 
   #endTurn(): void {
-    this.#finals = [];
     this.#interim = "";
     this.#turnOpen = false;
   }
 
-  // ---- keepalive (vendors.md §3: KeepAlive every 3–5 s while no audio flows) ----
+  // ---- keepalive (Deepgram "Keep Alive": every 3–5 s while no audio flows) ----
 
   #armKeepAlive(delay: number): void {
     this.#keepAliveTimer = this.#clock.setTimeout(() => this.#onKeepAliveTimer(), Math.max(1, delay));

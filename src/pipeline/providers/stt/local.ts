@@ -13,7 +13,9 @@
  * pocketsphinx's energy VAD take a cough for speech (over a noise floor pocketsphinx hears "if");
  * a cough has no pitch, so it neither starts a turn (no barge-in) nor produces a final. No pre-roll
  * is needed: the recognizer hears everything. pocketsphinx_continuous prints no partial
- * hypotheses, so there are no `partial` events.
+ * hypotheses, so there are no `partial` events. Under the port's transcript contract
+ * (stt-port.ts) each utterance is then one segment: its line, delivered once as the final that
+ * ends the turn (`""` when the turn ends with no line).
  *
  * Measured on this machine (2 vCPU shared with other work, load 1–2; the flite fixtures hello,
  * order-status, stop and pin played in real time in 20 ms frames over a ±20 LSB noise floor,
