@@ -1,5 +1,5 @@
 // A fake AssemblyAI Universal Streaming v3 server (`/v3/ws`) for tests. It listens on loopback and
-// speaks the wire protocol (docs/providers.md, AssemblyAI): it checks `Authorization: <key>`
+// speaks the wire protocol (docs/vendors.md, AssemblyAI): it checks `Authorization: <key>`
 // (the raw key; wrong → HTTP 401 at upgrade, or close 4001 after it with `authFailure:"close"`),
 // validates the query (bad → an `Error` message and close 4000 / 4101), sends `Begin`, enforces
 // the 50–1000 ms audio frame rule (close 3007 "Input duration violation", as AssemblyAI's

@@ -1,5 +1,5 @@
 // A fake Deepgram streaming STT server (`/v1/listen`) for tests. It listens on loopback and speaks
-// the real wire protocol (docs/providers.md, Deepgram): it checks the upgrade the way the
+// the real wire protocol (docs/vendors.md, Deepgram): it checks the upgrade the way the
 // vendor does (`Authorization: Token <key>` → 401 otherwise; bad listen params → 400 with a
 // `dg-error` header), records binary audio and text control messages, answers `Finalize`
 // (a `from_finalize` final) and `CloseStream` (flush, `Metadata`, close 1000), closes an idle

@@ -1,5 +1,5 @@
 /**
- * The socket plumbing both STT adapters share (Deepgram, AssemblyAI: docs/providers.md): dialing
+ * The socket plumbing both STT adapters share (Deepgram, AssemblyAI: docs/vendors.md): dialing
  * with the key header, waiting for the session to become usable under a timeout and the caller's
  * abort signal, reading an HTTP refusal at upgrade (401/403 name the key variable), closing with
  * the vendor's close message, and telling a close the session asked for from a drop.

@@ -1,5 +1,5 @@
 /**
- * AssemblyAI Universal Streaming v3 over WebSocket, as docs/providers.md (AssemblyAI) describes
+ * AssemblyAI Universal Streaming v3 over WebSocket, as docs/vendors.md (AssemblyAI) describes
  * it. Vendor sources: npm `assemblyai` 4.41.5 (src/services/streaming/service.ts: URL, query
  * parameters, `Authorization`, retry policy; src/types/streaming/index.ts: messages;
  * src/utils/errors/streaming.ts: close codes) and AssemblyAI's docs ("Message Sequence",

@@ -1,5 +1,5 @@
 /**
- * Deepgram streaming STT (`/v1/listen` over WebSocket), as docs/providers.md (Deepgram) describes
+ * Deepgram streaming STT (`/v1/listen` over WebSocket), as docs/vendors.md (Deepgram) describes
  * it. Vendor sources: Deepgram's docs (the listen-streaming reference, "Keep Alive", "Finalize",
  * "Close Stream", "Utterance End", "Speech Started", "Configure Endpointing and Interim Results")
  * and `@deepgram/sdk` 5.13 (`DeepgramEnvironment.Production.production` = wss://api.deepgram.com,
