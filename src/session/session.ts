@@ -285,6 +285,7 @@ export class Session {
       log: this.#log,
       sessionId: this.id,
       session: this.#sessionValue,
+      conversation: this.#conversation,
       emit: (event) => this.#emit(event),
       line: (line) => {
         if (line.kind === "start" || line.kind === "delayed") this.#mode?.toolLine(line);
@@ -334,19 +335,8 @@ export class Session {
     const loop = new ReplyLoop({
       model,
       tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
-      invoke: async (call) => {
-        // Recorded under the conversation the call started in: a reset strands it.
-        const epoch = this.#conversation.epoch;
-        const outcome = await tools.call(call);
-        this.#conversation.recordTool(epoch, {
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          args: call.args,
-          result: outcome.modelText,
-          ...(outcome.isError ? { isError: true } : {}),
-        });
-        return outcome;
-      },
+      // The tool runner records every settled call into the conversation, in every mode.
+      invoke: (call) => tools.call(call),
       settings: {
         maxSteps: config.maxSteps ?? DEFAULTS.maxSteps,
         toolChoice: config.toolChoice ?? DEFAULTS.toolChoice,

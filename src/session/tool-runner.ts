@@ -17,6 +17,7 @@ import {
 } from "../manifest/index.js";
 import type { ToolAnswer, ToolInvocation } from "../pipeline/tool-port.js";
 import type { EventBody } from "../events.js";
+import type { Conversation } from "./conversation.js";
 import { MAX_TOOL_RESULT_CHARS, truncateToolResult } from "./conversation.js";
 
 /** How a call ended. */
@@ -52,6 +53,12 @@ export interface ToolRunnerDeps {
   readonly userSpeaking?: () => boolean;
   /** Every settled call, for metrics and state projection. */
   readonly settled?: (call: ToolInvocation, outcome: ToolOutcome) => void;
+  /**
+   * The conversation record every settled call is written to (what `history.restored` and the
+   * resume record carry), under the epoch the call started in: a reset strands it. One place for
+   * every mode — pipeline, text, s2s — and every caller (the model, a keypad tool).
+   */
+  readonly conversation?: Conversation;
 }
 
 /** The longest result text a `tool.completed` event carries (protocol.md). */
@@ -166,8 +173,9 @@ export class ToolRunner {
    * passed, since for the page that event is the request to run it.
    */
   async call(request: ToolInvocation): Promise<ToolOutcome> {
-    const { emit } = this.#deps;
+    const { emit, conversation } = this.#deps;
     const { toolCallId } = request;
+    const epoch = conversation?.epoch;
     const opened = { done: false };
     const open = (): void => {
       if (opened.done) return;
@@ -187,6 +195,9 @@ export class ToolRunner {
       if (covers) this.#covering -= 1;
     }
     emit({ type: "tool.completed", toolCallId, result: clip(outcome.modelText), ...(outcome.isError ? { isError: true } : {}) });
+    if (conversation !== undefined && epoch !== undefined) {
+      conversation.recordTool(epoch, { toolCallId, toolName: request.toolName, args: request.args, result: outcome.modelText, ...(outcome.isError ? { isError: true } : {}) });
+    }
     this.#deps.settled?.(request, outcome);
     return outcome;
   }
