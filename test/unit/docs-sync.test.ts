@@ -115,3 +115,17 @@ describe("docs/security.md lists every entry point", () => {
     }
   });
 });
+
+describe("docs/config.md tells what the providers do", () => {
+  const config = readFileSync(new URL("../../docs/config.md", import.meta.url), "utf8");
+
+  it("does not call a runnable provider unrunnable", () => {
+    expect(config).not.toMatch(/not runnable yet|arrives with the s2s issue/);
+  });
+
+  it("documents every option the speech-to-speech adapters read", () => {
+    const line = (kind: string): string => config.split("\n").find((l) => l.trimStart().startsWith(`- \`${kind}\`:`)) ?? "";
+    for (const option of ["model", "voice", "transcription", "turnDetection", "url", "apiKeyEnv"]) expect(line("openai-realtime"), option).toContain(`${option}?`);
+    for (const option of ["model", "voice", "language", "url", "apiKeyEnv"]) expect(line("gemini-live"), option).toContain(`${option}?`);
+  });
+});
