@@ -1,4 +1,4 @@
-// Lint: typescript-eslint (type-aware) + the dependency-direction rule of the spec:
+// Lint: typescript-eslint (type-aware) + the dependency-direction rule of the architecture (docs/architecture.md):
 //   server → session → {pipeline, s2s, transport} → {manifest, audio, errors, log}
 // pipeline, s2s and transport never import each other or session; the bottom tier imports
 // nothing above it. Enforced with import-x/no-restricted-paths over resolved paths.

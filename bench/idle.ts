@@ -1,7 +1,7 @@
 /**
  * `npm run bench:idle`: the memory of an idle gateway and of its idle sessions, against the floor
  * — a bare Node process holding the same WebSocket server (`ws`) and the same idle sockets —
- * measured in the same run. The spec bars: ≤ 80 MiB idle process, ≤ 100 KiB per idle session.
+ * measured in the same run. The bars (docs/benchmarks.md): ≤ 80 MiB idle process, ≤ 100 KiB per idle session.
  *
  * The gateway runs as deployed: the compiled package (`npm run build` first, done here) serving
  * an agent written in JavaScript (`node dist/cli.js serve agent.mjs`), so no TypeScript loader is

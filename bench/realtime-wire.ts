@@ -1,7 +1,7 @@
 /**
- * The OpenAI Realtime server events of one spoken response (vendors.md §1), as the bench fakes
- * send them: pure builders, no socket. Shared by the telephony bench's fake (bench/telephony-fake.ts)
- * and the soak's (bench/soak-realtime.ts).
+ * The OpenAI Realtime server events of one spoken response (docs/vendors.md (OpenAI Realtime)),
+ * as the bench fakes send them: pure builders, no socket. Shared by the telephony bench's fake
+ * (bench/telephony-fake.ts) and the soak's (bench/soak-realtime.ts).
  */
 
 /** One response being spoken: `sentMs` of its `totalMs` of audio sent so far, on a real-time schedule from `startedAt`. */

@@ -22,7 +22,7 @@ import type { Arrival, LoadPlan, LoadTally, ToRelay } from "./protocol.js";
 import { FakeHost, type DeltaMark } from "./s2s-fake.js";
 import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "./stats.js";
 
-/** The spec's bar: added latency, provider audio → frame, p99 ≤ 2 ms at 200 calls. */
+/** The bar: added latency, provider audio → frame, p99 ≤ 2 ms at 200 calls. */
 const BAR_MS = 2;
 const BAR_CALLS = 200;
 const RUN_LIMIT_MS = 88_000;
@@ -174,7 +174,7 @@ function verdict(report: Report): string {
   const p99 = g.audioToClient.p99;
   const added = p99 - report.relay.audioToClient.p99;
   return (
-    `**Verdict: ${p99 <= BAR_MS ? "within" : "over"} the spec bar (added latency, provider audio → frame, p99 ≤ ${BAR_MS} ms at ${BAR_CALLS} calls), ` +
+    `**Verdict: ${p99 <= BAR_MS ? "within" : "over"} the bar (added latency, provider audio → frame, p99 ≤ ${BAR_MS} ms at ${BAR_CALLS} calls), ` +
     `measured at ${g.sessions} sessions, not ${BAR_CALLS}** — gateway p99 ${ms(p99)} ms end to end on loopback (relay floor p99 ${ms(report.relay.audioToClient.p99)} ms, ` +
     `gateway − relay p99 ${ms(added)} ms).` +
     (g.otherCores > 0.25 ? ` Other work used ${g.otherCores.toFixed(2)} cores of the machine meanwhile: the tail may be the machine's.` : "")

@@ -1,10 +1,10 @@
 /**
  * The telephony bench's callers, run as their own process by bench/telephony.ts: each one is a
- * simulated Twilio Media Streams connection (vendors.md §8a). It sends `connected` and `start`,
- * then a 160-byte μ-law `media` frame every 20 ms, tagged with the caller's number and its send
- * time. Agent audio "plays" in real time from arrival, 20 ms per tick; a `mark` is echoed once
- * the audio before it has played; `clear` drops what is queued and echoes the pending marks at
- * once, as Twilio does. At the end: `stop`, then the socket closes.
+ * simulated Twilio Media Streams connection (docs/vendors.md (Carriers)). It sends `connected`
+ * and `start`, then a 160-byte μ-law `media` frame every 20 ms, tagged with the caller's number
+ * and its send time. Agent audio "plays" in real time from arrival, 20 ms per tick; a `mark` is
+ * echoed once the audio before it has played; `clear` drops what is queued and echoes the pending
+ * marks at once, as Twilio does. At the end: `stop`, then the socket closes.
  *
  * Measured here: each tagged agent frame on arrival (now − the fake's send time in the tag),
  * each `clear` on arrival, and the send time of each caller frame (to count losses).

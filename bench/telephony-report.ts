@@ -10,7 +10,7 @@ import type { CallersTaken, FakeTaken, Window } from "./telephony-protocol.js";
 export type ServerName = "floor" | "gateway" | "sdk";
 export const LABEL: Readonly<Record<ServerName, string>> = { floor: "floor (hand-written relay)", gateway: "gateway", sdk: "Agents SDK Twilio transport" };
 
-/** The spec's targets (issue 7): CPU ratios; p99 bars in ms (the audio one at `barCalls` calls). */
+/** The targets (issue 7): CPU ratios; p99 bars in ms (the audio one at `barCalls` calls). */
 export const TARGETS = { cpuVsSdk: 0.5, cpuVsFloor: 1.2, audioP99Ms: 2, bargeP99Ms: 2, barCalls: 200 } as const;
 /** A `clear` answers a barge-in when it arrives within this long after it (ms), before the caller's next one. */
 const CLEAR_MATCH_MS = 1000;
@@ -197,7 +197,7 @@ export function contextTable(report: Report): string {
   return `${rows.join("\n")}\n\nIdle process RSS before any call: ${idle.join(", ")}.`;
 }
 
-/** One line per spec target: the figure at each N, and met / not met. */
+/** One line per target: the figure at each N, and met / not met. */
 export function targets(report: Report): string {
   const rows = ["| target | " + report.counts.map((n) => `${n} calls`).join(" | ") + " | verdict |", "|---|" + report.counts.map(() => "--:|").join("") + "---|"];
   const peer = (server: ServerName, n: number): PhaseResult | undefined => {
@@ -280,7 +280,7 @@ export function section(report: Report, markers: { readonly start: string; reado
     "",
     table(report),
     "",
-    "Against the spec's targets (ratios are the gateway's CPU per call over the other server's, measured in the same run; latencies end to end, with the floor's p99 of the same run in brackets):",
+    "Against the targets (ratios are the gateway's CPU per call over the other server's, measured in the same run; latencies end to end, with the floor's p99 of the same run in brackets):",
     "",
     targets(report),
     "",

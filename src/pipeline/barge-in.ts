@@ -1,4 +1,4 @@
-/** What decides whether user speech interrupts the agent (behaviour.md, config.md). */
+/** What decides whether user speech interrupts the agent (docs/config.md "Pipeline fields at runtime", `interruption`; docs/protocol.md "Behaviour in detail", "What interrupts"). */
 export interface BargeInPolicy {
   /** `false` for `interruption: "off"`. */
   readonly enabled: boolean;

@@ -1,6 +1,6 @@
 import type { WordTiming } from "./tts-port.js";
 
-/** Ear lag: audio counts as heard this long after it played (ms, behaviour.md). */
+/** Ear lag: audio counts as heard this long after it played (ms; docs/protocol.md "Behaviour in detail", "Barge-in order"). */
 export const EAR_LAG_MS = 150;
 
 /** One spoken segment of a reply: its text, audio length, and word timings when the TTS gave them. */

@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 
-/** After agent audio stops playing, the agent still counts as audible this long (ms, behaviour.md). */
+/** After agent audio stops playing, the agent still counts as audible this long (ms; docs/protocol.md "Behaviour in detail", "Held speech"). */
 export const AUDIBLE_GRACE_MS = 750;
 
 /**

@@ -1,7 +1,7 @@
 import type { ModelMessage } from "ai";
 import { countWords } from "./barge-in.js";
 
-/** The marker an interrupted reply's recorded text ends with (behaviour.md). */
+/** The marker an interrupted reply's recorded text ends with (docs/protocol.md "Behaviour in detail", "History of an interrupted reply"). */
 export const INTERRUPTED = "[interrupted]";
 
 type AssistantPart = Exclude<Extract<ModelMessage, { role: "assistant" }>["content"], string>[number];

@@ -1,7 +1,8 @@
 /**
- * Text → TTS batching (behaviour.md): the first chunk of a segment goes out at once (time to
- * first audio); after that text is released at sentence ends (. ! ? …), never split on
- * commas; `flush()` releases the rest (before a tool call, at the end of a reply).
+ * Text → TTS batching (docs/architecture.md "Data flow per mode"): the first chunk of a segment
+ * goes out at once (time to first audio); after that text is released at sentence ends
+ * (. ! ? …), never split on commas; `flush()` releases the rest (before a tool call, at the end of
+ * a reply).
  */
 export class SentenceBatcher {
   readonly #send: (text: string) => void;

@@ -14,7 +14,7 @@ import { SentenceBatcher } from "./sentence-batcher.js";
 import { UtteranceText, type SttSession } from "./stt-port.js";
 import type { TtsSession, TtsStream, WordTiming } from "./tts-port.js";
 
-/** An utterance with no STT activity for this long is closed (ms; above maxSilenceMs, behaviour.md). */
+/** An utterance with no STT activity for this long is closed (ms; above maxSilenceMs; docs/protocol.md "Limits"). */
 export const SPEECH_IDLE_WATCHDOG_MS = 4000;
 /** At most this many false-interruption resumes, and nudges, in a row. */
 export const MAX_RESUMES_IN_A_ROW = 3;
@@ -29,7 +29,7 @@ export const MAX_PREEMPTS_PER_UTTERANCE = 2;
 /** A push-to-talk commit waits this long for the STT's final (ms). */
 export const MANUAL_FINAL_WAIT_MS = 1500;
 
-/** Declarative dead-air lines, in order (behaviour.md). */
+/** Declarative dead-air lines, in order (docs/protocol.md "Behaviour in detail", "Dead air"). */
 export const DEAD_AIR_LINES = ["I'm checking on this.", "I'm still checking on this.", "This is taking a little longer than usual.", "I'm still on it."];
 
 export const DEFAULT_NUDGE_PROMPT = "The caller has been silent for a while. Check in with them briefly, in one short sentence.";

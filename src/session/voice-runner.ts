@@ -14,7 +14,7 @@ import type { ToolLine, ToolRunner } from "./tool-runner.js";
 /** The rate the client sends (Hz, protocol.md default) and the rate agent audio leaves at. */
 export const MIC_SAMPLE_RATE = 16000;
 export const PLAYBACK_SAMPLE_RATE = 24000;
-/** STT reconnect attempts after an unexpected drop (behaviour.md: bounded). */
+/** STT reconnect attempts after an unexpected drop, bounded (docs/protocol.md "Limits", "STT reconnects"). */
 export const STT_RECONNECTS = 3;
 /** Audio kept for replay after a drop: everything since the last final, at most this much (ms). */
 export const STT_REPLAY_MS = 30_000;

@@ -1,6 +1,6 @@
 /**
- * Audio at the carrier edge, both directions (behaviour.md "Telephony edge"): the carrier's
- * payload (G.711 μ-law or A-law at 8 kHz, or L16 LE at 8/16/24 kHz) ↔ the session's PCM16 LE
+ * Audio at the carrier edge, both directions (docs/telephony.md "What happens on a call"): the
+ * carrier's payload (G.711 μ-law or A-law at 8 kHz, or L16 LE at 8/16/24 kHz) ↔ the session's PCM16 LE
  * (mic 16 kHz in, playback 24 kHz out), resampled with state kept across frames (band-limited
  * on the way down, see audio/resample.ts). In passthrough the session speaks the carrier's own
  * G.711 and the bytes cross untouched: no decode, no resample, no copy.

@@ -1,7 +1,8 @@
 /**
  * The carrier bridge: adapts any carrier codec to the `ClientLink` a session uses for browser
- * sockets (behaviour.md "Telephony edge"). Carrier audio is decoded and resampled at this edge;
- * agent audio is paced, encoded and framed for the carrier; marks make playback truthful.
+ * sockets (docs/telephony.md, "Playback truth" and "What happens on a call"). Carrier audio is
+ * decoded and resampled at this edge; agent audio is paced, encoded and framed for the carrier;
+ * marks make playback truthful.
  *
  * Playback truth: the carrier buffers seconds of audio, so "sent" is not "played". A mark goes
  * out after each reply segment (and every MARK_EVERY_MS within one); its echo says everything

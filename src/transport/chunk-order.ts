@@ -1,6 +1,6 @@
 /**
- * Puts numbered media frames back in order (vendors.md §8b: Telnyx does not guarantee frame
- * order; reorder by `chunk`). In-order frames pass straight through, with no added latency; an
+ * Puts numbered media frames back in order (docs/vendors.md (Carriers): Telnyx does not guarantee
+ * frame order; reorder by `chunk`). In-order frames pass straight through, with no added latency; an
  * early frame waits for the gap before it to fill, for at most `maxHeld` later frames (20 ms
  * each), then the gap is skipped. A frame that arrives after its turn was skipped is dropped —
  * played late it would be out of place. Pure: no timers, no I/O.

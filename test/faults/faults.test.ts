@@ -2,8 +2,8 @@
 // (test/helpers/fault-proxy.ts) sits between the gateway and each loopback vendor fake (Deepgram
 // STT, Cartesia TTS, an OpenAI-compatible LLM, OpenAI Realtime) and between the client and the
 // gateway, and cuts, stalls or slows the bytes mid-stream. Each scenario asserts what the caller
-// must still get (behaviour.md "Provider links", "Fatal vs non-fatal", the s2s reconnect rules,
-// protocol.md's backlog close), not only that nothing crashed. Cut points come from a seeded
+// must still get (docs/protocol.md "Behaviour in detail": "STT drops", "s2s drops", a client that
+// stops reading; fatal or not as "Error codes" says), not only that nothing crashed. Cut points come from a seeded
 // generator (`SEED`), and `npm run faults` runs every scenario more often (`runs()`) and writes
 // the figures to docs/reliability.md.
 import { connect as tcpConnect, type Socket } from "node:net";

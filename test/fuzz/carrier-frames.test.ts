@@ -6,7 +6,7 @@ import { report, runs, SEED } from "./figures.js";
 
 const KINDS = new Set<CarrierInbound["kind"]>(["start", "media", "mark", "dtmf", "stop", "ignored"]);
 
-/** Shapes close to the carriers' real frames (vendors.md §8), then mangled. */
+/** Shapes close to the carriers' real frames (docs/vendors.md (Carriers)), then mangled. */
 const event = fc.constantFrom("connected", "start", "media", "mark", "dtmf", "stop", "playedStream", "clearedAudio", "websocket:connected", "websocket:dtmf", "error", "gossip");
 const junk = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 3 }));
 const base64ish = fc.oneof(fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b).toString("base64")), fc.string({ maxLength: 300 }), fc.constant(""), fc.constant("A".repeat(3000)));

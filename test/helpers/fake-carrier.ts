@@ -32,7 +32,7 @@ export interface FakeCarrierOptions {
 export const MULAW_SILENCE = 0xff;
 const TICK_MS = 20;
 
-/** What each carrier's media looks like on its stream (vendors.md §8). */
+/** What each carrier's media looks like on its stream (docs/vendors.md (Carriers)). */
 interface Format {
   readonly encoding: "mulaw" | "l16";
   readonly sampleRate: number;

@@ -1,4 +1,4 @@
-// A fake Cartesia TTS WebSocket (vendors.md §5) on loopback, for adapter tests.
+// A fake Cartesia TTS WebSocket (docs/vendors.md (Cartesia)) on loopback, for adapter tests.
 //
 // It checks what the real service checks: the key (`Authorization: Bearer`, `X-API-Key` or
 // `?api_key=`; 401 when wrong) and the `Cartesia-Version` (header or `?cartesia_version=`): the fake

@@ -1,5 +1,5 @@
 // A fake Gemini Live server (BidiGenerateContent over WebSocket) for tests. It listens on loopback
-// and speaks the message sequences of /work/shared/spec/vendors.md §2 and of the official SDK's
+// and speaks the message sequences of docs/vendors.md (Gemini Live) and of the official SDK's
 // types (`@google/genai` 2.32.0, dist/genai.d.ts: `LiveServerMessage`, `LiveServerContent`,
 // `LiveServerSessionResumptionUpdate`, `VoiceActivity`): the key comes as the `key` query
 // parameter (a wrong key: the upgrade succeeds and the socket closes 1008, as errors come as close
@@ -120,7 +120,7 @@ function isRecord(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A Gemini `Schema` must use the upper-case type names (vendors.md §2). */
+/** A Gemini `Schema` must use the upper-case type names (docs/vendors.md (Gemini Live), "Tools"). */
 function schemaViolations(schema: unknown, path: string): string[] {
   if (!isRecord(schema)) return [`${path}: must be an object`];
   const problems: string[] = [];

@@ -1,4 +1,4 @@
-// A fake OpenAI Realtime (GA) WebSocket server (vendors.md §1) on loopback, for s2s adapter tests.
+// A fake OpenAI Realtime (GA) WebSocket server (docs/vendors.md (OpenAI Realtime)) on loopback, for s2s adapter tests.
 //
 // It speaks the real event sequences: `session.created` on connect, `session.updated` for each
 // `session.update`, and for each `response.create` a scripted response (the next enqueued turn):
@@ -333,7 +333,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         else await tick();
       }
       if (!conn.open) return;
-      // A cancelled response still closes its open parts before `response.done` (vendors.md §1).
+      // A cancelled response still closes its open parts before `response.done` (docs/vendors.md (OpenAI Realtime)).
       send(conn, { type: `${audioName}.done`, ...base });
       send(conn, { type: `${transcriptName}.done`, ...base, transcript: spoken });
       send(conn, { type: "response.content_part.done", ...base, part: { type: "audio", transcript: spoken } });

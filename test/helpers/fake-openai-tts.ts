@@ -1,4 +1,4 @@
-// A fake OpenAI speech endpoint (vendors.md §7, POST /v1/audio/speech) on loopback, for adapter tests.
+// A fake OpenAI speech endpoint (POST /v1/audio/speech, docs/vendors.md (OpenAI TTS)) on loopback, for adapter tests.
 //
 // It checks `Authorization: Bearer <key>` (401 with OpenAI's error body when wrong) and the body
 // (`model`, `voice`, `input` ≤ 4096 characters, `response_format:"pcm"`, the only format it makes),

@@ -1,9 +1,10 @@
 /**
- * What the TTS adapters that run every stream as a context of one socket share (Cartesia: vendors.md
- * §5 `context_id`; ElevenLabs: §6 multi-stream-input): the streams and the contexts carrying them,
- * the port's barrier (`guardStream`: nothing after cancel, done or error), the session around them
- * (its socket, reconnected by `tts-socket.ts`), the spoken prefix a fresh context continues from
- * after a drop, and the output rate to ask for. The wire messages are the adapter's.
+ * What the TTS adapters that run every stream as a context of one socket share (Cartesia's
+ * `context_id`, ElevenLabs' multi-stream-input: docs/vendors.md (Cartesia), (ElevenLabs)): the
+ * streams and the contexts carrying them, the port's barrier (`guardStream`: nothing after cancel,
+ * done or error), the session around them (its socket, reconnected by `tts-socket.ts`), the spoken
+ * prefix a fresh context continues from after a drop, and the output rate to ask for. The wire
+ * messages are the adapter's.
  */
 import { randomUUID } from "node:crypto";
 import { GatewayError, messageOf } from "../../errors.js";

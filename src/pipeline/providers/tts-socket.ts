@@ -1,10 +1,10 @@
 /**
- * The socket plumbing of the TTS adapters that keep one WebSocket per session (Cartesia: vendors.md
- * §5, ElevenLabs multi-stream-input: §6): connecting with the key in a handshake header under a
- * timeout and the caller's abort signal (401/403: a fatal error naming the key variable), reading
- * JSON frames, closing cleanly, and after a drop reconnecting, bounded and with backoff on the
- * injected clock, while streams still need the socket. What lived on the dropped socket, and what
- * to re-send on the new one, is the adapter's.
+ * The socket plumbing of the TTS adapters that keep one WebSocket per session (Cartesia and
+ * ElevenLabs multi-stream-input: docs/vendors.md (Cartesia), (ElevenLabs)): connecting with the key
+ * in a handshake header under a timeout and the caller's abort signal (401/403: a fatal error
+ * naming the key variable), reading JSON frames, closing cleanly, and after a drop reconnecting,
+ * bounded and with backoff on the injected clock, while streams still need the socket. What lived
+ * on the dropped socket, and what to re-send on the new one, is the adapter's.
  */
 import { WebSocket, type RawData } from "ws";
 import type { Clock } from "../../clock.js";

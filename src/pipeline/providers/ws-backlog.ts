@@ -1,6 +1,6 @@
 import type { WebSocket } from "ws";
 
-/** A provider link's audio backlog past which mic audio is dropped (bytes, behaviour.md). */
+/** A provider link's audio backlog past which mic audio is dropped (bytes; docs/protocol.md "Limits", "STT audio backlog"). */
 export const MAX_PROVIDER_BACKLOG_BYTES = 1024 * 1024;
 
 /**

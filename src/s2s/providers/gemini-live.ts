@@ -1,16 +1,16 @@
 /**
  * Google Gemini Live (`BidiGenerateContent` over WebSocket) as an `S2sProvider`, per
- * `/work/shared/spec/vendors.md` §2 (the wire facts quoted below are from there) and the official
- * SDK, `@google/genai` 2.32.0 (`dist/node/index.mjs` `Live.connect`, `dist/genai.d.ts`).
+ * docs/vendors.md (Gemini Live), which links Google's Live API reference, and the official SDK,
+ * `@google/genai` 2.32.0 (`dist/node/index.mjs` `Live.connect`, `dist/genai.d.ts`).
  *
- * Wire summary (vendors.md §2):
+ * Wire summary (docs/vendors.md (Gemini Live)):
  * - Connect to `GEMINI_LIVE_URL` (`…/ws/google.ai.generativelanguage.v1beta.GenerativeService.
  *   BidiGenerateContent`, as the SDK builds it) with `?key=<API_KEY>` (the key is a query parameter).
- * - → `setup` must be the first message, once per socket; ← `setupComplete`; "send nothing else
- *   until this arrives". The configuration cannot change after `setup`.
+ * - → `setup` must be the first message, once per socket; ← `setupComplete`, and nothing else is
+ *   sent until it arrives. The configuration cannot change after `setup`.
  * - → `realtimeInput.audio {data: b64, mimeType: "audio/pcm;rate=16000"}` (PCM16 LE, 16 kHz);
- *   → `clientContent {turns, turnComplete}` ("appends to the history and interrupts any generation
- *   in progress"); → `toolResponse {functionResponses:[{id, name, response:{output}}]}`.
+ *   → `clientContent {turns, turnComplete}` (appended to the history; it interrupts any generation
+ *   in progress); → `toolResponse {functionResponses:[{id, name, response:{output}}]}`.
  * - ← `serverContent` (`modelTurn.parts[].inlineData` 24 kHz PCM16, `inputTranscription`,
  *   `outputTranscription`, `interrupted`, `generationComplete`, `turnComplete`), `toolCall`,
  *   `toolCallCancellation`, `usageMetadata`, `goAway {timeLeft}`, `sessionResumptionUpdate`,
@@ -35,9 +35,10 @@
  * - **Truncate.** Not supported (no such message): a no-op with a debug log; Gemini's context keeps
  *   what the model generated, heard or not.
  * - **Tool results.** `respond` cannot be honoured either way: Gemini continues on its own after a
- *   `toolResponse` ("the model then continues with new serverContent") and has no "do not respond".
+ *   `toolResponse` (new `serverContent` follows) and has no "do not respond".
  * - **Speech edges.** The service's activity detection is reported only by `voiceActivity`
- *   (`ACTIVITY_START`/`ACTIVITY_END`; preview and allowlisted, vendors.md §2), used when it comes.
+ *   (`ACTIVITY_START`/`ACTIVITY_END`; preview and allowlisted, docs/vendors.md (Gemini Live)),
+ *   used when it comes.
  *   Otherwise `speechStarted` is emitted when `interrupted` arrives (Gemini's VAD heard a barge-in)
  *   or when input transcription starts while no response is in flight, and there is no end-of-
  *   speech signal at all in automatic activity detection: the model starting to answer is the
@@ -62,10 +63,10 @@
  * Resilience: a transient close (or a `goAway`, proactively: see `#maybeSwitch`) reconnects with
  * backoff on the injected clock, bounded by `reconnectDelaysMs`. Each socket gets exactly one
  * `setup`. When the server gave a `sessionResumptionUpdate` handle the new `setup` resumes with
- * the newest one (vendors.md §2, step 8) and the server restores the conversation; otherwise
- * the history (`options.history()`) is replayed as one `clientContent` with
- * `turnComplete:false`. Then every request the model has not acted on goes out once on the new
- * socket, in order: tool results (undelivered, or sent while reconnecting) and
+ * the newest one (docs/vendors.md (Gemini Live), "Resumption and goAway") and the server
+ * restores the conversation; otherwise the history (`options.history()`) is replayed as one
+ * `clientContent` with `turnComplete:false`. Then every request the model has not acted on goes
+ * out once on the new socket, in order: tool results (undelivered, or sent while reconnecting) and
  * `createResponse`/`sendText` turns that got no response yet (a typed turn is in the replayed
  * history already, so only its `turnComplete` is re-sent). Mic audio while no socket is ready is
  * dropped (it is real time). Past the budget, or on a close that a retry cannot fix (1002, 1003,
@@ -89,10 +90,10 @@ export const GEMINI_LIVE_API_VERSION = "v1beta";
  * The Live endpoint as the SDK builds it (`Live.connect`, API-key path):
  * `${websocketBaseUrl}/ws/google.ai.generativelanguage.${apiVersion}.GenerativeService.${method}?${keyName}=${apiKey}`
  * with `method = 'BidiGenerateContent'`, `keyName = 'key'`, base `https://generativelanguage.googleapis.com/`
- * turned into `wss:`. The key is added per socket (`#dial`). Also vendors.md §2 "Connection".
+ * turned into `wss:`. The key is added per socket (`#dial`). Also docs/vendors.md (Gemini Live), "Endpoint".
  */
 export const GEMINI_LIVE_URL = `wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.${GEMINI_LIVE_API_VERSION}.GenerativeService.BidiGenerateContent`;
-/** vendors.md §2 `setup` example; `model` is `models/<id>`. */
+/** docs/vendors.md (Gemini Live), "Setup": `model` is `models/<id>`. */
 export const GEMINI_LIVE_DEFAULT_MODEL = "models/gemini-live-2.5-flash-preview";
 /**
  * Where the key is read from, in this order; the first set to a non-empty value wins
@@ -101,7 +102,7 @@ export const GEMINI_LIVE_DEFAULT_MODEL = "models/gemini-live-2.5-flash-preview";
  * Using GOOGLE_API_KEY." (dist/node/index.mjs).
  */
 export const GEMINI_KEY_VARIABLES = ["GOOGLE_API_KEY", "GEMINI_API_KEY"] as const;
-/** vendors.md §2: input PCM16 at 16 kHz (stated in `mimeType`), output PCM16 at 24 kHz. */
+/** docs/vendors.md (Gemini Live), "Audio": input PCM16 at 16 kHz (stated in `mimeType`), output PCM16 at 24 kHz. */
 export const GEMINI_INPUT_RATE = 16_000;
 export const GEMINI_OUTPUT_RATE = 24_000;
 const INPUT_MIME = `audio/pcm;rate=${GEMINI_INPUT_RATE}`;
@@ -192,7 +193,7 @@ export function geminiLive(descriptor: ProviderDescriptor, env: Env, options: Ge
   };
 }
 
-// ---- setup (vendors.md §2 "`setup` (→, must be the first message)") ----
+// ---- setup (docs/vendors.md (Gemini Live), "Setup": the first message, once per socket) ----
 
 /** The `setup` message for one socket; `handle` resumes a session (`sessionResumption.handle`). */
 export function geminiSetupMessage(settings: GeminiLiveSettings, setup: S2sSetup, handle?: string, log: GeminiLiveLog = NO_LOG): object {
@@ -219,7 +220,7 @@ export function geminiSetupMessage(settings: GeminiLiveSettings, setup: S2sSetup
       },
       inputAudioTranscription: {},
       outputAudioTranscription: {},
-      // `{}` asks for `sessionResumptionUpdate` handles; a handle resumes (vendors.md §2 step 8).
+      // `{}` asks for `sessionResumptionUpdate` handles; a handle resumes (docs/vendors.md (Gemini Live)).
       sessionResumption: handle === undefined ? {} : { handle },
     },
   };
@@ -232,7 +233,7 @@ function functionDeclaration(tool: S2sTool): object {
   return { name: tool.name, description: tool.description, ...(empty ? {} : { parameters }) };
 }
 
-/** A Gemini `Schema` (an OpenAPI 3.0 subset with upper-case type names, vendors.md §2). */
+/** A Gemini `Schema` (an OpenAPI 3.0 subset with upper-case type names, docs/vendors.md (Gemini Live)). */
 export interface GeminiSchema {
   type?: string;
   [key: string]: unknown;
@@ -522,7 +523,7 @@ class GeminiLiveSession implements S2sSession {
   /** Open a socket, send its one `setup`, and resolve on `setupComplete`. Rejects with a `DialFailure`. */
   #dial(signal: AbortSignal | undefined): Promise<void> {
     const url = new URL(this.settings.url);
-    url.searchParams.set("key", this.settings.apiKey); // vendors.md §2: the key is the `key` query parameter
+    url.searchParams.set("key", this.settings.apiKey); // docs/vendors.md (Gemini Live): the key is the `key` query parameter
     const handle = this.#handle;
     // Audio is base64: permessage-deflate would cost CPU and a zlib context per socket for little gain.
     const ws = new WebSocket(url.toString(), { perMessageDeflate: false });
@@ -548,7 +549,7 @@ class GeminiLiveSession implements S2sSession {
 
       ws.on("open", () => {
         if (link.retired) return;
-        // The one `setup` of this socket, first (vendors.md §2).
+        // The one `setup` of this socket, first (docs/vendors.md (Gemini Live)).
         this.#send(link, geminiSetupMessage(this.settings, this.options.setup, handle, this.runtime.log));
       });
       ws.on("unexpected-response", (_request, response) => {
@@ -770,7 +771,7 @@ class GeminiLiveSession implements S2sSession {
   }
 
   #parse(data: RawData): Record<string, unknown> | undefined {
-    // Frames may be text or binary, both UTF-8 JSON (vendors.md §2 "Connection").
+    // Frames may be text or binary, both UTF-8 JSON (docs/vendors.md (Gemini Live), "Messages").
     try {
       const message: unknown = JSON.parse(rawText(data));
       if (isRecord(message)) return message;
@@ -781,7 +782,7 @@ class GeminiLiveSession implements S2sSession {
     return undefined;
   }
 
-  // ---- server messages (vendors.md §2 "Server messages") ----
+  // ---- server messages (docs/vendors.md (Gemini Live), "Messages" and "Turns") ----
 
   /** One server message; it may carry several top-level keys. */
   #onMessage(link: Link, message: Record<string, unknown>): void {

@@ -1,5 +1,5 @@
 /**
- * OpenAI Realtime (GA, `gpt-realtime`) as an S2sProvider: vendors.md §1.
+ * OpenAI Realtime (GA, `gpt-realtime`) as an S2sProvider: docs/vendors.md (OpenAI Realtime).
  *
  * One WebSocket per session, PCM16 24 kHz both ways. Per socket: ← `session.created`, then exactly
  * one → `session.update`, ← `session.updated`, then the conversation so far is replayed
@@ -28,10 +28,10 @@ import { shieldEvents } from "../shield-events.js";
 
 const KIND = "openai-realtime";
 const VENDOR = "OpenAI Realtime";
-/** vendors.md §1 "Connection": the SDK's base URL + `/realtime`; `?model=` is appended. */
+/** docs/vendors.md (OpenAI Realtime), "URL": the SDK's base URL + `/realtime`; `?model=` is appended. */
 const DEFAULT_URL = "wss://api.openai.com/v1/realtime";
 const DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY";
-/** vendors.md §1 `session.update`: `audio/pcm` takes 24000 Hz only; `audio/pcmu` and `audio/pcma` are G.711 at 8 kHz. */
+/** docs/vendors.md (OpenAI Realtime), `session.update`: `audio/pcm` takes 24000 Hz only; `audio/pcmu` and `audio/pcma` are G.711 at 8 kHz. */
 const SAMPLE_RATE = 24_000;
 const G711_RATE = 8000;
 const AUDIO_FORMATS: readonly S2sAudioFormat[] = ["pcm16", "pcmu", "pcma"];
@@ -48,7 +48,7 @@ const DEFAULT_OPEN_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 1000;
 /** Close codes a reconnect may cure: going away, abnormal (no close frame), server error, restart, try again later. */
 const TRANSIENT_CLOSE_CODES: ReadonlySet<number> = new Set([1001, 1006, 1011, 1012, 1013]);
-/** Tags our out-of-band responses (vendors.md §1 "Out-of-band responses": `metadata`, up to 16 string pairs). */
+/** Tags our out-of-band responses (docs/vendors.md (OpenAI Realtime), "Out of band": `metadata`, up to 16 string pairs). */
 const OOB_METADATA = { switchboard: "oob" } as const;
 /**
  * Our in-band `response.create`s carry `metadata: {switchboard_request: <its event_id>}`; the service
@@ -175,9 +175,9 @@ function readConfig(descriptor: ProviderDescriptor, env: Readonly<Record<string,
   const base = string("url") ?? DEFAULT_URL;
   if (!/^wss?:\/\//.test(base)) fail(`url must be a ws:// or wss:// URL, got "${base}".`);
   const url = new URL(base);
-  url.searchParams.set("model", model); // vendors.md §1: exactly one of model / intent / call_id
+  url.searchParams.set("model", model); // docs/vendors.md (OpenAI Realtime): exactly one of model / intent / call_id
 
-  // vendors.md §1: a voice name, or {"id":"voice_…"} for a custom voice.
+  // docs/vendors.md (OpenAI Realtime): a voice name, or {"id":"voice_…"} for a custom voice.
   const rawVoice = options.voice;
   let voice: RealtimeConfig["voice"] = "marin";
   if (isRecord(rawVoice) && typeof rawVoice.id === "string") voice = rawVoice;
@@ -195,7 +195,7 @@ function readConfig(descriptor: ProviderDescriptor, env: Readonly<Record<string,
   return { url: url.toString(), apiKey, keyVariable, model, voice, transcription, turnDetection };
 }
 
-/** The one `session.update` of a socket (vendors.md §1 "`session.update`"). */
+/** The one `session.update` of a socket (docs/vendors.md (OpenAI Realtime), `session.update`). */
 function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S2sAudioFormat): object {
   const wire = wireFormat(format).json;
   const transcription =
@@ -225,7 +225,7 @@ function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S2sAudio
   };
 }
 
-/** A committed line as a conversation item: user `input_text`, assistant `output_text` (vendors.md §1 "Client events"). */
+/** A committed line as a conversation item: user `input_text`, assistant `output_text` (docs/vendors.md (OpenAI Realtime), "Conversation items"). */
 function historyItem(item: S2sHistoryItem): object {
   const part = item.role === "user" ? { type: "input_text", text: item.text } : { type: "output_text", text: item.text };
   return { type: "conversation.item.create", item: { type: "message", role: item.role, content: [part] } };
@@ -362,8 +362,8 @@ class RealtimeSession implements OpenAiRealtimeSession {
     const response: Record<string, unknown> = {};
     if (options.instructions !== undefined) response.instructions = options.instructions;
     if (options.outOfBand === true) {
-      // vendors.md §1 "Out-of-band responses": not written to the conversation, an empty context,
-      // and no tools (tool_choice "none" too, so a session-wide forced tool cannot clash).
+      // docs/vendors.md (OpenAI Realtime), "Out of band": not written to the conversation, an
+      // empty context, and no tools (tool_choice "none" too, so a session-wide forced tool cannot clash).
       Object.assign(response, { conversation: "none", tools: [], tool_choice: "none", input: [], metadata: OOB_METADATA });
     }
     if (options.outOfBand !== true) {
@@ -454,7 +454,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     return false;
   }
 
-  /** A typed user turn: a user message item, then a response (vendors.md §1 "Client events"). */
+  /** A typed user turn: a user message item, then a response (docs/vendors.md (OpenAI Realtime), "Conversation items"). */
   sendText(text: string): void {
     const link = this.#readyLink();
     // While reconnecting the runner has already committed the line, so the history replay carries it.
@@ -482,7 +482,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
       this.runtime.log.debug({ itemId }, `${VENDOR}: truncate of an item not on this socket; skipped`);
       return;
     }
-    // vendors.md §1: an `audio_end_ms` past the item's audio is an error, so clamp to what arrived.
+    // docs/vendors.md (OpenAI Realtime): an `audio_end_ms` past the item's audio is an error, so clamp to what arrived.
     const receivedMs = Math.floor(bytes / this.#bytesPerMs);
     const end = Math.max(0, Math.min(Math.floor(audioEndMs), receivedMs));
     this.#send(link, { type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: end });
@@ -495,7 +495,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     const link = this.#readyLink();
     if (link === undefined) return;
     for (const { callId, output } of results) this.#sendToolResult(link, callId, output);
-    // vendors.md §1 "Function-calling round trip" 7: the model does not continue on its own.
+    // docs/vendors.md (OpenAI Realtime), "Conversation items": the model does not continue on its own.
     if (respond) this.#ask({ response: undefined });
   }
 
@@ -524,7 +524,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     runtime.log.debug({ url: config.url, generation }, `${VENDOR} connecting`);
     let ws: WebSocket;
     try {
-      // vendors.md §1 "Connection": Bearer key; GA sends no OpenAI-Beta header.
+      // docs/vendors.md (OpenAI Realtime), "URL": Bearer key; GA sends no OpenAI-Beta header.
       ws = runtime.connect(config.url, { headers: { Authorization: `Bearer ${config.apiKey}` } });
     } catch (error) {
       return Promise.reject(new GatewayError("s2s", `${VENDOR} connection failed: ${messageOf(error)}`, { fatal: true, cause: error }));
@@ -589,9 +589,10 @@ class RealtimeSession implements OpenAiRealtimeSession {
   }
 
   /**
-   * What a new socket needs (vendors.md §1 "Client events"): the committed lines in order, then
-   * each tool result not yet followed by a response (its call re-declared first, since this
-   * conversation never saw it), then the follow-up response and any asked for while reconnecting.
+   * What a new socket needs (docs/vendors.md (OpenAI Realtime), "Conversation items"): the
+   * committed lines in order, then each tool result not yet followed by a response (its call
+   * re-declared first, since this conversation never saw it), then the follow-up response and any
+   * asked for while reconnecting.
    */
   #replay(link: Link): void {
     let history: readonly S2sHistoryItem[] = [];
@@ -744,7 +745,7 @@ class RealtimeSession implements OpenAiRealtimeSession {
     }
   }
 
-  /** Server events (vendors.md §1 "Server events", with the beta names of "Beta names"). */
+  /** Server events (docs/vendors.md (OpenAI Realtime), "Server events": the GA names and the beta ones still seen). */
   #onEvent(link: Link, type: string, message: Record<string, unknown>): void {
     const events = this.#events;
     switch (type) {
@@ -871,7 +872,7 @@ function rawText(data: RawData): string {
   return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8");
 }
 
-/** Ours carry our metadata; any response with `conversation_id: null` is out of band (vendors.md §1). */
+/** Ours carry our metadata; any response with `conversation_id: null` is out of band (docs/vendors.md (OpenAI Realtime)). */
 function isOutOfBand(response: Record<string, unknown> | undefined): boolean {
   return response?.conversation_id === null || str(rec(response, "metadata"), "switchboard") === OOB_METADATA.switchboard;
 }
@@ -891,7 +892,7 @@ function readUsage(usage: Record<string, unknown> | undefined): { inputTokens: n
   return { inputTokens, outputTokens, totalTokens: typeof usage.total_tokens === "number" ? usage.total_tokens : inputTokens + outputTokens };
 }
 
-/** Arguments are a JSON string (vendors.md §1); the raw string when they are not JSON. */
+/** Arguments are a JSON string (docs/vendors.md (OpenAI Realtime)); the raw string when they are not JSON. */
 function parseArgs(raw: string): unknown {
   try {
     return JSON.parse(raw) as unknown;

@@ -1,6 +1,7 @@
 /**
- * The call instructions each carrier's voice webhook answers with (vendors.md §8): they point
- * the call's media stream at this gateway. Pure: URLs and values in, a document out.
+ * The call instructions each carrier's voice webhook answers with (docs/vendors.md (Carriers),
+ * "Call instructions"; examples in docs/telephony.md): they point the call's media stream at this
+ * gateway. Pure: URLs and values in, a document out.
  */
 
 /** What the instructions carry to the stream: its URL and values that come back on `start`. */

@@ -1,8 +1,9 @@
 /**
- * Webhook and stream signatures of the carriers (vendors.md §8a "X-Twilio-Signature", §8b
- * "Webhook signature (Ed25519)"; Plivo V3 after the plivo-node and plivo-python SDKs; Vonage
- * signed webhooks, developer.vonage.com "Signed webhooks"). Pure: no I/O; every comparison in
- * constant time; the `valid…` checks never throw, whatever a stranger sent.
+ * Webhook and stream signatures of the carriers (Twilio's `X-Twilio-Signature` and Telnyx's
+ * Ed25519 signature as docs/vendors.md (Carriers), "Signatures" describes them; Plivo V3 after the
+ * plivo-node and plivo-python SDKs; Vonage signed webhooks, developer.vonage.com "Signed
+ * webhooks"). Pure: no I/O; every comparison in constant time; the `valid…` checks never throw,
+ * whatever a stranger sent.
  */
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from "node:crypto";
 

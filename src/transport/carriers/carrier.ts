@@ -1,5 +1,5 @@
 /**
- * Carrier-neutral types and shared, pure helpers for the telephony codecs (vendors.md §8).
+ * Carrier-neutral types and shared, pure helpers for the telephony codecs (docs/vendors.md (Carriers)).
  * One codec file per carrier; decoding never throws, whatever the input.
  */
 

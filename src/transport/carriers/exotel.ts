@@ -1,4 +1,4 @@
-/** Exotel Voicebot applet codec, bidirectional (vendors.md §8d). Pure; decode never throws. */
+/** Exotel Voicebot applet codec, bidirectional (docs/vendors.md (Carriers)). Pure; decode never throws. */
 import { stringRecord, type CarrierCodec, type CarrierEncoding, type OutboundFraming } from "./carrier.js";
 import { mediaStreamCodec, type StartFields } from "./json-events.js";
 
@@ -22,7 +22,7 @@ const START_FIELDS: StartFields = {
   customParameters: (_frame, start) => stringRecord(start["custom_parameters"]),
 };
 
-/** Outbound media chunks (vendors.md §8d): at least 3.2 KB, at most 100 KB, a multiple of 320 bytes. */
+/** Outbound media chunks (docs/vendors.md (Carriers)): at least 3.2 KB, at most 100 KB, a multiple of 320 bytes. */
 const EXOTEL_FRAMING: OutboundFraming = { multipleOf: 320, minBytes: 3200, maxBytes: 100 * 1024 };
 
 /** Exotel streams only the caller, so the shared caller-track media check never filters here. */

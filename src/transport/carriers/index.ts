@@ -1,4 +1,4 @@
-/** Every carrier codec by name (vendors.md §8). */
+/** Every carrier codec by name (docs/vendors.md (Carriers)). */
 import type { CarrierCodec, CarrierName } from "./carrier.js";
 import { exotelCodec } from "./exotel.js";
 import { plivoCodec } from "./plivo.js";

@@ -1,4 +1,4 @@
-/** Plivo audio streams codec, bidirectional (vendors.md §8c). Pure; decode never throws. */
+/** Plivo audio streams codec, bidirectional (docs/vendors.md (Carriers)). Pure; decode never throws. */
 import {
   encodeBase64,
   ignored,
@@ -81,7 +81,7 @@ export const plivoCodec: CarrierCodec = {
   decode(frame, isBinary) {
     return decodeJsonFrame(frame, isBinary, decodeFrame);
   },
-  /** `playAudio` carries no stream id (vendors.md §8c). */
+  /** `playAudio` carries no stream id (docs/vendors.md (Carriers), "Stream ids"). */
   encodeMedia(_streamId, payload, format) {
     const contentType = format.encoding === "mulaw" ? "audio/x-mulaw" : "audio/x-l16";
     return JSON.stringify({ event: "playAudio", media: { contentType, sampleRate: format.sampleRate, payload: encodeBase64(payload) } });

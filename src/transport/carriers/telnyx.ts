@@ -1,4 +1,4 @@
-/** Telnyx media streaming codec, `rtp` bidirectional mode (vendors.md §8b). Pure; decode never throws. */
+/** Telnyx media streaming codec, `rtp` bidirectional mode (docs/vendors.md (Carriers)). Pure; decode never throws. */
 import {
   ignored,
   obj,
@@ -50,7 +50,7 @@ function telnyxFraming(encoding: CarrierEncoding, sampleRate: number): OutboundF
   return { multipleOf: sample, minBytes: TELNYX_FRAME_MS.min * bytesPerMs, maxBytes: TELNYX_FRAME_MS.max * bytesPerMs };
 }
 
-/** Outbound frames carry no stream id: Telnyx does not need one (vendors.md §8b). */
+/** Outbound frames carry no stream id: Telnyx does not need one (docs/vendors.md (Carriers), "Stream ids"). */
 export const telnyxCodec: CarrierCodec = mediaStreamCodec({
   carrier: "telnyx",
   start: START_FIELDS,

@@ -1,4 +1,4 @@
-/** Twilio Media Streams codec (vendors.md §8a). Pure; decode never throws. */
+/** Twilio Media Streams codec (docs/vendors.md (Carriers)). Pure; decode never throws. */
 import {
   dtmfDigit,
   ignored,

@@ -1,5 +1,5 @@
 /**
- * Vonage Voice API WebSocket codec (vendors.md §8e). Pure; decode never throws.
+ * Vonage Voice API WebSocket codec (docs/vendors.md (Carriers)). Pure; decode never throws.
  * Binary frames are L16 audio (mono, 20 ms); text frames are JSON events. Vonage has no stream id
  * and no marks; the audio is the call's mix (no leg can be selected).
  */
@@ -63,8 +63,9 @@ export const vonageCodec: CarrierCodec = {
   carrier: "vonage",
   /**
    * No marks: nothing reports what Vonage has played. Its `notify` command echoes
-   * `websocket:notify`, but whether that waits for queued audio is not documented (vendors.md
-   * §8e), so the bridge estimates playback in real time instead of leaning on it.
+   * `websocket:notify`, but whether that waits for queued audio is not documented
+   * (docs/vendors.md (Carriers)), so the bridge estimates playback in real time instead of
+   * leaning on it.
    */
   marks: false,
   decode(frame, isBinary) {
@@ -84,7 +85,7 @@ export const vonageCodec: CarrierCodec = {
   encodeClear() {
     return JSON.stringify({ action: "clear" });
   },
-  /** Exactly one 20 ms frame per message: 640 bytes at 16 kHz, 320 at 8 kHz (vendors.md §8e). */
+  /** Exactly one 20 ms frame per message: 640 bytes at 16 kHz, 320 at 8 kHz (docs/vendors.md (Carriers)). */
   framing(_encoding, sampleRate) {
     const bytes = (sampleRate / 1000) * 2 * 20;
     return { multipleOf: bytes, minBytes: bytes, maxBytes: bytes };

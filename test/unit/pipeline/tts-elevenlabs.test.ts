@@ -49,7 +49,7 @@ describe("elevenLabsTts (multi-stream-input)", () => {
     stream.end();
     expect(await rec.ended).toBe("done");
 
-    // The adapter ends every chunk with a space (§6), so the spoken text has one more character.
+    // The adapter ends every chunk with a space (docs/vendors.md (ElevenLabs)), so the spoken text has one more character.
     const spoken = "Hello there, how are you? ";
     expect(rec.pcm().length).toBe(spoken.length * 160 * 2);
     expect(textFromPcm(rec.pcm(), 16000)).toBe(spoken);

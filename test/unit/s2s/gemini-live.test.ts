@@ -154,7 +154,7 @@ describe("geminiLive: construction", () => {
 });
 
 describe("geminiLive: setup", () => {
-  it("sends one setup per socket, first, with the key as the query parameter (vendors.md §2)", async () => {
+  it("sends one setup per socket, first, with the key as the query parameter (docs/vendors.md (Gemini Live))", async () => {
     await openSession({ options: { voice: "Puck", model: "gemini-live-2.5-flash-preview" } });
     const c = fake.latest;
     expect(c.query.get("key")).toBe(FAKE_GEMINI_KEY);

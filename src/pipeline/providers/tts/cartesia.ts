@@ -1,17 +1,18 @@
 /**
- * Cartesia TTS over its WebSocket (vendors.md §5 "Cartesia TTS WebSocket").
+ * Cartesia TTS over its WebSocket, as docs/vendors.md (Cartesia) describes it.
  *
  * One socket per session; every TtsStream is one Cartesia **context** (`context_id`) on it:
  * - each `push` → a generation request with the new text and `continue:true` (transcripts are joined
  *   verbatim, so text is sent exactly as pushed; every other field is identical on every input of a
- *   context, §5 "Continuations");
+ *   context: both under "Continuations" there);
  * - `end()` → `"transcript":""` with `continue:false` (the form for "last text not known in advance");
- * - `cancel()` → `{"context_id":…,"cancel":true}` (§5 "Cancel"); later chunks for the id are dropped;
+ * - `cancel()` → `{"context_id":…,"cancel":true}` ("Ending and cancelling"); later chunks for the
+ *   id are dropped;
  * - ← `chunk` (base64 `data`, raw `pcm_s16le`) → audio; ← `timestamps` (`word_timestamps`: `words`,
  *   `start`, `end`, seconds; optional) → word timings, taken as counted from the context's first
- *   sample [INF: §5 does not say]; ← `done` → done; ← `error` → the stream's error.
+ *   sample [INF: Cartesia's reference does not say]; ← `done` → done; ← `error` → the stream's error.
  *
- * Socket drop: contexts do not survive a socket (and an id cannot be reused after it expires, §5), so
+ * Socket drop: contexts do not survive a socket (and an id cannot be reused after it expires), so
  * after a reconnect each unfinished stream continues on a fresh context with the text not yet spoken:
  * word timestamps whose audio has been delivered mark the spoken prefix.
  */
@@ -29,10 +30,11 @@ import { isRecord } from "../ws-frames.js";
 export type CartesiaTtsOptions = TtsSocketOptions;
 
 export const CARTESIA_KEY_VARIABLE = "CARTESIA_API_KEY";
-/** §5 Connection. */
+/** docs/vendors.md (Cartesia), "URL". */
 export const CARTESIA_DEFAULT_URL = "wss://api.cartesia.ai/tts/websocket";
 /**
- * §5 Connection: the `Cartesia-Version` the official SDK sends on every WebSocket upgrade —
+ * docs/vendors.md (Cartesia), "Headers": the `Cartesia-Version` the official SDK sends on every
+ * WebSocket upgrade —
  * @cartesia/cartesia-js 4.2.0 `src/internal/client-identity.ts:33`: `'cartesia-version': '2026-08-14'`.
  * The messages below follow that version's declared types (`src/resources/tts.ts`:
  * `GenerationRequest`, `VoiceSpecifier`, `WebsocketResponse.Timestamps`); `tts.options.version`
@@ -40,7 +42,7 @@ export const CARTESIA_DEFAULT_URL = "wss://api.cartesia.ai/tts/websocket";
  * one, wanted `voice: {mode: "id", id}`).
  */
 export const CARTESIA_DEFAULT_VERSION = "2026-08-14";
-/** §5 Generation request: the `sample_rate` values Cartesia accepts. */
+/** docs/vendors.md (Cartesia), "Sends": the `sample_rate` values Cartesia accepts. */
 export const CARTESIA_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 /**
  * Used when `options.voice` is not set (the built-in default descriptor names only the model). A
@@ -61,7 +63,8 @@ export function cartesiaTts(descriptor: ProviderDescriptor, env: Env, options: C
     socket: {
       vendor: "cartesia",
       url,
-      // §5 Connection: version and key as headers (the query-string form exists for browsers only).
+      // docs/vendors.md (Cartesia), "Headers": version and key as headers (the query-string form
+      // exists for browsers only).
       headers: { "Cartesia-Version": version, Authorization: `Bearer ${apiKey}` },
       keyVariable,
       ...ttsSocketRuntime(options),
@@ -106,7 +109,7 @@ interface Context {
 type Stream = StreamState<Context>;
 
 class CartesiaSession extends ContextSocketSession<Context> {
-  /** The generation fields that stay the same on every input of a context (§5 Continuations). */
+  /** The generation fields that stay the same on every input of a context (docs/vendors.md (Cartesia), "Continuations"). */
   private readonly base: Record<string, unknown>;
 
   constructor(
@@ -126,7 +129,7 @@ class CartesiaSession extends ContextSocketSession<Context> {
 
   // ---- streams ----
 
-  /** Transcripts are joined verbatim (§5 Continuations): text goes exactly as pushed. */
+  /** Transcripts are joined verbatim (docs/vendors.md (Cartesia), "Continuations"): text goes exactly as pushed. */
   protected accept(text: string): string | undefined {
     return text === "" ? undefined : text;
   }
@@ -142,13 +145,14 @@ class CartesiaSession extends ContextSocketSession<Context> {
       context.sentChars = state.text.length;
     }
     if (state.ended && !context.ended) {
-      // §5: "If the last text is not known in advance, send "transcript":"" with continue:false."
+      // docs/vendors.md (Cartesia): a context whose last text is not known in advance ends with
+      // `transcript: ""` and `continue: false`.
       this.socket.send({ ...this.base, context_id: context.id, transcript: "", continue: false });
       context.ended = true;
     }
   }
 
-  /** §5 Cancel: stop any further output for the context (barge-in). */
+  /** docs/vendors.md (Cartesia), "Ending and cancelling": stop any further output for the context (barge-in). */
   protected cancelled(context: Context): void {
     this.socket.send({ context_id: context.id, cancel: true });
   }
@@ -172,8 +176,8 @@ class CartesiaSession extends ContextSocketSession<Context> {
           if (context.ended) {
             this.streams.finish(state);
           } else {
-            // The context ended without `continue:false` (e.g. it expired, §5): what was sent is
-            // spoken; further text goes on a new context.
+            // The context ended without `continue:false` (e.g. it expired, docs/vendors.md
+            // (Cartesia)): what was sent is spoken; further text goes on a new context.
             state.spokenChars = context.sentChars;
             this.streams.unbind(state);
             this.sync(state);

@@ -1,11 +1,13 @@
 /**
- * ElevenLabs TTS over its **multi-stream-input** WebSocket (vendors.md §6 "multi-stream-input").
+ * ElevenLabs TTS over its **multi-stream-input** WebSocket, as docs/vendors.md (ElevenLabs)
+ * describes it.
  *
  * Why multi-stream-input and not stream-input: stream-input has no way to stop a generation short of
- * closing the socket (its only end is `{"text":""}`, which flushes and speaks everything, §6
- * "stream-input client messages"), so every barge-in would cost a reconnect. multi-stream-input has
- * `close_context` ("use it on barge-in", §6) and runs every stream as a context of one socket.
- * Constraints that come with it: at most 5 contexts per socket, and no `eleven_v3` (§6 Connection).
+ * closing the socket (its only end is `{"text":""}`, which flushes and speaks everything: "Why
+ * multi-stream-input" there), so every barge-in would cost a reconnect. multi-stream-input has
+ * `close_context` (for barge-in) and runs every stream as a context of one socket. Constraints
+ * that come with it: at most 5 contexts per socket ("5 contexts per socket"), and no `eleven_v3`
+ * ("Connection").
  *
  * What the service does (SDK `@elevenlabs/elevenlabs-js` 2.73.0, api/types):
  * - GenerationConfig: text is buffered until `chunk_length_schedule` is reached (default
@@ -18,8 +20,8 @@
  * Wire mapping, per stream (one `context_id`):
  * - first text → `{"text":" ","context_id"}` opens the context (plus `voice_settings` /
  *   `generation_config` when configured), then `{"text":"…␠","context_id","flush":true}` per push (the
- *   voice loop pushes sentence batches: each is spoken at once); each chunk ends with a space (§6:
- *   "End each chunk with a space"), added when the pushed text lacks one;
+ *   voice loop pushes sentence batches: each is spoken at once); each chunk ends with a space, as
+ *   the service asks ("Every batch is flushed"), added when the pushed text lacks one;
  * - `end()` → `{"context_id","close_context":true}` after the last flushed text; ← the last audio,
  *   then ← `isFinal` → done. No isFinal and no audio for the context `finalTimeoutMs` after the close
  *   (the service has been seen to drop it, pipecat-ai/pipecat#4681) → the stream fails, slot freed;
@@ -28,10 +30,10 @@
  * - a stream needing a context while 5 are held waits when one of them is closing (it frees at its
  *   isFinal or bound), and fails at once when all 5 carry live streams;
  * - session close → `{"close_socket":true}` (the multi-context form of stream-input's `{"text":""}`).
- * The key goes in the `xi-api-key` handshake header (§6 Auth), so a wrong key is an HTTP 401/403.
+ * The key goes in the `xi-api-key` handshake header ("Auth"), so a wrong key is an HTTP 401/403.
  * `sync_alignment=true` puts timing data on every audio chunk; alignment char times are taken as
- * relative to the chunk they come with [INF: vendors.md does not say]. Responses arrive in camelCase
- * or snake_case (§6 "Casing varies"); both are accepted.
+ * relative to the chunk they come with [INF: ElevenLabs' reference does not say]. Responses arrive
+ * in camelCase or snake_case ("Reads"); both are accepted.
  *
  * Socket drop: contexts die with the socket; after a reconnect each unfinished stream continues on a
  * fresh context with the text after the last word whose audio arrived (from the alignment).
@@ -58,12 +60,12 @@ export interface ElevenLabsTtsOptions extends TtsSocketOptions {
 }
 
 export const ELEVENLABS_KEY_VARIABLE = "ELEVENLABS_API_KEY";
-/** §6 Connection: the origin; the path `/v1/text-to-speech/{voice_id}/multi-stream-input` is appended. */
+/** docs/vendors.md (ElevenLabs), "Connection": the origin; the path `/v1/text-to-speech/{voice_id}/multi-stream-input` is appended. */
 export const ELEVENLABS_DEFAULT_URL = "wss://api.elevenlabs.io";
-/** §6 Connection: the `pcm_<rate>` output formats (16-bit LE). */
+/** docs/vendors.md (ElevenLabs), "Connection": the `pcm_<rate>` output formats (16-bit LE). */
 export const ELEVENLABS_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 /**
- * §6 Connection: at most 5 contexts per socket. A 6th is refused with "Maximum simultaneous contexts
+ * docs/vendors.md (ElevenLabs): at most 5 contexts per socket. A 6th is refused with "Maximum simultaneous contexts
  * per WebSocket connection exceeded (5)" and the socket closed with 1008 (livekit/agents-js#1985).
  */
 export const ELEVENLABS_MAX_CONTEXTS = 5;
@@ -95,7 +97,7 @@ export function elevenLabsTts(descriptor: ProviderDescriptor, env: Env, options:
   const generationConfig = read.object("generationConfig");
   const socket = {
     vendor: "elevenlabs",
-    // §6 Auth: the key in the `xi-api-key` handshake header.
+    // docs/vendors.md (ElevenLabs), "Auth": the key in the `xi-api-key` handshake header.
     headers: { "xi-api-key": apiKey },
     keyVariable,
     ...ttsSocketRuntime(options),
@@ -113,7 +115,7 @@ export function elevenLabsTts(descriptor: ProviderDescriptor, env: Env, options:
         model_id: model,
         output_format: `pcm_${sampleRate}`,
         sync_alignment: "true",
-        // Keep the socket across pauses between turns (default 20 s, maximum 180 s, §6).
+        // Keep the socket across pauses between turns (default 20 s, maximum 180 s: docs/vendors.md (ElevenLabs)).
         inactivity_timeout: "180",
         ...(language === undefined ? {} : { language_code: language }),
       });
@@ -165,7 +167,7 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
     private readonly config: Config,
     readonly sampleRate: number,
   ) {
-    // §6 multi-stream-input: close_socket closes every context.
+    // docs/vendors.md (ElevenLabs), "Session end": close_socket closes every context.
     super(config.socket, { close_socket: true });
   }
 
@@ -177,7 +179,7 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
 
   // ---- streams ----
 
-  /** §6: end each chunk with a space (the caller batches; pieces are words or sentences). */
+  /** docs/vendors.md (ElevenLabs): end each chunk with a space (the caller batches; pieces are words or sentences). */
   protected accept(text: string): string | undefined {
     if (text.trim() === "") return undefined;
     return /\s$/.test(text) ? text : `${text} `;
@@ -194,7 +196,7 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
       }
       context = { id: this.newContextId(), startChar: state.spokenChars, sentChars: state.spokenChars, words: [], partial: undefined, closed: false, finalTimer: undefined };
       this.streams.bind(state, context);
-      // §6: the first message on a context opens it, with text " ".
+      // docs/vendors.md (ElevenLabs), "One context per reply": the first message on a context opens it, with text " ".
       this.socket.send({ text: " ", context_id: context.id, ...this.config.opening });
     }
     if (context.sentChars < state.text.length) {
@@ -211,7 +213,7 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
     }
   }
 
-  /** §6: close_context on barge-in; late audio for the id is ignored, and its slot held until its isFinal. */
+  /** docs/vendors.md (ElevenLabs), "Barge-in": close_context; late audio for the id is ignored, and its slot held until its isFinal. */
   protected cancelled(context: Context): void {
     context.finalTimer?.cancel();
     if (!context.closed) this.socket.send({ context_id: context.id, close_context: true });
@@ -258,7 +260,7 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
   // ---- server messages ----
 
   protected onMessage(message: Record<string, unknown>): void {
-    // §6: the server echoes `contextId` (some versions `context_id`), and `isFinal` or `is_final`.
+    // docs/vendors.md (ElevenLabs), "Reads": the server echoes `contextId` (some versions `context_id`), and `isFinal` or `is_final`.
     const rawId = message.contextId ?? message.context_id;
     const contextId = typeof rawId === "string" ? rawId : undefined;
     const state = this.streams.ofContext(contextId);
@@ -266,7 +268,7 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
     const isFinal = (message.isFinal ?? message.is_final) === true;
     try {
       if (typeof message.message === "string" && typeof message.audio !== "string") {
-        // §6 Errors: a JSON object with a `message` field (often followed by a close).
+        // docs/vendors.md (ElevenLabs), "Reads": an error is a JSON object with a `message` field (often followed by a close).
         const text = `elevenlabs: ${message.message}`;
         this.socket.noteFailure(message.message);
         if (state !== undefined) {

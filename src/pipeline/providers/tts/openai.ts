@@ -1,9 +1,10 @@
 /**
- * OpenAI TTS over HTTP (vendors.md §7 "TTS: POST https://api.openai.com/v1/audio/speech").
+ * OpenAI TTS over HTTP (`POST https://api.openai.com/v1/audio/speech`), as docs/vendors.md
+ * (OpenAI TTS) describes it.
  *
  * HTTP takes no incremental input, so a TtsStream sends **one request per pushed segment**, one at a
  * time and in order (the caller batches text into sentences), and streams each response body out as
- * audio as it arrives. Vendor facts this relies on (§7):
+ * audio as it arrives. Vendor facts this relies on (docs/vendors.md (OpenAI TTS)):
  * - `response_format:"pcm"` is raw 24 kHz, 16-bit signed LE, mono, no header, whatever rate was asked
  *   for: the session reports 24000 and resampling is the caller's job;
  * - the body is the raw audio, chunked (the default `stream_format:"audio"`; `sse` is not for tts-1*);
@@ -34,9 +35,9 @@ export interface OpenAiTtsOptions extends RetryOptions {
 
 export const OPENAI_TTS_KEY_VARIABLE = "OPENAI_API_KEY";
 export const OPENAI_TTS_DEFAULT_BASE_URL = "https://api.openai.com/v1";
-/** §7: `pcm` is always 24 kHz. */
+/** docs/vendors.md (OpenAI TTS): `pcm` is always 24 kHz. */
 export const OPENAI_TTS_SAMPLE_RATE = 24000;
-/** §7: `input` is at most 4096 characters. */
+/** docs/vendors.md (OpenAI TTS): `input` is at most 4096 characters. */
 export const OPENAI_TTS_MAX_INPUT = 4096;
 
 const DEFAULT_RESPONSE_TIMEOUT_MS = 10_000;
@@ -127,7 +128,7 @@ class OpenAiStream implements TtsStream {
 
   push(text: string): void {
     if (!this.guard.open || this.ended || text.trim() === "") return;
-    // §7: at most 4096 characters per request.
+    // docs/vendors.md (OpenAI TTS): at most 4096 characters per request.
     for (let start = 0; start < text.length; start += OPENAI_TTS_MAX_INPUT) this.segments.push(text.slice(start, start + OPENAI_TTS_MAX_INPUT));
     void this.pump();
   }
