@@ -1,6 +1,6 @@
 import { jsonSchema, tool as aiTool, type JSONValue, type Tool, type ToolExecutionOptions } from "ai";
-import { ToolDefinitionError } from "./errors.js";
-import { toToolResult, type ToolContext, type ToolDef, type ToolMap } from "./tool-def.js";
+import { kindOf, ToolDefinitionError } from "./errors.js";
+import { isToolDef, TOOL_SHAPE, toToolResult, type ToolContext, type ToolDef, type ToolMap } from "./tool-def.js";
 
 /**
  * What the program finds in `toolResults`: the details with the text added. When the details
@@ -41,6 +41,8 @@ function outputOf(result: { text?: string; details?: unknown }): unknown {
  * is nobody on the line. A clientTool becomes a tool without `execute` (the caller runs it).
  */
 export function toAiTool<Args, Details, Session = unknown>(def: ToolDef<Args, Details, Session>): Tool<Args, AiToolOutput<Details>> {
+  // Plain JavaScript can hand over anything; refused here rather than as a TypeError on `parameters`.
+  if (!isToolDef(def)) throw new ToolDefinitionError(`toAiTool(): got ${kindOf(def)}, not a tool; pass what ${TOOL_SHAPE} returns.`);
   const inputSchema = jsonSchema<Args>(def.parameters.json, {
     validate: (value) => {
       const checked = def.parameters.validate(value);
@@ -79,7 +81,21 @@ export function toAiTool<Args, Details, Session = unknown>(def: ToolDef<Args, De
   return built;
 }
 
-/** Every tool of a map as AI SDK tools, keyed by tool name. */
+/**
+ * Every tool of a map as AI SDK tools, keyed by tool name (seed 002: "toAiTools(tools); //
+ * keyed by tool name"). The key IS the name the model calls, so an array — which plain
+ * JavaScript can pass — is refused rather than advertising tools named "0", "1"; so is a value
+ * that is not a tool, naming its key.
+ */
 export function toAiTools(tools: ToolMap): Record<string, Tool> {
+  if (typeof tools !== "object" || tools === null || Array.isArray(tools)) {
+    throw new ToolDefinitionError(
+      `toAiTools(): got ${kindOf(tools)}; pass a record keyed by tool name ({ lookup_order: lookupOrder }) — the key is the name the model calls.`,
+    );
+  }
+  const notTools = Object.entries(tools as Readonly<Record<string, unknown>>)
+    .filter(([, value]) => !isToolDef(value))
+    .map(([name, value]) => `tools.${name} is ${kindOf(value)}, not a tool`);
+  if (notTools.length > 0) throw new ToolDefinitionError(`toAiTools(): ${notTools.join("; ")}; pass what ${TOOL_SHAPE} returns.`);
   return Object.fromEntries(Object.entries(tools).map(([name, def]) => [name, toAiTool(def) as Tool]));
 }

@@ -1,6 +1,7 @@
 /**
- * Every default of the agent configuration, in one place (config.md, behaviour.md). The
- * runtime reads effective values through these; nothing else hard-codes them.
+ * Every default of the agent configuration, in one place (docs/config.md "2. Fields"; the
+ * behaviour they tune: docs/protocol.md). The runtime reads effective values through these;
+ * nothing else hard-codes them.
  */
 export const DEFAULTS = {
   greeting: "Hi! How can I help?",

@@ -27,6 +27,13 @@ export class ToolDefinitionError extends Error {
   override readonly name = "ToolDefinitionError";
 }
 
+/** What a value is, for a message: `undefined`, `null`, `an array`, `a function`, `an object`, `a string`… */
+export function kindOf(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
 /** Collects issues across several checks and throws once. */
 export class IssueList {
   readonly #issues: ConfigIssue[] = [];

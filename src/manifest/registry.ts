@@ -1,5 +1,5 @@
-import { IssueList } from "./errors.js";
-import { isToolDef, type AnyToolDef, type ToolMap } from "./tool-def.js";
+import { IssueList, ToolDefinitionError, kindOf } from "./errors.js";
+import { isToolDef, TOOL_SHAPE, type AnyToolDef, type ToolMap } from "./tool-def.js";
 import { isWorkflowDeclaration, isWorkflowDef, type AnyWorkflowDef } from "./workflow.js";
 
 /** path → module namespace: what `import.meta.glob` (eager) and a generated import list give. */
@@ -20,6 +20,29 @@ export interface WithWorkflowsOptions {
 const NAME = /^[a-z][a-z0-9_]*$/;
 const EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
 
+/**
+ * The longest tool name a model provider takes: OpenAI's and Anthropic's function names match
+ * `^[a-zA-Z0-9_-]{1,64}$`, Gemini's FunctionDeclaration.name is at most 64 characters too. A
+ * longer name builds and is refused at the first model request, so it is refused at build.
+ */
+export const MAX_TOOL_NAME_LENGTH = 64;
+
+/**
+ * Files that sit in a folder beside its tools (or workflows) without being one: co-located
+ * specs (`echo.test.ts`, `echo.spec.mjs`, `.test.tsx`…) and declaration files (`echo.d.ts`).
+ * The registries skip them, whatever they export — `import.meta.glob("./tools/*.ts")` picks
+ * them up — and the agent loader never imports them (a spec imported outside its runner throws).
+ */
+export function isCoLocatedFile(path: string): boolean {
+  return /\.(test|spec)\.[cm]?[jt]sx?$|\.d\.[cm]?ts$/.test(path);
+}
+
+/** `"<name>" is N characters; …` when a tool name is over the providers' cap. */
+function tooLong(name: string): string | undefined {
+  if (name.length <= MAX_TOOL_NAME_LENGTH) return undefined;
+  return `"${name}" is ${name.length} characters; model providers take a tool name of at most ${MAX_TOOL_NAME_LENGTH} (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$), so every request would be refused.`;
+}
+
 /** Each def paired with the name the model calls it by — recorded by `withTools`. */
 const toolNames = new WeakMap<AnyToolDef, string>();
 /** Each workflow paired with the file that declared it — recorded by `workflowRegistry`. */
@@ -32,11 +55,14 @@ export function toolNameOf(def: AnyToolDef): string | undefined {
 
 type FileName = { readonly name: string } | { readonly problem: string };
 
+/** A folder's own rule on a well-formed name: a problem to report, or `undefined`. */
+type NameRule = (name: string, extension: string) => string | undefined;
+
 /**
  * The name a file declares: `<folder>/<name>.<ext>`, directly inside the folder, the name in
- * lower_snake_case (the model calls it by that name).
+ * lower_snake_case (the model calls it by that name), and whatever `rule` adds.
  */
-function nameFromPath(path: string, folder: string): FileName {
+function nameFromPath(path: string, folder: string, rule?: NameRule): FileName {
   const parts = path.replace(/\\/g, "/").split("/").filter((p) => p !== "" && p !== ".");
   const index = parts.lastIndexOf(folder);
   if (index === -1) return { problem: `not inside a ${folder}/ folder; put it at ${folder}/<name>.ts.` };
@@ -53,7 +79,8 @@ function nameFromPath(path: string, folder: string): FileName {
     const hint = NAME.test(suggestion) ? ` Rename it ${folder}/${suggestion}${extension}.` : "";
     return { problem: `"${name}" is not a valid name: use lower_snake_case starting with a letter (the model calls it by this name).${hint}` };
   }
-  return { name };
+  const problem = rule?.(name, extension);
+  return problem === undefined ? { name } : { problem };
 }
 
 function defaultExport(module: unknown): unknown {
@@ -79,14 +106,16 @@ function buildRegistry<T>(
   folder: string,
   kind: string,
   judge: (value: unknown) => Verdict<T>,
+  rule?: NameRule,
 ): { readonly registry: Record<string, T>; readonly fileOf: ReadonlyMap<string, string> } {
   const issues = new IssueList();
   const registry: Record<string, T> = {};
   const fileOf = new Map<string, string>();
   for (const [path, module] of Object.entries(modules)) {
+    if (isCoLocatedFile(path)) continue;
     const verdict = judge(defaultExport(module));
     if (verdict === "skip") continue;
-    const file = nameFromPath(path, folder);
+    const file = nameFromPath(path, folder, rule);
     if ("problem" in file || "problem" in verdict) {
       issues.add(path, "problem" in file ? file.problem : (verdict as { problem: string }).problem);
       continue;
@@ -104,13 +133,31 @@ function buildRegistry<T>(
 }
 
 /**
+ * A tools/ file's name rules beyond lower_snake_case: no barrel (tools are found by their
+ * files, so an `index` would only become a tool named "index" — or, exporting none, an error
+ * that does not say why), and no name over the providers' cap.
+ */
+const toolNameRule: NameRule = (name, extension) => {
+  if (name === "index") {
+    return `is a barrel, not a tool: each file in tools/ is one tool named after its file, and they are found without an index. Delete tools/index${extension} (or, if it is a tool, rename it tools/<name>${extension}).`;
+  }
+  const long = tooLong(name);
+  return long === undefined ? undefined : `${long} Rename the file to a name of ${MAX_TOOL_NAME_LENGTH} characters or fewer.`;
+};
+
+/**
  * Build a checked registry from already-loaded modules. Synchronous: the caller that matters
- * most has the modules statically imported already. Nested, misnamed, duplicate or non-tool
- * modules are errors naming the file — all of them, in one `ConfigError`.
+ * most has the modules statically imported already. Co-located specs and declaration files
+ * are skipped (`isCoLocatedFile`); a barrel, or a nested, misnamed, over-long, duplicate or
+ * non-tool module is an error naming the file — all of them, in one `ConfigError`.
  */
 export function toolRegistry(modules: ToolModules): ToolRegistry {
-  const { registry } = buildRegistry(modules, "tools", "tool", (value) =>
-    isToolDef(value) ? { def: value } : { problem: `must default-export tool({...}) or clientTool({...}) (found ${describe(value)}).` },
+  const { registry } = buildRegistry(
+    modules,
+    "tools",
+    "tool",
+    (value) => (isToolDef(value) ? { def: value } : { problem: `must default-export tool({...}) or clientTool({...}) (found ${describe(value)}).` }),
+    toolNameRule,
   );
   return Object.freeze(registry);
 }
@@ -120,16 +167,33 @@ export function toolRegistry(modules: ToolModules): ToolRegistry {
  * object: the def a module default-exports is shared, and a loader rewriting it would make
  * the order of two imports decide what an agent can do.
  *
- * A name the def already holds, or declares as a builtin, is an error: both halves were
- * declared on purpose, so it is a contradiction to report, not a precedence to apply.
+ * A registry that is not a record of tools (an array, a value that is not a tool) is a
+ * `ToolDefinitionError` naming each key: it would otherwise build and fail later, inside
+ * `agentToolsToSchemas`. A name the def already holds, or declares as a builtin, is an error:
+ * both halves were declared on purpose, so it is a contradiction to report, not a precedence
+ * to apply. So is a name over the providers' cap, which a hand-built registry can carry.
  */
 export function withTools<D extends object>(def: D, registry: ToolRegistry): D & { readonly tools: ToolMap } {
+  if (typeof registry !== "object" || registry === null || Array.isArray(registry)) {
+    throw new ToolDefinitionError(
+      `withTools(): the registry is ${kindOf(registry)}; pass a record keyed by tool name ({ lookup_order: lookupOrder }), such as toolRegistry(import.meta.glob("./tools/*.ts", { eager: true })) builds.`,
+    );
+  }
+  const notTools = Object.entries(registry as Readonly<Record<string, unknown>>)
+    .filter(([, value]) => !isToolDef(value))
+    .map(([name, value]) => `tools.${name} is ${kindOf(value)}, not a tool`);
+  if (notTools.length > 0) {
+    throw new ToolDefinitionError(`withTools(): ${notTools.join("; ")}. A tool is what ${TOOL_SHAPE} returns — pass those, keyed by the name the model calls.`);
+  }
   const carried = def as { readonly tools?: ToolMap; readonly builtinTools?: readonly string[] };
   const existing = carried.tools ?? {};
   const builtins = new Set(carried.builtinTools ?? []);
   const issues = new IssueList();
   for (const name of Object.keys(registry)) {
-    if (Object.hasOwn(existing, name)) {
+    const long = tooLong(name);
+    if (long !== undefined) {
+      issues.add(`tools.${name}`, `${long} Register it under a shorter name.`);
+    } else if (Object.hasOwn(existing, name)) {
       issues.add(`tools.${name}`, `the agent already has a tool named "${name}"; a tool is declared once — remove one of them.`);
     } else if (builtins.has(name)) {
       issues.add(`tools.${name}`, `"${name}" is also listed in builtinTools; the file would silently replace the builtin. Rename the file or drop the builtin.`);

@@ -188,6 +188,9 @@ export function clientTool<P extends ParameterSchema | undefined = undefined, Se
   return Object.defineProperty(def, CLIENT_TOOL, { value: true, enumerable: false });
 }
 
+/** What a tool is, for a message refusing something that is not one. */
+export const TOOL_SHAPE = "tool({ description, execute }) or clientTool({ description })";
+
 /** Whether a value is a def made by `tool()` or `clientTool()`. */
 export function isToolDef(value: unknown): value is ToolDef {
   return typeof value === "object" && value !== null && (value as Record<PropertyKey, unknown>)[TOOL_DEF] === true;

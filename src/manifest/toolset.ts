@@ -143,18 +143,22 @@ export function gateToolset(set: Toolset, gates: readonly ToolGate[]): Toolset {
 /**
  * Compose toolsets, FIRST WINS: a later set's tool of an already-taken name is dropped, and
  * `onShadowed` hears about it — the precedence is the order.
+ *
+ * `onShadowed(name, kept, dropped)` gets the tool's name and the SOURCES of the set that kept
+ * it and of the set whose tool was dropped (seed 000: `onShadowed?: (name, kept, dropped) =>
+ * void`) — what a log line or a collision message says ("weather: files kept, mcp dropped");
+ * the tables themselves stay inside.
  */
 export function composeToolsets(
   sets: readonly Toolset[],
-  onShadowed?: (name: string, kept: ResolvedTool, dropped: ResolvedTool) => void,
+  onShadowed?: (name: string, kept: ToolSource, dropped: ToolSource) => void,
 ): ToolTable {
   const byName = new Map<string, ResolvedTool>();
   for (const set of sets) {
     for (const [name, entry] of Object.entries(set.list())) {
-      const resolved: ResolvedTool = { name, entry, toolset: set };
       const kept = byName.get(name);
-      if (kept === undefined) byName.set(name, resolved);
-      else onShadowed?.(name, kept, resolved);
+      if (kept === undefined) byName.set(name, { name, entry, toolset: set });
+      else onShadowed?.(name, kept.toolset.source, set.source);
     }
   }
   const tools = Object.freeze([...byName.values()]);

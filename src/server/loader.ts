@@ -11,6 +11,7 @@ import {
   type AgentConfig,
   type ResolvedAgentDef,
 } from "../manifest/index.js";
+import { isCoLocatedFile } from "../manifest/registry.js";
 
 /** An agent as a gateway holds it: the definition with its files attached, and its config. */
 export interface LoadedAgent {
@@ -32,12 +33,16 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** Every module file under `dir` (recursively: nested files are reported by the registry). */
+/**
+ * Every module file under `dir` (recursively: nested files are reported by the registry),
+ * minus what the registry skips (`isCoLocatedFile`: specs, declaration files) — the one rule
+ * both share, and these are never imported: a spec imported outside its runner throws.
+ */
 async function moduleFiles(dir: string): Promise<string[]> {
   if (!(await exists(dir))) return [];
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile() && MODULE.test(e.name) && !e.name.endsWith(".d.ts") && !/\.(test|spec)\.[mc]?[jt]s$/.test(e.name))
+    .filter((e) => e.isFile() && MODULE.test(e.name) && !isCoLocatedFile(e.name))
     .map((e) => join(e.parentPath, e.name))
     .sort();
 }

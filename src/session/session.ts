@@ -395,9 +395,7 @@ export class Session {
       );
     }
     if (this.#mcp !== undefined) sets.push(this.#mcp.toolset);
-    return composeToolsets(sets, (name, kept, dropped) =>
-      this.#log.warn({ tool: name, kept: kept.toolset.source, dropped: dropped.toolset.source }, "tool shadowed"),
-    );
+    return composeToolsets(sets, (name, kept, dropped) => this.#log.warn({ tool: name, kept, dropped }, "tool shadowed"));
   }
 
   async #instructions(): Promise<string> {

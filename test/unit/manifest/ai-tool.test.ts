@@ -126,6 +126,18 @@ describe("toAiTool", () => {
     expect(toAiTool(clientTool({ description: "On the page" })).execute).toBeUndefined();
   });
 
+  it("toAiTools refuses an array (plain JavaScript), which would name the tools \"0\", \"1\"", () => {
+    expect(() => toAiTools([lookup] as never)).toThrow(ToolDefinitionError);
+    expect(() => toAiTools([lookup] as never)).toThrow(
+      "toAiTools(): got an array; pass a record keyed by tool name ({ lookup_order: lookupOrder }) — the key is the name the model calls.",
+    );
+  });
+
+  it("toAiTool and toAiTools refuse a value that is not a tool, naming it", () => {
+    expect(() => toAiTool({ description: "x" } as never)).toThrow(/^toAiTool\(\): got an object, not a tool; pass what tool\(\{ description, execute \}\) or clientTool\(\{ description \}\) returns\.$/);
+    expect(() => toAiTools({ lookup, broken: "nope" } as never)).toThrow(/^toAiTools\(\): tools\.broken is a string, not a tool; /);
+  });
+
   it("toAiTools keys every tool by name", () => {
     expect(Object.keys(toAiTools({ lookup, other: tool({ description: "Other", execute: () => "" }) }))).toEqual(["lookup", "other"]);
   });

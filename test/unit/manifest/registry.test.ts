@@ -1,10 +1,16 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it, vi } from "vitest";
 import { configIssues } from "../../helpers/config-issues.js";
+import { loadAgent } from "../../../src/server/loader.js";
 import {
   agent,
   clientTool,
+  ConfigError,
   tool,
+  ToolDefinitionError,
   toolNameOf,
   toolRegistry,
   withTools,
@@ -51,6 +57,75 @@ describe("toolRegistry", () => {
     ]);
     expect(issues[2]?.message).toContain("Rename it tools/look_up.ts.");
   });
+
+  it("skips co-located spec and declaration files, whatever they export", () => {
+    const registry = toolRegistry({
+      "./tools/echo.ts": { default: weather },
+      "./tools/echo.test.ts": {},
+      "./tools/echo.spec.ts": { default: weather },
+      "./tools/echo.test.js": {},
+      "./tools/echo.spec.mjs": {},
+      "./tools/echo.test.mts": {},
+      "./tools/echo.spec.cjs": {},
+      "./tools/echo.test.tsx": {},
+      "./tools/echo.d.ts": {},
+    });
+    expect(registry).toEqual({ echo: weather });
+  });
+
+  it("refuses a barrel, naming the file and the fix", () => {
+    for (const module of [{ default: weather }, { weather }]) {
+      expect(configIssues(() => toolRegistry({ "./tools/weather.ts": { default: weather }, "./tools/index.ts": module }))).toEqual([
+        {
+          path: "./tools/index.ts",
+          message:
+            "is a barrel, not a tool: each file in tools/ is one tool named after its file, and they are found without an index. Delete tools/index.ts (or, if it is a tool, rename it tools/<name>.ts).",
+        },
+      ]);
+    }
+  });
+
+  it("refuses a name longer than the providers' 64-character cap, naming the file", () => {
+    const long = `lookup_${"x".repeat(58)}`; // 65 characters
+    const ok = `lookup_${"x".repeat(57)}`; // 64
+    expect(Object.keys(toolRegistry({ [`./tools/${ok}.ts`]: { default: weather } }))).toEqual([ok]);
+    expect(configIssues(() => toolRegistry({ [`./tools/${long}.ts`]: { default: weather } }))).toEqual([
+      {
+        path: `./tools/${long}.ts`,
+        message: `"${long}" is 65 characters; model providers take a tool name of at most 64 (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$), so every request would be refused. Rename the file to a name of 64 characters or fewer.`,
+      },
+    ]);
+  });
+});
+
+describe("the agent loader's tools/ scan", () => {
+  async function agentDir(tools: Readonly<Record<string, string>>): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), "switchboard-loader-"));
+    await mkdir(join(dir, "tools"));
+    const manifest = new URL("../../../src/manifest/index.ts", import.meta.url).href;
+    await writeFile(join(dir, "agent.ts"), `import { agent } from ${JSON.stringify(manifest)};\nexport default agent({ name: "t", mode: "text", llm: { kind: "scripted", options: {} } });\n`);
+    const toolSource = `import { tool } from ${JSON.stringify(manifest)};\nexport default tool({ description: "Echo", execute: () => "echo" });\n`;
+    for (const [file, source] of Object.entries(tools)) await writeFile(join(dir, "tools", file), source === "tool" ? toolSource : source);
+    return dir;
+  }
+
+  it("never imports a co-located spec, and refuses a barrel like toolRegistry", async () => {
+    const dir = await agentDir({
+      "echo.ts": "tool",
+      "echo.test.ts": 'throw new Error("a spec must never be imported by the loader");\n',
+      "echo.spec.js": 'throw new Error("a spec must never be imported by the loader");\n',
+      "index.ts": "tool",
+    });
+    try {
+      const error = await loadAgent(dir).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).issues).toEqual([{ path: "tools/index.ts", message: expect.stringMatching(/^is a barrel, not a tool/) as string }]);
+      await rm(join(dir, "tools", "index.ts"));
+      expect(Object.keys((await loadAgent(dir)).def.tools)).toEqual(["echo"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("withTools", () => {
@@ -81,6 +156,30 @@ describe("withTools", () => {
   it("refuses a name declared as a builtin", () => {
     const def = agent({ name: "x", builtinTools: ["calculate"] });
     expect(configIssues(() => withTools(def, { calculate: weather }))[0]?.message).toContain('"calculate" is also listed in builtinTools');
+  });
+
+  it("refuses a value that is not a tool, naming the key and what a tool is", () => {
+    const refuse = (registry: unknown): string => {
+      try {
+        withTools(agent({ name: "x" }), registry as never);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ToolDefinitionError);
+        return (error as Error).message;
+      }
+      throw new Error("not refused");
+    };
+    expect(refuse({ weather, lookup: { description: "Look up", execute: () => "" }, ping: () => "pong" })).toBe(
+      "withTools(): tools.lookup is an object, not a tool; tools.ping is a function, not a tool. A tool is what tool({ description, execute }) or clientTool({ description }) returns — pass those, keyed by the name the model calls.",
+    );
+    expect(refuse([weather])).toMatch(/^withTools\(\): the registry is an array; pass a record keyed by tool name/);
+    expect(refuse(undefined)).toMatch(/^withTools\(\): the registry is undefined; pass a record keyed by tool name/);
+  });
+
+  it("refuses a hand-built registry name over the providers' 64-character cap", () => {
+    const long = "x".repeat(65);
+    expect(configIssues(() => withTools(agent({ name: "x" }), { [long]: weather, ["y".repeat(64)]: weather }))).toEqual([
+      { path: `tools.${long}`, message: expect.stringContaining("is 65 characters; model providers take a tool name of at most 64") as string },
+    ]);
   });
 
   it("agent() refuses a tools argument, pointing to files and withTools", () => {
