@@ -164,6 +164,16 @@ export const HOST_ONLY_AGENT_FIELDS = [
 /** A host-only AgentDef field name stripped by `toAgentConfig`. */
 export type HostOnlyAgentField = (typeof HOST_ONLY_AGENT_FIELDS)[number];
 
+/**
+ * Host-only fields this build accepts but does not act on yet (later issues build them): an agent
+ * that sets one is warned by `check` and `serve`, and docs/config.md §5 says so. Remove a name
+ * here in the change that makes it work.
+ */
+export const UNHONOURED_HOST_FIELDS: readonly HostOnlyAgentField[] = ["workflows", "roster", "dialogs", "events", "inputGuardrails", "outputGuardrails", "routes"];
+
+/** Builtin tools advertised to the model that no connection can carry out yet (answered "not supported" at call time). */
+export const UNHONOURED_BUILTIN_TOOLS: readonly string[] = ["transfer_call"];
+
 /** A system prompt computed per request by the host; dropped from the wire. */
 export type SystemPromptResolver = (ctx: { readonly sessionId?: string }) => string | Promise<string>;
 

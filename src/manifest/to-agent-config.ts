@@ -3,6 +3,8 @@ import {
   AGENT_CONFIG_FIELDS,
   AgentConfigSchema,
   HOST_ONLY_AGENT_FIELDS,
+  UNHONOURED_BUILTIN_TOOLS,
+  UNHONOURED_HOST_FIELDS,
   type AgentConfig,
   type AgentConfigSource,
 } from "./agent-config.js";
@@ -188,6 +190,26 @@ function serializable(source: Record<string, unknown>): Record<string, unknown> 
   return out;
 }
 
+/** A host-only field set to something (an empty list or record sets nothing). */
+function isSet(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return true;
+}
+
+/** Say which fields the agent sets that this build accepts but does nothing with yet. */
+function warnUnhonoured(raw: Record<string, unknown>, config: AgentConfig, name: string, warn: (message: string) => void): void {
+  for (const field of UNHONOURED_HOST_FIELDS) {
+    if (isSet(raw[field])) warn(`${name}: \`${field}\` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).`);
+  }
+  for (const tool of config.builtinTools ?? []) {
+    if (UNHONOURED_BUILTIN_TOOLS.includes(tool)) {
+      warn(`${name}: builtin tool \`${tool}\` is advertised to the model, but no connection can carry it out yet: every call of it answers that it is not supported (docs/config.md §5).`);
+    }
+  }
+}
+
 /**
  * Convert an agent definition into its serializable AgentConfig: strip host-only fields,
  * inject the default providers, derive the session mode and run every cross-field rule.
@@ -242,6 +264,7 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
     }
     if (unknown.length > 0) config.voicePresets = config.voicePresets.filter(isVoicePreset);
   }
+  warnUnhonoured(raw, config, name, warn);
   const telephony = config.telephony;
   if (typeof telephony === "object") {
     const carriers: readonly string[] = CARRIERS;
