@@ -26,6 +26,8 @@ const EXTENSIONS = [".ts", ".mts", ".js", ".mjs"];
  * longer name builds and is refused at the first model request, so it is refused at build.
  */
 export const MAX_TOOL_NAME_LENGTH = 64;
+/** The tool names every provider takes: OpenAI's and Anthropic's pattern (Gemini also allows `.` and `:`). */
+const PROVIDER_NAME = /^[a-zA-Z0-9_-]+$/;
 
 /**
  * Files that sit in a folder beside its tools (or workflows) without being one: co-located
@@ -193,6 +195,8 @@ export function withTools<D extends object>(def: D, registry: ToolRegistry): D &
     const long = tooLong(name);
     if (long !== undefined) {
       issues.add(`tools.${name}`, `${long} Register it under a shorter name.`);
+    } else if (!PROVIDER_NAME.test(name)) {
+      issues.add(`tools.${name}`, `"${name}" is not a name model providers take for a tool (OpenAI and Anthropic: letters, digits, _ and -, e.g. ${JSON.stringify(name.replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "") || "my_tool")}), so every request would be refused. Register it under such a name.`);
     } else if (Object.hasOwn(existing, name)) {
       issues.add(`tools.${name}`, `the agent already has a tool named "${name}"; a tool is declared once — remove one of them.`);
     } else if (builtins.has(name)) {

@@ -246,3 +246,11 @@ describe("workflows", () => {
     expect(withWorkflows({ name: "x" }, registry, { warn: () => {} }).workflows).toEqual({ digest });
   });
 });
+
+describe("withTools and provider tool names", () => {
+  it("refuses a key no provider takes as a function name, suggesting one", () => {
+    const echo = tool({ description: "Echo", parameters: Type.Object({}), execute: () => "ok" });
+    expect(() => withTools(agent({ name: "a", mode: "text" }), { "order.lookup": echo })).toThrow(/"order.lookup" is not a name model providers take for a tool .*e\.g\. "order_lookup"/);
+    expect(() => withTools(agent({ name: "a", mode: "text" }), { "Order-Lookup_2": echo })).not.toThrow();
+  });
+});
