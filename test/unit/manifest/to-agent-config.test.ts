@@ -284,7 +284,7 @@ describe("fields this build accepts but does not honour yet", () => {
 
   it("warn when transfer_call is advertised to the model", () => {
     const warnings: string[] = [];
-    toAgentConfig({ name: "phone", builtinTools: ["end_call", "transfer_call"] } as AgentConfigSource, { warn: (message) => warnings.push(message) });
+    toAgentConfig({ name: "phone", builtinTools: ["end_call", "transfer_call"] }, { warn: (message) => warnings.push(message) });
     expect(warnings).toEqual([
       'agent "phone": builtin tool `transfer_call` is advertised to the model, but no connection can carry it out yet: every call of it answers that it is not supported (docs/config.md §5).',
     ]);
