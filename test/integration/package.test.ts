@@ -88,6 +88,7 @@ describe("the built package", () => {
     expect(stdout).toMatch(/ {2}calculate +builtin/);
     expect(stdout).toMatch(/llm {2}openai {2}— needs OPENAI_API_KEY/);
     const bad = await run(process.execPath, ["dist/cli.js", "serve"], { cwd: root }).catch((error: { code: number; stderr: string }) => error);
-    expect(bad).toMatchObject({ code: 1, stderr: expect.stringContaining("serve needs an agent directory or file") as string });
+    // A command used wrongly exits 2 (README "Exit codes").
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("serve needs an agent directory or file") as string });
   }, 30_000);
 });
