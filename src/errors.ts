@@ -45,7 +45,7 @@ export class MissingKeyError extends GatewayError {
   readonly variable: string;
 
   constructor(provider: string, variable: string) {
-    super("internal", `${provider} needs an API key: set ${variable} in the environment (or options.apiKeyEnv), or run with --offline.`, {
+    super("internal", `${provider} needs an API key: set ${variable} in the environment (or options.apiKeyEnv), or run on the offline stack (--offline, or createGateway({ offline: true })).`, {
       fatal: true,
     });
     this.variable = variable;

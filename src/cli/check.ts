@@ -1,50 +1,122 @@
-/** `switchboard check <agent>`: validate an agent and list its tools, providers and keys. */
+/**
+ * `switchboard check <agent>`: validate an agent the way a session start would, and list its
+ * tools, providers and keys. Exit 1 when any session would fail to start; 0 otherwise, with a
+ * warning for what a session survives (a missing key the offline stack covers, an MCP server it
+ * would go without, a scripted call of a tool the agent lacks).
+ */
 import process from "node:process";
-import { describe, fail, EXIT, type Command } from "./command.js";
+import type { LoadedAgent } from "../server/loader.js";
+import { describe, EXIT, fail, type Command } from "./command.js";
+import { dotEnvFor, noteDotEnv } from "./env.js";
 
-async function check(path: string): Promise<number> {
-  let agent;
+/** Where `check` reads keys and writes its report: the process's, or a test's. */
+export interface CheckIo {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** The report (stdout). */
+  out(text: string): void;
+  /** Warnings and the failure (stderr). */
+  err(text: string): void;
+}
+
+const PROCESS_IO: CheckIo = {
+  env: process.env,
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+};
+
+/** The tool names a scripted rule may call: the agent's own (files, inline, toolsets) and its builtins. */
+function offeredTools(agent: LoadedAgent): string[] {
+  const toolsets = (agent.def.toolsets ?? []).flatMap((set) => Object.keys(set.list()));
+  return [...Object.keys(agent.def.tools), ...toolsets, ...(agent.config.builtinTools ?? [])];
+}
+
+/** `offline.json` rules that call a tool the agent does not offer: the scripted model skips those calls (and warns at run time). */
+async function scriptWarnings(agent: LoadedAgent): Promise<string[]> {
+  if (agent.script === undefined) return [];
+  const { ScriptSchema } = await import("../pipeline/providers/llm/scripted.js");
+  const parsed = ScriptSchema.safeParse(agent.script);
+  if (!parsed.success) return [];
+  const offered = offeredTools(agent);
+  const mcp = Object.keys(agent.config.mcpServers ?? {}).map((key) => `mcp_${key}_`);
+  const { didYouMean } = await import("../manifest/errors.js");
+  const warnings: string[] = [];
+  (parsed.data.rules ?? []).forEach((rule, i) => {
+    const calls = rule.call === undefined ? [] : Array.isArray(rule.call) ? rule.call : [rule.call];
+    calls.forEach((call, j) => {
+      if (offered.includes(call.tool) || mcp.some((prefix) => call.tool.startsWith(prefix))) return;
+      const where = Array.isArray(rule.call) ? `rules[${i}].call[${j}].tool` : `rules[${i}].call.tool`;
+      warnings.push(`offline.json ${where}: "${call.tool}" is not a tool of this agent, so the offline model skips this rule's calls.${didYouMean(call.tool, offered)}`);
+    });
+  });
+  return warnings;
+}
+
+/** Validate the agent at `path` and report; resolves with the exit code. */
+export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<number> {
+  const warn = (message: string): void => io.err(`warning: ${message}\n`);
+  const { loadAgent } = await import("../server/loader.js");
+  let agent: LoadedAgent;
   try {
-    agent = await (await import("../server/loader.js")).loadAgent(path, { warn: (message) => process.stderr.write(`warning: ${message}\n`) });
+    agent = await loadAgent(path, { warn });
   } catch (error) {
-    return fail(describe(error));
+    io.err(`switchboard: ${describe(error)}\n`);
+    return EXIT.failed;
   }
-  const { config, def } = agent;
+  const { missingKey } = await import("../server/offline.js");
+  const { mcpConfigProblems } = await import("../session/mcp.js");
+  const { config, def, toolFiles } = agent;
   const out: string[] = [`${config.name}: ${config.mode} agent`];
   out.push("tools:");
-  const builtins = config.builtinTools ?? [];
   for (const [name, tool] of Object.entries(def.tools)) {
     const kinds = Object.keys(tool.messages ?? {});
-    out.push(`  ${name.padEnd(18)} tools/${name}${kinds.length > 0 ? `  messages: ${kinds.join(", ")}` : ""}${tool.gate === undefined ? "" : "  (gated)"}`);
+    out.push(`  ${name.padEnd(18)} ${toolFiles[name] ?? "inline"}${kinds.length > 0 ? `  messages: ${kinds.join(", ")}` : ""}${tool.gate === undefined ? "" : "  (gated)"}`);
   }
-  for (const name of builtins) out.push(`  ${name.padEnd(18)} builtin`);
+  for (const name of config.builtinTools ?? []) out.push(`  ${name.padEnd(18)} builtin`);
   for (const key of Object.keys(config.mcpServers ?? {})) out.push(`  mcp_${key}_*${" ".repeat(Math.max(1, 13 - key.length))}mcp server "${key}" (listed at session start)`);
   out.push("providers:");
   let missing = 0;
   for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
     const descriptor = config[slot];
     if (descriptor === undefined) continue;
-    const variable = (await import("../server/offline.js")).missingKey(descriptor, process.env);
+    const variable = missingKey(descriptor, io.env);
     out.push(`  ${slot.padEnd(4)} ${descriptor.kind}${variable === undefined ? "" : `  — needs ${variable}`}`);
     if (variable !== undefined) missing += 1;
   }
+  /** `serve` runs the offline stack (its own `scripted` llm, with no options). */
+  const offline = missing > 0;
   for (const variable of config.requiredEnv ?? []) {
-    if ((process.env[variable] ?? "") === "") {
+    if ((io.env[variable] ?? "") === "") {
       out.push(`  requiredEnv ${variable} — missing`);
       missing += 1;
     }
   }
+  if (agent.script !== undefined) {
+    const rules = (agent.script as { rules?: readonly unknown[] }).rules?.length ?? 0;
+    out.push(`offline.json: ${rules} ${rules === 1 ? "rule" : "rules"} (the scripted model's script)`);
+  } else if (!offline && config.llm?.kind === "scripted" && config.llm.options.script !== undefined) {
+    out.push("offline.json: none — the scripted llm runs llm.options.script");
+  } else if (offline || config.llm?.kind === "scripted") {
+    out.push("offline.json: none — the scripted model answers every turn with its fallback line");
+  }
   if (missing > 0) out.push(`${missing} missing; serve falls back to the offline stack for missing provider keys.`);
-  process.stdout.write(`${out.join("\n")}\n`);
-  return 0;
+  io.out(`${out.join("\n")}\n`);
+  for (const problem of mcpConfigProblems(def.mcpServers, io.env)) warn(`${problem} Sessions start without this server's tools.`);
+  for (const problem of await scriptWarnings(agent)) warn(problem);
+  return EXIT.ok;
 }
-
 
 export const checkCommand: Command = {
   name: "check",
   args: "<agent-dir-or-file>",
-  summary: "validate an agent: mode, tools (source, messages), providers and keys",
+  summary: "validate an agent as a session start would: tools (source, messages), offline.json, provider options and keys",
   optionHelp: "",
   options: {},
-  run: ([target]) => (target === undefined ? Promise.resolve(fail("check needs an agent directory or file.", EXIT.usage)) : check(target)),
+  run: ([target]) => {
+    if (target === undefined) return Promise.resolve(fail("check needs an agent directory or file.", EXIT.usage));
+    // The keys reported present or missing include those the .env files set (src/cli/env.ts).
+    const loaded = dotEnvFor(target);
+    if ("error" in loaded) return Promise.resolve(fail(loaded.error));
+    noteDotEnv(loaded);
+    return runCheck(target);
+  },
 };

@@ -77,12 +77,27 @@ function nameFromPath(path: string, folder: string, rule?: NameRule): FileName {
   if (extension === undefined) return { problem: `must end in ${EXTENSIONS.join(", ")}.` };
   const name = file.slice(0, -extension.length);
   if (!NAME.test(name)) {
-    const suggestion = name.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^[^a-z]+/, "");
+    const suggestion = snakeCase(name);
     const hint = NAME.test(suggestion) ? ` Rename it ${folder}/${suggestion}${extension}.` : "";
     return { problem: `"${name}" is not a valid name: use lower_snake_case starting with a letter (the model calls it by this name).${hint}` };
   }
   const problem = rule?.(name, extension);
   return problem === undefined ? { name } : { problem };
+}
+
+/**
+ * The lower_snake_case form of a file name, for the rename hint: `LookupOrder`, `lookupOrder`,
+ * `lookup-order` and `Lookup Order` all become `lookup_order`; an acronym stays one word
+ * (`HTTPStatus` → `http_status`). Leading characters that cannot start a name are dropped.
+ */
+function snakeCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_")
+    .replace(/^[^a-z]+/, "")
+    .replace(/_+$/, "");
 }
 
 function defaultExport(module: unknown): unknown {

@@ -114,8 +114,7 @@ class McpConfigError extends Error {
   }
 }
 
-async function resolveUrl(key: string, config: McpServerConfig): Promise<URL> {
-  const raw = typeof config.url === "function" ? await config.url() : config.url;
+function parseUrl(key: string, raw: unknown): URL {
   if (typeof raw !== "string" || raw.trim() === "") throw new McpConfigError(`mcpServers.${key}: no \`url\` to connect to.`);
   try {
     return new URL(raw);
@@ -125,6 +124,20 @@ async function resolveUrl(key: string, config: McpServerConfig): Promise<URL> {
   }
 }
 
+async function resolveUrl(key: string, config: McpServerConfig): Promise<URL> {
+  return parseUrl(key, typeof config.url === "function" ? await config.url() : config.url);
+}
+
+/** The bearer token `tokenEnv` names, trimmed; undefined when the server sets no `tokenEnv`. */
+function tokenOf(key: string, config: McpServerConfig, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (config.tokenEnv === undefined) return undefined;
+  const token = env[config.tokenEnv];
+  if (token === undefined || token.trim() === "") {
+    throw new McpConfigError(`mcpServers.${key}: environment variable ${config.tokenEnv} (tokenEnv) is not set.`, config.tokenEnv);
+  }
+  return token.trim();
+}
+
 function resolveHeaders(
   key: string,
   config: McpServerConfig,
@@ -132,15 +145,31 @@ function resolveHeaders(
 ): Record<string, string> {
   const authored = typeof config.headers === "function" ? config.headers() : config.headers;
   const headers: Record<string, string> = { ...(authored ?? {}) };
-  if (config.tokenEnv !== undefined) {
-    const token = env[config.tokenEnv];
-    if (token === undefined || token.trim() === "") {
-      throw new McpConfigError(`mcpServers.${key}: environment variable ${config.tokenEnv} (tokenEnv) is not set.`, config.tokenEnv);
-    }
+  const token = tokenOf(key, config, env);
+  if (token !== undefined) {
     for (const name of Object.keys(headers)) if (name.toLowerCase() === "authorization") delete headers[name];
-    headers.Authorization = `Bearer ${token.trim()}`;
+    headers.Authorization = `Bearer ${token}`;
   }
   return headers;
+}
+
+/**
+ * What costs a server its tools before any connection is tried — no `url`, a `url` that does
+ * not parse, an unset `tokenEnv` — with the message a session logs for it. Pure: a resolver
+ * `url` or `headers` function is not called, and nothing is opened (`switchboard check`). A
+ * session still starts without such a server: only its own tools are lost.
+ */
+export function mcpConfigProblems(servers: McpServers | undefined, env: Readonly<Record<string, string | undefined>>): string[] {
+  const problems: string[] = [];
+  for (const [key, config] of Object.entries(servers ?? {})) {
+    try {
+      if (typeof config.url !== "function") parseUrl(key, config.url);
+      tokenOf(key, config, env);
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return problems;
 }
 
 async function listAllTools(client: Client, signal: AbortSignal, timeout: number): Promise<Tool[]> {

@@ -6,6 +6,10 @@ import { RedisSessionStore } from "../../src/server/redis-store.js";
 import type { SessionRecord } from "../../src/session/store.js";
 import { REDIS_SERVER, startRedis, type RedisServer } from "../helpers/redis-server.js";
 
+/** Why this file's tests cannot run here, or undefined: said once in the output, and in the suite's name. */
+const SKIPPED = REDIS_SERVER === undefined ? "redis-server is not installed (sudo apt-get install redis-server)" : undefined;
+if (SKIPPED !== undefined) console.warn(`skipped: ${SKIPPED}`);
+
 let redis: RedisServer;
 beforeAll(async () => {
   if (REDIS_SERVER !== undefined) redis = await startRedis();
@@ -23,7 +27,7 @@ const record = (sessionId: string): SessionRecord => ({
   updatedAt: 1,
 });
 
-describe.skipIf(REDIS_SERVER === undefined)("RedisSessionStore", () => {
+describe.skipIf(SKIPPED !== undefined)(`RedisSessionStore${SKIPPED === undefined ? "" : ` — skipped: ${SKIPPED}`}`, () => {
   it("round-trips a record, lets Redis expire it after the grace, and deletes on demand", async () => {
     const store = new RedisSessionStore({ url: redis.url, log: silentLogger, prefix: "t1:" });
     await store.ready();

@@ -58,6 +58,25 @@ describe("toolRegistry", () => {
     expect(issues[2]?.message).toContain("Rename it tools/look_up.ts.");
   });
 
+  it("suggests the snake_case name for a PascalCase, camelCase, kebab-case or spaced file name", () => {
+    const issues = configIssues(() =>
+      toolRegistry({
+        "./tools/LookupOrder.ts": { default: weather },
+        "./tools/getOrderStatus.mjs": { default: weather },
+        "./tools/cancel-order.js": { default: weather },
+        "./tools/HTTPStatus.ts": { default: weather },
+        "./tools/Refund Order.mts": { default: weather },
+      }),
+    );
+    expect(issues.map((issue) => /Rename it (\S+)\.$/.exec(issue.message)?.[1])).toEqual([
+      "tools/lookup_order.ts",
+      "tools/get_order_status.mjs",
+      "tools/cancel_order.js",
+      "tools/http_status.ts",
+      "tools/refund_order.mts",
+    ]);
+  });
+
   it("skips co-located spec and declaration files, whatever they export", () => {
     const registry = toolRegistry({
       "./tools/echo.ts": { default: weather },
