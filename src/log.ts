@@ -1,4 +1,6 @@
+import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger } from "pino";
+import type PinoPretty from "pino-pretty";
 
 export type { Logger } from "pino";
 
@@ -23,15 +25,62 @@ export const REDACT_PATHS = [
   "*.secret",
 ];
 
+/** `json`: one JSON object a line (for machines). `pretty`: time, level, message and fields (pino-pretty, for people). */
+export type LogFormat = "json" | "pretty";
+
 export interface LoggerOptions {
   readonly level?: string;
   readonly destination?: DestinationStream;
+  /**
+   * Default: JSON into a `destination`; onto stdout, {@link logFormat} — `LOG_FORMAT`, else
+   * pretty on a terminal and JSON otherwise.
+   */
+  readonly format?: LogFormat;
 }
 
-/** The gateway's root logger: JSON lines, secrets redacted. One child per session. */
+/**
+ * The log format: `LOG_FORMAT` (`json` or `pretty`) when it names one, else pretty when stdout
+ * is a terminal and JSON otherwise (a pipe, a file, a container without `-t`, a log shipper).
+ */
+export function logFormat(env: Readonly<Record<string, string | undefined>> = process.env, terminal: boolean = process.stdout.isTTY === true): LogFormat {
+  const chosen = env.LOG_FORMAT?.trim().toLowerCase();
+  if (chosen === "json" || chosen === "pretty") return chosen;
+  return terminal ? "pretty" : "json";
+}
+
+/**
+ * pino-pretty as a synchronous destination: each JSON line pino writes (redaction already
+ * applied) is formatted and written at once, so a line logged just before `process.exit` is not
+ * lost, and a `--workers` worker writes its lines itself. Loaded only when a pretty logger is made.
+ */
+function prettyDestination(destination: DestinationStream | undefined): DestinationStream {
+  const { prettyFactory } = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
+  const format = prettyFactory({
+    // Colour only on a terminal: `LOG_FORMAT=pretty` into a file or a test's stream stays plain text.
+    colorize: destination === undefined && process.stdout.isTTY === true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname",
+  });
+  const sink = destination ?? pino.destination({ fd: 1, sync: true });
+  return {
+    write: (line: string) => {
+      sink.write(format(line));
+    },
+  };
+}
+
+/** The gateway's root logger, secrets redacted in either format. One child per session. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = { level: options.level ?? process.env.LOG_LEVEL ?? "info", redact: { paths: REDACT_PATHS, censor: "[redacted]" } };
-  return options.destination === undefined ? pino(settings) : pino(settings, options.destination);
+  const chooses = options.format === undefined && options.destination === undefined;
+  const format = options.format ?? (chooses ? logFormat() : "json");
+  const logger =
+    format === "pretty" ? pino(settings, prettyDestination(options.destination)) : options.destination === undefined ? pino(settings) : pino(settings, options.destination);
+  const asked = process.env.LOG_FORMAT?.trim() ?? "";
+  if (chooses && asked !== "" && !["json", "pretty"].includes(asked.toLowerCase())) {
+    logger.warn({ LOG_FORMAT: asked, format }, "LOG_FORMAT is neither json nor pretty; chose the format by whether stdout is a terminal");
+  }
+  return logger;
 }
 
 /** A logger that writes nothing (library default, tests). */

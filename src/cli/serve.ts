@@ -3,9 +3,12 @@ import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { createLogger } from "../log.js";
+import { createLogger, type Logger } from "../log.js";
+import type { Gateway, GatewayOptions } from "../server/index.js";
+import type { LoadedAgent } from "../server/loader.js";
 import { clusterCoordinator, clusterMetrics, joinCluster, prepareWorker, runPrimary } from "../server/workers.js";
 import { describe, EXIT, fail, flag, text, type Command, type Values } from "./command.js";
+import { dotEnvFor, type DotEnvResult } from "./env.js";
 
 // The gateway and the loader load on demand: a `--workers` primary only supervises, and should
 // not hold the whole gateway in memory.
@@ -32,7 +35,7 @@ const SERVE_HELP = `      --port <n>              port to listen on (default 300
 `;
 
 /** What `serve` prints once it listens; `open` lists the entry points anyone who reaches the port can use. */
-function banner(title: string, url: string, workers: number, open: readonly string[]): string {
+export function banner(title: string, url: string, workers: number, open: readonly string[]): string {
   const processes = workers > 1 ? `, ${workers} worker processes` : "";
   // Each open carrier's webhook and stream, said once by the carrier's name.
   const carriers = [...new Set(open.flatMap((e) => /^(?:WS )?\/telephony\/([a-z]+)/.exec(e)?.[1] ?? []))];
@@ -42,14 +45,57 @@ function banner(title: string, url: string, workers: number, open: readonly stri
   return `\nSwitchboard is serving ${title}${processes}\n  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n${warning}\n`;
 }
 
-async function serve(path: string, values: Values, defaultWorkers = 1): Promise<number> {
+/** `--port` as a number (default 3000), or the message saying why it is not one. */
+export function portOf(value: string | undefined): number | { readonly error: string } {
+  const port = value === undefined ? 3000 : Number(value);
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : { error: `--port must be a port number (got ${value}).` };
+}
+
+/** What to tell someone whose gateway could not listen: a port in use names the flag that picks another. */
+export function cannotListen(host: string, port: number, error: unknown): string {
+  const where = `cannot listen on ${host}:${port}`;
+  if ((error as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE") return `${where}: the port is in use; pass --port <n> (0 picks a free one)`;
+  return `${where}: ${describe(error)}`;
+}
+
+/** Log which `.env` files were loaded, by name (never their values); once per process group. */
+export function logDotEnv(log: Logger, loaded: DotEnvResult): void {
+  if (loaded.files.length > 0 && !cluster.isWorker) log.info({ files: loaded.files, variables: loaded.variables }, "loaded .env files");
+}
+
+/** SIGTERM / SIGINT drain the gateway and exit 0 (1 if the drain fails); a second signal exits 1 at once. */
+export function stopOnSignals(log: Logger, drain: () => Promise<void>, before: () => void = () => {}): void {
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      process.exit(EXIT.failed);
+    }
+    stopping = true;
+    before();
+    log.info({ signal }, "shutting down");
+    drain().then(
+      () => process.exit(EXIT.ok),
+      (err: unknown) => {
+        log.error({ err }, "drain failed");
+        process.exit(EXIT.failed);
+      },
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+async function serve(path: string, values: Values, loaded: DotEnvResult): Promise<number> {
   const flags = { port: text(values, "port"), host: text(values, "host"), workers: text(values, "workers"), origins: text(values, "allowed-origins"), offline: flag(values, "offline") };
-  const log = createLogger();
-  const port = flags.port === undefined ? 3000 : Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) return fail(`--port must be a port number (got ${flags.port}).`);
+  const port = portOf(flags.port);
+  if (typeof port !== "number") return fail(port.error, EXIT.usage);
   const host = flags.host ?? "127.0.0.1";
+  // Read after the .env files: SWITCHBOARD_REDIS_URL may come from one.
+  const defaultWorkers = (process.env.SWITCHBOARD_REDIS_URL ?? "") === "" ? 1 : availableParallelism();
   const workers = flags.workers === undefined ? defaultWorkers : Number(flags.workers);
-  if (!Number.isInteger(workers) || workers < 1 || workers > 256) return fail(`--workers must be a whole number from 1 to 256 (got ${flags.workers}).`);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256) return fail(`--workers must be a whole number from 1 to 256 (got ${flags.workers}).`, EXIT.usage);
+  const log = createLogger();
+  logDotEnv(log, loaded);
   if (workers > 1 && cluster.isPrimary) {
     if ((process.env.SWITCHBOARD_REDIS_URL ?? "") === "") log.warn({ workers }, "several workers without SWITCHBOARD_REDIS_URL: a client resumes only if it reconnects to the same worker");
     return runPrimary(workers, log, (title, url, open) => process.stdout.write(banner(title, url, workers, open)));
@@ -57,63 +103,78 @@ async function serve(path: string, values: Values, defaultWorkers = 1): Promise<
   const worker = cluster.isWorker;
   // Answer the primary's metrics requests from the start, so an aggregation never waits on a worker still loading.
   if (worker) prepareWorker();
-  const { loadAgent } = await loader();
-  const { createGateway } = await server();
-  let agent;
-  try {
-    agent = await loadAgent(path, { warn: (message) => log.warn({}, message) });
-  } catch (error) {
-    return fail(describe(error));
-  }
-  const origins = flags.origins?.split(",").map((o) => o.trim()).filter((o) => o !== "");
-  let gateway;
-  try {
-    gateway = createGateway({
-      agent: agent.def,
-      script: agent.script,
-      offline: flags.offline ? true : "auto",
-      logger: worker ? log.child({ worker: cluster.worker?.id }) : log,
-      ...(origins === undefined ? {} : { allowedOrigins: origins }),
-      // Every worker sees the same call tickets, replays and connection budgets (Redis, when set, holds them instead).
-      ...(worker ? { metricsText: () => clusterMetrics(), ...((process.env.SWITCHBOARD_REDIS_URL ?? "") === "" ? { coordinator: clusterCoordinator() } : {}) } : {}),
-    });
-  } catch (error) {
-    return fail(describe(error));
-  }
+  const made = await gatewayFor(path, {
+    log,
+    offline: flags.offline,
+    origins: flags.origins,
+    logger: worker ? log.child({ worker: cluster.worker?.id }) : log,
+    // Every worker sees the same call tickets, replays and connection budgets (Redis, when set, holds them instead).
+    ...(worker ? { metricsText: () => clusterMetrics(), ...((process.env.SWITCHBOARD_REDIS_URL ?? "") === "" ? { coordinator: clusterCoordinator() } : {}) } : {}),
+  });
+  if (typeof made === "number") return made;
+  const { gateway } = made;
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
     log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
   }
+  const listening = await listenOn(gateway, host, port);
+  if (typeof listening === "number") return listening;
+  const { url, title, open } = listening;
+  if (worker) joinCluster(gateway.metrics.registry, title, url, open);
+  else process.stdout.write(banner(title, url, 1, open));
+  stopOnSignals(log, () => gateway.drain());
+  return new Promise<number>(() => {});
+}
+
+
+/** How `serve` and `dev` make a gateway: the flags, the logger (warnings go to `log`), and anything else `createGateway` takes. */
+export type GatewayFlags = Partial<GatewayOptions> & { readonly log: Logger; readonly offline: boolean; readonly origins: string | undefined };
+
+/** The agent at `path` loaded and its gateway made; or, said already, the exit code of a failure. */
+export async function gatewayFor(path: string, flags: GatewayFlags): Promise<{ agent: LoadedAgent; gateway: Gateway } | number> {
+  const { log, offline, origins, ...options } = flags;
+  const { loadAgent } = await loader();
+  const { createGateway } = await server();
+  try {
+    const agent = await loadAgent(path, { warn: (message) => log.warn({}, message) });
+    const allowedOrigins = origins?.split(",").map((o) => o.trim()).filter((o) => o !== "");
+    const gateway = createGateway({
+      agent: agent.def,
+      script: agent.script,
+      offline: offline ? true : "auto",
+      logger: log,
+      ...(allowedOrigins === undefined ? {} : { allowedOrigins }),
+      ...options,
+    });
+    return { agent, gateway };
+  } catch (error) {
+    return fail(describe(error));
+  }
+}
+
+/** A listening gateway's URL and what its banner says of it; or, said already, the exit code of a failure to listen. */
+export async function listenOn(gateway: Gateway, host: string, port: number): Promise<{ url: string; title: string; open: string[] } | number> {
   let url: string;
   try {
     ({ url } = await gateway.listen(port, host));
   } catch (error) {
-    return fail(`cannot listen on ${host}:${port}: ${describe(error)}`);
+    return fail(cannotListen(host, port, error));
   }
   const { config } = gateway;
   const title = `"${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})`;
-  const open = gateway.entryPoints.filter((e) => e.open).map((e) => e.entry);
-  if (worker) joinCluster(gateway.metrics.registry, title, url, open);
-  else process.stdout.write(banner(title, url, 1, open));
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) {
-      process.exit(1);
-    }
-    stopping = true;
-    log.info({ signal }, "shutting down");
-    gateway.drain().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, "drain failed");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
-  return new Promise<number>(() => {});
+  return { url, title, open: gateway.entryPoints.filter((e) => e.open).map((e) => e.entry) };
 }
 
+/**
+ * A command's `run` for `<agent>`: refused (exit 2) without one, else the `.env` files loaded
+ * (src/cli/env.ts) before `serve` runs; `fallback` stands in for a missing agent (`start`).
+ */
+export function agentRun(verb: string, serve: (agent: string, values: Values, loaded: DotEnvResult) => Promise<number>, fallback?: string): Command["run"] {
+  return ([target = fallback], values) => {
+    if (target === undefined) return Promise.resolve(fail(`${verb} needs an agent directory or file.`, EXIT.usage));
+    const loaded = dotEnvFor(target);
+    return "error" in loaded ? Promise.resolve(fail(loaded.error)) : serve(target, values, loaded);
+  };
+}
 
 export const serveCommand: Command = {
   name: "serve",
@@ -121,10 +182,7 @@ export const serveCommand: Command = {
   summary: "run the gateway for an agent",
   optionHelp: SERVE_HELP,
   options: SERVE_OPTIONS,
-  run: ([target], values) => {
-    if (target === undefined) return Promise.resolve(fail("serve needs an agent directory or file.", EXIT.usage));
-    return serve(target, values, (process.env.SWITCHBOARD_REDIS_URL ?? "") === "" ? 1 : availableParallelism());
-  },
+  run: agentRun("serve", serve),
 };
 
 export const startCommand: Command = {
@@ -133,5 +191,5 @@ export const startCommand: Command = {
   summary: "serve the bundled demo agent (examples/support)",
   optionHelp: SERVE_HELP,
   options: SERVE_OPTIONS,
-  run: ([target], values) => serve(target ?? DEMO_AGENT, values),
+  run: agentRun("start", serve, DEMO_AGENT),
 };

@@ -31,7 +31,7 @@ import { serveStatic } from "./static.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
-import { createTelephony, parseOpenCarriers, type EntryPoint } from "./telephony/index.js";
+import { createTelephony, mountedCarriers, parseOpenCarriers, type EntryPoint } from "./telephony/index.js";
 import type { CarrierName } from "../transport/carriers/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
 
@@ -116,9 +116,15 @@ export interface GatewayOptions<Session = unknown> {
   readonly carrierClient?: CarrierClient;
 }
 
+/** An agent to swap into a running gateway (`Gateway.reload`): its definition and offline script, as `loadAgent` returns them. */
+export interface ReloadedAgent<Session = unknown> {
+  readonly def: ResolvedAgentDef<Session>;
+  readonly script?: unknown;
+}
+
 export interface Gateway {
   readonly server: Server;
-  /** The config sessions run with (after the offline choice). */
+  /** The config new sessions run with (after the offline choice): the latest `reload`'s, else the first. */
   readonly config: AgentConfig;
   readonly metrics: GatewayMetrics;
   /** Live sessions. */
@@ -126,6 +132,14 @@ export interface Gateway {
   /** Every entry point with what authenticates it (start-up output, docs/security.md). */
   readonly entryPoints: readonly EntryPoint[];
   listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
+  /**
+   * Swap the agent (`switchboard dev`): sessions that start from now on run the new definition,
+   * config and offline script; live sessions finish on the one they started with. Validated
+   * first — a `ConfigError` leaves the current agent in place. What the gateway set up at start
+   * stays: the routes and carriers mounted for `telephony` (a change is logged: it needs a
+   * restart), the entry points, and the name session tokens are minted for. Returns the new config.
+   */
+  reload<Session>(agent: ReloadedAgent<Session>): AgentConfig;
   /** Stop accepting, let live sessions finish up to the deadline, close the rest 1001, close the server. */
   drain(deadlineMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -165,15 +179,31 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const allowedOrigins = options.allowedOrigins ?? commaList(env.SWITCHBOARD_ALLOWED_ORIGINS);
   /** Warnings strangers cause (refused connections), at most one line per kind every 10 s. */
   const throttle = new LogThrottle(() => clock.now());
-  // Sessions hold the agent with its session type erased; its own functions keep theirs.
-  const def = options.agent as ResolvedAgentDef;
-  const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
-  const config = choice.config;
-  if (choice.offline) {
-    log.info({ agent: config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
+  /**
+   * The agent new sessions start with: its definition (session type erased; its own functions
+   * keep theirs), its config after the offline choice, its offline script, and the model resolver
+   * bound to that script. Read once per session, at its start; `reload` replaces it whole.
+   */
+  interface AgentSlot {
+    readonly def: ResolvedAgentDef;
+    readonly config: AgentConfig;
+    readonly script?: unknown;
+    readonly offline: boolean;
+    readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
   }
-  const resolveModel =
-    options.resolveModel ?? ((descriptor: ProviderDescriptor) => resolveLanguageModel(descriptor, { env, ...(options.script === undefined ? {} : { script: options.script }) }));
+  const prepare = <T>(agent: ResolvedAgentDef<T>, script: unknown): AgentSlot => {
+    const def = agent as ResolvedAgentDef;
+    const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
+    if (choice.offline) {
+      log.info({ agent: choice.config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
+    }
+    const resolveModel =
+      options.resolveModel ?? ((descriptor: ProviderDescriptor) => resolveLanguageModel(descriptor, { env, ...(script === undefined ? {} : { script }) }));
+    return { def, config: choice.config, ...(script === undefined ? {} : { script }), offline: choice.offline, resolveModel };
+  };
+  let current = prepare(options.agent, options.script);
+  /** What the gateway was set up with: telephony routes, entry points and the token audience stay as first configured. */
+  const config = current.config;
   const voice: VoiceProviders = options.voice ?? {
     stt: (descriptor) => resolveStt(descriptor, env, log),
     tts: (descriptor) => resolveTts(descriptor, env, log),
@@ -201,7 +231,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     client: options.carrierClient ?? carrierClient({ env }),
     draining: () => draining,
     startSession: (link, call) =>
-      startSession(link, { transport: call.carrier, maxCallDurationMs: config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
+      startSession(link, { transport: call.carrier, maxCallDurationMs: current.config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
   });
 
   /** Every entry point and what authenticates it: logged at start, listed in docs/security.md. */
@@ -245,15 +275,15 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       }
       case "GET /client-config": {
         return json(res, 200, {
-          name: config.name,
-          greeting: config.greeting,
-          mode: config.mode,
+          name: current.config.name,
+          greeting: current.config.greeting,
+          mode: current.config.mode,
           sessionUrl: `${wsBase(req)}/websocket`,
           sampleRate: 16000,
           ttsSampleRate: 24000,
           codecs: (await opusAvailable()) ? ["pcm16", "opus"] : ["pcm16"],
           auth: apiKey !== undefined,
-          offline: choice.offline,
+          offline: current.offline,
         });
       }
       case "POST /v1/sessions": {
@@ -358,10 +388,12 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     link: ClientLink,
     extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; transport: string; maxCallDurationMs?: number },
   ): void {
+    // This session's agent for its whole life, whatever a later `reload` swaps in.
+    const { def, config, script, resolveModel } = current;
     let session: Session;
     try {
       session = new Session({
-        agent: { def, config, ...(options.script === undefined ? {} : { script: options.script }) },
+        agent: { def, config, ...(script === undefined ? {} : { script }) },
         link,
         clock,
         log,
@@ -420,9 +452,24 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     });
   }
 
+  function reload<T>(agent: ReloadedAgent<T>): AgentConfig {
+    const next = prepare(agent.def, agent.script);
+    // The carriers' routes were mounted at start, for the first config's `telephony`.
+    const mounted = mountedCarriers(config).sort();
+    const wanted = mountedCarriers(next.config).sort();
+    if (mounted.join(",") !== wanted.join(",")) {
+      log.warn({ agent: next.config.name, mounted, wanted }, "telephony changed: carrier changes need a restart; the carriers mounted at start stay");
+    }
+    current = next;
+    log.info({ agent: next.config.name, mode: next.config.mode, live: live.size }, "agent reloaded; new sessions use it");
+    return next.config;
+  }
+
   return {
     server,
-    config,
+    get config() {
+      return current.config;
+    },
     metrics,
     get sessions() {
       return live.size;
@@ -443,6 +490,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         });
       });
     },
+    reload,
     drain,
     close,
   };

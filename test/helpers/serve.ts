@@ -1,5 +1,5 @@
-// `switchboard serve` as its own process, the way users start it: for tests of what the whole
-// process does (it survives, its flags, its workers).
+// `switchboard serve` (or `dev`) as its own process, the way users start it: for tests of what
+// the whole process does (it survives, its flags, its workers, its reloads).
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
@@ -18,7 +18,12 @@ export interface Served {
 
 /** Run `switchboard serve <args…> --port 0`; resolves once its banner names the URL. */
 export function serve(args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Served> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "serve", ...args, "--port", "0"], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn", ...env } });
+  return serveWith("serve", args, env, timeoutMs);
+}
+
+/** Run `switchboard <command> <args…> --port 0` for a command that prints the serving banner (`serve`, `start`, `dev`). */
+export function serveWith(command: string, args: readonly string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Served> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", command, ...args, "--port", "0"], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn", ...env } });
   let out = "";
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -40,7 +45,7 @@ export function serve(args: readonly string[], env: Record<string, string> = {},
     child.stdout.on("data", onData);
     child.on("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`serve exited ${String(code)}:\n${out}`));
+      reject(new Error(`${command} exited ${String(code)}:\n${out}`));
     });
   });
 }
