@@ -27,6 +27,11 @@ import { createVad } from "../../../src/pipeline/vad.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const installed = (await localSttAvailable()) && existsSync(`${LOCAL_STT_MODEL_DIR}/en-us/mdef`);
+/** Why the pocketsphinx tests cannot run here, or undefined: said once in the output, and in each skipped test's name. */
+const SKIPPED = installed ? undefined : "pocketsphinx or its en-us model is not installed (sudo apt-get install pocketsphinx pocketsphinx-en-us)";
+if (SKIPPED !== undefined) console.warn(`skipped: ${SKIPPED}`);
+/** `title`, with the reason when it is skipped. */
+const needsPocketsphinx = (title: string): string => (SKIPPED === undefined ? title : `${title} — skipped: ${SKIPPED}`);
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 500, maxSilenceMs: 1500 };
 const FRAME_BYTES = 640; // 20 ms at 16 kHz
 
@@ -138,12 +143,12 @@ describe("local STT: configuration and availability", () => {
     expect((error as Error).message).toContain("sudo apt-get install pocketsphinx pocketsphinx-en-us");
   });
 
-  it.skipIf(!installed)("reports the installed pocketsphinx_continuous as available", async () => {
+  it.skipIf(!installed)(needsPocketsphinx("reports the installed pocketsphinx_continuous as available"), async () => {
     expect(await localSttAvailable()).toBe(true);
     expect(await localSttAvailable("pocketsphinx_continuous")).toBe(true);
   });
 
-  it("caches the availability probe", async () => {
+  it("shares a probe in flight (calls made while it runs get the same answer)", async () => {
     const first = localSttAvailable("switchboard-no-such-pocketsphinx");
     expect(localSttAvailable("switchboard-no-such-pocketsphinx")).toBe(first);
     expect(await first).toBe(false);
@@ -156,11 +161,11 @@ describe("local STT: configuration and availability", () => {
     expect(() => localStt({ kind: "local", options: { hmm: 3 } })).toThrow(/stt\.options\.hmm/);
   });
 
-  it.skipIf(!installed)("refuses a session rate other than 16 kHz", async () => {
+  it.skipIf(!installed)(needsPocketsphinx("refuses a session rate other than 16 kHz"), async () => {
     await expect(localStt({ kind: "local", options: {} }).open({ ...OPEN, sampleRate: 24000 }, recorder().events)).rejects.toThrow(/16000 Hz/);
   });
 
-  it.skipIf(!installed)("rejects open() with pocketsphinx's message for a keyword missing from the dictionary (fatal, not `unavailable`)", async () => {
+  it.skipIf(!installed)(needsPocketsphinx("rejects open() with pocketsphinx's message for a keyword missing from the dictionary (fatal, not `unavailable`)"), async () => {
     const error: unknown = await localStt({ kind: "local", options: { keywords: ["zzqxq"] } })
       .open(OPEN, recorder().events)
       .then(
@@ -173,13 +178,13 @@ describe("local STT: configuration and availability", () => {
     expect((error as Error).message).toMatch(/zzqxq.*missing in the dictionary/);
   });
 
-  it.skipIf(!installed)("rejects open() for a JSGF grammar that does not parse", async () => {
+  it.skipIf(!installed)(needsPocketsphinx("rejects open() for a JSGF grammar that does not parse"), async () => {
     const grammar = "#JSGF V1.0;\ngrammar bad;\npublic <command> = (stop | go;\n";
     await expect(localStt({ kind: "local", options: { grammar } }).open(OPEN, recorder().events)).rejects.toThrow(/JSGF|syntax error/);
   });
 });
 
-describe.skipIf(!installed)("local STT: recognition (pocketsphinx)", () => {
+describe.skipIf(!installed)(needsPocketsphinx("local STT: recognition (pocketsphinx)"), () => {
   it("hello.wav: speechStarted, then a final containing 'hello' that ends the turn", async () => {
     const { rec, session } = await openLocal();
     expect(session.endpointing).toBe(true);
@@ -545,5 +550,41 @@ describe.runIf(installed && process.env.STT_LOCAL_BENCH === "1")("bench: end of 
       `CPU: model load ${loadCpu.toFixed(2)} s; a per-utterance process (load + decode) ${cpuPerUtterance.map((x) => x.toFixed(2)).join(", ")} s; ` +
         `the session's recognizer, all ${rounds * clips.length} utterances + ${(rounds * clips.length * 2.5).toFixed(0)} s of noise floor: ${sessionCpu.toFixed(2)} s`,
     );
+  });
+});
+
+describe("local STT: pocketsphinx is looked for at every session", () => {
+  it("a binary that was missing is found once it is installed, with no restart (absence is never cached)", async () => {
+    const binary = join(scratch, "installed-later", "pocketsphinx_continuous");
+    expect(await localSttAvailable(binary)).toBe(false);
+    const provider = localStt({ kind: "local", options: { binary } });
+    const refused: unknown = await provider.open(OPEN, recorder().events).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isSttUnavailable(refused)).toBe(true);
+    expect((refused as Error).message).toContain(`the local STT needs pocketsphinx (${binary} was not found)`);
+    // "apt-get install pocketsphinx": the binary appears; the next session's check finds it.
+    const { mkdirSync, renameSync } = await import("node:fs");
+    mkdirSync(join(scratch, "installed-later"));
+    renameSync(fakeRecognizer("echo usage >&2; exit 0"), binary);
+    expect(await localSttAvailable(binary)).toBe(true);
+  });
+
+  it("SWITCHBOARD_POCKETSPHINX (through resolveStt) names the binary a session runs; the descriptor's options.binary still wins", async () => {
+    const { resolveStt } = await import("../../../src/pipeline/providers/stt/index.js");
+    const missing = join(scratch, "no-such-dir", "pocketsphinx_continuous");
+    const refusal = (options: Record<string, unknown>): Promise<unknown> =>
+      resolveStt({ kind: "local", options }, { SWITCHBOARD_POCKETSPHINX: missing })
+        .open(OPEN, recorder().events)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+    const error = await refusal({});
+    expect(isSttUnavailable(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^the local STT needs pocketsphinx \(.*no-such-dir\/pocketsphinx_continuous was not found\); install it with: sudo apt-get install pocketsphinx pocketsphinx-en-us$/);
+    const named = await refusal({ binary: "switchboard-no-such-pocketsphinx" });
+    expect((named as Error).message).toContain("(switchboard-no-such-pocketsphinx was not found)");
   });
 });

@@ -10,6 +10,13 @@ import { localStt } from "./local.js";
 /** Logging the adapters accept (pino-compatible); kept here for existing importers. */
 export type { ProviderLog } from "../provider-runtime.js";
 
+/**
+ * The local recognizer's binary when the descriptor names none (default `pocketsphinx_continuous`
+ * on PATH): a pocketsphinx outside PATH, or — in tests — a path that does not exist, to see what a
+ * machine without pocketsphinx does.
+ */
+export const POCKETSPHINX_ENV = "SWITCHBOARD_POCKETSPHINX";
+
 /** The STT provider for a descriptor. A missing key throws MissingKeyError naming the variable. */
 export function resolveStt(descriptor: ProviderDescriptor, env: Env, log?: ProviderLog): SttProvider {
   const runtime = log === undefined ? {} : { log };
@@ -18,8 +25,10 @@ export function resolveStt(descriptor: ProviderDescriptor, env: Env, log?: Provi
       return deepgramStt(descriptor, env, runtime);
     case "assemblyai":
       return assemblyAiStt(descriptor, env, runtime);
-    case "local":
-      return localStt(descriptor, runtime);
+    case "local": {
+      const binary = env[POCKETSPHINX_ENV];
+      return localStt(descriptor, { ...runtime, ...(binary === undefined || binary === "" ? {} : { binary }) });
+    }
     default:
       throw new GatewayError("stt", `no STT provider of kind "${descriptor.kind}" is available in this gateway (deepgram, assemblyai, local).`, { fatal: true });
   }

@@ -61,7 +61,11 @@
  * (keyphrases spotted with threshold 1e-20; the line is the phrases heard), for command-style
  * agents; `hmm`/`lm`/`dict` (model paths), `binary` (default `pocketsphinx_continuous`).
  * When the binary or the default model is missing, `open()` rejects with an `SttUnavailableError`
- * (`unavailable: true`, see `isSttUnavailable`), and the session falls back to typed input.
+ * (`unavailable: true`, see `isSttUnavailable`), and the session falls back to typed input (`call`
+ * and `console --voice`, which cannot type, turn it into a fatal error: src/server/call.ts). Both
+ * are looked for at every `open()`, nothing cached, so installing pocketsphinx needs no restart.
+ * The binary: `options.binary`, else the runtime's `binary` (`resolveStt` passes
+ * `SWITCHBOARD_POCKETSPHINX`), else `pocketsphinx_continuous` on PATH.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { access, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -118,6 +122,8 @@ const PIPELINE = `trap '' TERM; (trap - TERM; exec cat) | (trap '' TERM; (trap -
 /** Runtime knobs (not user config). */
 export interface LocalSttOptions {
   readonly log?: ProviderLog;
+  /** The recognizer to run when the descriptor sets no `options.binary`. Default `pocketsphinx_continuous` (on PATH). */
+  readonly binary?: string;
   readonly clock?: Clock;
   /** After `close()` ends the audio, wait this long for pocketsphinx to exit before SIGTERM (then SIGKILL). Default 1000. */
   readonly closeTimeoutMs?: number;
@@ -154,14 +160,23 @@ export function isSttUnavailable(error: unknown): error is SttUnavailableError {
   return error instanceof GatewayError && portSttUnavailable(error);
 }
 
-const availability = new Map<string, Promise<boolean>>();
+/** Probes in flight, by binary: calls while one runs share it; nothing is remembered once it settles. */
+const probes = new Map<string, Promise<boolean>>();
 
-/** True when `binary` runs here (it prints its usage and exits). Cached per binary for the process's life. */
+/**
+ * True when `binary` runs here (it prints its usage and exits, ≈ 10 ms). Probed afresh at every
+ * session open — never cached — so installing pocketsphinx under a running gateway needs no
+ * restart; concurrent calls share the probe in flight.
+ */
 export function localSttAvailable(binary: string = LOCAL_STT_BINARY): Promise<boolean> {
-  let probe = availability.get(binary);
+  let probe = probes.get(binary);
   if (probe === undefined) {
-    probe = runs(binary);
-    availability.set(binary, probe);
+    const started = runs(binary);
+    probe = started;
+    probes.set(binary, started);
+    void started.then(() => {
+      if (probes.get(binary) === started) probes.delete(binary);
+    });
   }
   return probe;
 }
@@ -184,7 +199,7 @@ function runs(binary: string): Promise<boolean> {
 
 // ---- configuration ----
 
-function readSettings(descriptor: ProviderDescriptor): LocalSttSettings {
+function readSettings(descriptor: ProviderDescriptor, binary: string): LocalSttSettings {
   const read = optionsOf(descriptor, "stt");
   const fail = (message: string): never => {
     throw new GatewayError("internal", `stt.options.${message}`, { fatal: true });
@@ -201,7 +216,7 @@ function readSettings(descriptor: ProviderDescriptor): LocalSttSettings {
   const search: Search =
     grammar !== undefined ? { mode: "grammar", jsgf: grammar } : phrases !== undefined ? { mode: "keywords", phrases } : { mode: "lm", lm: read.string("lm") ?? DEFAULT_LM };
   return {
-    binary: read.string("binary") ?? LOCAL_STT_BINARY,
+    binary: read.string("binary") ?? binary,
     hmm: read.string("hmm") ?? DEFAULT_HMM,
     dict: read.string("dict") ?? DEFAULT_DICT,
     search,
@@ -352,7 +367,7 @@ export class LocalSttSession implements SttSession {
   readonly #exited: Promise<void>;
   #resolveExited!: () => void;
 
-  constructor(child: ChildProcessWithoutNullStreams, vad: Vad, tempDir: string | undefined, events: SttEvents, runtime: Required<LocalSttOptions>) {
+  constructor(child: ChildProcessWithoutNullStreams, vad: Vad, tempDir: string | undefined, events: SttEvents, runtime: Required<Omit<LocalSttOptions, "binary">>) {
     this.#child = child;
     this.#vad = vad;
     this.#tempDir = tempDir;
@@ -531,8 +546,8 @@ function startRecognizer(settings: LocalSttSettings, files: SearchFiles): Promis
  * `hmm`, `lm`, `dict` (model paths), `binary`. A bad option throws here (fatal, naming it).
  */
 export function localStt(descriptor: ProviderDescriptor, options: LocalSttOptions = {}): SttProvider {
-  const settings = readSettings(descriptor);
-  const runtime: Required<LocalSttOptions> = {
+  const settings = readSettings(descriptor, options.binary ?? LOCAL_STT_BINARY);
+  const runtime: Required<Omit<LocalSttOptions, "binary">> = {
     log: options.log ?? NO_LOG,
     clock: options.clock ?? systemClock,
     closeTimeoutMs: options.closeTimeoutMs ?? 1000,
@@ -558,7 +573,7 @@ export function localStt(descriptor: ProviderDescriptor, options: LocalSttOption
         throw new GatewayError("stt", `the local STT takes ${LOCAL_STT_SAMPLE_RATE} Hz audio (the session opened it at ${open.sampleRate} Hz).`, { fatal: true });
       }
       if (!(await localSttAvailable(settings.binary))) {
-        throw new SttUnavailableError(`the local STT needs ${settings.binary}, which is not installed here; ${LOCAL_STT_INSTALL_HINT}`);
+        throw new SttUnavailableError(`the local STT needs pocketsphinx (${settings.binary} was not found); ${LOCAL_STT_INSTALL_HINT}`);
       }
       const missing = await missingDefaultModel(settings);
       if (missing.length > 0) throw new SttUnavailableError(`the local STT's model is missing (${missing.join(", ")}); ${LOCAL_STT_INSTALL_HINT}`);

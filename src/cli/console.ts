@@ -1,0 +1,591 @@
+/**
+ * `switchboard console <agent>`: talk to an agent from the terminal. Typed lines are `user_text`
+ * turns; the reply streams as it is written, with tool calls, tool lines and results, and a latency
+ * line per turn. `--voice` adds the machine's microphone and speaker (sox `rec`/`play`, else ALSA
+ * `arecord`/`aplay`, as child processes).
+ *
+ * Design: like `call`, the console starts the agent's gateway in-process on 127.0.0.1:0 and is a
+ * protocol client of it (`connectAgent`, src/server/call.ts). That costs a loopback socket, and
+ * buys exactly what a page gets — the offline choice, provider resolution, the audio edge and the
+ * pacer, the same events (`--json` prints them as a client receives them) — with no second way of
+ * building a session to keep in step with the gateway.
+ */
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import process from "node:process";
+import { createInterface, type Interface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import type { AgentConnection } from "../server/call.js";
+import type { ServerEvent } from "../transport/protocol.js";
+import { describe, EXIT, fail, flag, type Command, type Values } from "./command.js";
+import { loadDotEnv, noteDotEnv } from "./env.js";
+import { describeEvent, describeLatency } from "./events.js";
+
+/** The mic rate the gateway is asked for, and the rate agent audio comes back at (Hz; src/server/call.ts). */
+const MIC_RATE = 16000;
+const PLAYBACK_RATE = 24000;
+/** 20 ms of 16 kHz PCM16: the frames mic audio is sent in. */
+const MIC_FRAME_BYTES = (MIC_RATE / 50) * 2;
+/** How long the microphone may take to deliver its first audio before --voice gives up (ms). */
+const MIC_START_MS = 3000;
+/** After a cancelled or failed reply, how long its `metrics.turn` may take (ms; a pipeline's failed reply sends none). */
+const SETTLE_GRACE_MS = 1000;
+/** How long the greeting may take (ms; a pipeline greeting ends once its audio has played). */
+const GREETING_MS = 30_000;
+
+export const VOICE_INSTALL_HINT = "install sox: sudo apt-get install sox (macOS: brew install sox)";
+
+// ---- audio tools ----
+
+/** A recorder or player: the command and its arguments for raw PCM16 mono on stdin/stdout. */
+export interface AudioTool {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+export interface AudioTools {
+  /** 16 kHz PCM16 mono little-endian on stdout. */
+  readonly recorder?: AudioTool;
+  /** 24 kHz PCM16 mono little-endian on stdin. */
+  readonly player?: AudioTool;
+}
+
+function onPath(name: string, path: string | undefined): boolean {
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (dir === "") continue;
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      if (statSync(file).isFile()) return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+/** The audio tools on PATH: sox's `rec`/`play` first, else ALSA's `arecord`/`aplay` (each direction on its own). */
+export function findAudioTools(path: string | undefined): AudioTools {
+  const sox = (rate: number): string[] => ["-q", "-t", "raw", "-r", String(rate), "-e", "signed-integer", "-b", "16", "-c", "1", "-L", "-"];
+  const alsa = (rate: number): string[] => ["-q", "-t", "raw", "-f", "S16_LE", "-r", String(rate), "-c", "1"];
+  const recorder = onPath("rec", path) ? { command: "rec", args: sox(MIC_RATE) } : onPath("arecord", path) ? { command: "arecord", args: alsa(MIC_RATE) } : undefined;
+  const player = onPath("play", path) ? { command: "play", args: sox(PLAYBACK_RATE) } : onPath("aplay", path) ? { command: "aplay", args: [...alsa(PLAYBACK_RATE), "-"] } : undefined;
+  return { ...(recorder === undefined ? {} : { recorder }), ...(player === undefined ? {} : { player }) };
+}
+
+/** Why --voice cannot run with these tools, or undefined when it can. */
+export function voiceRefusal(tools: AudioTools): string | undefined {
+  const missing = [...(tools.recorder === undefined ? ["a recorder (rec or arecord)"] : []), ...(tools.player === undefined ? ["a player (play or aplay)"] : [])];
+  if (missing.length === 0) return undefined;
+  return `--voice needs the microphone and speaker through sox (rec, play) or ALSA (arecord, aplay), and ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} not on PATH; ${VOICE_INSTALL_HINT}. Without --voice the console talks in text.`;
+}
+
+/** The last line a child wrote to stderr. */
+function lastLine(text: string): string {
+  return (
+    text
+      .trim()
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .at(-1) ?? ""
+  );
+}
+
+/** The microphone: the recorder's stdout, cut into 20 ms frames. */
+class Microphone {
+  readonly #tool: AudioTool;
+  #child: ChildProcessByStdio<null, Readable, Readable> | undefined;
+  #stopped = false;
+
+  constructor(tool: AudioTool) {
+    this.#tool = tool;
+  }
+
+  /** Resolves at the first audio; rejects (with the recorder's complaint) if it ends first or stays silent for MIC_START_MS. */
+  start(onFrame: (frame: Uint8Array) => void, onFailure: (why: string) => void): Promise<void> {
+    const child = spawn(this.#tool.command, [...this.#tool.args], { stdio: ["ignore", "pipe", "pipe"] });
+    this.#child = child;
+    let stderr = "";
+    let pending: Buffer = Buffer.alloc(0);
+    let started = false;
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the microphone gave no audio within ${MIC_START_MS / 1000} s (${this.#tool.command})`)), MIC_START_MS);
+      child.stdout.on("data", (chunk: Buffer) => {
+        if (!started) {
+          started = true;
+          clearTimeout(timer);
+          resolve();
+        }
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+        let at = 0;
+        for (; at + MIC_FRAME_BYTES <= pending.length; at += MIC_FRAME_BYTES) onFrame(new Uint8Array(pending.subarray(at, at + MIC_FRAME_BYTES)));
+        pending = pending.subarray(at);
+      });
+      const ended = (why: string): void => {
+        clearTimeout(timer);
+        if (!started) reject(new Error(`the microphone could not be opened (${this.#tool.command}: ${why})`));
+        else if (!this.#stopped) onFailure(`the microphone stopped (${this.#tool.command}: ${why})`);
+      };
+      child.once("error", (error) => ended(error.message));
+      child.once("exit", (code, signal) => ended(lastLine(stderr) || (signal === null ? `exit code ${String(code)}` : `signal ${signal}`)));
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#child?.kill("SIGTERM");
+  }
+}
+
+/** The speaker: the player's stdin. A flush (barge-in, cancel, reset) restarts the player, dropping what it still holds. */
+class Speaker {
+  readonly #tool: AudioTool;
+  readonly #onFailure: (why: string) => void;
+  #child: ChildProcessByStdio<Writable, null, Readable> | undefined;
+  #written = false;
+  #closed = false;
+
+  constructor(tool: AudioTool, onFailure: (why: string) => void) {
+    this.#tool = tool;
+    this.#onFailure = onFailure;
+    this.#child = this.#spawn();
+  }
+
+  write(pcm: Int16Array): void {
+    if (this.#closed) return;
+    this.#child ??= this.#spawn();
+    this.#written = true;
+    this.#child.stdin.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+  }
+
+  flush(): void {
+    if (!this.#written || this.#closed) return;
+    this.#stop();
+    this.#written = false;
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#stop();
+  }
+
+  #stop(): void {
+    const child = this.#child;
+    this.#child = undefined;
+    if (child === undefined) return;
+    child.removeAllListeners("exit");
+    child.stdin.destroy();
+    child.kill("SIGTERM");
+  }
+
+  #spawn(): ChildProcessByStdio<Writable, null, Readable> {
+    const child = spawn(this.#tool.command, [...this.#tool.args], { stdio: ["pipe", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+    child.stdin.on("error", () => {}); // EPIPE when the player is gone: its exit says why
+    child.once("error", (error) => this.#onFailure(`the speaker could not be opened (${this.#tool.command}: ${error.message})`));
+    child.once("exit", (code, signal) => {
+      if (this.#child !== child || this.#closed) return;
+      this.#child = undefined;
+      this.#onFailure(`the speaker stopped (${this.#tool.command}: ${lastLine(stderr) || (signal === null ? `exit code ${String(code)}` : `signal ${signal}`)})`);
+    });
+    return child;
+  }
+}
+
+// ---- the transcript ----
+
+/**
+ * The console's transcript: whole lines, and the agent's reply streamed as it grows. Each
+ * `agent-transcript.updated` is a snapshot of the reply so far; only what it adds is written. Tool
+ * lines already shown as `tool:` lines (they are part of the snapshot too) are not repeated.
+ */
+export class TranscriptWriter {
+  readonly #write: (text: string) => void;
+  /** An "agent: " line is open (no newline yet). */
+  #open = false;
+  /** The snapshot written so far, for the reply in progress. */
+  #shown = "";
+  /** Tool lines shown since, that the next snapshots will carry. */
+  #toolLines: string[] = [];
+
+  constructor(write: (text: string) => void) {
+    this.#write = write;
+  }
+
+  /** True while a reply's line is open. */
+  get streaming(): boolean {
+    return this.#open;
+  }
+
+  /** True when a snapshot has been written for the reply in progress. */
+  get replying(): boolean {
+    return this.#shown !== "";
+  }
+
+  line(text: string): void {
+    this.#close();
+    this.#write(`${text}\n`);
+  }
+
+  /** A tool line (`tool.message`): the next snapshot repeats it. */
+  toolLine(text: string): void {
+    this.#toolLines.push(text.trim());
+  }
+
+  /** An `agent-transcript.updated` snapshot. */
+  snapshot(text: string): void {
+    let fresh: string;
+    if (text.startsWith(this.#shown)) {
+      fresh = text.slice(this.#shown.length);
+    } else {
+      // Not a continuation (the error phrase replacing a failed reply): the new text, whole, on a new line.
+      this.#close();
+      fresh = text;
+    }
+    this.#shown = text;
+    for (let line = this.#leadingToolLine(fresh); line !== undefined; line = this.#leadingToolLine(fresh)) {
+      fresh = fresh.trimStart().slice(line.length);
+      this.#toolLines.splice(this.#toolLines.indexOf(line), 1);
+    }
+    if (fresh.trim() === "") return;
+    if (this.#open) {
+      this.#write(fresh);
+    } else {
+      this.#write(`agent: ${fresh.trimStart()}`);
+      this.#open = true;
+    }
+  }
+
+  /** The reply ended: its line is closed, and the next snapshot starts a new reply. */
+  endReply(): void {
+    this.#close();
+    this.#shown = "";
+    this.#toolLines = [];
+  }
+
+  #leadingToolLine(text: string): string | undefined {
+    const trimmed = text.trimStart();
+    return this.#toolLines.find((line) => line !== "" && trimmed.startsWith(line));
+  }
+
+  #close(): void {
+    if (!this.#open) return;
+    this.#write("\n");
+    this.#open = false;
+  }
+}
+
+// ---- turns ----
+
+interface Turn {
+  /** When the turn began: the typed line sent, or the spoken turn committed (ms). */
+  readonly startedAt: number;
+  readonly text: string;
+  readonly typed: boolean;
+  committed: boolean;
+  firstTextAt?: number;
+  grace?: NodeJS.Timeout;
+  readonly settle: () => void;
+}
+
+/**
+ * Follows the turn in flight through its events: the reply's first text (wall time), its
+ * `metrics.turn` (the latency line), and when it is over (the input loop waits for that).
+ */
+class TurnTracker {
+  #turn: Turn | undefined;
+  /** The model failed during the turn in flight. */
+  #failed = false;
+  readonly #latency: (line: string) => void;
+
+  constructor(latency: (line: string) => void) {
+    this.#latency = latency;
+  }
+
+  get pending(): boolean {
+    return this.#turn !== undefined;
+  }
+
+  /** A typed line is about to be sent: resolves when its reply is over. */
+  typed(text: string): Promise<void> {
+    this.#drop();
+    return new Promise((resolve) => {
+      this.#turn = { startedAt: Date.now(), text, typed: true, committed: false, settle: resolve };
+    });
+  }
+
+  event(event: ServerEvent): void {
+    const turn = this.#turn;
+    switch (event.type) {
+      case "user-transcript.committed":
+        if (turn?.typed === true && !turn.committed && event.text === turn.text) turn.committed = true;
+        else {
+          // A spoken turn (--voice): it supersedes whatever was in flight.
+          this.#drop();
+          this.#turn = { startedAt: Date.now(), text: event.text, typed: false, committed: true, settle: () => {} };
+        }
+        return;
+      case "agent-transcript.updated":
+        if (turn?.committed === true && turn.firstTextAt === undefined) turn.firstTextAt = Date.now();
+        return;
+      case "metrics.turn":
+        if (turn?.committed !== true) return;
+        // A spoken turn's wall time would start at its commit, after the endpointing: its stages say more.
+        this.#latency(describeLatency(event, turn.typed && turn.firstTextAt !== undefined ? turn.firstTextAt - turn.startedAt : undefined, !turn.typed));
+        this.#drop();
+        return;
+      case "reply.cancelled":
+        if (turn !== undefined) this.#soon(turn);
+        return;
+      case "reply.completed":
+        // A pipeline's failed reply ends with reply.completed after the error phrase, and no metrics.turn.
+        if (turn?.committed === true && this.#failed) this.#soon(turn);
+        return;
+      case "error.reported":
+        if (event.code === "llm") this.#failed = true;
+        // A refused line (too long, …) never becomes a turn.
+        if (event.code === "protocol" && turn?.typed === true && !turn.committed) this.#drop();
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** The session ended: nothing is in flight any more. */
+  end(): void {
+    this.#drop();
+  }
+
+  #soon(turn: Turn): void {
+    turn.grace ??= setTimeout(() => {
+      if (this.#turn === turn) this.#drop();
+    }, SETTLE_GRACE_MS);
+  }
+
+  #drop(): void {
+    const turn = this.#turn;
+    this.#turn = undefined;
+    this.#failed = false;
+    if (turn === undefined) return;
+    if (turn.grace !== undefined) clearTimeout(turn.grace);
+    turn.settle();
+  }
+}
+
+// ---- the command ----
+
+async function runConsole(agentPath: string, values: Values): Promise<number> {
+  const flags = { json: flag(values, "json"), offline: flag(values, "offline"), voice: flag(values, "voice") };
+  let tools: { readonly recorder: AudioTool; readonly player: AudioTool } | undefined;
+  if (flags.voice) {
+    const found = findAudioTools(process.env.PATH);
+    const { recorder, player } = found;
+    if (recorder === undefined || player === undefined) return fail(voiceRefusal(found) ?? "");
+    tools = { recorder, player };
+  }
+  let agent;
+  try {
+    noteDotEnv(loadDotEnv(agentPath));
+    agent = await (await import("../server/loader.js")).loadAgent(agentPath, { warn: () => {} });
+  } catch (error) {
+    return fail(describe(error));
+  }
+  if (tools !== undefined && agent.config.mode === "text") {
+    return fail(`--voice needs a voice agent: ${agent.config.name} is a text agent (an llm, no stt/tts or s2s). Leave out --voice to type to it.`);
+  }
+
+  const out = process.stdout;
+  const tty = process.stdin.isTTY && out.isTTY;
+  /** A prompt is on screen (TTY only): output first clears it, and the prompt comes back once the output is done. */
+  let prompting = false;
+  const write = (text: string): void => {
+    if (prompting) {
+      out.write("\r\x1b[K");
+      prompting = false;
+    }
+    out.write(text);
+  };
+  const transcript = new TranscriptWriter(write);
+  const turns = new TurnTracker((line) => {
+    if (!flags.json) transcript.line(line);
+  });
+  /** Typed lines already on screen after the prompt (TTY): their `you:` line is not repeated. */
+  const echoed: string[] = [];
+  let rl: Interface | undefined;
+  let idle = false;
+  const prompt = (): void => {
+    if (rl === undefined || !tty || !idle || transcript.streaming || prompting) return;
+    rl.prompt(true);
+    prompting = true;
+  };
+  let connection: AgentConnection | undefined;
+  let deviceFailure: string | undefined;
+  const stopDevices = (why: string): void => {
+    deviceFailure ??= why;
+    void connection?.close();
+  };
+  const speaker = tools === undefined ? undefined : new Speaker(tools.player, stopDevices);
+
+  const show = (event: ServerEvent): void => {
+    // `reset` cancels first, replying or not: "[interrupted]" only when something was.
+    const busy = transcript.replying || turns.pending;
+    turns.event(event);
+    // Barge-in, cancel, reset: what the player still holds is not to be heard.
+    if (event.type === "reply.cancelled" || event.type === "session.reset") speaker?.flush();
+    if (flags.json) {
+      out.write(`${JSON.stringify(event)}\n`);
+      return;
+    }
+    switch (event.type) {
+      case "agent-transcript.updated":
+        transcript.snapshot(event.text);
+        return;
+      case "agent-transcript.committed":
+        // Streamed already; shown whole only if no snapshot came.
+        if (!transcript.replying) transcript.line(`agent: ${event.text}`);
+        transcript.endReply();
+        break;
+      case "reply.completed":
+        transcript.endReply();
+        break;
+      case "tool.message":
+        transcript.toolLine(event.text);
+        transcript.line(describeEvent(event) ?? "");
+        break;
+      case "user-transcript.committed": {
+        const at = echoed.indexOf(event.text);
+        if (at >= 0) echoed.splice(at, 1);
+        else transcript.line(describeEvent(event) ?? "");
+        break;
+      }
+      case "error.reported":
+        if (event.fatal) return; // it ends the console: said once, on stderr
+        transcript.line(describeEvent(event) ?? "");
+        break;
+      case "reply.cancelled":
+      case "session.reset":
+        transcript.endReply();
+        if (event.type === "session.reset" || busy) transcript.line(describeEvent(event) ?? "");
+        break;
+      default: {
+        const line = describeEvent(event);
+        if (line !== undefined) transcript.line(line);
+      }
+    }
+    prompt();
+  };
+
+  const { connectAgent } = await import("../server/call.js");
+  try {
+    connection = await connectAgent(agent, {
+      offline: flags.offline ? true : "auto",
+      onEvent: show,
+      // A voice console has no other way to be heard: no recognizer is a refusal, not a typed fallback.
+      requireStt: tools !== undefined,
+      onAudio: (pcm) => speaker?.write(pcm),
+    });
+  } catch (error) {
+    speaker?.close();
+    return fail(describe(error));
+  }
+  const session = connection;
+  let leaving = false;
+  let ended: { readonly code: number; readonly reason: string; readonly byUs: boolean } | undefined;
+  const sessionEnded = session.closed.then((close) => {
+    ended = { ...close, byUs: leaving };
+    turns.end();
+    rl?.close();
+  });
+
+  if (!flags.json) {
+    const { config, offline } = session;
+    const missing = offline.missing.map((m) => m.split(" ")[0]).join(", ");
+    const stack = offline.on ? `, offline stack${missing === "" ? "" : ` (missing ${missing})`}` : "";
+    write(`${config.name}: ${config.mode} mode${stack}. Type a message and press Enter; /reset starts over, /quit or Ctrl-D leaves.\n`);
+    if (tools !== undefined) write(`Voice: ${tools.recorder.command} → the agent → ${tools.player.command}. There is no echo cancellation: use headphones, or the agent hears itself.\n`);
+  }
+  const microphone = tools === undefined ? undefined : new Microphone(tools.recorder);
+  try {
+    if (session.config.greeting !== "") await session.waitFor((e) => e.type === "reply.completed" || e.type === "reply.cancelled", GREETING_MS);
+    // The mic opens after the greeting, so the greeting is not barged in on by the room (or by itself).
+    if (microphone !== undefined && session.open && session.fatal === undefined) {
+      await microphone.start((frame) => session.sendAudio(frame), stopDevices).catch((error: unknown) => stopDevices(describe(error)));
+    }
+    if (session.open && session.fatal === undefined && deviceFailure === undefined) {
+      // Created now: stdin waits, paused, until then; its iterator at once, so no line is missed.
+      const lines = createInterface({ input: process.stdin, ...(tty ? { output: out, prompt: "> " } : {}), terminal: tty });
+      rl = lines;
+      const iterator = lines[Symbol.asyncIterator]();
+      // Ctrl-C: interrupts the reply in flight; at an idle prompt, leaves.
+      lines.on("SIGINT", () => {
+        if (turns.pending || transcript.streaming) session.send({ type: "cancel" });
+        else lines.close();
+      });
+      idle = true;
+      prompt();
+      for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
+        prompting = false;
+        // Lines read before the session ended (end_call, idle timeout) have no one to go to.
+        if (!session.open) break;
+        const text = String(next.value).trim();
+        if (text === "") {
+          prompt();
+          continue;
+        }
+        if (text === "/quit" || text === "/exit") break;
+        idle = false;
+        if (text === "/reset") {
+          const before = session.events.length;
+          const greets = session.config.greeting !== "";
+          session.send({ type: "reset" });
+          await session.waitFor((e) => session.events.indexOf(e) >= before && (greets ? e.type === "reply.completed" : e.type === "session.reset"), GREETING_MS);
+        } else if (text.startsWith("/")) {
+          transcript.line(`(${text} is not a console command: /reset starts over, /quit leaves)`);
+        } else {
+          if (tty) echoed.push(text);
+          const settled = turns.typed(text);
+          session.send({ type: "user_text", text });
+          await settled;
+        }
+        idle = true;
+        prompt();
+      }
+    }
+  } finally {
+    idle = false;
+    leaving = true;
+    microphone?.stop();
+    speaker?.close();
+    rl?.close();
+    await session.close();
+    await sessionEnded;
+    transcript.endReply();
+    // A piped stdin may still be open (the session ended first): let go of it, so the process can exit.
+    process.stdin.destroy();
+  }
+  const fatal = session.fatal;
+  if (fatal !== undefined) return fail(`the session failed: ${fatal.code}: ${fatal.message}`);
+  if (deviceFailure !== undefined) return fail(`${deviceFailure}; leave out --voice to type instead.`);
+  if (ended !== undefined && !ended.byUs) {
+    if (ended.code !== 1000) return fail(`the session ended (close ${ended.code}${ended.reason === "" ? "" : `: ${ended.reason}`}).`);
+    if (!flags.json) write(`(the session ended${ended.reason === "" ? "" : `: ${ended.reason}`})\n`);
+  }
+  return EXIT.ok;
+}
+
+export const consoleCommand: Command = {
+  name: "console",
+  args: "<agent>",
+  summary: "talk to an agent from the terminal: typed (or spoken) turns, the streamed reply, tool calls, latency per turn",
+  optionHelp: `      --voice                 speak and listen through the microphone and speaker (sox rec/play, or ALSA arecord/aplay)
+      --json                  print events as JSON lines
+      --offline               force the offline stack
+`,
+  options: { voice: { type: "boolean" }, json: { type: "boolean" }, offline: { type: "boolean" } },
+  run: ([target], values) => (target === undefined ? Promise.resolve(fail("console needs an agent (a directory or an agent file).", EXIT.usage)) : runConsole(target, values)),
+};
