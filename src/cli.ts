@@ -10,9 +10,12 @@ import process from "node:process";
 import { callCommand } from "./cli/call.js";
 import { checkCommand } from "./cli/check.js";
 import { describe, EXIT, fail, type Command } from "./cli/command.js";
+import { consoleCommand } from "./cli/console.js";
+import { devCommand } from "./cli/dev.js";
+import { initCommand } from "./cli/init.js";
 import { serveCommand, startCommand } from "./cli/serve.js";
 
-const COMMANDS: readonly Command[] = [serveCommand, startCommand, checkCommand, callCommand];
+const COMMANDS: readonly Command[] = [serveCommand, startCommand, devCommand, checkCommand, callCommand, consoleCommand, initCommand];
 
 function usageLine(command: Command): string {
   return `${command.name}${command.args === "" ? "" : ` ${command.args}`}`;

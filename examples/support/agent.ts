@@ -1,4 +1,4 @@
-import { agent } from "../../src/index.js";
+import { agent } from "switchboard";
 
 /** What every tool of this agent sees as `ctx.session`. */
 export interface Caller {

@@ -44,6 +44,9 @@ const TEXT_REFUSED: readonly (readonly [string, string])[] = [
   ["clientInbox", NO_AUDIO],
 ];
 
+/** The top-level fields about speech: what a text session of a voice agent leaves out (`textSession`). */
+export const VOICE_ONLY_FIELDS: readonly string[] = ["stt", "tts", "s2s", ...TEXT_REFUSED.map(([field]) => field)];
+
 const REFUSED: Readonly<Record<AgentMode, readonly (readonly [string, string])[]>> = {
   s2s: [
     ["turnTaking", "the speech-to-speech service detects turns itself"],

@@ -17,6 +17,8 @@ export { virtualClock, type Clock, type VirtualClock } from "../clock.js";
 export { scriptedModel, ScriptSchema, DEFAULT_FALLBACK, type Script, type ScriptRule } from "../pipeline/providers/llm/scripted.js";
 export { MemoryLink } from "./memory-link.js";
 export { textSession, type TextSessionHarness, type TextSessionOptions } from "./text-session.js";
+export { voiceSession, type VoiceSessionHarness, type VoiceSessionOptions } from "./voice-session.js";
+export type { FakeStt, FakeSttSession, FakeTts } from "./fake-speech.js";
 export { s2sSession, type S2sSessionHarness } from "./s2s-session.js";
 export { FakeS2s } from "./fake-s2s.js";
 export { streamingModel } from "./streaming-model.js";

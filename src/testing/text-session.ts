@@ -2,6 +2,7 @@ import type { LanguageModel } from "ai";
 import { systemClock, type Clock } from "../clock.js";
 import { silentLogger } from "../log.js";
 import { toAgentConfig, type AgentConfigSource, type ResolvedAgentDef } from "../manifest/index.js";
+import { VOICE_ONLY_FIELDS } from "../manifest/to-agent-config.js";
 import { scriptedModel, type Script } from "../pipeline/providers/llm/scripted.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
@@ -39,7 +40,10 @@ export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessi
   const clock = options.clock ?? systemClock;
   const link = new MemoryLink(clock);
   const store = options.store ?? new MemorySessionStore(clock);
-  const config = toAgentConfig({ ...(def as AgentConfigSource), mode: "text", llm: { kind: "scripted", options: {} } }, { warn: () => {} });
+  // The same agent with its voice left out (speech providers, turn-taking, telephony…: nothing a
+  // text session has), so a voice agent's logic is testable by text as it stands.
+  const textual = Object.fromEntries(Object.entries(def).filter(([field]) => !VOICE_ONLY_FIELDS.includes(field))) as AgentConfigSource;
+  const config = toAgentConfig({ ...textual, mode: "text", llm: { kind: "scripted", options: {} } }, { warn: () => {} });
   const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep: (ms, signal) => clock.sleep(ms, signal) });
   const session = new Session({
     agent: { def, config },

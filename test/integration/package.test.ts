@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -84,11 +86,81 @@ describe("the built package", () => {
       cwd: root,
       env: { ...process.env, OPENAI_API_KEY: "", DEEPGRAM_API_KEY: "", CARTESIA_API_KEY: "" },
     });
-    expect(stdout).toMatch(/^support: pipeline agent\ntools:\n {2}lookup_order +tools\/lookup_order {2}messages: start, delayed, complete {2}\(gated\)/);
+    expect(stdout).toMatch(/^support: pipeline agent\ntools:\n {2}lookup_order +tools\/lookup_order\.ts {2}messages: start, delayed, complete {2}\(gated\)/);
     expect(stdout).toMatch(/ {2}calculate +builtin/);
     expect(stdout).toMatch(/llm {2}openai {2}— needs OPENAI_API_KEY/);
     const bad = await run(process.execPath, ["dist/cli.js", "serve"], { cwd: root }).catch((error: { code: number; stderr: string }) => error);
     // A command used wrongly exits 2 (README "Exit codes").
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("serve needs an agent directory or file") as string });
+  }, 30_000);
+});
+
+describe("agents and projects outside the repository (the built CLI)", () => {
+  const cli = (args: readonly string[], cwd = root) =>
+    run(process.execPath, [join(root, "dist/cli.js"), ...args], { cwd }).then(
+      ({ stdout }) => ({ code: 0, stdout, stderr: "" }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+  let dir = "";
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "switchboard-outside-"));
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("refuses a .ts agent in a CommonJS scope with the fix, and loads it as .mts", async () => {
+    // What `npm init -y` (npm 11) writes: tsx then compiles agent.ts as CommonJS, and Node says
+    // only "Cannot require() ES Module … in a cycle".
+    const agentDir = join(dir, "commonjs");
+    await mkdir(agentDir);
+    await writeFile(join(agentDir, "package.json"), '{ "name": "commonjs", "type": "commonjs" }\n');
+    const source = 'export default { name: "plain", mode: "text", llm: { kind: "scripted", options: {} } };\n';
+    await writeFile(join(agentDir, "agent.ts"), source);
+    const refused = await cli(["check", agentDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('agent.ts: is loaded as CommonJS (');
+    expect(refused.stderr).toContain('package.json has no "type": "module"), but agents are ES modules: add "type": "module" to');
+    expect(refused.stderr).toContain("(npm pkg set type=module), or name the file .mts.");
+    await rm(join(agentDir, "agent.ts"));
+    await writeFile(join(agentDir, "agent.mts"), source);
+    expect((await cli(["check", agentDir])).stdout).toMatch(/^plain: text agent\n/);
+  }, 30_000);
+
+  it("a file in a CommonJS scope that fails for its own reasons keeps its own error, not the scope's", async () => {
+    const agentDir = join(dir, "commonjs-throws");
+    await mkdir(agentDir);
+    await writeFile(join(agentDir, "package.json"), "{}\n");
+    // Plain JavaScript, so it runs untranslated in CommonJS and fails at its own top level.
+    await writeFile(join(agentDir, "agent.ts"), "const entries = {};\nconsole.log(entries.x.d);\n");
+    const refused = await cli(["check", agentDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("Cannot read properties of undefined (reading 'd')");
+    expect(refused.stderr).not.toContain("CommonJS");
+  }, 30_000);
+
+  it("init scaffolds a project depending on this checkout, refuses a non-empty directory and needs a directory", async () => {
+    const target = join(dir, "my-agent");
+    const made = await cli(["init", target], dir);
+    expect(made).toMatchObject({ code: 0, stdout: expect.stringContaining("Next:\n  cd my-agent\n  npm install\n") as string });
+    expect((await readdir(target, { recursive: true })).sort()).toEqual(
+      [".env.example", ".gitignore", "README.md", "agent.test.ts", "agent.ts", "offline.json", "package.json", "tools", "tools/check_weather.ts", "tsconfig.json"].sort(),
+    );
+    const pkg = JSON.parse(await readFile(join(target, "package.json"), "utf8")) as { name: string; type: string; dependencies: Record<string, string>; scripts: Record<string, string> };
+    expect(pkg).toMatchObject({ name: "my-agent", type: "module", scripts: { dev: "switchboard dev .", check: "switchboard check .", test: "vitest run" } });
+    // Run from a checkout, the dependency is the checkout itself (npm links a file: directory).
+    expect(pkg.dependencies).toEqual({ "@sinclair/typebox": expect.stringMatching(/^\^0\.34\./) as string, switchboard: `file:${relative(target, root).split("\\").join("/").replace(/\/$/, "")}` });
+    expect(await readFile(join(target, "agent.ts"), "utf8")).toContain('name: "my-agent"');
+    expect((await readFile(join(target, "README.md"), "utf8")).trimEnd().split("\n")).toHaveLength(4);
+    // docs/testing.md opens with this very test (test/e2e/package-install.test.ts runs it).
+    const guide = await readFile(join(root, "docs/testing.md"), "utf8");
+    expect(guide).toContain(`\`\`\`ts\n// agent.test.ts\n${await readFile(join(target, "agent.test.ts"), "utf8")}\`\`\`\n`);
+
+    const again = await cli(["init", target], dir);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/is not empty \(\.env\.example, \.gitignore, README\.md, …\): init writes only into a new or empty directory.*switchboard init my-agent-2/);
+    expect(await cli(["init"], dir)).toMatchObject({ code: 2, stderr: expect.stringContaining("init needs a directory to create") as string });
   }, 30_000);
 });

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { tool, type ToolContext } from "../../../src/index.js";
+import { tool, type ToolContext } from "switchboard";
 import type { Caller } from "../agent.js";
 
 /** A slow lookup (2.5 s), so the start line and the delay ladder have a gap to cover. */

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { tool, type ToolContext } from "../../../src/index.js";
+import { tool, type ToolContext } from "switchboard";
 import type { Caller } from "../agent.js";
 
 /** Demo PIN check: any four digits ending in 7 pass. */

@@ -34,6 +34,26 @@ describe("a text session", () => {
     expect(link.of("agent-transcript.updated").at(-1)?.text).toContain("Let me check.");
   });
 
+  it("takes a voice agent as it stands: its speech settings are left out, its tools, gate and greeting kept", async () => {
+    const def = withTools(
+      agent({
+        name: "phone-shop",
+        greeting: "Welcome!",
+        stt: { kind: "deepgram", options: {} },
+        tts: { kind: "cartesia", options: {} },
+        interruption: { minWords: 2 },
+        silence: { nudge: { afterMs: 20_000, prompt: "Still there?" } },
+        telephony: true,
+      }),
+      { lookup },
+    );
+    const { link, say } = textSession(def, { script });
+    await say("where is order A17");
+    expect(link.of("session.configured")[0]?.mode).toBe("text");
+    expect(link.of("tool.completed")[0]?.result).toContain("Order A17 ships Friday.");
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Welcome!", "One moment. Found it: Order A17 ships Friday."]);
+  });
+
   it("relays a client tool over tool.called / tool_result", async () => {
     const pick = clientTool({ description: "Pick a colour", parameters: Type.Object({ palette: Type.String() }) });
     const def = withTools(agent({ name: "paint", mode: "text", greeting: "" }), { pick });
