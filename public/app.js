@@ -250,7 +250,12 @@ function onToolCompleted(event) {
   entry.card.classList.add(event.isError ? "failed" : "done");
   entry.state.textContent = event.isError ? "failed" : "done";
   entry.result.hidden = false;
-  entry.result.replaceChildren(el("span", "result-label", event.isError ? "Error" : "Result"), el("span", "result-text", event.result));
+  // A tool's system-role completion line rides on the result as "\n[guidance] …" (docs/config.md):
+  // words for the model, shown apart from the result itself.
+  const [result, ...guidance] = String(event.result ?? "").split(/\n\[guidance\] /);
+  const text = el("span", "result-text", result);
+  for (const line of guidance) text.append(el("span", "result-guidance", line));
+  entry.result.replaceChildren(el("span", "result-label", event.isError ? "Error" : "Result"), text);
   scrollToEnd();
 }
 
