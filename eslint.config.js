@@ -1,5 +1,5 @@
 // Lint: typescript-eslint (type-aware) + the dependency-direction rule of the architecture (docs/architecture.md):
-//   server → session → {pipeline, s2s, transport} → {manifest, audio, errors, log}
+//   server → session → {pipeline, s2s, transport} → turn → {manifest, audio, errors, log}
 // pipeline, s2s and transport never import each other or session; the bottom tier imports
 // nothing above it. Enforced with import-x/no-restricted-paths over resolved paths.
 import js from "@eslint/js";
@@ -15,10 +15,12 @@ const zones = [
   // The bottom tier is pure: nothing above it, and its parts stay apart.
   ...bottom.map((target) => ({
     target,
-    from: [...above("pipeline", "s2s", "transport"), ...upperTier],
+    from: [...above("pipeline", "s2s", "transport", "turn"), ...upperTier],
     message: "the bottom tier (manifest, audio, errors, log) imports nothing above it",
   })),
   { target: "./src/manifest", from: "./src/audio", message: "manifest and audio stay independent" },
+  // The turn engine's shared parts (ledger, turn state, playback clock): under every mode, over the bottom tier.
+  { target: "./src/turn", from: [...above("pipeline", "s2s", "transport"), ...upperTier], message: "turn imports only the bottom tier" },
   { target: "./src/audio", from: "./src/manifest", message: "manifest and audio stay independent" },
   // The middle tier: siblings never import each other, nor the session or server.
   { target: "./src/pipeline", from: [...above("s2s", "transport"), ...upperTier], message: "pipeline imports only manifest, audio, errors, log" },

@@ -1,8 +1,8 @@
 import type { Clock } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { ReplyResult, ReplyUsage } from "../pipeline/reply-loop.js";
 import type { EventBody } from "../events.js";
+import type { TurnLedger } from "../turn/ledger.js";
 import type { Conversation } from "./conversation.js";
 import type { MetricCount } from "./metrics-port.js";
 import type { ToolLine } from "./tool-runner.js";
@@ -43,8 +43,8 @@ export interface RunnerContext {
   readonly admitTurn: () => boolean;
   /** A failure that ends the session (reported once, then the socket closes). */
   readonly fatal: (error: GatewayError) => void;
-  /** After every reply. */
-  readonly replySettled: (info: { readonly status: ReplyResult["status"] | "spoken"; readonly usage?: ReplyUsage | undefined; readonly llmFirstTokenMs?: number | undefined }) => void;
+  /** The session's turn record: every runner commits lines and settles replies through it. */
+  readonly ledger: TurnLedger;
   /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, a provider socket replaced. */
   readonly count: (what: MetricCount) => void;
   /** Caller audio a provider link dropped by its backlog policy (bytes), reported at close. */

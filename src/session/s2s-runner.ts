@@ -2,7 +2,7 @@ import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
 import { Resampler } from "../audio/resample.js";
 import { GatewayError, messageOf } from "../errors.js";
 import { DEFAULTS, type AgentConfig } from "../manifest/index.js";
-import { PlaybackClock } from "../pipeline/playback-clock.js";
+import { PlaybackClock } from "../turn/playback-clock.js";
 import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
@@ -78,7 +78,6 @@ export class S2sRunner implements ModeRunner {
   #greetingResponse: string | undefined;
   #userSpeaking = false;
   #stepsSinceUser = 0;
-  #turn = 0;
   #closed = false;
   readonly #signal = new AbortController();
 
@@ -267,11 +266,8 @@ export class S2sRunner implements ModeRunner {
   }
 
   #commitUser(text: string): void {
-    const { conversation } = this.#ctx;
     this.#stepsSinceUser = 0;
-    this.#ctx.emit({ type: "user-transcript.committed", text });
-    conversation.commit(conversation.epoch, { role: "user", text });
-    this.#ctx.activity();
+    this.#ctx.ledger.user(text);
   }
 
   /** Stop the out-of-band tool lines still being spoken (never the greeting). */
@@ -304,9 +300,7 @@ export class S2sRunner implements ModeRunner {
   /** Wait until the reply's audio has played to the caller (marks or client reports), or it was interrupted. */
   async #playedOut(reply: Reply): Promise<void> {
     this.#playing.add(reply);
-    while (!reply.interrupted && !this.#closed && this.#playback.pendingMs > 0) {
-      await this.#ctx.clock.sleep(Math.min(this.#playback.pendingMs, 250), this.#signal.signal).catch(() => {});
-    }
+    await this.#playback.playedOut(this.#signal.signal, () => reply.interrupted || this.#closed);
     this.#playing.delete(reply);
   }
 
@@ -333,12 +327,9 @@ export class S2sRunner implements ModeRunner {
       if (responseId === this.#greetingResponse && this.#greeting !== undefined) {
         const text = this.#greeting;
         this.#greeting = undefined;
-        const { conversation } = this.#ctx;
+        const { ledger } = this.#ctx;
         this.#ctx.emit({ type: "audio.completed" });
-        this.#ctx.emit({ type: "agent-transcript.committed", text });
-        conversation.commit(conversation.epoch, { role: "assistant", text });
-        this.#ctx.emit({ type: "reply.completed" });
-        this.#ctx.replySettled({ status: "spoken" });
+        ledger.settle(ledger.epoch, { status: "spoken", text });
       }
       return;
     }
@@ -360,20 +351,13 @@ export class S2sRunner implements ModeRunner {
       await this.#playedOut(reply);
     }
     const heard = completed && !reply.interrupted;
-    if (heard && !step) {
-      const text = reply.text.trim();
-      const { conversation } = this.#ctx;
-      if (text !== "") {
-        this.#ctx.emit({ type: "agent-transcript.committed", text });
-        conversation.commit(conversation.epoch, { role: "assistant", text });
-      }
-      this.#ctx.emit({ type: "reply.completed" });
-    }
     if (reply === this.#reply) this.#reply = undefined;
     // A tool step hands the caller's speech on to the response after its results: the turn is timed to that one's audio.
     if (step && reply.speech !== undefined) this.#speech ??= reply.speech;
-    if (!step) this.#ctx.emit({ type: "metrics.turn", turnId: `turn_${++this.#turn}`, ...this.#turnLatencies(reply) });
-    this.#ctx.replySettled({ status: heard ? "completed" : "cancelled", usage: usage === undefined ? undefined : { ...usage, steps: 1 } });
+    const { ledger } = this.#ctx;
+    const settledUsage = usage === undefined ? undefined : { ...usage, steps: 1 };
+    if (step) ledger.step({ status: heard ? "completed" : "cancelled", usage: settledUsage });
+    else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, metrics: { turnId: ledger.nextTurnId(), ...this.#turnLatencies(reply) } });
     await answered;
   }
 

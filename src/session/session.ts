@@ -20,6 +20,7 @@ import {
 import type { ClientLink } from "../transport/client-connection.js";
 import type { Command, EventBody } from "../transport/protocol.js";
 import { builtinToolset } from "./builtins/index.js";
+import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation, MAX_DTMF_DIGITS, MAX_QUEUED_TURNS } from "./conversation.js";
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
@@ -367,7 +368,14 @@ export class Session {
   }
 
   #runnerContext(): RunnerContext {
+    const ledger = new TurnLedger({
+      history: this.#conversation,
+      emit: (event) => this.#emit(event),
+      activity: () => this.#touch(),
+      settled: (info) => this.#replySettled(info),
+    });
     return {
+      ledger,
       conversation: this.#conversation,
       clock: this.#deps.clock,
       log: this.#log,
@@ -375,7 +383,6 @@ export class Session {
       activity: () => this.#touch(),
       admitTurn: () => this.#admitTurn(),
       fatal: (error) => this.#fail(error),
-      replySettled: (info) => this.#replySettled(info),
       count: (what) => this.#metrics.count(this.mode, what),
       audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
     };
@@ -541,7 +548,7 @@ export class Session {
     return false;
   }
 
-  #replySettled(info: Parameters<RunnerContext["replySettled"]>[0]): void {
+  #replySettled(info: SettledInfo): void {
     if (this.#phase !== "live") return;
     this.#replies += 1;
     if (info.status !== "spoken") this.#metrics.turn(this.mode);

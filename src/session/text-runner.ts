@@ -14,7 +14,6 @@ export class TextRunner implements ModeRunner {
   #queue: string[] = [];
   #pumping = false;
   #reply: AbortController | undefined;
-  #turnCount = 0;
   #shown: string[] = [];
   #modelText = "";
   #audioWarned = false;
@@ -41,13 +40,9 @@ export class TextRunner implements ModeRunner {
 
   greet(text: string): void {
     if (text === "") return;
-    const { conversation, emit } = this.#ctx;
-    const epoch = conversation.epoch;
+    const { ledger, emit } = this.#ctx;
     emit({ type: "agent-transcript.updated", text });
-    emit({ type: "agent-transcript.committed", text });
-    conversation.commit(epoch, { role: "assistant", text });
-    conversation.append(epoch, [{ role: "assistant", content: text }]);
-    emit({ type: "reply.completed" });
+    ledger.settle(ledger.epoch, { status: "spoken", text, messages: [{ role: "assistant", content: text }], report: false });
   }
 
   userText(text: string): void {
@@ -62,7 +57,7 @@ export class TextRunner implements ModeRunner {
   strand(): void {
     this.#queue = [];
     this.#reply?.abort(new Error("cancelled"));
-    this.#ctx.emit({ type: "reply.cancelled" });
+    this.#ctx.ledger.cancelled();
   }
 
   audio(): void {
@@ -104,18 +99,16 @@ export class TextRunner implements ModeRunner {
 
   async #turn(text: string): Promise<void> {
     if (!this.#ctx.admitTurn()) return;
-    const { conversation, emit } = this.#ctx;
-    const epoch = conversation.epoch;
-    const turnId = `turn_${++this.#turnCount}`;
-    emit({ type: "user-transcript.committed", text });
-    conversation.commit(epoch, { role: "user", text });
-    conversation.append(epoch, [{ role: "user", content: text }]);
+    const { ledger } = this.#ctx;
+    const epoch = ledger.epoch;
+    const turnId = ledger.nextTurnId();
+    ledger.user(text, { prompt: true });
     const controller = new AbortController();
     this.#reply = controller;
     this.#shown = [];
     this.#modelText = "";
     let firstTokenMs: number | undefined;
-    const result = await this.#loop.run(conversation.history, controller.signal, {
+    const result = await this.#loop.run(ledger.history, controller.signal, {
       text: (delta) => {
         this.#modelText += delta;
         this.#snapshot();
@@ -125,7 +118,7 @@ export class TextRunner implements ModeRunner {
       },
     });
     if (this.#reply === controller) this.#reply = undefined;
-    if (epoch !== conversation.epoch || this.#closed) return;
+    if (epoch !== ledger.epoch || this.#closed) return;
     this.#settle(epoch, turnId, result, firstTokenMs);
   }
 
@@ -134,25 +127,18 @@ export class TextRunner implements ModeRunner {
   }
 
   #settle(epoch: number, turnId: string, result: ReplyResult, firstTokenMs: number | undefined): void {
-    const { conversation, emit } = this.#ctx;
-    conversation.append(epoch, result.messages);
+    const { ledger } = this.#ctx;
+    const settled = { metrics: { turnId, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) }, usage: result.usage, llmFirstTokenMs: firstTokenMs };
     // What was shown of an interrupted step is what the reader saw.
     const shown = joinSpoken([result.partialText ?? ""]);
-    if (result.status === "cancelled" && shown !== "") conversation.append(epoch, [{ role: "assistant", content: `${shown} [interrupted]` }]);
-    if (result.status === "completed") {
-      if (result.text !== "") {
-        emit({ type: "agent-transcript.committed", text: result.text });
-        conversation.commit(epoch, { role: "assistant", text: result.text });
-      }
-      emit({ type: "reply.completed" });
-    } else if (result.status === "failed") {
+    const messages = result.status === "cancelled" && shown !== "" ? [...result.messages, { role: "assistant" as const, content: `${shown} [interrupted]` }] : result.messages;
+    if (result.status === "failed") {
       this.#ctx.log.warn({ err: result.error }, "llm failed");
-      emit({ type: "error.reported", code: "llm", message: `the model failed: ${result.error instanceof Error ? result.error.message : String(result.error)}`, fatal: false });
-      emit({ type: "agent-transcript.updated", text: this.#errorPhrase });
-      emit({ type: "agent-transcript.committed", text: this.#errorPhrase });
-      emit({ type: "reply.completed" });
+      ledger.modelFailed(result.error);
+      this.#ctx.emit({ type: "agent-transcript.updated", text: this.#errorPhrase });
+      ledger.settle(epoch, { status: "failed", text: this.#errorPhrase, record: false, messages, ...settled });
+      return;
     }
-    emit({ type: "metrics.turn", turnId, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) });
-    this.#ctx.replySettled({ status: result.status, usage: result.usage, llmFirstTokenMs: firstTokenMs });
+    ledger.settle(epoch, { status: result.status, text: result.text, messages, ...settled });
   }
 }

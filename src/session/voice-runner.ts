@@ -7,7 +7,8 @@ import { SpeechDetector } from "../pipeline/speech-detector.js";
 import { isSttUnavailable, NO_STT, type SttProvider, type SttSession } from "../pipeline/stt-port.js";
 import type { TtsProvider, TtsSession } from "../pipeline/tts-port.js";
 import { createVad, type Vad } from "../pipeline/vad.js";
-import { VoiceLoop, type VoiceSettings } from "../pipeline/voice-loop.js";
+import { VoiceLoop } from "../pipeline/voice-loop.js";
+import type { VoiceSettings } from "../pipeline/voice-settings.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
@@ -105,7 +106,7 @@ export class VoiceRunner implements ModeRunner {
       reply: options.loop,
       stt,
       tts,
-      history: ctx.conversation,
+      ledger: ctx.ledger,
       emit: (event) => ctx.emit(event),
       audio: (pcm, ms) => {
         if (toPlayback === undefined) return options.audio(pcm, ms);
@@ -116,7 +117,6 @@ export class VoiceRunner implements ModeRunner {
       admitTurn: () => ctx.admitTurn(),
       toolCovering: () => options.tools.coveringCalls > 0,
       toolsRunning: () => options.tools.runningCalls > 0,
-      replySettled: (info) => ctx.replySettled(info),
       count: (what) => ctx.count(what),
     });
   }

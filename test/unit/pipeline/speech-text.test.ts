@@ -2,7 +2,7 @@ import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { heardModelText, heardOf, snapToWord, type SpokenSegment } from "../../../src/pipeline/heard-cursor.js";
-import { PlaybackClock } from "../../../src/pipeline/playback-clock.js";
+import { PlaybackClock } from "../../../src/turn/playback-clock.js";
 import { recordHeard } from "../../../src/pipeline/record-heard.js";
 import { SentenceBatcher, lastSentenceEnd } from "../../../src/pipeline/sentence-batcher.js";
 

@@ -236,8 +236,8 @@ async function play(session: SttSession, pcm: Uint8Array): Promise<void> {
 }
 
 describe.skipIf(!localInstalled)(`STT transcript contract: local${LOCAL_SKIPPED === undefined ? "" : ` — skipped: ${LOCAL_SKIPPED}`}`, () => {
-  it("two utterances: each turn assembles to its one final, with no partial repeating it", { timeout: 20_000 }, async () => {
-    const rec = sttRecorder({ timeoutMs: 10_000 });
+  it("two utterances: each turn assembles to its one final, with no partial repeating it", { timeout: 45_000 }, async () => {
+    const rec = sttRecorder({ timeoutMs: 30_000 });
     const session = await localStt({ kind: "local", options: {} }).open(OPEN, rec.events);
     try {
       for (const name of ["hello.wav", "pin.wav"]) {
@@ -246,7 +246,7 @@ describe.skipIf(!localInstalled)(`STT transcript contract: local${LOCAL_SKIPPED 
         await play(session, noise(1000));
       }
       // Two turns with words (a loaded machine may end a turn empty before its line comes; the line still counts).
-      await until(() => rec.finals().filter((f) => f !== "").length >= 2, "two finals with words", 10_000);
+      await until(() => rec.finals().filter((f) => f !== "").length >= 2, "two finals with words", 30_000);
     } finally {
       await session.close();
     }

@@ -290,11 +290,12 @@ describe.skipIf(!installed)(needsPocketsphinx("local STT: recognition (pocketsph
     const { rec, session } = await openLocal();
     await play(session, noise(300));
     await play(session, clip("hello.wav"));
-    const asked = Date.now();
+    // No silence follows the clip, so the VAD never ends the speech: only finalize() can bring the final
+    // (no wall-clock bound: how soon depends on the machine's load).
+    expect(rec.of("final")).toEqual([]);
     session.finalize();
-    const final = await rec.waitFor("final", 1, 1500);
+    const final = await rec.waitFor("final", 1, 10_000);
     expect(final.args[0]).toContain("hello");
-    expect(final.at - asked).toBeLessThan(1000);
   });
 
   it("no line from pocketsphinx within lineGraceMs of the speech end: the turn ends empty; a late line still counts", async () => {

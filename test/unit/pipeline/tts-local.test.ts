@@ -270,12 +270,16 @@ describe("localTts: streams", () => {
     expect(Math.max(...cutSentences(paragraph).sentences.map((s) => s.length))).toBeLessThanOrEqual(MAX_SENTENCE_CHARS);
     const session = await open();
     await speak(session, "Warm up."); // worker started and flite compiled: measure steady state
+    // One of those sentences synthesized on this thread instead, for comparison: the loop stalls for the whole run.
+    await synthesize("flite", "Warm up.", 1);
+    const mainThreadGap = await maxLoopGap(() => synthesize("flite", `Part 0, ${sentence}.`, 1));
     // A gap can also come from other processes taking the CPU (a busy CI box): that is transient,
-    // while synthesis on this thread would hold the loop on every attempt. So: the best of up to 3.
-    const BOUND_MS = 100;
+    // while synthesis on this thread would hold the loop on every attempt. So: the best of up to 3,
+    // against the main-thread gap measured in the same run (seen: 34 ms against 369 ms), not a wall-clock bound.
+    const bound = mainThreadGap / 4;
     const gaps: number[] = [];
     let seconds = 0;
-    while (gaps.length < 3 && !gaps.some((g) => g < BOUND_MS)) {
+    while (gaps.length < 3 && !gaps.some((g) => g < bound)) {
       gaps.push(
         await maxLoopGap(async () => {
           const rec = await speak(session, paragraph);
@@ -284,13 +288,9 @@ describe("localTts: streams", () => {
       );
     }
     const workerGap = Math.min(...gaps);
-    // One of those sentences synthesized on this thread instead, for comparison: the loop stalls for the whole run.
-    await synthesize("flite", "Warm up.", 1);
-    const mainThreadGap = await maxLoopGap(() => synthesize("flite", `Part 0, ${sentence}.`, 1));
     console.log(`${seconds.toFixed(1)} s of speech: max loop gap ${gaps.map((g) => g.toFixed(1)).join(", ")} ms with the worker pool; ${mainThreadGap.toFixed(1)} ms for one sentence on the main thread`);
     expect(seconds).toBeGreaterThan(100);
-    expect(workerGap).toBeLessThan(BOUND_MS);
-    expect(workerGap).toBeLessThan(mainThreadGap);
+    expect(workerGap).toBeLessThan(bound);
   });
 });
 

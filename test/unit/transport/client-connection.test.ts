@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
-import { PlaybackClock } from "../../../src/pipeline/playback-clock.js";
+import { PlaybackClock } from "../../../src/turn/playback-clock.js";
 import { ClientConnection } from "../../../src/transport/client-connection.js";
 import type { Command } from "../../../src/transport/protocol.js";
 

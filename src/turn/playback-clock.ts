@@ -87,6 +87,16 @@ export class PlaybackClock {
     return Math.max(0, this.#timelineMs - this.pendingMs);
   }
 
+  /**
+   * Resolves once everything queued has played at the listener (reports can push that later),
+   * or when `stopped()` turns true or `signal` aborts. Polls at most every 250 ms of clock time.
+   */
+  async playedOut(signal: AbortSignal, stopped: () => boolean): Promise<void> {
+    while (!stopped() && this.pendingMs > 0) {
+      await this.#clock.sleep(Math.min(this.pendingMs, 250), signal).catch(() => {});
+    }
+  }
+
   /** Ms of the reply's model stream heard by now, given an ear lag. */
   heardModelMs(earLagMs: number): number {
     const heard = this.playedMs - earLagMs;

@@ -1,0 +1,43 @@
+import type { ModelMessage } from "ai";
+import type { ReplyUsage } from "./reply-loop.js";
+
+export const DEFAULT_NUDGE_PROMPT = "The caller has been silent for a while. Check in with them briefly, in one short sentence.";
+
+/** The longest turn continuations may merge into (characters): a typed turn's bound (protocol.md, `MAX_USER_TEXT_CHARS`). */
+export const MAX_MERGED_TURN_CHARS = 20_000;
+
+/** What a reply answers: the caller's turn, a resume after a false interruption, a nudge, or a fixed line (the greeting). */
+export type TurnInput =
+  | { readonly kind: "user"; text: string; readonly endedAt: number; readonly committedAt: number; readonly startedAt: number; speculation?: Speculation }
+  | { readonly kind: "resume"; readonly quote: string }
+  | { readonly kind: "nudge" }
+  | { readonly kind: "say"; readonly text: string; readonly record: boolean };
+
+/** A reply started on a confident interim, adopted only if the final text matches. */
+export interface Speculation {
+  readonly forText: string;
+  readonly controller: AbortController;
+  readonly result: Promise<{ readonly text: string; readonly usable: boolean; readonly usage: ReplyUsage }>;
+}
+
+export const normalize = (text: string): string => text.trim().replace(/\s+/g, " ");
+
+/** Transcripts compared as words: case, punctuation and spacing do not count (smart formatting differs between interims and finals). */
+export function sameWords(a: string, b: string): boolean {
+  const words = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}\s]/gu, "").replace(/\s+/g, " ").trim();
+  return words(a) === words(b);
+}
+
+/** The model-history messages a turn input adds before the reply. */
+export function promptFor(input: TurnInput, nudgePrompt: string | undefined): ModelMessage[] {
+  switch (input.kind) {
+    case "user":
+      return [{ role: "user", content: input.text }];
+    case "resume":
+      return [{ role: "user", content: `[The caller interrupted you but said nothing. Continue your previous reply from where they stopped hearing it: "…${input.quote}"]` }];
+    case "nudge":
+      return [{ role: "user", content: `[${nudgePrompt ?? DEFAULT_NUDGE_PROMPT}]` }];
+    case "say":
+      return [];
+  }
+}

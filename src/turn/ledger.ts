@@ -1,0 +1,150 @@
+import type { ModelMessage } from "ai";
+import { messageOf } from "../errors.js";
+import type { EventBody } from "../events.js";
+
+/**
+ * The conversation as a turn writes it. `epoch` counts resets: a write carrying an older epoch is
+ * refused (returns false), so async work of a conversation that was reset never lands in the new one.
+ */
+export interface LedgerHistory {
+  readonly epoch: number;
+  readonly history: readonly ModelMessage[];
+  /** Model messages (what the model sees next turn). */
+  append(epoch: number, messages: readonly ModelMessage[]): boolean;
+  /** A transcript line (what `history.restored` shows). */
+  commit(epoch: number, line: { readonly role: "user" | "assistant"; readonly text: string }): boolean;
+}
+
+/** Token usage of one reply (summed over its steps). */
+export interface TurnUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+  readonly steps: number;
+}
+
+/** What the session learns when a reply settles: its outcome, usage and first-token latency. */
+export interface SettledInfo {
+  readonly status: "completed" | "cancelled" | "failed" | "spoken";
+  readonly usage?: TurnUsage | undefined;
+  readonly llmFirstTokenMs?: number | undefined;
+}
+
+/** A turn's latency stages (docs/protocol.md `metrics.turn`), in ms. */
+export interface TurnLatencies {
+  readonly endpointMs?: number;
+  readonly llmFirstTokenMs?: number;
+  readonly ttsFirstAudioMs?: number;
+  readonly voiceToVoiceMs?: number;
+}
+
+/** How a reply ended, as the ledger records it. */
+export interface Settlement extends SettledInfo {
+  /** The agent's line as the listener got it (heard or shown): `agent-transcript.committed` when not cancelled. */
+  readonly text?: string;
+  /** Also commit `text` as the conversation's agent line (a failure's apology is shown, not recorded). */
+  readonly record?: boolean;
+  /** Model messages the reply adds (prompt, steps, the heard prefix of an interrupted one), appended first. */
+  readonly messages?: readonly ModelMessage[];
+  /** The turn's id and latencies: `metrics.turn` (greetings have none). */
+  readonly metrics?: { readonly turnId: string } & TurnLatencies;
+  /** Tell the session (usage, limits, the saved record). Default true; a text greeting does not. */
+  readonly report?: boolean;
+}
+
+export interface LedgerDeps {
+  readonly history: LedgerHistory;
+  readonly emit: (event: EventBody) => void;
+  /** Conversational activity (re-arms the idle timer). */
+  readonly activity: () => void;
+  /** After every reply the session accounts for. */
+  readonly settled: (info: SettledInfo) => void;
+}
+
+/**
+ * The one owner of a turn's record in every mode (text, pipeline, s2s): the order of the events
+ * a client sees when a user line is committed and a reply settles, and the epoch-checked writes
+ * to the conversation. Runners decide *when* (a spoken reply settles once it has played); the
+ * ledger decides *what* is written and emitted, so the three modes cannot drift apart.
+ *
+ * Event order on settle: `agent-transcript.committed` (when there is text, not on cancel) →
+ * `reply.completed` (not on cancel) → `metrics.turn` → the session's accounting (`usage.updated`).
+ */
+export class TurnLedger {
+  readonly #deps: LedgerDeps;
+  #turns = 0;
+
+  constructor(deps: LedgerDeps) {
+    this.#deps = deps;
+  }
+
+  /** The conversation's current epoch: capture it when a turn starts, write with it when it settles. */
+  get epoch(): number {
+    return this.#deps.history.epoch;
+  }
+
+  get history(): readonly ModelMessage[] {
+    return this.#deps.history.history;
+  }
+
+  /** The next turn's id (`turn_1`, `turn_2`, …), as `metrics.turn` reports it. */
+  nextTurnId(): string {
+    return `turn_${++this.#turns}`;
+  }
+
+  /**
+   * The caller's line is final: `user-transcript.committed` and the transcript line. `prompt`
+   * also appends it to the model history now (text mode; a spoken turn's prompt is appended
+   * with its reply, so an interrupted reply records both together).
+   */
+  user(text: string, options: { readonly prompt?: boolean } = {}): void {
+    const { history, emit } = this.#deps;
+    const epoch = history.epoch;
+    emit({ type: "user-transcript.committed", text });
+    history.commit(epoch, { role: "user", text });
+    if (options.prompt === true) history.append(epoch, [{ role: "user", content: text }]);
+    this.#deps.activity();
+  }
+
+  /** Model messages written before the reply settles (a failed reply's steps). False when the epoch is stale. */
+  append(epoch: number, messages: readonly ModelMessage[]): boolean {
+    return this.#deps.history.append(epoch, messages);
+  }
+
+  /** The model failed mid-reply: a warning the client sees (the session goes on). */
+  modelFailed(error: unknown): void {
+    this.#deps.emit({ type: "error.reported", code: "llm", message: `the model failed: ${messageOf(error)}`, fatal: false });
+  }
+
+  /** Output was flushed (barge-in, cancel, reset): `reply.cancelled`. */
+  cancelled(): void {
+    this.#deps.emit({ type: "reply.cancelled" });
+  }
+
+  /** A step of a reply settled (an s2s response that only called tools): accounted, nothing shown or recorded. */
+  step(info: SettledInfo): void {
+    this.#deps.settled(info);
+  }
+
+  /** A reply settled. False (nothing written or emitted) when the conversation was reset since `epoch`. */
+  settle(epoch: number, settlement: Settlement): boolean {
+    const { history, emit } = this.#deps;
+    if (epoch !== history.epoch) return false;
+    const { text = "", status, metrics } = settlement;
+    if (settlement.messages !== undefined && settlement.messages.length > 0) history.append(epoch, settlement.messages);
+    if (status !== "cancelled") {
+      if (text !== "" && settlement.record !== false) history.commit(epoch, { role: "assistant", text });
+      if (text !== "") emit({ type: "agent-transcript.committed", text });
+      emit({ type: "reply.completed" });
+    }
+    if (metrics !== undefined) emit({ type: "metrics.turn", ...metrics });
+    if (settlement.report !== false) {
+      this.#deps.settled({
+        status,
+        ...(settlement.usage === undefined ? {} : { usage: settlement.usage }),
+        ...(settlement.llmFirstTokenMs === undefined ? {} : { llmFirstTokenMs: settlement.llmFirstTokenMs }),
+      });
+    }
+    return true;
+  }
+}

@@ -1,0 +1,108 @@
+import type { ModelMessage } from "ai";
+import { describe, expect, it } from "vitest";
+import type { EventBody } from "../../../src/events.js";
+import { TurnLedger, type LedgerHistory, type SettledInfo } from "../../../src/turn/ledger.js";
+
+/** A conversation that refuses writes of a stale epoch, like session/conversation.ts. */
+function history(): LedgerHistory & { lines: { role: string; text: string }[]; reset(): void } {
+  const state = { epoch: 0, history: [] as ModelMessage[], lines: [] as { role: string; text: string }[] };
+  return {
+    get epoch() {
+      return state.epoch;
+    },
+    get history() {
+      return state.history;
+    },
+    lines: state.lines,
+    reset() {
+      state.epoch += 1;
+      state.history = [];
+      state.lines.length = 0;
+    },
+    append(epoch, messages) {
+      if (epoch !== state.epoch) return false;
+      state.history.push(...messages);
+      return true;
+    },
+    commit(epoch, line) {
+      if (epoch !== state.epoch) return false;
+      state.lines.push(line);
+      return true;
+    },
+  };
+}
+
+function ledger() {
+  const conversation = history();
+  const events: EventBody[] = [];
+  const settled: SettledInfo[] = [];
+  let activity = 0;
+  const turns = new TurnLedger({ history: conversation, emit: (e) => events.push(e), activity: () => (activity += 1), settled: (i) => settled.push(i) });
+  return { turns, conversation, events, settled, activity: () => activity };
+}
+
+describe("the turn ledger", () => {
+  it("commits the caller's line (appending the prompt only when asked) and counts it as activity", () => {
+    const { turns, conversation, events, activity } = ledger();
+    turns.user("hello");
+    turns.user("typed", { prompt: true });
+    expect(events).toEqual([
+      { type: "user-transcript.committed", text: "hello" },
+      { type: "user-transcript.committed", text: "typed" },
+    ]);
+    expect(conversation.lines).toEqual([
+      { role: "user", text: "hello" },
+      { role: "user", text: "typed" },
+    ]);
+    expect(conversation.history).toEqual([{ role: "user", content: "typed" }]);
+    expect(activity()).toBe(2);
+  });
+
+  it("settles a heard reply in one order: committed, reply.completed, metrics.turn, then the session's accounting", () => {
+    const { turns, conversation, events, settled } = ledger();
+    const turnId = turns.nextTurnId();
+    const usage = { inputTokens: 3, outputTokens: 4, totalTokens: 7, steps: 1 };
+    expect(turns.settle(turns.epoch, { status: "completed", text: "Hi.", messages: [{ role: "assistant", content: "Hi." }], metrics: { turnId, llmFirstTokenMs: 5 }, usage, llmFirstTokenMs: 5 })).toBe(true);
+    expect(events.map((e) => e.type)).toEqual(["agent-transcript.committed", "reply.completed", "metrics.turn"]);
+    expect(events[2]).toEqual({ type: "metrics.turn", turnId: "turn_1", llmFirstTokenMs: 5 });
+    expect(settled).toEqual([{ status: "completed", usage, llmFirstTokenMs: 5 }]);
+    expect(conversation.lines).toEqual([{ role: "assistant", text: "Hi." }]);
+    expect(conversation.history).toEqual([{ role: "assistant", content: "Hi." }]);
+  });
+
+  it("a cancelled reply records its messages and metrics but shows no completion; a failure's phrase is shown, not recorded", () => {
+    const { turns, conversation, events, settled } = ledger();
+    turns.settle(turns.epoch, { status: "cancelled", text: "ignored", messages: [{ role: "assistant", content: "Half [interrupted]" }], metrics: { turnId: turns.nextTurnId() } });
+    turns.settle(turns.epoch, { status: "failed", text: "Sorry.", record: false });
+    expect(events.map((e) => e.type)).toEqual(["metrics.turn", "agent-transcript.committed", "reply.completed"]);
+    expect(conversation.lines).toEqual([]);
+    expect(conversation.history).toEqual([{ role: "assistant", content: "Half [interrupted]" }]);
+    expect(settled.map((s) => s.status)).toEqual(["cancelled", "failed"]);
+  });
+
+  it("writes nothing and emits nothing for a reply of a conversation that was reset", () => {
+    const { turns, conversation, events, settled } = ledger();
+    const epoch = turns.epoch;
+    conversation.reset();
+    expect(turns.settle(epoch, { status: "completed", text: "Late." })).toBe(false);
+    expect(turns.append(epoch, [{ role: "assistant", content: "Late." }])).toBe(false);
+    expect(events).toEqual([]);
+    expect(settled).toEqual([]);
+    expect(conversation.history).toEqual([]);
+  });
+
+  it("a greeting without accounting, a tool step with accounting only, and cancel and failure events", () => {
+    const { turns, events, settled } = ledger();
+    turns.settle(turns.epoch, { status: "spoken", text: "Hello.", report: false });
+    turns.step({ status: "completed" });
+    turns.cancelled();
+    turns.modelFailed(new Error("boom"));
+    expect(events).toEqual([
+      { type: "agent-transcript.committed", text: "Hello." },
+      { type: "reply.completed" },
+      { type: "reply.cancelled" },
+      { type: "error.reported", code: "llm", message: "the model failed: boom", fatal: false },
+    ]);
+    expect(settled).toEqual([{ status: "completed" }]);
+  });
+});
