@@ -28,6 +28,7 @@ export {
   type SessionInfo,
 } from "./agent.js";
 export { DEFAULTS } from "./defaults.js";
+export { resolveConfig, type ResolvedConfig } from "./resolve-config.js";
 export { ConfigError, ToolDefinitionError, closest, didYouMean, type ConfigIssue } from "./errors.js";
 export { assertProviderTriple, deriveMode, noEffect, type AgentMode, type ProviderFields, type SessionMode } from "./mode.js";
 export {

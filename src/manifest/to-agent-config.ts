@@ -8,7 +8,7 @@ import {
   type AgentConfig,
   type AgentConfigSource,
 } from "./agent-config.js";
-import { DEFAULTS } from "./defaults.js";
+import { resolveConfig } from "./resolve-config.js";
 import { didYouMean, IssueList } from "./errors.js";
 import { deriveMode, noEffect, type AgentMode } from "./mode.js";
 import { CARRIERS, DEFAULT_PROVIDERS, PROVIDER_KINDS, parseLlmShorthand, type ProviderSlot } from "./providers.js";
@@ -150,8 +150,7 @@ function checkProviderKinds(issues: IssueList, wire: Record<string, unknown>, op
 
 function checkCrossField(issues: IssueList, config: AgentConfig, source: Record<string, unknown>): void {
   const turn = config.turnTaking;
-  const min = turn?.minSilenceMs ?? DEFAULTS.turnTaking.minSilenceMs;
-  const max = turn?.maxSilenceMs ?? DEFAULTS.turnTaking.maxSilenceMs;
+  const { minSilenceMs: min, maxSilenceMs: max } = resolveConfig(config).turnTaking;
   if (min > max) {
     issues.add(
       "turnTaking.minSilenceMs",

@@ -8,7 +8,7 @@ import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
 import { loadResampler } from "../audio/resample.js";
 import { createLogger, LogThrottle, type Logger } from "../log.js";
-import { DEFAULTS, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
@@ -231,7 +231,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     client: options.carrierClient ?? carrierClient({ env }),
     draining: () => draining,
     startSession: (link, call) =>
-      startSession(link, { transport: call.carrier, maxCallDurationMs: current.config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs }),
+      startSession(link, { transport: call.carrier, maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs }),
   });
 
   /** Every entry point and what authenticates it: logged at start, listed in docs/security.md. */

@@ -1,7 +1,7 @@
 import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
 import { Resampler } from "../audio/resample.js";
 import { GatewayError, messageOf } from "../errors.js";
-import { DEFAULTS, type AgentConfig } from "../manifest/index.js";
+import type { ResolvedConfig } from "../manifest/index.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
@@ -12,7 +12,8 @@ const MIC_RATE = 16000;
 const PLAYBACK_RATE = 24000;
 
 export interface S2sRunnerOptions {
-  readonly config: AgentConfig;
+  /** The config with every default applied (manifest `resolveConfig`). */
+  readonly settings: ResolvedConfig;
   readonly provider: S2sProvider;
   readonly tools: ToolRunner;
   /** The frozen tool list and the instructions, sent once per socket. */
@@ -306,7 +307,7 @@ export class S2sRunner implements ModeRunner {
 
   #onToolCall(call: S2sToolCall): void {
     const reply = this.#replies.get(call.responseId);
-    const maxSteps = this.#options.config.maxSteps ?? DEFAULTS.maxSteps;
+    const maxSteps = this.#options.settings.maxSteps;
     const outcome =
       this.#stepsSinceUser >= maxSteps
         ? Promise.resolve<ToolOutcome>({

@@ -1,37 +1,34 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { LanguageModel } from "ai";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE, GatewayError, messageOf, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import {
   DEFAULTS,
-  agentToolsToSchemas,
-  agentToolsets,
+  resolveConfig,
   buildSystemPrompt,
-  composeToolsets,
   type AgentConfig,
   type ProviderDescriptor,
   type RandomSource,
+  type ResolvedConfig,
   type ResolvedAgentDef,
   type SessionMode,
-  type ToolTable,
-  type Toolset,
 } from "../manifest/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { Command, EventBody } from "../transport/protocol.js";
-import { builtinToolset } from "./builtins/index.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
-import { Conversation, MAX_DTMF_DIGITS, MAX_QUEUED_TURNS } from "./conversation.js";
+import { Conversation, MAX_QUEUED_TURNS } from "./conversation.js";
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import { RESUME_GRACE_MS, type SessionStore } from "./store.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
-import { TextRunner } from "./text-runner.js";
+import { DtmfEntry } from "./dtmf-entry.js";
+import { composeToolTable } from "./tool-table.js";
+import { MODES } from "./modes.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { ToolRunner } from "./tool-runner.js";
-import { VoiceRunner, type VoiceProviders } from "./voice-runner.js";
-import { S2sRunner } from "./s2s-runner.js";
+import type { VoiceProviders } from "./voice-runner.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 
 /** What a session runs: the agent as the host holds it. */
@@ -113,6 +110,8 @@ export class Session {
   readonly #metrics: SessionMetrics;
   readonly #tracer: TurnTracer;
   readonly #conversation = new Conversation();
+  /** The agent's config with every default applied, resolved once. */
+  readonly #settings: ResolvedConfig;
   #phase: Phase = "starting";
   #tools: ToolRunner | undefined;
   #mode: ModeRunner | undefined;
@@ -126,7 +125,8 @@ export class Session {
   #endAfterReply: string | undefined;
   #idleStopped = false;
   #callLimit: Timer | undefined;
-  #dtmf: { digits: string; timer: Timer | undefined; calls: number } = { digits: "", timer: undefined, calls: 0 };
+  readonly #dtmf: DtmfEntry;
+  #dtmfCalls = 0;
   readonly #starting = new AbortController();
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
@@ -139,6 +139,8 @@ export class Session {
     this.#resumeKey = deps.resumeId !== undefined && deps.resumeKey !== undefined ? deps.resumeKey : newResumeKey();
     this.resumeKeyHash = resumeKeyHash(this.#resumeKey);
     this.mode = sessionMode(deps.agent.config);
+    this.#settings = resolveConfig(deps.agent.config);
+    this.#dtmf = new DtmfEntry(deps.clock, (digits) => this.#onDtmfEntry(digits));
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
     this.#metrics = deps.metrics ?? noMetrics;
     this.#tracer = new TurnTracer(deps.clock, {
@@ -201,7 +203,11 @@ export class Session {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
       },
-      dtmf: (digit) => this.#onDtmf(digit),
+      dtmf: (digit) => {
+        if (this.#phase !== "live") return;
+        this.#dtmf.digit(digit);
+        this.#touch();
+      },
     });
     this.#armIdle();
     this.#armCallLimit();
@@ -246,7 +252,7 @@ export class Session {
     this.#phase = "ended";
     this.#idle?.cancel();
     this.#callLimit?.cancel();
-    this.#dtmf.timer?.cancel();
+    this.#dtmf.close();
     this.#lifetime.abort(new GatewayError("connection", "the session ended"));
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
@@ -271,13 +277,17 @@ export class Session {
     const { config, def } = agent;
     this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
     this.#mcp = await this.#deps.connectMcp?.(def);
-    const table = this.#composeTools();
-    const dtmf = config.dtmf ?? DEFAULTS.dtmf;
-    if (typeof dtmf === "object" && !table.tools.some((t) => t.name === dtmf.tool)) {
-      throw new GatewayError("internal", `dtmf.tool: this agent has no tool named ${dtmf.tool}; add it to the agent's tools or set dtmf: "text".`, { fatal: true });
-    }
-    const schemas = agentToolsToSchemas(table.tools.map((t) => t.toolset));
-    this.#log.info({ tools: table.tools.map((t) => t.name), toolsHash: createHash("sha256").update(JSON.stringify(schemas)).digest("hex").slice(0, 16) }, "tool table frozen");
+    const table = composeToolTable({
+      def,
+      builtinTools: config.builtinTools,
+      settings: this.#settings,
+      mcp: this.#mcp,
+      log: this.#log,
+      now: () => new Date(clock.now()),
+      endCall: () => {
+        this.#endAfterReply = "call ended by the agent";
+      },
+    });
 
     const tools = new ToolRunner({
       table,
@@ -299,70 +309,17 @@ export class Session {
       },
     });
     this.#tools = tools;
-    const context = this.#runnerContext();
-    if (this.mode === "s2s") {
-      const s2s = this.#deps.s2s;
-      if (config.s2s === undefined || s2s === undefined) throw new GatewayError("s2s", "this gateway has no speech-to-speech provider configured.", { fatal: true });
-      const provider = s2s(config.s2s);
-      // A phone call in G.711 to a service that takes it: the bytes cross untouched both ways.
-      const g711 = this.#deps.link.g711;
-      const passthrough = g711 !== undefined && provider.audioFormats.includes(g711) ? g711 : undefined;
-      const runner = await S2sRunner.open(context, {
-        config,
-        provider,
-        tools,
-        ...(passthrough === undefined ? {} : { audioFormat: passthrough }),
-        signal: this.#starting.signal,
-        audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
-        setup: {
-          instructions: await this.#instructions(),
-          tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
-          toolChoice: config.toolChoice ?? DEFAULTS.toolChoice,
-          interruptResponse: config.interruption !== "off",
-          transcriptionPrompt: config.sttPrompt,
-        },
-      });
-      this.#mode = runner;
-      if (passthrough !== undefined && runner.audioFormat === passthrough) {
-        this.#deps.link.useG711?.(passthrough);
-        this.#log.info({ format: passthrough }, "g711 passthrough");
-      }
-      return;
-    }
-    if (config.llm === undefined) throw new GatewayError("internal", `a ${this.mode} agent needs an llm provider.`, { fatal: true });
-    const model = await this.#deps.resolveModel(config.llm);
-    // The reply loop brings the AI SDK (~6 MB): loaded by the first session that needs it, not by an idle or s2s gateway.
-    const { ReplyLoop } = await import("../pipeline/reply-loop.js");
-    const loop = new ReplyLoop({
-      model,
-      tools: table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json })),
-      // The tool runner records every settled call into the conversation, in every mode.
-      invoke: (call) => tools.call(call),
-      settings: {
-        maxSteps: config.maxSteps ?? DEFAULTS.maxSteps,
-        toolChoice: config.toolChoice ?? DEFAULTS.toolChoice,
-        resetToolChoice: config.resetToolChoice ?? DEFAULTS.resetToolChoice,
-        maxRetries: config.maxRetries ?? DEFAULTS.maxRetries,
-        temperature: config.temperature,
-        maxOutputTokens: config.maxOutputTokens,
-      },
-      clock,
-      instructions: () => this.#instructions(),
-    });
-    const errorPhrase = config.errorPhrase ?? DEFAULTS.errorPhrase;
-    if (this.mode === "text") {
-      this.#mode = new TextRunner(context, loop, errorPhrase);
-      return;
-    }
-    const voice = this.#deps.voice;
-    if (voice === undefined) throw new GatewayError("internal", "this gateway has no speech providers configured for pipeline sessions.", { fatal: true });
-    this.#mode = await VoiceRunner.open(context, {
+    const { resolveModel, voice, s2s } = this.#deps;
+    this.#mode = await MODES[this.mode]({
+      mode: this.mode,
+      ctx: this.#runnerContext(),
       config,
-      loop,
-      providers: voice,
+      settings: this.#settings,
+      table,
       tools,
-      audio: (pcm, ms) => this.#deps.link.audio(pcm, ms),
-      errorPhrase,
+      instructions: () => this.#instructions(),
+      link: this.#deps.link,
+      providers: { resolveModel, voice, s2s },
       signal: this.#starting.signal,
     });
   }
@@ -386,23 +343,6 @@ export class Session {
       count: (what) => this.#metrics.count(this.mode, what),
       audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
     };
-  }
-
-  #composeTools(): ToolTable {
-    const { def, config } = this.#deps.agent;
-    const sets: Toolset[] = [...agentToolsets(def)];
-    if (config.builtinTools !== undefined && config.builtinTools.length > 0) {
-      sets.push(
-        builtinToolset(config.builtinTools, {
-          now: () => new Date(this.#deps.clock.now()),
-          endCall: () => {
-            this.#endAfterReply = "call ended by the agent";
-          },
-        }),
-      );
-    }
-    if (this.#mcp !== undefined) sets.push(this.#mcp.toolset);
-    return composeToolsets(sets, (name, kept, dropped) => this.#log.warn({ tool: name, kept, dropped }, "tool shadowed"));
   }
 
   async #instructions(): Promise<string> {
@@ -484,31 +424,11 @@ export class Session {
     this.#touch();
   }
 
-  /**
-   * A keypad digit. Digits within `DEFAULTS.dtmfInterDigitMs` of each other form one input (`#`
-   * ends it at once): a text turn "The caller pressed 1234", or one call of the `dtmf.tool`.
-   */
-  #onDtmf(digit: string): void {
+  /** A complete keypad entry: a text turn "The caller pressed 1234", or one call of the `dtmf.tool`. */
+  #onDtmfEntry(digits: string): void {
     if (this.#phase !== "live") return;
-    const pending = this.#dtmf;
-    pending.timer?.cancel();
-    pending.digits += digit;
-    this.#touch();
-    // An entry is at most MAX_DTMF_DIGITS digits: a key held down or a flood of frames is flushed in pieces.
-    if (digit === "#" || pending.digits.length >= MAX_DTMF_DIGITS) return this.#flushDtmf();
-    pending.timer = this.#deps.clock.setTimeout(() => this.#flushDtmf(), DEFAULTS.dtmfInterDigitMs);
-  }
-
-  #flushDtmf(): void {
-    const pending = this.#dtmf;
-    pending.timer?.cancel();
-    pending.timer = undefined;
-    // `#` ends the entry; alone it is the input.
-    const digits = pending.digits.length > 1 && pending.digits.endsWith("#") ? pending.digits.slice(0, -1) : pending.digits;
-    pending.digits = "";
-    if (digits === "" || this.#phase !== "live") return;
     this.#log.info({ digits: digits.length }, "dtmf");
-    const dtmf = this.#deps.agent.config.dtmf ?? DEFAULTS.dtmf;
+    const dtmf = this.#settings.dtmf;
     if (dtmf === "text") {
       // Keypad turns wait in the same bounded queue as typed ones.
       if ((this.#mode?.queuedTurns ?? 0) >= MAX_QUEUED_TURNS) {
@@ -518,7 +438,7 @@ export class Session {
       this.#mode?.userText(`The caller pressed ${digits}`);
       return;
     }
-    void this.#tools?.call({ toolCallId: `dtmf_${++pending.calls}`, toolName: dtmf.tool, args: { digits }, signal: this.#lifetime.signal });
+    void this.#tools?.call({ toolCallId: `dtmf_${++this.#dtmfCalls}`, toolName: dtmf.tool, args: { digits }, signal: this.#lifetime.signal });
   }
 
   /** Telephony's call limit: the notice is spoken, then the call ends once it has been heard. */
@@ -617,7 +537,7 @@ export class Session {
 
   #armIdle(): void {
     this.#idle?.cancel();
-    const ms = this.#deps.agent.config.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs;
+    const ms = this.#settings.idleTimeoutMs;
     if (ms === 0 || this.#idleStopped) return;
     this.#idle = this.#deps.clock.setTimeout(() => {
       if (this.#phase !== "live") return;

@@ -1,7 +1,7 @@
 import { Resampler } from "../audio/resample.js";
 import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
 import { GatewayError, messageOf } from "../errors.js";
-import { DEFAULTS, type AgentConfig, type ProviderDescriptor } from "../manifest/index.js";
+import type { AgentConfig, ProviderDescriptor, ResolvedConfig } from "../manifest/index.js";
 import type { ReplyLoop } from "../pipeline/reply-loop.js";
 import { SpeechDetector } from "../pipeline/speech-detector.js";
 import { isSttUnavailable, NO_STT, type SttProvider, type SttSession } from "../pipeline/stt-port.js";
@@ -38,35 +38,27 @@ export interface VoiceRunnerOptions {
   readonly providers: VoiceProviders;
   readonly tools: ToolRunner;
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
-  readonly errorPhrase: string;
+  /** The config with every default applied (manifest `resolveConfig`). */
+  readonly settings: ResolvedConfig;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
   readonly signal?: AbortSignal;
 }
 
-/** The pipeline settings of a config, defaulted (config.md). */
-export function voiceSettings(config: AgentConfig, errorPhrase: string): VoiceSettings {
-  const turn = config.turnTaking;
-  const interruption = config.interruption;
-  const off = interruption === "off";
-  const tuned = typeof interruption === "object" ? interruption : {};
+/** The pipeline's view of a resolved config (config.md "Pipeline fields at runtime"). */
+export function voiceSettings(settings: ResolvedConfig): VoiceSettings {
+  const { turnTaking, interruption, silence } = settings;
   return {
-    detection: turn?.detection ?? "auto",
-    minSilenceMs: turn?.minSilenceMs ?? DEFAULTS.turnTaking.minSilenceMs,
-    maxSilenceMs: turn?.maxSilenceMs ?? DEFAULTS.turnTaking.maxSilenceMs,
-    startSpeakingFloorMs: turn?.startSpeakingFloorMs ?? DEFAULTS.turnTaking.startSpeakingFloorMs,
-    userTurnLimit: turn?.userTurnLimit,
-    interruption: {
-      enabled: !off,
-      minWords: tuned.minWords ?? DEFAULTS.interruption.minWords,
-      minDurationMs: tuned.minDurationMs ?? DEFAULTS.interruption.minDurationMs,
-      backoffMs: tuned.backoffMs ?? DEFAULTS.interruption.backoffMs,
-      resumeFalseInterruption: tuned.resumeFalseInterruption ?? DEFAULTS.interruption.resumeFalseInterruption,
-    },
-    deadAirCoverMs: config.silence?.deadAirCoverMs ?? DEFAULTS.silence.deadAirCoverMs,
-    preemptiveGeneration: turn?.preemptiveGeneration ?? DEFAULTS.turnTaking.preemptiveGeneration,
-    continuationWindowMs: tuned.continuationWindowMs ?? DEFAULTS.interruption.continuationWindowMs,
-    nudge: config.silence?.nudge,
-    errorPhrase,
+    detection: turnTaking.detection,
+    minSilenceMs: turnTaking.minSilenceMs,
+    maxSilenceMs: turnTaking.maxSilenceMs,
+    startSpeakingFloorMs: turnTaking.startSpeakingFloorMs,
+    userTurnLimit: turnTaking.userTurnLimit,
+    interruption,
+    deadAirCoverMs: silence.deadAirCoverMs,
+    preemptiveGeneration: turnTaking.preemptiveGeneration,
+    continuationWindowMs: interruption.continuationWindowMs,
+    nudge: silence.nudge,
+    errorPhrase: settings.errorPhrase,
   };
 }
 
@@ -102,7 +94,7 @@ export class VoiceRunner implements ModeRunner {
     this.#loop = new VoiceLoop({
       clock: ctx.clock,
       log: ctx.log,
-      settings: voiceSettings(options.config, options.errorPhrase),
+      settings: voiceSettings(options.settings),
       reply: options.loop,
       stt,
       tts,
@@ -128,7 +120,7 @@ export class VoiceRunner implements ModeRunner {
     const sttProvider = providers.stt(config.stt);
     const ttsProvider = providers.tts(config.tts);
     const ref: { runner?: VoiceRunner } = {};
-    const settings = voiceSettings(config, options.errorPhrase);
+    const settings = voiceSettings(options.settings);
     // STT events before the runner exists (none expected: no audio was sent yet) are dropped.
     const events = {
       partial: (text: string, info: { readonly eotConfidence?: number }) => ref.runner?.sttEvent({ kind: "partial", text, eotConfidence: info.eotConfidence }),
@@ -270,7 +262,7 @@ export class VoiceRunner implements ModeRunner {
     }
     this.#reconnects += 1;
     this.#ctx.log.warn({ attempt: this.#reconnects }, "stt reconnect");
-    const settings = voiceSettings(this.#options.config, this.#options.errorPhrase);
+    const settings = voiceSettings(this.#options.settings);
     try {
       this.#stt = await this.#provider.open(
         { sampleRate: MIC_SAMPLE_RATE, prompt: this.#options.config.sttPrompt, minSilenceMs: settings.minSilenceMs, maxSilenceMs: settings.maxSilenceMs },

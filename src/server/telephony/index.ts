@@ -27,7 +27,7 @@ import type { KeyObject } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
 import { LogThrottle, type Logger } from "../../log.js";
-import { CARRIERS, DEFAULTS, type AgentConfig } from "../../manifest/index.js";
+import { CARRIERS, resolveConfig, type AgentConfig } from "../../manifest/index.js";
 import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.js";
 import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
@@ -175,7 +175,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   let telnyxKey: KeyObject | undefined;
   const telnyxKeyText = nonEmpty(env.TELNYX_PUBLIC_KEY);
   if (telnyxKeyText !== undefined) telnyxKey = telnyxPublicKey(telnyxKeyText);
-  const maxCallMs = config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs;
+  const maxCallMs = resolveConfig(config).maxCallDurationMs;
   const maxCallS = maxCallMs === 0 ? UNLIMITED_CALL_S : maxCallMs / 1000;
   const secretSet: Record<CarrierName, boolean> = {
     twilio: twilioToken !== undefined,

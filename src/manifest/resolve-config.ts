@@ -1,0 +1,81 @@
+import type { AgentConfig } from "./agent-config.js";
+import { DEFAULTS } from "./defaults.js";
+
+type Defined<T> = Exclude<T, undefined>;
+type TurnTaking = Defined<AgentConfig["turnTaking"]>;
+
+/**
+ * What the runtime reads of an `AgentConfig`, with every default written in (docs/config.md
+ * "2. Fields"; the values are `DEFAULTS`). `AgentConfig` stays as the author wrote it (it is
+ * serialized and echoed); a session resolves it once and nothing downstream re-defaults a field.
+ */
+export interface ResolvedConfig {
+  readonly errorPhrase: string;
+  readonly toolChoice: Defined<AgentConfig["toolChoice"]>;
+  readonly resetToolChoice: boolean;
+  readonly maxSteps: number;
+  readonly maxRetries: number;
+  /** ms without conversational activity before the session ends. */
+  readonly idleTimeoutMs: number;
+  /** Telephony: ms before the call ends with `callLimitPhrase` (0 = no limit). */
+  readonly maxCallDurationMs: number;
+  readonly dtmf: Defined<AgentConfig["dtmf"]>;
+  readonly turnTaking: {
+    readonly detection: Defined<TurnTaking["detection"]>;
+    readonly minSilenceMs: number;
+    readonly maxSilenceMs: number;
+    readonly startSpeakingFloorMs: number;
+    readonly preemptiveGeneration: boolean;
+    readonly userTurnLimit: TurnTaking["userTurnLimit"];
+  };
+  readonly interruption: {
+    /** `interruption: "off"` turns barge-in off; the thresholds still apply to nothing. */
+    readonly enabled: boolean;
+    readonly minWords: number;
+    readonly minDurationMs: number;
+    readonly backoffMs: number;
+    readonly continuationWindowMs: number;
+    readonly resumeFalseInterruption: boolean;
+  };
+  readonly silence: {
+    readonly deadAirCoverMs: number;
+    readonly nudge: Defined<AgentConfig["silence"]>["nudge"];
+  };
+}
+
+/** Resolve a validated config: every runtime default applied once, here. */
+export function resolveConfig(config: AgentConfig): ResolvedConfig {
+  const turn = config.turnTaking;
+  const interruption = config.interruption;
+  const tuned = typeof interruption === "object" ? interruption : {};
+  return {
+    errorPhrase: config.errorPhrase ?? DEFAULTS.errorPhrase,
+    toolChoice: config.toolChoice ?? DEFAULTS.toolChoice,
+    resetToolChoice: config.resetToolChoice ?? DEFAULTS.resetToolChoice,
+    maxSteps: config.maxSteps ?? DEFAULTS.maxSteps,
+    maxRetries: config.maxRetries ?? DEFAULTS.maxRetries,
+    idleTimeoutMs: config.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
+    maxCallDurationMs: config.maxCallDurationMs ?? DEFAULTS.maxCallDurationMs,
+    dtmf: config.dtmf ?? DEFAULTS.dtmf,
+    turnTaking: {
+      detection: turn?.detection ?? DEFAULTS.turnTaking.detection,
+      minSilenceMs: turn?.minSilenceMs ?? DEFAULTS.turnTaking.minSilenceMs,
+      maxSilenceMs: turn?.maxSilenceMs ?? DEFAULTS.turnTaking.maxSilenceMs,
+      startSpeakingFloorMs: turn?.startSpeakingFloorMs ?? DEFAULTS.turnTaking.startSpeakingFloorMs,
+      preemptiveGeneration: turn?.preemptiveGeneration ?? DEFAULTS.turnTaking.preemptiveGeneration,
+      userTurnLimit: turn?.userTurnLimit,
+    },
+    interruption: {
+      enabled: interruption !== "off",
+      minWords: tuned.minWords ?? DEFAULTS.interruption.minWords,
+      minDurationMs: tuned.minDurationMs ?? DEFAULTS.interruption.minDurationMs,
+      backoffMs: tuned.backoffMs ?? DEFAULTS.interruption.backoffMs,
+      continuationWindowMs: tuned.continuationWindowMs ?? DEFAULTS.interruption.continuationWindowMs,
+      resumeFalseInterruption: tuned.resumeFalseInterruption ?? DEFAULTS.interruption.resumeFalseInterruption,
+    },
+    silence: {
+      deadAirCoverMs: config.silence?.deadAirCoverMs ?? DEFAULTS.silence.deadAirCoverMs,
+      nudge: config.silence?.nudge,
+    },
+  };
+}

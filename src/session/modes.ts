@@ -1,0 +1,114 @@
+import type { LanguageModel } from "ai";
+import { GatewayError } from "../errors.js";
+import type { AgentConfig, ProviderDescriptor, ResolvedConfig, SessionMode, ToolTable } from "../manifest/index.js";
+import type { S2sProvider } from "../s2s/s2s-port.js";
+import type { ClientLink } from "../transport/client-connection.js";
+import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import { S2sRunner } from "./s2s-runner.js";
+import { TextRunner } from "./text-runner.js";
+import type { ToolRunner } from "./tool-runner.js";
+import { VoiceRunner, type VoiceProviders } from "./voice-runner.js";
+
+/** The providers a gateway offers its sessions; a mode takes the ones it needs. */
+export interface ModeProviders {
+  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
+  /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
+  readonly voice?: VoiceProviders | undefined;
+  /** Speech-to-speech providers for s2s sessions. */
+  readonly s2s?: ((descriptor: ProviderDescriptor) => S2sProvider) | undefined;
+}
+
+/** Everything a mode opens from: the session's context, the agent's settings, its tools, the link and the providers. */
+export interface ModeOpening {
+  readonly mode: SessionMode;
+  readonly ctx: RunnerContext;
+  readonly config: AgentConfig;
+  readonly settings: ResolvedConfig;
+  readonly table: ToolTable;
+  /** The session's tool runner: every mode's calls go through it (and it records them). */
+  readonly tools: ToolRunner;
+  /** The system prompt, built per session (it may read the session's context). */
+  readonly instructions: () => Promise<string>;
+  readonly link: Pick<ClientLink, "audio" | "g711" | "useG711">;
+  readonly providers: ModeProviders;
+  /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
+  readonly signal: AbortSignal;
+}
+
+/** The frozen tool list as a provider declares it (name, description, JSON Schema): built once per session. */
+function declared(table: ToolTable): { readonly name: string; readonly description: string; readonly parameters: object }[] {
+  return table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json }));
+}
+
+/** The reply loop over the agent's model (text and pipeline). */
+async function replyLoop(opening: ModeOpening) {
+  const { config, settings, table, tools, ctx } = opening;
+  if (config.llm === undefined) throw new GatewayError("internal", `a ${opening.mode} agent needs an llm provider.`, { fatal: true });
+  const model = await opening.providers.resolveModel(config.llm);
+  // The reply loop brings the AI SDK (~6 MB): loaded by the first session that needs it, not by an idle or s2s gateway.
+  const { ReplyLoop } = await import("../pipeline/reply-loop.js");
+  return new ReplyLoop({
+    model,
+    tools: declared(table),
+    invoke: (call) => tools.call(call),
+    settings: {
+      maxSteps: settings.maxSteps,
+      toolChoice: settings.toolChoice,
+      resetToolChoice: settings.resetToolChoice,
+      maxRetries: settings.maxRetries,
+      temperature: config.temperature,
+      maxOutputTokens: config.maxOutputTokens,
+    },
+    clock: ctx.clock,
+    instructions: opening.instructions,
+  });
+}
+
+/** How each mode opens (docs/architecture.md "A session's life"): the only place a session's mode is built. */
+export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promise<ModeRunner>>> = {
+  text: async (opening) => new TextRunner(opening.ctx, await replyLoop(opening), opening.settings.errorPhrase),
+
+  pipeline: async (opening) => {
+    const voice = opening.providers.voice;
+    if (voice === undefined) throw new GatewayError("internal", "this gateway has no speech providers configured for pipeline sessions.", { fatal: true });
+    return VoiceRunner.open(opening.ctx, {
+      config: opening.config,
+      settings: opening.settings,
+      loop: await replyLoop(opening),
+      providers: voice,
+      tools: opening.tools,
+      audio: (pcm, ms) => opening.link.audio(pcm, ms),
+      signal: opening.signal,
+    });
+  },
+
+  s2s: async (opening) => {
+    const { config, settings, link, ctx } = opening;
+    const s2s = opening.providers.s2s;
+    if (config.s2s === undefined || s2s === undefined) throw new GatewayError("s2s", "this gateway has no speech-to-speech provider configured.", { fatal: true });
+    const provider = s2s(config.s2s);
+    // A phone call in G.711 to a service that takes it: the bytes cross untouched both ways.
+    const g711 = link.g711;
+    const passthrough = g711 !== undefined && provider.audioFormats.includes(g711) ? g711 : undefined;
+    const runner = await S2sRunner.open(ctx, {
+      settings,
+      provider,
+      tools: opening.tools,
+      ...(passthrough === undefined ? {} : { audioFormat: passthrough }),
+      signal: opening.signal,
+      audio: (pcm, ms) => link.audio(pcm, ms),
+      setup: {
+        instructions: await opening.instructions(),
+        tools: declared(opening.table),
+        toolChoice: settings.toolChoice,
+        interruptResponse: settings.interruption.enabled,
+        transcriptionPrompt: config.sttPrompt,
+      },
+    });
+    if (passthrough !== undefined && runner.audioFormat === passthrough) {
+      link.useG711?.(passthrough);
+      ctx.log.info({ format: passthrough }, "g711 passthrough");
+    }
+    return runner;
+  },
+};

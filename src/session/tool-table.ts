@@ -1,0 +1,39 @@
+import { createHash } from "node:crypto";
+import { GatewayError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { agentToolsToSchemas, agentToolsets, composeToolsets, type ResolvedAgentDef, type ResolvedConfig, type ToolTable, type Toolset } from "../manifest/index.js";
+import { builtinToolset } from "./builtins/index.js";
+import type { McpTools } from "./mcp.js";
+
+export interface ToolTableSources {
+  readonly def: ResolvedAgentDef;
+  readonly builtinTools: readonly string[] | undefined;
+  readonly settings: ResolvedConfig;
+  readonly mcp: McpTools | undefined;
+  readonly log: Logger;
+  /** The session's clock, as the built-ins read it. */
+  readonly now: () => Date;
+  /** The `end_call` built-in: end the session after the reply. */
+  readonly endCall: () => void;
+}
+
+/**
+ * The session's tool table, composed once: the agent's toolsets, then the built-ins, then MCP
+ * (first wins; a shadowed tool is logged). Frozen from here on (advertised unchanged for the whole
+ * session; call-time gates decide when); its schema hash is logged so two sessions can be compared.
+ * A `dtmf.tool` that names no tool in the table is refused.
+ */
+export function composeToolTable(sources: ToolTableSources): ToolTable {
+  const { def, builtinTools, mcp, log, settings } = sources;
+  const sets: Toolset[] = [...agentToolsets(def)];
+  if (builtinTools !== undefined && builtinTools.length > 0) sets.push(builtinToolset(builtinTools, { now: sources.now, endCall: sources.endCall }));
+  if (mcp !== undefined) sets.push(mcp.toolset);
+  const table = composeToolsets(sets, (name, kept, dropped) => log.warn({ tool: name, kept, dropped }, "tool shadowed"));
+  const dtmf = settings.dtmf;
+  if (typeof dtmf === "object" && !table.tools.some((t) => t.name === dtmf.tool)) {
+    throw new GatewayError("internal", `dtmf.tool: this agent has no tool named ${dtmf.tool}; add it to the agent's tools or set dtmf: "text".`, { fatal: true });
+  }
+  const schemas = agentToolsToSchemas(table.tools.map((t) => t.toolset));
+  log.info({ tools: table.tools.map((t) => t.name), toolsHash: createHash("sha256").update(JSON.stringify(schemas)).digest("hex").slice(0, 16) }, "tool table frozen");
+  return table;
+}
