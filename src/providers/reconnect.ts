@@ -24,8 +24,10 @@ export type ReconnectOutcome =
 
 export interface ReconnectOptions {
   readonly clock: Clock;
-  /** Wait before each attempt (ms; 0 dials at once); its length is the budget. */
+  /** Wait before each attempt (ms, on the clock even when 0); its length is the budget. */
   readonly delaysMs: readonly number[];
+  /** One attempt at once first, before the schedule and outside its budget (a planned switch, a drop mid-speech). */
+  readonly immediately?: boolean;
   /** Stops the loop, waiting or dialing: the outcome is then "stopped". */
   readonly signal: AbortSignal;
   /** One attempt (numbered from 1): resolves once the link is usable, rejects when it fails. */
@@ -48,9 +50,10 @@ export async function reconnect(options: ReconnectOptions): Promise<ReconnectOut
   const retryable = options.retryable ?? isRetryable;
   let last: Error | undefined;
   let n = 0;
-  for (const delay of options.delaysMs) {
+  const delays: readonly (number | undefined)[] = options.immediately === true ? [undefined, ...options.delaysMs] : options.delaysMs;
+  for (const delay of delays) {
     if (signal.aborted) return STOPPED;
-    if (delay > 0) {
+    if (delay !== undefined) {
       try {
         await clock.sleep(delay, signal);
       } catch {

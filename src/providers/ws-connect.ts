@@ -35,9 +35,10 @@ export function closeGracefully(ws: WebSocket, clock: Clock, timeoutMs: number):
   });
 }
 
-/** What an aborted open rejects with: the signal's reason when it is an Error. */
-export function abortReason(signal: AbortSignal | undefined, fallback: string): Error {
-  return signal?.reason instanceof Error ? signal.reason : new Error(fallback);
+/** What an aborted open rejects with: the signal's reason when it is an Error, else `fallback` (a message, or the adapter's own error). */
+export function abortReason(signal: AbortSignal | undefined, fallback: string | (() => Error)): Error {
+  if (signal?.reason instanceof Error) return signal.reason;
+  return typeof fallback === "string" ? new Error(fallback) : fallback();
 }
 
 export interface OpenDeadlineOptions {
