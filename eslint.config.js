@@ -1,13 +1,14 @@
 // Lint: typescript-eslint (type-aware) + the dependency-direction rule of the architecture (docs/architecture.md):
-//   server → session → {pipeline, s2s, transport} → turn → {manifest, audio, errors, log}
+//   server → session → {pipeline, s2s, transport} → turn → {providers, manifest, audio, errors, log, clock, events}
 // pipeline, s2s and transport never import each other or session; the bottom tier imports
-// nothing above it. Enforced with import-x/no-restricted-paths over resolved paths.
+// nothing above it, and the provider toolkit (src/providers) only errors, log and clock.
+// Enforced with import-x/no-restricted-paths over resolved paths.
 import js from "@eslint/js";
 import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
 import importX from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
-const bottom = ["./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts", "./src/clock.ts", "./src/events.ts"];
+const bottom = ["./src/providers", "./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts", "./src/clock.ts", "./src/events.ts"];
 const above = (...dirs) => dirs.map((d) => `./src/${d}`);
 const upperTier = above("session", "server", "cli.ts", "index.ts", "testing", "ai.ts");
 
@@ -16,16 +17,18 @@ const zones = [
   ...bottom.map((target) => ({
     target,
     from: [...above("pipeline", "s2s", "transport", "turn"), ...upperTier],
-    message: "the bottom tier (manifest, audio, errors, log) imports nothing above it",
+    message: "the bottom tier (providers, manifest, audio, errors, log) imports nothing above it",
   })),
+  // The provider toolkit: sockets, frames, close codes, retries; no config, no audio, no events.
+  { target: "./src/providers", from: ["./src/manifest", "./src/audio", "./src/events.ts"], message: "the provider toolkit imports only errors, log and clock" },
   { target: "./src/manifest", from: "./src/audio", message: "manifest and audio stay independent" },
   // The turn engine's shared parts (ledger, turn state, playback clock): under every mode, over the bottom tier.
   { target: "./src/turn", from: [...above("pipeline", "s2s", "transport"), ...upperTier], message: "turn imports only the bottom tier" },
   { target: "./src/audio", from: "./src/manifest", message: "manifest and audio stay independent" },
   // The middle tier: siblings never import each other, nor the session or server.
-  { target: "./src/pipeline", from: [...above("s2s", "transport"), ...upperTier], message: "pipeline imports only manifest, audio, errors, log" },
-  { target: "./src/s2s", from: [...above("pipeline", "transport"), ...upperTier], message: "s2s imports only manifest, audio, errors, log" },
-  { target: "./src/transport", from: [...above("pipeline", "s2s"), ...upperTier], message: "transport imports only manifest, audio, errors, log" },
+  { target: "./src/pipeline", from: [...above("s2s", "transport"), ...upperTier], message: "pipeline imports only the bottom tier (providers, manifest, audio, errors, log)" },
+  { target: "./src/s2s", from: [...above("pipeline", "transport"), ...upperTier], message: "s2s imports only the bottom tier (providers, manifest, audio, errors, log)" },
+  { target: "./src/transport", from: [...above("pipeline", "s2s"), ...upperTier], message: "transport imports only the bottom tier (providers, manifest, audio, errors, log)" },
   // The session sits under the server.
   { target: "./src/session", from: above("server", "cli.ts", "index.ts", "testing"), message: "session never imports the server, the CLI or the public barrel" },
 ];

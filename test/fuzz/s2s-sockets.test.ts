@@ -14,7 +14,8 @@ import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
-import { openAiRealtime, type RealtimeSocketFactory } from "../../src/s2s/providers/openai-realtime.js";
+import type { SocketFactory } from "../../src/providers/ws-connect.js";
+import { openAiRealtime } from "../../src/s2s/providers/openai-realtime.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
@@ -230,7 +231,7 @@ class Rig {
     const env = { OPENAI_API_KEY: "test-key" };
     const def = withTools(agent({ name: "rt", greeting, idleTimeoutMs: 0, s2s: { kind: "openai-realtime", options: { url: fake.url } } }), { lookup });
     // Each socket names itself in its URL, so the fake's connection for it can be found.
-    const watch: RealtimeSocketFactory = (url, options) => rig.watch(new WebSocket(`${url}&socket=${rig.sockets.length}`, { perMessageDeflate: false, ...options }));
+    const watch: SocketFactory = (url, options) => rig.watch(new WebSocket(`${url}&socket=${rig.sockets.length}`, { perMessageDeflate: false, ...options }));
     rig.gateway = createGateway({
       agent: def,
       env,

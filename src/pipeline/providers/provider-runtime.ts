@@ -5,16 +5,8 @@
  */
 import { systemClock, type Clock } from "../../clock.js";
 import { messageOf } from "../../errors.js";
+import { NO_LOG, type ProviderLog } from "../../providers/provider-log.js";
 import type { SttEvents } from "../stt-port.js";
-
-/** The part of a pino logger the adapters use (pino's `Logger` fits). */
-export interface ProviderLog {
-  debug(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-/** The default log: silent. */
-export const NO_LOG: ProviderLog = { debug: () => undefined, warn: () => undefined };
 
 /** Wait before each retry (ms); the list's length is the retry budget. */
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [100, 300, 1000];

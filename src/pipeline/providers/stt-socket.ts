@@ -15,11 +15,12 @@ import { systemClock, type Clock, type Timer } from "../../clock.js";
 import { GatewayError, messageOf } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { SttEvents } from "../stt-port.js";
-import { isKeyRefused, sttKeyRefused } from "./key-refusal.js";
-import { NO_LOG, shieldSttEvents, type ProviderLog } from "./provider-runtime.js";
-import { sendAudioOrDrop } from "./ws-backlog.js";
-import { abortReason, newWebSocket, openDeadline, type OpenDeadline, type SocketFactory } from "./ws-connect.js";
-import { rawText } from "./ws-frames.js";
+import { isKeyRefused, isRetryableStatus, sttKeyRefused } from "../../providers/key-refusal.js";
+import { NO_LOG, type ProviderLog } from "../../providers/provider-log.js";
+import { shieldSttEvents } from "./provider-runtime.js";
+import { sendAudioOrDrop } from "../../providers/ws-backlog.js";
+import { abortReason, newWebSocket, openDeadline, type OpenDeadline, type SocketFactory } from "../../providers/ws-connect.js";
+import { rawText } from "../../providers/ws-frames.js";
 
 /** Runtime knobs (not user config) every STT adapter takes: logging, time, timeouts, and a socket factory for tests. */
 export interface SttSocketOptions {
@@ -71,7 +72,7 @@ export function keyRefused(vendor: string, how: string, keyVariable: string, det
 /** An HTTP status at upgrade → failure. 401/403 name the key variable; 4xx other than 408/429 are not retried. */
 export function upgradeFailure(vendor: string, status: number, detail: string, keyVariable: string): SttFailure {
   if (isKeyRefused(status)) return keyRefused(vendor, `HTTP ${status}`, keyVariable, detail);
-  const recoverable = status >= 500 || status === 408 || status === 429;
+  const recoverable = isRetryableStatus(status);
   return sttFailure(`${vendor} refused the connection (HTTP ${status})${detail === "" ? "" : `: ${detail}`}`, recoverable);
 }
 

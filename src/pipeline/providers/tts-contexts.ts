@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { GatewayError, messageOf } from "../../errors.js";
 import { guardStream, type TtsSession, type TtsStream, type TtsStreamEvents } from "../tts-port.js";
-import type { ProviderLog } from "./provider-runtime.js";
+import type { ProviderLog } from "../../providers/provider-log.js";
 import { ReconnectingSocket, type TtsSocketTarget } from "./tts-socket.js";
 
 /** One stream, and the context carrying (part of) it now. */

@@ -7,12 +7,11 @@
  * on the dropped socket, and what to re-send on the new one, is the adapter's.
  */
 import { WebSocket, type RawData } from "ws";
-import type { Clock } from "../../clock.js";
 import { GatewayError, messageOf } from "../../errors.js";
-import { isKeyRefused, ttsKeyRefused } from "./key-refusal.js";
+import { isKeyRefused, ttsKeyRefused } from "../../providers/key-refusal.js";
 import { retrying, type Retrying, type RetryOptions } from "./provider-runtime.js";
-import { newWebSocket, openDeadline } from "./ws-connect.js";
-import { isRecord, rawLength, rawText } from "./ws-frames.js";
+import { closeGracefully, newWebSocket, openDeadline } from "../../providers/ws-connect.js";
+import { isRecord, rawLength, rawText } from "../../providers/ws-frames.js";
 
 /** Runtime knobs (not user config) of a socket TTS adapter. */
 export interface TtsSocketOptions extends RetryOptions {
@@ -33,6 +32,9 @@ export interface TtsSocketTarget extends Retrying {
 export function ttsSocketRuntime(options: TtsSocketOptions): Omit<TtsSocketTarget, "vendor" | "url" | "headers" | "keyVariable"> {
   return { ...retrying(options), connectTimeoutMs: options.connectTimeoutMs ?? 10_000 };
 }
+
+/** How long a clean close may take before the socket is dropped (ms). */
+const CLOSE_TIMEOUT_MS = 1000;
 
 /**
  * Open a WebSocket: resolves when the handshake completes; rejects with a GatewayError on timeout,
@@ -63,25 +65,6 @@ export function connectTtsSocket(target: TtsSocketTarget, signal?: AbortSignal):
   });
   ws.once("error", (error) => opening.reject(new GatewayError("tts", `${vendor}: the TTS connection failed: ${error.message}`, { cause: error })));
   return opening.promise;
-}
-
-/** Close a socket cleanly, or terminate it if the close handshake takes over a second. */
-export function closeSocket(ws: WebSocket, clock: Clock): Promise<void> {
-  return new Promise((resolve) => {
-    if (ws.readyState === WebSocket.CLOSED) {
-      resolve();
-      return;
-    }
-    const timer = clock.setTimeout(() => {
-      ws.terminate();
-      resolve();
-    }, 1000);
-    ws.once("close", () => {
-      timer.cancel();
-      resolve();
-    });
-    ws.close(1000);
-  });
 }
 
 /** What the adapter's session tells its socket. */
@@ -163,7 +146,7 @@ export class ReconnectingSocket {
     this.#ws = undefined;
     if (ws === undefined) return;
     if (goodbye !== undefined && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(goodbye));
-    await closeSocket(ws, this.target.clock);
+    await closeGracefully(ws, this.target.clock, CLOSE_TIMEOUT_MS);
   }
 
   #attach(ws: WebSocket): void {

@@ -5,7 +5,7 @@ import { WebSocket, type ClientOptions } from "ws";
 import { virtualClock } from "../../../src/clock.js";
 import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions } from "../../../src/pipeline/providers/stt/deepgram.js";
-import { MAX_PROVIDER_BACKLOG_BYTES, sendAudioOrDrop } from "../../../src/pipeline/providers/ws-backlog.js";
+import { MAX_PROVIDER_BACKLOG_BYTES, sendAudioOrDrop } from "../../../src/providers/ws-backlog.js";
 import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";

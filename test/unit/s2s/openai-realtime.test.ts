@@ -3,12 +3,9 @@ import { WebSocket } from "ws";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSetup, S2sToolCall } from "../../../src/s2s/s2s-port.js";
-import {
-  MAX_REALTIME_BACKLOG_BYTES,
-  openAiRealtime,
-  type OpenAiRealtimeOptions,
-  type OpenAiRealtimeSession,
-} from "../../../src/s2s/providers/openai-realtime.js";
+import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/providers/ws-backlog.js";
+import { openAiRealtime, type OpenAiRealtimeOptions } from "../../../src/s2s/providers/openai-realtime.js";
+import type { OpenAiRealtimeSession } from "../../../src/s2s/providers/openai-realtime/session.js";
 import { rampPcm, startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../helpers/fake-openai-realtime.js";
 
 const KEY = { OPENAI_API_KEY: "test-key" };
@@ -460,7 +457,7 @@ describe("openAiRealtime: conversation", () => {
       adapter: {
         connect: (url, options) => {
           const ws = new WebSocket(url, options);
-          Object.defineProperty(ws, "bufferedAmount", { get: () => (congested ? MAX_REALTIME_BACKLOG_BYTES + 1 : 0) });
+          Object.defineProperty(ws, "bufferedAmount", { get: () => (congested ? MAX_PROVIDER_BACKLOG_BYTES + 1 : 0) });
           return ws;
         },
       },

@@ -39,10 +39,10 @@ import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../../stt-port.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey, type ParamValue } from "../provider-options.js";
-import type { ProviderLog } from "../provider-runtime.js";
+import type { ProviderLog } from "../../../providers/provider-log.js";
 import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, keyRefused, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
-import { isRecord } from "../ws-frames.js";
+import { isRecord } from "../../../providers/ws-frames.js";
 
 /** The streaming endpoint, API version v3 (the SDK's `defaultStreamingUrl`, src/services/streaming/service.ts). */
 export const ASSEMBLYAI_STREAMING_URL = "wss://streaming.assemblyai.com/v3/ws";

@@ -39,10 +39,10 @@ import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../../stt-port.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey, type ParamValue } from "../provider-options.js";
-import type { ProviderLog } from "../provider-runtime.js";
+import type { ProviderLog } from "../../../providers/provider-log.js";
 import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
-import { isRecord } from "../ws-frames.js";
+import { isRecord } from "../../../providers/ws-frames.js";
 
 /** The live transcription endpoint, API version v1 (`@deepgram/sdk` 5.13: environment wss://api.deepgram.com + "/v1/listen"). */
 export const DEEPGRAM_LISTEN_URL = "wss://api.deepgram.com/v1/listen";

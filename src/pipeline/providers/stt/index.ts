@@ -2,13 +2,10 @@ import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttProvider } from "../../stt-port.js";
 import type { Env } from "../keys.js";
-import type { ProviderLog } from "../provider-runtime.js";
+import type { ProviderLog } from "../../../providers/provider-log.js";
 import { assemblyAiStt } from "./assemblyai.js";
 import { deepgramStt } from "./deepgram.js";
 import { localStt } from "./local.js";
-
-/** Logging the adapters accept (pino-compatible); kept here for existing importers. */
-export type { ProviderLog } from "../provider-runtime.js";
 
 /**
  * The local recognizer's binary when the descriptor names none (default `pocketsphinx_continuous`

@@ -79,9 +79,10 @@ import { SpeechDetector } from "../../speech-detector.js";
 import { isSttUnavailable as portSttUnavailable, type SttEvents, type SttOpenOptions, type SttProvider, type SttSession } from "../../stt-port.js";
 import { createVad, DEFAULT_VAD_FRAME_MS, type Vad } from "../../vad.js";
 import { optionsOf } from "../provider-options.js";
-import { NO_LOG, shieldSttEvents, type ProviderLog } from "../provider-runtime.js";
+import { NO_LOG, type ProviderLog } from "../../../providers/provider-log.js";
+import { shieldSttEvents } from "../provider-runtime.js";
 import { throwIfAborted } from "../stt-socket.js";
-import { MAX_PROVIDER_BACKLOG_BYTES } from "../ws-backlog.js";
+import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../providers/ws-backlog.js";
 
 export const LOCAL_STT_BINARY = "pocketsphinx_continuous";
 /** Where Debian's `pocketsphinx-en-us` puts the model. */

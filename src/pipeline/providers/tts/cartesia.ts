@@ -24,7 +24,7 @@ import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
 import { ContextSocketSession, nearestRate, spokenUpTo, type StreamState } from "../tts-contexts.js";
 import { ttsSocketRuntime, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
-import { isRecord } from "../ws-frames.js";
+import { isRecord } from "../../../providers/ws-frames.js";
 
 /** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`). */
 export type CartesiaTtsOptions = TtsSocketOptions;

@@ -2,7 +2,7 @@ import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { TtsProvider } from "../../tts-port.js";
 import type { Env } from "../keys.js";
-import type { ProviderLog } from "../provider-runtime.js";
+import type { ProviderLog } from "../../../providers/provider-log.js";
 import { cartesiaTts } from "./cartesia.js";
 import { elevenLabsTts } from "./elevenlabs.js";
 import { localTts } from "./local.js";

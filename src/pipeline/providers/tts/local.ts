@@ -45,7 +45,7 @@ import { GatewayError, messageOf } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import { guardStream, type TtsOpenOptions, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents, type WordTiming } from "../../tts-port.js";
 import { optionsOf } from "../provider-options.js";
-import { NO_LOG, type ProviderLog } from "../provider-runtime.js";
+import { NO_LOG, type ProviderLog } from "../../../providers/provider-log.js";
 import { LOCAL_TTS_WORKER, type LocalVoice, type Speech, type WorkerReply, type WorkerRequest } from "./local-worker.js";
 
 export type { LocalVoice } from "./local-worker.js";

@@ -20,7 +20,7 @@
 import { GatewayError, messageOf } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import { guardStream, type TtsOpenOptions, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../../tts-port.js";
-import { isKeyRefused, ttsKeyRefused } from "../key-refusal.js";
+import { isKeyRefused, ttsKeyRefused } from "../../../providers/key-refusal.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
 import { retrying, type Retrying, type RetryOptions } from "../provider-runtime.js";

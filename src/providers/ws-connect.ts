@@ -4,7 +4,7 @@
  * caller's abort signal. What a refusal at upgrade means: `key-refusal.ts`.
  */
 import { WebSocket, type ClientOptions } from "ws";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../clock.js";
 
 /** Builds a provider socket (tests inject one, e.g. a subclass with a large `bufferedAmount`). */
 export type SocketFactory = (url: string, options: ClientOptions) => WebSocket;
@@ -12,9 +12,33 @@ export type SocketFactory = (url: string, options: ClientOptions) => WebSocket;
 /** Audio is binary or base64: permessage-deflate would cost CPU and a zlib context per socket for little gain. */
 export const newWebSocket: SocketFactory = (url, options) => new WebSocket(url, { perMessageDeflate: false, ...options });
 
-/** What an aborted open rejects with: the signal's reason when it is an Error. */
-export function abortReason(signal: AbortSignal | undefined, fallback: string): Error {
-  return signal?.reason instanceof Error ? signal.reason : new Error(fallback);
+/**
+ * Close cleanly (1000), or drop the socket if the close handshake takes longer than `timeoutMs`;
+ * a socket still connecting is dropped at once. Resolves once the socket is closed.
+ */
+export function closeGracefully(ws: WebSocket, clock: Clock, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (ws.readyState === WebSocket.CLOSED) {
+      resolve();
+      return;
+    }
+    const timer = clock.setTimeout(() => {
+      ws.terminate();
+      resolve();
+    }, timeoutMs);
+    ws.once("close", () => {
+      timer.cancel();
+      resolve();
+    });
+    if (ws.readyState === WebSocket.OPEN) ws.close(1000);
+    else if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+  });
+}
+
+/** What an aborted open rejects with: the signal's reason when it is an Error, else `fallback` (a message, or the adapter's own error). */
+export function abortReason(signal: AbortSignal | undefined, fallback: string | (() => Error)): Error {
+  if (signal?.reason instanceof Error) return signal.reason;
+  return typeof fallback === "string" ? new Error(fallback) : fallback();
 }
 
 export interface OpenDeadlineOptions {

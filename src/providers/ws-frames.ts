@@ -1,9 +1,21 @@
-/** Reading a provider socket's frames: their text, their size, and whether parsed JSON is an object. */
+/** Reading a provider socket's frames: their text, their size, whether parsed JSON is an object, and its fields. */
 import type { RawData } from "ws";
 
 /** A JSON object (not null, not an array). */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `object[key]` when it is an object. */
+export function recordAt(object: Record<string, unknown> | undefined, key: string): Record<string, unknown> | undefined {
+  const value = object?.[key];
+  return isRecord(value) ? value : undefined;
+}
+
+/** `object[key]` when it is a string. */
+export function stringAt(object: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = object?.[key];
+  return typeof value === "string" ? value : undefined;
 }
 
 /** A frame as UTF-8 text, whichever shape `ws` delivered it in. */

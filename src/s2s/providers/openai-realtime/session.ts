@@ -1,0 +1,330 @@
+/**
+ * OpenAI Realtime: the conversation on the session's sockets (the socket itself: `connection.ts`).
+ * Server events become port events; each new socket gets the conversation so far, plus any tool
+ * results whose follow-up response never started, so each call is answered exactly once. One
+ * in-band response at a time: `in-band.ts`.
+ */
+import { GatewayError, messageOf } from "../../../errors.js";
+import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
+import { recordAt, stringAt } from "../../../providers/ws-frames.js";
+import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession } from "../../s2s-port.js";
+import { shieldEvents } from "../../shield-events.js";
+import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
+import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
+import { InBandResponses, type InBandRequest } from "./in-band.js";
+import { errorText, historyItem, isOutOfBand, OOB_METADATA, parseArgs, readStatus, readUsage, sessionUpdate } from "./wire.js";
+
+/** The session, plus what it dropped. */
+export interface OpenAiRealtimeSession extends S2sSession {
+  /** Mic audio dropped: over the backlog limit, or while reconnecting. */
+  readonly droppedAudioBytes: number;
+}
+
+interface ToolCallRecord {
+  readonly name: string;
+  readonly arguments: string;
+  readonly generation: number;
+}
+
+export class RealtimeSession implements OpenAiRealtimeSession {
+  readonly audioFormat: S2sAudioFormat;
+  readonly inputSampleRate: number;
+  readonly outputSampleRate: number;
+  readonly #bytesPerMs: number;
+  readonly #events: S2sEvents;
+  readonly #conn: RealtimeConnection;
+  readonly #inBand: InBandResponses;
+  #closing: Promise<void> | undefined;
+  #dropped = 0;
+  #dropping = false;
+  /** Responses started and not done: outOfBand per id. */
+  readonly #responses = new Map<string, boolean>();
+  /** Audio bytes received per assistant item, for clamping `truncate`. */
+  readonly #itemAudio = new Map<string, number>();
+  /** Interim user transcript per input item. */
+  readonly #userText = new Map<string, string>();
+  /** `function_call` items by item id (their name, should `.done` omit it). */
+  readonly #callItems = new Map<string, string>();
+  /** Tool calls made, by call_id (re-declared before their result on a newer socket). */
+  readonly #calls = new Map<string, ToolCallRecord>();
+  /** Results sent whose follow-up response has not started yet, by call_id. */
+  readonly #pendingResults = new Map<string, string>();
+  #pendingRespond = false;
+  /** Out-of-band `response.create`s asked for while reconnecting (they never wait for the slot). */
+  #queuedOutOfBand: object[] = [];
+
+  constructor(
+    config: RealtimeConfig,
+    private readonly runtime: Runtime,
+    private readonly openOptions: S2sOpenOptions,
+    events: S2sEvents,
+  ) {
+    this.#events = shieldEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
+    this.audioFormat = openOptions.audioFormat ?? "pcm16";
+    const wire = wireFormat(this.audioFormat);
+    this.inputSampleRate = wire.rate;
+    this.outputSampleRate = wire.rate;
+    this.#bytesPerMs = wire.bytesPerMs;
+    this.#conn = new RealtimeConnection(config, runtime, {
+      sessionUpdate: () => sessionUpdate(config, openOptions.setup, this.audioFormat),
+      ready: (link) => this.#replay(link),
+      event: (link, type, message) => this.#onEvent(link, type, message),
+      lost: () => this.#lost(),
+      reconnected: () => this.#events.reconnected?.(),
+      gaveUp: (error) => {
+        this.#events.error(error, { fatal: true });
+        this.#events.closed({ expected: false });
+      },
+    });
+    this.#inBand = new InBandResponses(
+      {
+        ready: () => this.#conn.readyLink() !== undefined,
+        send: (message) => {
+          const link = this.#conn.readyLink();
+          if (link !== undefined) this.#conn.send(link, message);
+        },
+      },
+      runtime.log,
+    );
+  }
+
+  get droppedAudioBytes(): number {
+    return this.#dropped;
+  }
+
+  /** The first socket: resolves after `session.updated`. */
+  start(signal: AbortSignal | undefined): Promise<void> {
+    return this.#conn.start(signal);
+  }
+
+  sendAudio(pcm: Uint8Array): void {
+    const link = this.#conn.readyLink();
+    const audio = link === undefined ? "" : Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64");
+    if (link === undefined || sendAudioOrDrop(link.ws, JSON.stringify({ type: "input_audio_buffer.append", audio }), pcm.byteLength) > 0) {
+      this.#dropped += pcm.byteLength;
+      if (!this.#dropping) this.runtime.log.warn({ bytes: pcm.byteLength, reconnecting: link === undefined }, `${VENDOR}: dropping mic audio (backlog or reconnect)`);
+      this.#dropping = true;
+      return;
+    }
+    this.#dropping = false;
+  }
+
+  createResponse(options: { readonly instructions?: string; readonly outOfBand?: boolean } = {}): void {
+    const response: Record<string, unknown> = {};
+    if (options.instructions !== undefined) response.instructions = options.instructions;
+    if (options.outOfBand === true) {
+      // docs/vendors.md (OpenAI Realtime), "Out of band": not written to the conversation, an
+      // empty context, and no tools (tool_choice "none" too, so a session-wide forced tool cannot clash).
+      Object.assign(response, { conversation: "none", tools: [], tool_choice: "none", input: [], metadata: OOB_METADATA });
+    }
+    if (options.outOfBand !== true) {
+      this.#ask({ response: Object.keys(response).length === 0 ? undefined : response });
+      return;
+    }
+    // Out of band: not in the default conversation, so it never waits for the slot.
+    const message = { type: "response.create", response };
+    const link = this.#conn.readyLink();
+    if (link !== undefined) this.#conn.send(link, message);
+    else if (!this.#conn.ended) this.#queuedOutOfBand.push(message);
+  }
+
+  #ask(request: InBandRequest): void {
+    if (!this.#conn.ended) this.#inBand.ask(request);
+  }
+
+  /** A typed user turn: a user message item, then a response (docs/vendors.md (OpenAI Realtime), "Conversation items"). */
+  sendText(text: string): void {
+    const link = this.#conn.readyLink();
+    // While reconnecting the runner has already committed the line, so the history replay carries it.
+    if (link !== undefined) this.#conn.send(link, historyItem({ role: "user", text }));
+    this.createResponse();
+  }
+
+  cancelResponse(responseId?: string): void {
+    // Only while the response runs on this socket (the named one; unnamed, the default conversation's):
+    // from its response.created to its response.done. While reconnecting it died with the socket.
+    const link = this.#conn.readyLink();
+    const runs = responseId === undefined ? this.#inBand.running : this.#responses.has(responseId);
+    if (link === undefined || !runs) {
+      this.runtime.log.debug({ responseId }, `${VENDOR}: no such response running; nothing to cancel`);
+      return;
+    }
+    const eventId = this.#inBand.cancelEventId();
+    this.#conn.send(link, { type: "response.cancel", event_id: eventId, ...(responseId === undefined ? {} : { response_id: responseId }) });
+  }
+
+  truncate(itemId: string, audioEndMs: number): void {
+    const link = this.#conn.readyLink();
+    const bytes = this.#itemAudio.get(itemId);
+    if (link === undefined || bytes === undefined) {
+      this.runtime.log.debug({ itemId }, `${VENDOR}: truncate of an item not on this socket; skipped`);
+      return;
+    }
+    // docs/vendors.md (OpenAI Realtime): an `audio_end_ms` past the item's audio is an error, so clamp to what arrived.
+    const receivedMs = Math.floor(bytes / this.#bytesPerMs);
+    const end = Math.max(0, Math.min(Math.floor(audioEndMs), receivedMs));
+    this.#conn.send(link, { type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: end });
+  }
+
+  sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void {
+    // Kept until a response starts after them: a drop before that re-sends them on the next socket.
+    for (const { callId, output } of results) this.#pendingResults.set(callId, output);
+    if (respond && results.length > 0) this.#pendingRespond = true;
+    const link = this.#conn.readyLink();
+    if (link === undefined) return;
+    for (const { callId, output } of results) this.#sendToolResult(link, callId, output);
+    // docs/vendors.md (OpenAI Realtime), "Conversation items": the model does not continue on its own.
+    if (respond) this.#ask({ response: undefined });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#conn.close().then((live) => {
+      if (live) this.#events.closed({ expected: true });
+    });
+    return this.#closing;
+  }
+
+  #sendToolResult(link: Link, callId: string, output: string): void {
+    const call = this.#calls.get(callId);
+    if (call !== undefined && call.generation !== link.generation) {
+      // [INF] a function_call_output needs its function_call in the conversation.
+      this.#conn.send(link, { type: "conversation.item.create", item: { type: "function_call", call_id: callId, name: call.name, arguments: call.arguments } });
+    }
+    this.#conn.send(link, { type: "conversation.item.create", item: { type: "function_call_output", call_id: callId, output } });
+  }
+
+  /** The socket is gone: what lived on it (responses in flight, partial transcripts, item audio) ends with it. */
+  #lost(): void {
+    for (const [responseId, outOfBand] of this.#responses) this.#events.responseDone({ responseId, outOfBand, status: "failed" });
+    this.#responses.clear();
+    this.#inBand.lost();
+    this.#itemAudio.clear();
+    this.#userText.clear();
+    this.#callItems.clear();
+  }
+
+  /**
+   * What a new socket needs (docs/vendors.md (OpenAI Realtime), "Conversation items"): the
+   * committed lines in order, then each tool result not yet followed by a response (its call
+   * re-declared first, since this conversation never saw it), then the follow-up response and any
+   * asked for while reconnecting.
+   */
+  #replay(link: Link): void {
+    let history: readonly S2sHistoryItem[] = [];
+    try {
+      history = this.openOptions.history();
+    } catch (error) {
+      this.runtime.log.warn({ err: messageOf(error) }, `${VENDOR}: history() threw; the conversation is not replayed`);
+    }
+    for (const item of history) this.#conn.send(link, historyItem(item));
+    for (const [callId, output] of this.#pendingResults) this.#sendToolResult(link, callId, output);
+    for (const message of this.#queuedOutOfBand.splice(0)) this.#conn.send(link, message);
+    // Everything is in the conversation now: a plain response answers it all (held ones coalesce with it).
+    if (this.#pendingRespond && this.#pendingResults.size > 0) this.#inBand.hold({ response: undefined }, "first");
+    this.#inBand.next();
+  }
+
+  /** Server events (docs/vendors.md (OpenAI Realtime), "Server events": the GA names and the beta ones still seen). */
+  #onEvent(link: Link, type: string, message: Record<string, unknown>): void {
+    const events = this.#events;
+    switch (type) {
+      case "input_audio_buffer.speech_started":
+        this.#conn.healthy();
+        events.speechStarted();
+        return;
+      case "input_audio_buffer.speech_stopped":
+        events.speechStopped();
+        return;
+      case "conversation.item.input_audio_transcription.delta": {
+        const itemId = stringAt(message, "item_id") ?? "";
+        const text = (this.#userText.get(itemId) ?? "") + (stringAt(message, "delta") ?? "");
+        this.#userText.set(itemId, text);
+        events.userTranscript(text, { final: false });
+        return;
+      }
+      case "conversation.item.input_audio_transcription.completed": {
+        const itemId = stringAt(message, "item_id") ?? "";
+        this.#userText.delete(itemId);
+        events.userTranscript(stringAt(message, "transcript") ?? "", { final: true });
+        return;
+      }
+      case "conversation.item.input_audio_transcription.failed":
+        this.#userText.delete(stringAt(message, "item_id") ?? "");
+        this.runtime.log.warn({ err: errorText(message) }, `${VENDOR}: input transcription failed`);
+        return;
+      case "response.created": {
+        const response = recordAt(message, "response");
+        const responseId = stringAt(response, "id");
+        if (responseId === undefined) return;
+        const outOfBand = isOutOfBand(response);
+        this.#responses.set(responseId, outOfBand);
+        this.#conn.healthy();
+        if (!outOfBand) this.#inBand.started(responseId, response);
+        // Tool results sent so far are in the context of this response: delivered.
+        if (!outOfBand) this.#toolResultsDelivered();
+        events.responseStarted({ responseId, outOfBand });
+        return;
+      }
+      case "response.output_item.added": {
+        const item = recordAt(message, "item");
+        const itemId = stringAt(item, "id");
+        const name = stringAt(item, "name");
+        if (stringAt(item, "type") === "function_call" && itemId !== undefined && name !== undefined) this.#callItems.set(itemId, name);
+        return;
+      }
+      case "response.output_audio.delta":
+      case "response.audio.delta": {
+        const delta = stringAt(message, "delta");
+        if (delta === undefined) return;
+        const pcm = Buffer.from(delta, "base64");
+        const itemId = stringAt(message, "item_id") ?? "";
+        this.#itemAudio.set(itemId, (this.#itemAudio.get(itemId) ?? 0) + pcm.byteLength);
+        events.audio(pcm, { responseId: stringAt(message, "response_id") ?? "", itemId });
+        return;
+      }
+      case "response.output_audio_transcript.delta":
+      case "response.audio_transcript.delta": {
+        const delta = stringAt(message, "delta");
+        if (delta !== undefined && delta !== "") events.agentTranscript(delta, { responseId: stringAt(message, "response_id") ?? "", itemId: stringAt(message, "item_id") ?? "" });
+        return;
+      }
+      case "response.function_call_arguments.done": {
+        const callId = stringAt(message, "call_id");
+        const itemId = stringAt(message, "item_id") ?? "";
+        const name = stringAt(message, "name") ?? this.#callItems.get(itemId);
+        if (callId === undefined || name === undefined) {
+          this.runtime.log.warn({ callId, itemId }, `${VENDOR}: a function call without call_id or name; ignored`);
+          return;
+        }
+        const raw = stringAt(message, "arguments") ?? "";
+        this.#calls.set(callId, { name, arguments: raw, generation: link.generation });
+        events.toolCall({ callId, name, args: parseArgs(raw), responseId: stringAt(message, "response_id") ?? "" });
+        return;
+      }
+      case "response.done": {
+        const response = recordAt(message, "response");
+        const responseId = stringAt(response, "id");
+        if (responseId === undefined) return;
+        const outOfBand = this.#responses.get(responseId) ?? isOutOfBand(response);
+        this.#responses.delete(responseId);
+        const usage = readUsage(recordAt(response, "usage"));
+        events.responseDone({ responseId, outOfBand, status: readStatus(response?.status), ...(usage === undefined ? {} : { usage }) });
+        if (!outOfBand) this.#inBand.done(responseId);
+        return;
+      }
+      case "error": {
+        if (this.#inBand.expectedError(stringAt(recordAt(message, "error"), "event_id"))) return;
+        events.error(new GatewayError("s2s", `${VENDOR}: ${errorText(message)}`), { fatal: false });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  #toolResultsDelivered(): void {
+    for (const callId of this.#pendingResults.keys()) this.#calls.delete(callId);
+    this.#pendingResults.clear();
+    this.#pendingRespond = false;
+  }
+}

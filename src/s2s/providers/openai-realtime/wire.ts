@@ -1,0 +1,95 @@
+/** OpenAI Realtime: the client messages we build and the server fields we read (docs/vendors.md (OpenAI Realtime)). */
+import { GatewayError } from "../../../errors.js";
+import { isKeyRefused, isRetryableStatus } from "../../../providers/key-refusal.js";
+import { isTransientClose } from "../../../providers/close-codes.js";
+import { recordAt, stringAt } from "../../../providers/ws-frames.js";
+import type { S2sAudioFormat, S2sHistoryItem, S2sSetup } from "../../s2s-port.js";
+import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
+
+/** Tags our out-of-band responses (docs/vendors.md (OpenAI Realtime), "Out of band": `metadata`, up to 16 string pairs). */
+export const OOB_METADATA = { switchboard: "oob" } as const;
+
+/** The one `session.update` of a socket (docs/vendors.md (OpenAI Realtime), `session.update`). */
+export function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S2sAudioFormat): object {
+  const wire = wireFormat(format).json;
+  const transcription =
+    config.transcription === false
+      ? undefined
+      : { model: config.transcription, ...(setup.transcriptionPrompt === undefined ? {} : { prompt: setup.transcriptionPrompt }) };
+  return {
+    type: "session.update",
+    session: {
+      type: "realtime",
+      model: config.model,
+      instructions: setup.instructions,
+      output_modalities: ["audio"],
+      audio: {
+        input: {
+          format: wire,
+          ...(transcription === undefined ? {} : { transcription }),
+          // The port has no commit: the service's VAD ends turns and starts responses.
+          turn_detection: { ...config.turnDetection, create_response: true, interrupt_response: setup.interruptResponse },
+        },
+        output: { format: wire, voice: config.voice },
+      },
+      // Function tools are flat objects (GA), not `{type, function:{…}}`.
+      tools: setup.tools.map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters })),
+      tool_choice: typeof setup.toolChoice === "string" ? setup.toolChoice : { type: "function", name: setup.toolChoice.toolName },
+    },
+  };
+}
+
+/** A committed line as a conversation item: user `input_text`, assistant `output_text` (docs/vendors.md (OpenAI Realtime), "Conversation items"). */
+export function historyItem(item: S2sHistoryItem): object {
+  const part = item.role === "user" ? { type: "input_text", text: item.text } : { type: "output_text", text: item.text };
+  return { type: "conversation.item.create", item: { type: "message", role: item.role, content: [part] } };
+}
+
+/** Ours carry our metadata; any response with `conversation_id: null` is out of band (docs/vendors.md (OpenAI Realtime)). */
+export function isOutOfBand(response: Record<string, unknown> | undefined): boolean {
+  return response?.conversation_id === null || stringAt(recordAt(response, "metadata"), "switchboard") === OOB_METADATA.switchboard;
+}
+
+export function readStatus(status: unknown): "completed" | "cancelled" | "failed" | "incomplete" {
+  return status === "completed" || status === "cancelled" || status === "incomplete" ? status : "failed";
+}
+
+export function readUsage(usage: Record<string, unknown> | undefined): { inputTokens: number; outputTokens: number; totalTokens: number } | undefined {
+  if (usage === undefined) return undefined;
+  const count = (key: string): number => {
+    const value = usage[key];
+    return typeof value === "number" ? value : 0;
+  };
+  const inputTokens = count("input_tokens");
+  const outputTokens = count("output_tokens");
+  return { inputTokens, outputTokens, totalTokens: typeof usage.total_tokens === "number" ? usage.total_tokens : inputTokens + outputTokens };
+}
+
+/** Arguments are a JSON string (docs/vendors.md (OpenAI Realtime)); the raw string when they are not JSON. */
+export function parseArgs(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+/** `error {type, code, message}` as one line. */
+export function errorText(message: Record<string, unknown>): string {
+  const error = recordAt(message, "error");
+  const text = stringAt(error, "message") ?? "unknown error";
+  const code = stringAt(error, "code") ?? stringAt(error, "type");
+  return code === undefined ? text : `${text} (${code})`;
+}
+
+/** An HTTP answer at upgrade: 401/403 is the key (fatal, naming the variable; the body is left out, it may echo the key). */
+export function upgradeRefusal(status: number, keyVariable: string): GatewayError {
+  if (isKeyRefused(status)) return new GatewayError("s2s", `${VENDOR} refused the API key (HTTP ${status}): check ${keyVariable}.`, { fatal: true });
+  return new GatewayError("s2s", `${VENDOR} refused the connection (HTTP ${status}).`, { fatal: !isRetryableStatus(status) });
+}
+
+/** A close before `session.updated` that was not an HTTP refusal: fatal unless the close-code table says transient. */
+export function handshakeClose(code: number, reason: string, socketError: Error | undefined): GatewayError {
+  const detail = socketError?.message ?? `closed (${code}${reason === "" ? "" : ` ${reason}`})`;
+  return new GatewayError("s2s", `${VENDOR} connection failed: ${detail}`, { fatal: !isTransientClose(code), ...(socketError === undefined ? {} : { cause: socketError }) });
+}
