@@ -1,9 +1,9 @@
-// The soak of bench/soak.ts, shortened for CI: 40 sessions of every kind (text, pipeline, s2s,
+// The soak of bench/soak/run.ts, shortened for CI: 40 sessions of every kind (text, pipeline, s2s,
 // phone) against one gateway process for 60 s, churned all along. `npm run soak` is the same code
 // for 10 minutes at 100 sessions, with its figures in docs/reliability.md.
 import { afterAll, describe, expect, it } from "vitest";
-import { HANDLE_SLACK, runSoak, type SoakResult } from "../../bench/soak.js";
-import { KINDS } from "../../bench/soak-protocol.js";
+import { HANDLE_SLACK, runSoak, type SoakResult } from "../../bench/soak/run.js";
+import { KINDS } from "../../bench/soak/protocol.js";
 
 const SECONDS = 60;
 /** What 2 shared cores hold with room to spare: about 0.3 cores for the gateway, a little more for the callers and fakes. */
