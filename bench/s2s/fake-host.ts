@@ -1,16 +1,15 @@
 /**
- * The s2s bench's provider: the loopback fake OpenAI Realtime server (test/helpers), hosted in
- * the process under test (the gateway's runner, or the relay child) so both servers pay for it.
+ * The s2s bench's provider: the loopback fake OpenAI Realtime server (fakes/openai-realtime.ts),
+ * hosted in the process under test (the gateway's runner, or the relay child) so both servers pay
+ * for it.
  *
- * The fake's `userSays` drives the latest open connection only. Connection k (0-based, counted
- * from the phase's first) is the bench's client k + 1, because callers connect one at a time (bench/s2s/load.ts). To drive one
- * connection, `turn` moves it to the end of the fake's `connections` list for the synchronous
- * start of `userSays` (which picks its connection before its first await), then puts it back.
+ * Connection k (0-based, counted from the phase's first) is the bench's client k + 1, because
+ * callers connect one at a time (bench/s2s/load.ts); `turn` plays the fake's `userSays` on it.
  * Each driven connection's socket `send` is wrapped to timestamp (monoMs) the fake handing the
  * first `response.output_audio.delta` of the turn to `ws`.
  */
 import type WebSocket from "ws";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeRealtimeConnection } from "../../test/helpers/fake-openai-realtime.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeRealtimeConnection } from "../../fakes/openai-realtime.js";
 import { userLine } from "../shared/protocol.js";
 import { monoMs } from "../shared/stats.js";
 
@@ -50,12 +49,7 @@ export class FakeHost {
     }
     this.#wrap(conn);
     this.#due.set(conn.index, { client, turn });
-    const at = list.indexOf(conn);
-    const last = list.length - 1;
-    [list[at], list[last]] = [list[last]!, list[at]!];
-    const done = this.service.userSays(userLine(client, turn));
-    [list[at], list[last]] = [list[last], list[at]];
-    done.catch(() => undefined);
+    this.service.userSays(userLine(client, turn), conn).catch(() => undefined);
   }
 
   /** This phase's marks; the next phase's clients start after the connections so far. */

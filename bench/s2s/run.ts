@@ -188,7 +188,7 @@ function section(report: Report): string {
     "## Speech-to-speech: provider audio → client frame, and cost per session",
     "",
     "Run `npm run bench:s2s` (options `--sessions N` / `BENCH_SESSIONS`, default 50; `--turns T` / `BENCH_TURNS`, default 5; `--no-docs`). " +
-      "The runner hosts the gateway (an `openai-realtime` s2s agent) and the loopback fake Realtime server (`test/helpers/fake-openai-realtime.ts`, " +
+      "The runner hosts the gateway (an `openai-realtime` s2s agent) and the loopback fake Realtime server (`fakes/openai-realtime.ts`, " +
       "unpaced: 200 ms of 24 kHz audio per reply in 20 ms deltas, one event-loop turn apart). Callers (`bench/s2s/load.ts`, own process) stream a " +
       "20 ms PCM16 16 kHz frame every 20 ms and take turns: the runner plays `userSays` on that caller's fake connection. Latency is from the fake " +
       "handing a reply's first `response.output_audio.delta` to its socket (monoMs, in the server process) to the caller receiving the reply's first " +

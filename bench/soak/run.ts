@@ -15,10 +15,12 @@
  * hold no session and about as many handles as before the load.
  *
  * Options (env): SOAK_SECONDS (default 600), SOAK_SESSIONS (default 100), SOAK_NO_DOCS=1 (print
- * only). Writes docs/reliability.md between the soak markers. `runSoak` is what
- * test/soak/soak.test.ts runs for 60 s.
+ * only), SOAK_QUIET=1 (no progress lines), SOAK_RESULT=<file> (also write the result there as JSON,
+ * with `handleSlack` and `kinds`: what test/soak/soak.test.ts runs for 60 s and reads). Writes
+ * docs/reliability.md between the soak markers.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -476,7 +478,9 @@ async function main(): Promise<number> {
   if (!Number.isInteger(sessions) || sessions < 4) throw new Error(`SOAK_SESSIONS must be a whole number ≥ 4, got ${process.env.SOAK_SESSIONS}`);
   const ac = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => ac.abort());
-  const result = await runSoak({ seconds, sessions, signal: ac.signal });
+  const result = await runSoak({ seconds, sessions, progress: process.env.SOAK_QUIET !== "1", signal: ac.signal });
+  const resultFile = process.env.SOAK_RESULT;
+  if (resultFile !== undefined && resultFile !== "") writeFileSync(resultFile, JSON.stringify({ ...result, handleSlack: HANDLE_SLACK, kinds: KINDS }));
   const command = seconds === 600 && sessions === 100 ? "npm run soak" : `SOAK_SECONDS=${seconds} SOAK_SESSIONS=${sessions} npm run soak`;
   const body = soakBody(result, command);
   console.log(`\n${body}\n`);

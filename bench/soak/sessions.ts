@@ -10,7 +10,7 @@
  *   say the final in the gateway process; latency is final asked → first audio frame. A long turn
  *   (a 2 s reply) is barged in on: 600 ms of speech 300 ms into the audio, which then becomes the
  *   next turn.
- * - s2s (browser socket) and phone (a Twilio media stream, test/helpers/fake-carrier.ts): loud mic
+ * - s2s (browser socket) and phone (a Twilio media stream, fakes/carrier.ts): loud mic
  *   audio the Realtime fake's VAD hears (bench/soak/fake-realtime.ts); 500 ms of it asks for the order
  *   tool. Latency is end of speech → first agent audio (the fake waits 120 ms of quiet first). A
  *   long turn is barged in on 200 ms into the reply. A phone turn ends when the line has been
@@ -24,7 +24,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws";
 import { encodeMulaw } from "../../src/audio/g711.js";
-import { FakeCarrier } from "../../test/helpers/fake-carrier.js";
+import { FakeCarrier } from "../../fakes/carrier.js";
 import { micFrame, replyTag, userLine } from "../shared/protocol.js";
 import { intentOf, type Kind, type SoakUrls } from "./protocol.js";
 import { monoMs } from "../shared/stats.js";

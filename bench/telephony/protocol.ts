@@ -36,7 +36,11 @@ export function taggedFrame(kind: number, id: number, at: number): Buffer {
 /** The tag at the start of a base64 payload, if it is of `kind`. Decodes only the tag's characters. */
 export function readTag(payload: string, kind: number): { readonly id: number; readonly at: number } | undefined {
   if (payload.length < TAG_BASE64_CHARS) return undefined;
-  const head = Buffer.from(payload.slice(0, TAG_BASE64_CHARS), "base64");
+  return readFrameTag(Buffer.from(payload.slice(0, TAG_BASE64_CHARS), "base64"), kind);
+}
+
+/** The tag at the start of decoded audio, if it is of `kind`. */
+export function readFrameTag(head: Buffer, kind: number): { readonly id: number; readonly at: number } | undefined {
   if (head.byteLength < TAG_BYTES || head.readUInt16LE(0) !== kind) return undefined;
   return { id: head.readUInt32LE(2), at: head.readDoubleLE(6) };
 }

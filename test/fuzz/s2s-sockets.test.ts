@@ -16,7 +16,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { openAiRealtime, type RealtimeSocketFactory } from "../../src/s2s/providers/openai-realtime.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 import { report, runs, SEED } from "./figures.js";
 

@@ -4,7 +4,7 @@ import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import { ASSEMBLYAI_FATAL_CLOSE_CODES, assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/pipeline/providers/ws-backlog.js";
 import type { SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
-import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../helpers/fake-assemblyai.js";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../../fakes/assemblyai.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };

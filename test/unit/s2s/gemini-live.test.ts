@@ -3,7 +3,7 @@ import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { GEMINI_LIVE_DEFAULT_MODEL, GEMINI_LIVE_URL, GEMINI_RESUMPTION_WAIT_MS, geminiLive, toGeminiSchema, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
-import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../helpers/fake-gemini-live.js";
+import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../../fakes/gemini-live.js";
 
 const ENV = { GOOGLE_API_KEY: FAKE_GEMINI_KEY };
 

@@ -9,7 +9,7 @@ import {
   type OpenAiRealtimeOptions,
   type OpenAiRealtimeSession,
 } from "../../../src/s2s/providers/openai-realtime.js";
-import { rampPcm, startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../helpers/fake-openai-realtime.js";
+import { rampPcm, startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../../fakes/openai-realtime.js";
 
 const KEY = { OPENAI_API_KEY: "test-key" };
 

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { audioFakeWaits, type AudioFakeWaits } from "./fake-ws-waits.js";
+import { audioFakeWaits, type AudioFakeWaits } from "./ws-waits.js";
 
 export const FAKE_ASSEMBLYAI_KEY = "fake-assemblyai-key";
 

@@ -7,7 +7,7 @@
 // character becomes `msPerChar` ms of samples whose value is the character code.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { pcmForText } from "./fake-tts-pcm.js";
+import { pcmForText } from "./tts-pcm.js";
 
 export const OPENAI_PCM_RATE = 24000;
 
@@ -49,7 +49,7 @@ export interface FakeOpenAiTts {
   close(): Promise<void>;
 }
 
-export { pcmForText, samplesPerChar, textFromPcm } from "./fake-tts-pcm.js";
+export { pcmForText, samplesPerChar, textFromPcm } from "./tts-pcm.js";
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

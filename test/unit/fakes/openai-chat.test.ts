@@ -1,7 +1,7 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { APICallError, generateText, isStepCount, jsonSchema, streamText, tool } from "ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../helpers/fake-openai-server.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../../fakes/openai-chat.js";
 
 let server: FakeOpenAiServer;
 

@@ -18,7 +18,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { until } from "./fake-ws-waits.js";
+import { until } from "./ws-waits.js";
 
 export const FAKE_GEMINI_KEY = "fake-gemini-key";
 const PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";

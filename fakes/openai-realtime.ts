@@ -1,4 +1,5 @@
-// A fake OpenAI Realtime (GA) WebSocket server (docs/vendors.md (OpenAI Realtime)) on loopback, for s2s adapter tests.
+// A fake OpenAI Realtime (GA) WebSocket server (docs/vendors.md (OpenAI Realtime)) on loopback: the one
+// the s2s adapter tests, the gateway tests and the benches (s2s, telephony, scale, soak) all run on.
 //
 // It speaks the real event sequences: `session.created` on connect, `session.updated` for each
 // `session.update`, and for each `response.create` a scripted response (the next enqueued turn):
@@ -20,6 +21,12 @@
 // With `manualResponses` the test plays the service itself: `response.create` is recorded and left
 // waiting, and `startResponse` / `speakIn` / `callIn` / `finish` send the same event sequences one
 // step at a time (a cancel, or the caller's speech with `interrupt_response`, ends the response at once).
+//
+// A bench plays the caller instead (`FakeCallerDriver`): it hears each connection's appended audio
+// (`onAppend`), drives that connection's turns (`speechStarted` / `speechStopped` / `userSays` take a
+// connection), picks each response (`reply`) and learns when it ends (`onResponseDone`). With
+// `realTime`, audio goes out on the wall clock (one `chunkMs` delta every `chunkMs`); with `record:
+// false` the fake keeps no history (no messages, audio or events), so it can run for as long as a soak.
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -47,6 +54,30 @@ export interface FakeRealtimeTurn {
   readonly toolCalls?: readonly { readonly name: string; readonly args: unknown }[];
 }
 
+/** A response as it ends (`onResponseDone`). */
+export interface FakeRealtimeEnded {
+  readonly id: string;
+  readonly outOfBand: boolean;
+  readonly status: "completed" | "cancelled";
+}
+
+/**
+ * A caller played by a bench: hooks the fake calls per connection. Each runs synchronously inside
+ * the fake's handling of the event that triggers it.
+ */
+export interface FakeCallerDriver {
+  /** Each decoded `input_audio_buffer.append`, as it arrives. */
+  onAppend?(connection: FakeRealtimeConnection, audio: Buffer): void;
+  /** After each answered `session.update` (`connection.session` holds the merged session). */
+  onSessionUpdate?(connection: FakeRealtimeConnection): void;
+  /** The response to a `response.create` (`request`: its `response` object) or to the service's own VAD turn (undefined); default: the queue. */
+  reply?(connection: FakeRealtimeConnection, request: Record<string, unknown> | undefined): FakeRealtimeTurn;
+  /** After each scripted response's `response.done`. */
+  onResponseDone?(connection: FakeRealtimeConnection, response: FakeRealtimeEnded): void;
+  /** The audio of one delta, `ms` long, `offsetMs` into its item, called as it is sent (default: the ramps). */
+  audio?(connection: FakeRealtimeConnection, ms: number, offsetMs: number): Buffer;
+}
+
 export interface FakeOpenAiRealtimeOptions {
   /** The accepted key (default "test-key"). */
   readonly apiKey?: string;
@@ -54,6 +85,18 @@ export interface FakeOpenAiRealtimeOptions {
   readonly chunkMs?: number;
   /** Real-time pause between audio deltas (default 0: one event-loop turn). */
   readonly paceMs?: number;
+  /** Send each delta at its place on the wall clock (the response's start + the audio sent before it); overrides `paceMs`. */
+  readonly realTime?: boolean;
+  /** Keep the history (`messages`, each connection's `messages`, `audioIn`, events sent; default true). Off, `violations` keeps the first 50. */
+  readonly record?: boolean;
+  /** A caller played by a bench (see the header). */
+  readonly driver?: FakeCallerDriver;
+  /**
+   * Note a second `session.update` on a socket in `violations` (default true). The service accepts
+   * any number; one per socket is the gateway adapter's own rule (docs/vendors.md (OpenAI Realtime)),
+   * which its tests hold it to. Off for a peer that updates again (the Agents SDK).
+   */
+  readonly oneSessionUpdate?: boolean;
   /** Send the beta event names (`response.audio.delta`, `response.audio_transcript.delta`). */
   readonly betaNames?: boolean;
   /** Never send `session.created` (a hung handshake). */
@@ -95,6 +138,8 @@ export interface FakeRealtimeConnection {
   /** Conversation items (ids, types), in order: what this socket's conversation holds. */
   readonly items: { id: string; type: string; role?: string; callId?: string }[];
   open: boolean;
+  /** An in-band response is running. */
+  readonly responding: boolean;
   /** This connection's `session.update` is never answered (`holdSessionUpdated`, or `holdNextSetup`). */
   holdSetup: boolean;
 }
@@ -118,10 +163,12 @@ export interface FakeOpenAiRealtime {
   readonly upgrades: number;
   /** Queue scripted responses (used in order; when empty a response says "Okay."). */
   enqueue(...turns: FakeRealtimeTurn[]): void;
-  /** The caller starts speaking: `speech_started`, and a running response is cancelled if `interrupt_response`. */
-  speechStarted(): void;
+  /** The caller starts speaking on `connection` (default: the latest open one): `speech_started`, and a running response is cancelled if `interrupt_response`. */
+  speechStarted(connection?: FakeRealtimeConnection): void;
+  /** The caller stops: `speech_stopped`, commit, transcription, then the automatic response (resolves when it is done). */
+  speechStopped(text: string, connection?: FakeRealtimeConnection): Promise<void>;
   /** A whole caller turn: VAD, commit, transcription, then the automatic response (resolves when it is done). */
-  userSays(text: string): Promise<void>;
+  userSays(text: string, connection?: FakeRealtimeConnection): Promise<void>;
   /** Send an event to the latest open connection. */
   send(event: Record<string, unknown>): void;
   /** Send a raw text frame to the latest open connection. */
@@ -177,6 +224,14 @@ interface Running {
   readonly outOfBand: boolean;
   cancelled: string | undefined;
   readonly done: Promise<void>;
+  /** Ends a real-time wait between deltas at once (a cancel does not wait for the next delta). */
+  wake?: () => void;
+}
+
+/** Cancels `running` with `reason` (the first reason stands) and wakes its sender. */
+function cancel(running: Running, reason: string): void {
+  running.cancelled ??= reason;
+  running.wake?.();
 }
 
 /** A response the test plays (manual mode). */
@@ -199,6 +254,8 @@ interface Conn extends FakeRealtimeConnection {
   readonly waiting: (Record<string, unknown> | undefined)[];
   /** Every event sent, for debugging. */
   readonly sent: Record<string, unknown>[];
+  /** The item of the caller's speech in progress (`speechStarted` … `speechStopped`). */
+  speechItem: string | undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -208,6 +265,9 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   const apiKey = options.apiKey ?? "test-key";
   const chunkMs = options.chunkMs ?? 20;
   const paceMs = options.paceMs ?? 0;
+  const realTime = options.realTime === true;
+  const record = options.record !== false;
+  const driver = options.driver ?? {};
   const audioName = options.betaNames === true ? "response.audio" : "response.output_audio";
   const transcriptName = options.betaNames === true ? "response.audio_transcript" : "response.output_audio_transcript";
   const connections: Conn[] = [];
@@ -252,16 +312,26 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     for (const c of connections) if (c.open) c.ws.terminate();
   };
 
+  const violation = (text: string): void => {
+    if (record || violations.length < 50) violations.push(text);
+  };
   const send = (conn: Conn, event: Record<string, unknown>): void => {
     const full = { event_id: id("event"), ...event };
-    conn.sent.push(full);
+    if (record) conn.sent.push(full);
     if (conn.open) conn.ws.send(JSON.stringify(full));
   };
   /** An `error` answering `cause` (the client message, if any): `event_id` names it when it had one. */
-  const error = (conn: Conn, cause: Record<string, unknown> | undefined, wording: FakeRealtimeErrorWording, violation = true): void => {
-    if (violation) violations.push(`connection ${conn.index}: ${wording.message}`);
+  const error = (conn: Conn, cause: Record<string, unknown> | undefined, wording: FakeRealtimeErrorWording, mistake = true): void => {
+    if (mistake) violation(`connection ${conn.index}: ${wording.message}`);
     const eventId = wording.echoEventId !== false && typeof cause?.event_id === "string" ? cause.event_id : null;
     send(conn, { type: "error", error: { type: "invalid_request_error", ...(wording.code === undefined ? {} : { code: wording.code }), message: wording.message, param: null, event_id: eventId } });
+  };
+  /** An output item joins the conversation (an out-of-band response's do not): `conversation.item.added` with the whole item, as the service sends it. */
+  const addItem = (conn: Conn, outOfBand: boolean, item: Record<string, unknown> & { id: string; type: string }): void => {
+    if (outOfBand) return;
+    const previous = conn.items.at(-1)?.id ?? null;
+    conn.items.push({ id: item.id, type: item.type, ...(typeof item.role === "string" ? { role: item.role } : {}), ...(typeof item.call_id === "string" ? { callId: item.call_id } : {}) });
+    send(conn, { type: "conversation.item.added", previous_item_id: previous, item });
   };
   const turnDetection = (conn: Conn): Record<string, unknown> => {
     const audio = conn.session.audio as { input?: { turn_detection?: Record<string, unknown> } } | undefined;
@@ -288,21 +358,26 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   };
   const respond = (conn: Conn, request: Record<string, unknown> | undefined): Running => {
     const outOfBand = request?.conversation === "none";
-    const turn = turns.shift() ?? { say: "Okay." };
+    const turn = driver.reply?.(conn, request) ?? turns.shift() ?? { say: "Okay." };
     const responseId = id("resp");
     let finish!: () => void;
     const running: Running = { id: responseId, outOfBand, cancelled: undefined, done: new Promise<void>((resolve) => (finish = resolve)) };
+    const startedAt = performance.now();
+    /** Real time: until this response has `audioMs` of audio on the wall clock, or a cancel. */
+    const due = (audioMs: number): Promise<void> =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(), Math.max(0, startedAt + audioMs - performance.now()));
+        running.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    let audioSent = 0;
     conn.running.set(responseId, running);
     if (!outOfBand) conn.active = running;
     const conversationId = outOfBand ? null : "conv_1";
     const metadata = request?.metadata ?? null;
     const output: Record<string, unknown>[] = [];
-    const addItem = (item: { id: string; type: string; role?: string; callId?: string }): void => {
-      if (outOfBand) return;
-      const previous = conn.items.at(-1)?.id ?? null;
-      conn.items.push(item);
-      send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: item.id, type: item.type } });
-    };
     const live = (): boolean => conn.open && running.cancelled === undefined;
 
     const speak = async (text: string, ms: number, outputIndex: number): Promise<void> => {
@@ -310,7 +385,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0 };
       const item = { id: itemId, object: "realtime.item", type: "message", role: "assistant", status: "in_progress", content: [] };
       send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
-      addItem({ id: itemId, type: "message", role: "assistant" });
+      addItem(conn, outOfBand, item);
       send(conn, { type: "response.content_part.added", ...base, part: { type: "audio", transcript: "" } });
       const words = text.match(/\S+\s*/g) ?? [];
       const chunks = Math.max(1, Math.ceil(ms / chunkMs));
@@ -319,7 +394,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       let sentMs = 0;
       for (let i = 0; i < chunks && live(); i++) {
         const chunk = Math.min(chunkMs, ms - sentMs);
-        const audio = outputIsG711(conn.session) ? rampG711(chunk, sentMs * 8) : rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000));
+        const audio = driver.audio?.(conn, chunk, sentMs) ?? (outputIsG711(conn.session) ? rampG711(chunk, sentMs * 8) : rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000)));
         send(conn, { type: `${audioName}.delta`, ...base, delta: audio.toString("base64") });
         sentMs += chunk;
         conn.itemAudioMs.set(itemId, sentMs);
@@ -329,7 +404,9 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
           spoken += delta;
           send(conn, { type: `${transcriptName}.delta`, ...base, delta });
         }
-        if (paceMs > 0) await sleep(paceMs);
+        audioSent += chunk;
+        if (realTime) await due(audioSent);
+        else if (paceMs > 0) await sleep(paceMs);
         else await tick();
       }
       if (!conn.open) return;
@@ -350,7 +427,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       const argsText = typeof args === "string" ? args : JSON.stringify(args);
       const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
       send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
-      addItem({ id: itemId, type: "function_call", callId });
+      addItem(conn, outOfBand, item);
       const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId };
       const half = Math.ceil(argsText.length / 2);
       for (const delta of [argsText.slice(0, half), argsText.slice(half)]) {
@@ -381,31 +458,37 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       if (conn.active === running) conn.active = undefined;
       sendDone(conn, running, output, conversationId, metadata);
       finish();
+      if (conn.open) driver.onResponseDone?.(conn, { id: responseId, outOfBand, status: running.cancelled === undefined ? "completed" : "cancelled" });
     })();
     return running;
   };
 
   const onMessage = (conn: Conn, message: Record<string, unknown>): void => {
     const type = message.type;
-    if (type !== "session.update" && (sessionUpdates[conn.index] ?? 0) === 0) violations.push(`connection ${conn.index}: ${String(type)} before session.update`);
+    if (type !== "session.update" && (sessionUpdates[conn.index] ?? 0) === 0) violation(`connection ${conn.index}: ${String(type)} before session.update`);
     switch (type) {
       case "session.update": {
         sessionUpdates[conn.index] = (sessionUpdates[conn.index] ?? 0) + 1;
-        if (sessionUpdates[conn.index]! > 1) violations.push(`connection ${conn.index}: session.update #${sessionUpdates[conn.index]}`);
+        if (sessionUpdates[conn.index]! > 1 && options.oneSessionUpdate !== false) violation(`connection ${conn.index}: session.update #${sessionUpdates[conn.index]}`);
         const session = (message.session ?? {}) as Record<string, unknown>;
         if (session.type !== "realtime") return error(conn, message, { code: "invalid_value", message: "session.type must be 'realtime'" });
         conn.session = { ...conn.session, ...session };
-        if (!conn.holdSetup) send(conn, { type: "session.updated", session: conn.session });
+        if (conn.holdSetup) return;
+        send(conn, { type: "session.updated", session: conn.session });
+        driver.onSessionUpdate?.(conn);
         return;
       }
-      case "input_audio_buffer.append":
-        conn.audio.push(Buffer.from(String(message.audio), "base64"));
+      case "input_audio_buffer.append": {
+        const audio = Buffer.from(String(message.audio), "base64");
+        if (record) conn.audio.push(audio);
+        driver.onAppend?.(conn, audio);
         return;
+      }
       case "conversation.item.create": {
         const item = (message.item ?? {}) as Record<string, unknown>;
         const itemId = id("item");
         if (item.type === "function_call_output" && !conn.items.some((i) => i.callId === item.call_id)) {
-          violations.push(`connection ${conn.index}: function_call_output for unknown call ${String(item.call_id)}`);
+          violation(`connection ${conn.index}: function_call_output for unknown call ${String(item.call_id)}`);
         }
         const previous = conn.items.at(-1)?.id ?? null;
         const entry = { id: itemId, type: String(item.type), ...(typeof item.role === "string" ? { role: item.role } : {}), ...(typeof item.call_id === "string" && item.type === "function_call" ? { callId: item.call_id } : {}) };
@@ -442,7 +525,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
           // "It's safe to call `response.cancel` even if no response is in progress" (the `openai` SDK's `ResponseCancelEvent`).
           return error(conn, message, options.refusals?.cancelNotActive ?? { code: "response_cancel_not_active", message: "Cancellation failed: no active response found" }, false);
         }
-        target.cancelled = "client_cancelled";
+        cancel(target, "client_cancelled");
         conn.manual.get(target.id)?.finish();
         return;
       }
@@ -462,6 +545,9 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       audioIn: () => Buffer.concat(audio),
       items: [],
       open: true,
+      get responding() {
+        return this.active !== undefined;
+      },
       holdSetup: options.holdSessionUpdated === true || holdNext,
       ws,
       audio,
@@ -471,12 +557,17 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       manual: new Map(),
       waiting: [],
       sent: [],
+      speechItem: undefined,
     };
     connections.push(conn);
     holdNext = false;
     sessionUpdates.push(0);
-    if (req.headers["openai-beta"] !== undefined) violations.push(`connection ${conn.index}: OpenAI-Beta header on a GA connection`);
-    ws.on("close", () => (conn.open = false));
+    if (req.headers["openai-beta"] !== undefined) violation(`connection ${conn.index}: OpenAI-Beta header on a GA connection`);
+    ws.on("close", () => {
+      conn.open = false;
+      for (const running of conn.running.values()) running.wake?.();
+      if (!record) conn.itemAudioMs.clear();
+    });
     ws.on("error", () => undefined);
     ws.on("message", (data, isBinary) => {
       // Frames read in the same chunk as the one that dropped or closed the socket: the service is gone.
@@ -488,8 +579,10 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       } catch {
         return error(conn, undefined, { code: "invalid_json", message: "malformed JSON" });
       }
-      messages.push({ connection: conn.index, message });
-      conn.messages.push(message);
+      if (record) {
+        messages.push({ connection: conn.index, message });
+        conn.messages.push(message);
+      }
       if (dropOnType !== undefined && message.type === dropOnType) {
         dropOnType = undefined;
         dropAll();
@@ -505,13 +598,34 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
 
   const speechStarted = (conn: Conn): string => {
     const itemId = id("item");
+    conn.speechItem = itemId;
     send(conn, { type: "input_audio_buffer.speech_started", audio_start_ms: 1000, item_id: itemId });
     if (conn.active !== undefined && turnDetection(conn).interrupt_response !== false) {
-      conn.active.cancelled ??= "turn_detected";
+      cancel(conn.active, "turn_detected");
       conn.manual.get(conn.active.id)?.finish();
     }
     return itemId;
   };
+  const speechStopped = async (conn: Conn, text: string): Promise<void> => {
+    const itemId = conn.speechItem ?? id("item");
+    conn.speechItem = undefined;
+    const previous = conn.items.at(-1)?.id ?? null;
+    send(conn, { type: "input_audio_buffer.speech_stopped", audio_end_ms: 2000, item_id: itemId });
+    send(conn, { type: "input_audio_buffer.committed", item_id: itemId, previous_item_id: previous });
+    conn.items.push({ id: itemId, type: "message", role: "user" });
+    send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: itemId, type: "message", role: "user", content: [{ type: "input_audio", transcript: null }] } });
+    for (const delta of text.match(/\S+\s*/g) ?? []) {
+      send(conn, { type: "conversation.item.input_audio_transcription.delta", item_id: itemId, content_index: 0, delta });
+      await tick();
+    }
+    send(conn, { type: "conversation.item.input_audio_transcription.completed", item_id: itemId, content_index: 0, transcript: text, usage: { type: "duration", seconds: 1 } });
+    if (turnDetection(conn).create_response === false) return;
+    // A barged-in response finishes (cancelled) before the new one starts.
+    await conn.active?.done;
+    await respond(conn, undefined).done;
+  };
+  /** `connection` as the fake holds it, or the latest open one. */
+  const target = (connection: FakeRealtimeConnection | undefined): Conn | undefined => (connection === undefined ? latest() : connections[connection.index]);
 
   // --- Manual mode: the test plays the service, one event sequence at a time ---
   const manualOn = (responseId: string): { conn: Conn; manual: Manual } | undefined => {
@@ -544,12 +658,6 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     });
     return { id: responseId, outOfBand, connection: conn.index };
   };
-  const addManualItem = (conn: Conn, outOfBand: boolean, item: { id: string; type: string; role?: string; callId?: string }): void => {
-    if (outOfBand) return;
-    const previous = conn.items.at(-1)?.id ?? null;
-    conn.items.push(item);
-    send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: item.id, type: item.type } });
-  };
 
   return {
     url: `ws://127.0.0.1:${port}/v1/realtime`,
@@ -563,29 +671,21 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     enqueue(...more) {
       turns.push(...more);
     },
-    speechStarted() {
-      const conn = latest();
+    speechStarted(connection) {
+      const conn = target(connection);
       if (conn !== undefined) speechStarted(conn);
     },
-    async userSays(text) {
-      const conn = latest();
+    async speechStopped(text, connection) {
+      const conn = target(connection);
       if (conn === undefined) throw new Error("fake realtime: no open connection");
-      const itemId = speechStarted(conn);
+      await speechStopped(conn, text);
+    },
+    async userSays(text, connection) {
+      const conn = target(connection);
+      if (conn === undefined) throw new Error("fake realtime: no open connection");
+      speechStarted(conn);
       await tick();
-      const previous = conn.items.at(-1)?.id ?? null;
-      send(conn, { type: "input_audio_buffer.speech_stopped", audio_end_ms: 2000, item_id: itemId });
-      send(conn, { type: "input_audio_buffer.committed", item_id: itemId, previous_item_id: previous });
-      conn.items.push({ id: itemId, type: "message", role: "user" });
-      send(conn, { type: "conversation.item.added", previous_item_id: previous, item: { id: itemId, type: "message", role: "user", content: [{ type: "input_audio", transcript: null }] } });
-      for (const delta of text.match(/\S+\s*/g) ?? []) {
-        send(conn, { type: "conversation.item.input_audio_transcription.delta", item_id: itemId, content_index: 0, delta });
-        await tick();
-      }
-      send(conn, { type: "conversation.item.input_audio_transcription.completed", item_id: itemId, content_index: 0, transcript: text, usage: { type: "duration", seconds: 1 } });
-      if (turnDetection(conn).create_response === false) return;
-      // A barged-in response finishes (cancelled) before the new one starts.
-      await conn.active?.done;
-      await respond(conn, undefined).done;
+      await speechStopped(conn, text);
     },
     send(event) {
       const conn = latest();
@@ -628,7 +728,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0 };
       const item = { id: itemId, object: "realtime.item", type: "message", role: "assistant", status: "in_progress", content: [] };
       send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
-      addManualItem(conn, manual.running.outOfBand, { id: itemId, type: "message", role: "assistant" });
+      addItem(conn, manual.running.outOfBand, item);
       send(conn, { type: "response.content_part.added", ...base, part: { type: "audio", transcript: "" } });
       const words = text.match(/\S+\s*/g) ?? [];
       const chunks = Math.max(1, Math.ceil(ms / chunkMs));
@@ -660,7 +760,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       const argsText = typeof args === "string" ? args : JSON.stringify(args);
       const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
       send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
-      addManualItem(conn, false, { id: itemId, type: "function_call", callId });
+      addItem(conn, false, item);
       const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId };
       send(conn, { type: "response.function_call_arguments.delta", ...base, delta: argsText });
       send(conn, { type: "response.function_call_arguments.done", ...base, name, arguments: argsText });

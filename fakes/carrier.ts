@@ -11,7 +11,7 @@
 // another format than the stream's — are recorded in `violations`. When the socket closes, audio
 // still unplayed is lost, as on a real call (`unplayedAtCloseMs`).
 import { WebSocket } from "ws";
-import { decodeMulaw } from "../../src/audio/g711.js";
+import { decodeMulaw } from "../src/audio/g711.js";
 
 export type CarrierDialect = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
 
@@ -391,7 +391,7 @@ export class FakeCarrier {
  * upgrade's own signature — what `FakeCarrier.dial` needs to stream that call.
  */
 export async function answerTwilio(base: string, authToken: string, callSid: string): Promise<{ url: string; headers: Record<string, string>; callId: string }> {
-  const { twilioSignature } = await import("../../src/server/telephony/signatures.js");
+  const { twilioSignature } = await import("../src/server/telephony/signatures.js");
   const webhook = `${base}/telephony/twilio/voice`;
   const body = new URLSearchParams({ CallSid: callSid, From: "+15550100", To: "+15550199" });
   const response = await fetch(webhook, { method: "POST", headers: { "x-twilio-signature": twilioSignature(authToken, webhook, [...body.entries()]) }, body });

@@ -35,7 +35,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
-import { pcmForText, samplesPerChar } from "./fake-tts-pcm.js";
+import { pcmForText, samplesPerChar } from "./tts-pcm.js";
 
 export const ELEVENLABS_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 /** GenerationConfig.chunkLengthSchedule: "The default value … is: [120, 160, 250, 290]". */
@@ -94,7 +94,7 @@ export interface FakeElevenLabs {
   close(): Promise<void>;
 }
 
-export { pcmForText, samplesPerChar, textFromPcm } from "./fake-tts-pcm.js";
+export { pcmForText, samplesPerChar, textFromPcm } from "./tts-pcm.js";
 
 interface Ctx {
   /** Every text received on the context. */
