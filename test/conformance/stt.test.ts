@@ -1,5 +1,12 @@
 /**
- * The STT port's transcript contract (src/pipeline/stt-port.ts), run against every adapter: the
+ * The STT port's conformance suite (src/pipeline/stt-port.ts), run against every adapter; a
+ * vendor's own test file (test/unit/pipeline/stt-<vendor>.test.ts) keeps what only that vendor does.
+ *
+ * Keys: a socket adapter without its key fails at construction with MissingKeyError naming the
+ * variable (`options.apiKeyEnv` names another), and a key the vendor refuses at the upgrade (HTTP
+ * 401) rejects open() with a fatal `stt` error naming the variable, never the key, before any event.
+ *
+ * The transcript contract: the
  * same utterances, spoken through each vendor's loopback fake the way the vendor documents it
  * (Deepgram: interims over the unfinalized audio and several `is_final` segments, the last with
  * `speech_final`; AssemblyAI v3: `Turn` messages whose `transcript` grows, then `end_of_turn`),
@@ -10,15 +17,16 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readWav } from "../../../src/audio/wav.js";
-import { countWords, isBargeIn } from "../../../src/pipeline/barge-in.js";
-import { assemblyAiStt } from "../../../src/pipeline/providers/stt/assemblyai.js";
-import { deepgramStt } from "../../../src/pipeline/providers/stt/deepgram.js";
-import { LOCAL_STT_MODEL_DIR, localStt, localSttAvailable } from "../../../src/pipeline/providers/stt/local.js";
-import { UtteranceText, type SttEvents, type SttOpenOptions, type SttSession } from "../../../src/pipeline/stt-port.js";
-import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "../../helpers/fake-assemblyai.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
-import { sttRecorder, type SttCall } from "../../helpers/stt-recorder.js";
+import { readWav } from "../../src/audio/wav.js";
+import { GatewayError, MissingKeyError } from "../../src/errors.js";
+import { countWords, isBargeIn } from "../../src/pipeline/barge-in.js";
+import { assemblyAiStt } from "../../src/pipeline/providers/stt/assemblyai.js";
+import { deepgramStt } from "../../src/pipeline/providers/stt/deepgram.js";
+import { LOCAL_STT_MODEL_DIR, localStt, localSttAvailable } from "../../src/pipeline/providers/stt/local.js";
+import { UtteranceText, type SttEvents, type SttOpenOptions, type SttProvider, type SttSession } from "../../src/pipeline/stt-port.js";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "../../fakes/assemblyai.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../fakes/deepgram.js";
+import { sttRecorder, type SttCall } from "../helpers/stt-recorder.js";
 
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 400, maxSilenceMs: 1200 };
 
@@ -86,6 +94,14 @@ const endsOfTurn = (calls: readonly SttCall[]): number => calls.filter((c) => c.
 /** A vendor behind its loopback fake, and how a caller's turn reaches it. */
 interface Adapter {
   readonly name: string;
+  /** The environment variable the key is read from by default. */
+  readonly keyVariable: string;
+  /** The adapter on its fake with `options` (besides the fake's url) and `env`. */
+  build(options: Record<string, unknown>, env: Record<string, string>): SttProvider;
+  /** What the fake refused at the upgrade, in order. */
+  rejected(): readonly { readonly status: number; readonly reason: string }[];
+  /** How the vendor words its 401 (checked where the fake says it as the vendor does). */
+  readonly unauthorizedReason?: string;
   start(): Promise<void>;
   stop(): Promise<void>;
   open(events: SttEvents): Promise<SttSession>;
@@ -101,6 +117,10 @@ function deepgramAdapter(): Adapter {
   };
   return {
     name: "deepgram",
+    keyVariable: "DEEPGRAM_API_KEY",
+    build: (options, env) => deepgramStt({ kind: "deepgram", options: { url: server().url, ...options } }, env),
+    rejected: () => server().rejected,
+    unauthorizedReason: "Invalid credentials.",
     async start() {
       fake = await startFakeDeepgram();
     },
@@ -128,6 +148,9 @@ function assemblyAiAdapter(): Adapter {
   };
   return {
     name: "assemblyai",
+    keyVariable: "ASSEMBLYAI_API_KEY",
+    build: (options, env) => assemblyAiStt({ kind: "assemblyai", options: { url: server().url, ...options } }, env),
+    rejected: () => server().rejected,
     async start() {
       fake = await startFakeAssemblyAi();
     },
@@ -148,6 +171,36 @@ function assemblyAiAdapter(): Adapter {
     },
   };
 }
+
+describe.each([deepgramAdapter(), assemblyAiAdapter()])("STT keys: $name", (adapter) => {
+  beforeAll(() => adapter.start());
+  afterAll(() => adapter.stop());
+
+  it("throws MissingKeyError naming the variable at construction; options.apiKeyEnv names another", () => {
+    const key = { [adapter.keyVariable]: "k" };
+    expect(() => adapter.build({}, {})).toThrow(MissingKeyError);
+    expect(() => adapter.build({}, {})).toThrow(new RegExp(adapter.keyVariable));
+    expect(() => adapter.build({ apiKeyEnv: "TEAM_KEY" }, key)).toThrow(/TEAM_KEY/);
+    expect(adapter.build({ apiKeyEnv: "TEAM_KEY" }, { TEAM_KEY: "k" }).kind).toBe(adapter.name);
+  });
+
+  it("maps a 401 at upgrade to a fatal stt error naming the key variable (never the key), with no session events", async () => {
+    for (const [options, variable] of [[{}, adapter.keyVariable], [{ apiKeyEnv: "TEAM_KEY" }, "TEAM_KEY"]] as const) {
+      const before = adapter.rejected().length;
+      const rec = sttRecorder();
+      const failure = await adapter.build(options, { [variable]: "wrong-key-value" }).open(OPEN, rec.events).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(GatewayError);
+      expect((failure as GatewayError).message).toMatch(new RegExp(`HTTP 401.*${variable}`));
+      expect((failure as GatewayError).message).not.toContain("wrong-key-value");
+      expect((failure as GatewayError).fatal).toBe(true);
+      expect((failure as GatewayError).code).toBe("stt");
+      const refused = adapter.rejected().slice(before);
+      expect(refused.map((r) => r.status)).toEqual([401]);
+      if (adapter.unauthorizedReason !== undefined) expect(refused[0]?.reason).toBe(adapter.unauthorizedReason);
+      expect(rec.calls).toEqual([]);
+    }
+  });
+});
 
 describe.each([deepgramAdapter(), assemblyAiAdapter()])("STT transcript contract: $name", (adapter) => {
   let session: SttSession | undefined;
@@ -212,7 +265,7 @@ const LOCAL_SKIPPED = localInstalled ? undefined : "pocketsphinx or its en-us mo
 if (LOCAL_SKIPPED !== undefined) console.warn(`skipped: ${LOCAL_SKIPPED}`);
 
 function clip(name: string): Uint8Array {
-  const wav = readWav(new Uint8Array(readFileSync(new URL(`../../../fixtures/audio/${name}`, import.meta.url))));
+  const wav = readWav(new Uint8Array(readFileSync(new URL(`../../fixtures/audio/${name}`, import.meta.url))));
   return new Uint8Array(wav.samples.buffer, wav.samples.byteOffset, wav.samples.byteLength);
 }
 
