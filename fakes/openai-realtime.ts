@@ -258,6 +258,13 @@ interface Conn extends FakeRealtimeConnection {
   speechItem: string | undefined;
 }
 
+/** A function call opened in a response (`openCall`), until `closeCall`. */
+interface OpenCall {
+  readonly item: { readonly id: string; readonly type: string; readonly name: string; readonly call_id: string } & Record<string, unknown>;
+  readonly argsText: string;
+  readonly base: { readonly response_id: string; readonly item_id: string; readonly output_index: number; readonly call_id: string };
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -332,6 +339,24 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     const previous = conn.items.at(-1)?.id ?? null;
     conn.items.push({ id: item.id, type: item.type, ...(typeof item.role === "string" ? { role: item.role } : {}), ...(typeof item.call_id === "string" ? { callId: item.call_id } : {}) });
     send(conn, { type: "conversation.item.added", previous_item_id: previous, item });
+  };
+  /** A function call opens in a response: its item (`response.output_item.added`, and the conversation's), the arguments as text, and the fields its argument events carry. */
+  const openCall = (conn: Conn, outOfBand: boolean, responseId: string, outputIndex: number, name: string, args: unknown): OpenCall => {
+    const itemId = id("item");
+    const callId = id("call");
+    const argsText = typeof args === "string" ? args : JSON.stringify(args);
+    const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
+    send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
+    addItem(conn, outOfBand, item);
+    return { item, argsText, base: { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId } };
+  };
+  /** A call's arguments are complete: `.done`, then the finished item (`response.output_item.done`, and the conversation's); returns that item. */
+  const closeCall = (conn: Conn, outOfBand: boolean, { item, argsText, base }: OpenCall): Record<string, unknown> => {
+    send(conn, { type: "response.function_call_arguments.done", ...base, name: item.name, arguments: argsText });
+    const doneItem = { ...item, status: "completed", arguments: argsText };
+    send(conn, { type: "response.output_item.done", response_id: base.response_id, output_index: base.output_index, item: doneItem });
+    if (!outOfBand) send(conn, { type: "conversation.item.done", item: doneItem });
+    return doneItem;
   };
   const turnDetection = (conn: Conn): Record<string, unknown> => {
     const audio = conn.session.audio as { input?: { turn_detection?: Record<string, unknown> } } | undefined;
@@ -422,13 +447,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     };
 
     const call = async (name: string, args: unknown, outputIndex: number): Promise<void> => {
-      const itemId = id("item");
-      const callId = id("call");
-      const argsText = typeof args === "string" ? args : JSON.stringify(args);
-      const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
-      send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
-      addItem(conn, outOfBand, item);
-      const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId };
+      const { item, argsText, base } = openCall(conn, outOfBand, responseId, outputIndex, name, args);
       const half = Math.ceil(argsText.length / 2);
       for (const delta of [argsText.slice(0, half), argsText.slice(half)]) {
         if (!live()) break;
@@ -436,11 +455,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         await tick();
       }
       if (!live()) return;
-      send(conn, { type: "response.function_call_arguments.done", ...base, name, arguments: argsText });
-      const doneItem = { ...item, status: "completed", arguments: argsText };
-      output.push(doneItem);
-      send(conn, { type: "response.output_item.done", response_id: responseId, output_index: outputIndex, item: doneItem });
-      if (!outOfBand) send(conn, { type: "conversation.item.done", item: doneItem });
+      output.push(closeCall(conn, outOfBand, { item, argsText, base }));
     };
 
     void (async () => {
@@ -754,21 +769,10 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       const on = manualOn(responseId);
       if (on === undefined || on.manual.running.outOfBand) return undefined;
       const { conn, manual } = on;
-      const outputIndex = manual.nextIndex++;
-      const itemId = id("item");
-      const callId = id("call");
-      const argsText = typeof args === "string" ? args : JSON.stringify(args);
-      const item = { id: itemId, object: "realtime.item", type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" };
-      send(conn, { type: "response.output_item.added", response_id: responseId, output_index: outputIndex, item });
-      addItem(conn, false, item);
-      const base = { response_id: responseId, item_id: itemId, output_index: outputIndex, call_id: callId };
-      send(conn, { type: "response.function_call_arguments.delta", ...base, delta: argsText });
-      send(conn, { type: "response.function_call_arguments.done", ...base, name, arguments: argsText });
-      const doneItem = { ...item, status: "completed", arguments: argsText };
-      manual.output.push(doneItem);
-      send(conn, { type: "response.output_item.done", response_id: responseId, output_index: outputIndex, item: doneItem });
-      send(conn, { type: "conversation.item.done", item: doneItem });
-      return callId;
+      const opened = openCall(conn, false, responseId, manual.nextIndex++, name, args);
+      send(conn, { type: "response.function_call_arguments.delta", ...opened.base, delta: opened.argsText });
+      manual.output.push(closeCall(conn, false, opened));
+      return opened.base.call_id;
     },
     finish(responseId, status = "completed") {
       const on = manualOn(responseId);

@@ -109,24 +109,33 @@ interface Adapter {
   say(turn: Turn): void;
 }
 
-function deepgramAdapter(): Adapter {
-  let fake: FakeDeepgram | undefined;
-  const server = (): FakeDeepgram => {
-    if (fake === undefined) throw new Error("fake deepgram not started");
-    return fake;
+/** A vendor's fake, started by `start` and closed by `stop`; `server()` throws before `start`. */
+function onFake<F extends { close(): Promise<void> }>(vendor: string, startFake: () => Promise<F>): { server: () => F; start: () => Promise<void>; stop: () => Promise<void> } {
+  let fake: F | undefined;
+  return {
+    server: () => {
+      if (fake === undefined) throw new Error(`fake ${vendor} not started`);
+      return fake;
+    },
+    start: async () => {
+      fake = await startFake();
+    },
+    stop: async () => {
+      await fake?.close();
+    },
   };
+}
+
+function deepgramAdapter(): Adapter {
+  const { server, start, stop } = onFake<FakeDeepgram>("deepgram", () => startFakeDeepgram());
   return {
     name: "deepgram",
     keyVariable: "DEEPGRAM_API_KEY",
     build: (options, env) => deepgramStt({ kind: "deepgram", options: { url: server().url, ...options } }, env),
     rejected: () => server().rejected,
     unauthorizedReason: "Invalid credentials.",
-    async start() {
-      fake = await startFakeDeepgram();
-    },
-    async stop() {
-      await fake?.close();
-    },
+    start,
+    stop,
     open: (events) => deepgramStt({ kind: "deepgram", options: { url: server().url } }, { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY }).open(OPEN, events),
     say(turn) {
       const f = server();
@@ -141,22 +150,14 @@ function deepgramAdapter(): Adapter {
 }
 
 function assemblyAiAdapter(): Adapter {
-  let fake: FakeAssemblyAi | undefined;
-  const server = (): FakeAssemblyAi => {
-    if (fake === undefined) throw new Error("fake assemblyai not started");
-    return fake;
-  };
+  const { server, start, stop } = onFake<FakeAssemblyAi>("assemblyai", () => startFakeAssemblyAi());
   return {
     name: "assemblyai",
     keyVariable: "ASSEMBLYAI_API_KEY",
     build: (options, env) => assemblyAiStt({ kind: "assemblyai", options: { url: server().url, ...options } }, env),
     rejected: () => server().rejected,
-    async start() {
-      fake = await startFakeAssemblyAi();
-    },
-    async stop() {
-      await fake?.close();
-    },
+    start,
+    stop,
     // format_turns stays on (the adapter's default): finals are the formatted copies.
     open: (events) => assemblyAiStt({ kind: "assemblyai", options: { url: server().url } }, { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY }).open(OPEN, events),
     say(turn) {
