@@ -2,7 +2,7 @@
  * The speech-to-text port. An adapter (providers/stt/<vendor>.ts) speaks one vendor's wire
  * protocol; the turn loop only sees these events.
  *
- * Transcript contract (every adapter, pinned by test/unit/pipeline/stt-contract.test.ts):
+ * Transcript contract (every adapter, pinned by test/conformance/stt.test.ts):
  * - `final(text)` delivers the next finalized segment of the utterance, once; it is never
  *   repeated, never revised, and covers the audio of the current partial.
  * - `partial(text)` is the current unfinalized tail only: the words heard since the last `final`

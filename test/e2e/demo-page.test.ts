@@ -17,9 +17,9 @@ import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { CHROMIUM_MISSING, launchChromium } from "../helpers/chromium.js";
-import { startFakeCartesia, type FakeCartesia } from "../helpers/fake-cartesia.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../helpers/fake-deepgram.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { startFakeCartesia, type FakeCartesia } from "../../fakes/cartesia.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../fakes/deepgram.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 
 /** Why this file's tests cannot run here, or undefined: said once in the output, and in the suite's name. */
 const SKIPPED = CHROMIUM_MISSING;

@@ -6,7 +6,7 @@ import { readWav } from "../../src/audio/wav.js";
 import { silentLogger } from "../../src/log.js";
 import { loadAgent } from "../../src/server/loader.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import { FakeCarrier } from "../helpers/fake-carrier.js";
+import { FakeCarrier } from "../../fakes/carrier.js";
 
 const pocketsphinx = existsSync("/usr/bin/pocketsphinx_continuous");
 /** Why this file's tests cannot run here, or undefined: said once in the output, and in the suite's name. */

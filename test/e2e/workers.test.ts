@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { connect as tcp } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
+import { answerTwilio, FakeCarrier } from "../../fakes/carrier.js";
 import { serve, type Served } from "../helpers/serve.js";
 import { connect } from "../helpers/ws-client.js";
 

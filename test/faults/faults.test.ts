@@ -16,10 +16,10 @@ import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, HEADERS_TIMEOUT_MS, type Gateway } from "../../src/server/index.js";
 import { CLOSE_HANDSHAKE_MS } from "../../src/server/upgrade.js";
 import { reportRow, runs, SEED } from "../fuzz/figures.js";
-import { startFakeCartesia, textFromPcm, type FakeCartesia } from "../helpers/fake-cartesia.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram, type FakeDeepgramConnection } from "../helpers/fake-deepgram.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { startFakeCartesia, textFromPcm, type FakeCartesia } from "../../fakes/cartesia.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram, type FakeDeepgramConnection } from "../../fakes/deepgram.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { startFaultProxy, type FaultProxy } from "../helpers/fault-proxy.js";
 import { connect, TestClient } from "../helpers/ws-client.js";
 

@@ -17,7 +17,7 @@ import { agent, tool, withTools } from "../../src/manifest/index.js";
 import type { SocketFactory } from "../../src/providers/ws-connect.js";
 import { openAiRealtime } from "../../src/s2s/providers/openai-realtime.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 import { report, runs, SEED } from "./figures.js";
 

@@ -1,8 +1,8 @@
 // The three vendor fakes a pipeline gateway test runs on (OpenAI-compatible LLM, Deepgram STT,
 // Cartesia TTS), the agent fields that point at them, and the env keys they accept.
-import { startFakeCartesia, type FakeCartesia } from "./fake-cartesia.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "./fake-deepgram.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "./fake-openai-server.js";
+import { startFakeCartesia, type FakeCartesia } from "../../fakes/cartesia.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../fakes/deepgram.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 
 export interface PipelineFakes {
   readonly llm: FakeOpenAiServer;

@@ -1,5 +1,5 @@
 // Calls on each carrier against a simulator that frames and plays audio as that carrier documents
-// it (test/helpers/fake-carrier.ts), on an s2s agent (the OpenAI Realtime fake): the frames the
+// it (fakes/carrier.ts), on an s2s agent (the OpenAI Realtime fake): the frames the
 // gateway sends keep the carrier's rules, marks come every 250 ms of audio, Plivo's audio plays
 // at the speed it was made for, and a goodbye on a carrier without marks is not cut short.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -8,8 +8,8 @@ import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { MARK_EVERY_MS } from "../../src/transport/carrier-bridge.js";
-import { FakeCarrier, type CarrierDialect } from "../helpers/fake-carrier.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { FakeCarrier, type CarrierDialect } from "../../fakes/carrier.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 
 const closers: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { REDIS_SERVER, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { connect } from "../helpers/ws-client.js";
 import { startWsProxy } from "../helpers/ws-proxy.js";

@@ -8,8 +8,8 @@ import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
-import type { FakeDeepgram } from "../helpers/fake-deepgram.js";
-import type { FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import type { FakeDeepgram } from "../../fakes/deepgram.js";
+import type { FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { startPipelineFakes, type PipelineFakes } from "../helpers/pipeline-fakes.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 

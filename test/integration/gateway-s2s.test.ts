@@ -4,7 +4,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 

@@ -5,8 +5,8 @@ import { DEFAULTS, agent, withTools } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
 import type { CallRef } from "../../src/server/telephony/carrier-client.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
-import { answerTwilio, FakeCarrier, type FakeCarrierOptions } from "../helpers/fake-carrier.js";
-import { rampG711, startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { answerTwilio, FakeCarrier, type FakeCarrierOptions } from "../../fakes/carrier.js";
+import { rampG711, startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 
 let counted = countedLookupOrder();
 

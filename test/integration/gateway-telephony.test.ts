@@ -11,12 +11,12 @@ import { createLogger, silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/server/index.js";
 import { twilioSignature } from "../../src/server/telephony/signatures.js";
-import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
+import { answerTwilio, FakeCarrier } from "../../fakes/carrier.js";
 import type { CallRef } from "../../src/server/telephony/carrier-client.js";
-import type { FakeCartesia } from "../helpers/fake-cartesia.js";
-import type { FakeDeepgram } from "../helpers/fake-deepgram.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
-import type { FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import type { FakeCartesia } from "../../fakes/cartesia.js";
+import type { FakeDeepgram } from "../../fakes/deepgram.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
+import type { FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
 
 const closers: (() => Promise<void> | void)[] = [];

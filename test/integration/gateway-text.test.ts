@@ -6,7 +6,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, clientTool, tool, withTools, type ToolContext } from "../../src/manifest/index.js";
 import { createGateway, type Gateway, type GatewayOptions } from "../../src/server/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../helpers/fake-openai-server.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { closedPortUrl, startMcpServer } from "../helpers/mcp-server.js";
 import { connect, refusalOf, TestClient } from "../helpers/ws-client.js";
 

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
 import { createGateway, type Gateway } from "../../src/server/index.js";
-import { answerTwilio, FakeCarrier } from "../helpers/fake-carrier.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../helpers/fake-openai-realtime.js";
+import { answerTwilio, FakeCarrier } from "../../fakes/carrier.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { connect } from "../helpers/ws-client.js";
 
 const API_KEY = "sk-gateway-SECRET-0001";

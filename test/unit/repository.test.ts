@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -90,6 +90,66 @@ describe("the repository stands alone", () => {
       });
     }
     expect(problems, "citations of documents that are not in the repository").toEqual([]);
+  });
+});
+
+/**
+ * The top-level folder (`bench`, `test`, `fakes`, …) each relative module specifier of `file`
+ * (a path from the repository root) points into: static and dynamic imports, `export … from`, and
+ * `new URL("…", import.meta.url)` (how the benches name the files they fork).
+ */
+function importedFolders(file: string, text: string): { spec: string; folder: string }[] {
+  const found: { spec: string; folder: string }[] = [];
+  const specs = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)["'`](\.{1,2}\/[^"'`]*)["'`]/g;
+  for (const match of text.matchAll(specs)) {
+    const spec = match[1] ?? "";
+    const target = normalize(join(dirname(file), spec));
+    found.push({ spec, folder: target.split("/")[0] ?? "" });
+  }
+  return found;
+}
+
+/** The TypeScript files under `folder` (a path from the repository root), tracked or not. */
+function sourcesUnder(folder: string): string[] {
+  const dir = join(root, folder);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((entry) => entry.endsWith(".ts"))
+    .map((entry) => relative(root, join(dir, entry)));
+}
+
+describe("tests and benches stay apart (what both use lives in fakes/)", () => {
+  const crossing = (from: string, to: string): string[] =>
+    sourcesUnder(from).flatMap((file) =>
+      importedFolders(file, readFileSync(join(root, file), "utf8"))
+        .filter(({ folder }) => folder === to)
+        .map(({ spec }) => `${file} imports ${spec}`),
+    );
+
+  it("no file under bench/ imports from test/", () => {
+    expect(crossing("bench", "test")).toEqual([]);
+  });
+
+  it("no file under test/ imports from bench/", () => {
+    expect(crossing("test", "bench")).toEqual([]);
+  });
+
+  it("no file under fakes/ imports from test/ or bench/", () => {
+    expect([...crossing("fakes", "test"), ...crossing("fakes", "bench")]).toEqual([]);
+  });
+
+  it("finds every kind of import it looks for, and only relative ones", () => {
+    const text = [
+      `import { a } from "../../test/helpers/a.js";`,
+      `export { b } from '../../test/b.js';`,
+      `const c = await import("../../test/c.js");`,
+      `import "../../test/d.js";`,
+      `fork(fileURLToPath(new URL("../../test/e.ts", import.meta.url)));`,
+      `import { f } from "../../fakes/f.js";`,
+      `import { g } from "test";`,
+      `import { h } from "./test/h.js";`,
+    ].join("\n");
+    expect(importedFolders("bench/s2s/x.ts", text).map((i) => i.folder)).toEqual(["test", "test", "test", "test", "test", "fakes", "bench"]);
   });
 });
 

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket, type ClientOptions } from "ws";
-import { GatewayError, MissingKeyError } from "../../../src/errors.js";
+import { GatewayError } from "../../../src/errors.js";
 import { ASSEMBLYAI_FATAL_CLOSE_CODES, assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/providers/ws-backlog.js";
 import type { SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
-import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../helpers/fake-assemblyai.js";
+import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../../fakes/assemblyai.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };
@@ -87,10 +87,8 @@ describe("assemblyAiStt: connection", () => {
     expect(fake.latest.query.get("end_of_turn_confidence_threshold")).toBe("0.6");
   });
 
-  it("throws MissingKeyError naming the variable at construction, and refuses bad options", () => {
-    expect(() => assemblyAiStt({ kind: "assemblyai", options: {} }, {})).toThrow(MissingKeyError);
-    expect(() => assemblyAiStt({ kind: "assemblyai", options: {} }, {})).toThrow(/ASSEMBLYAI_API_KEY/);
-    expect(() => assemblyAiStt({ kind: "assemblyai", options: { apiKeyEnv: "AAI_TEAM" } }, ENV)).toThrow(/AAI_TEAM/);
+  // The key at construction and a 401 at the upgrade: test/conformance/stt.test.ts.
+  it("refuses bad options at construction", () => {
     expect(() => assemblyAiStt({ kind: "assemblyai", options: { endOfTurnConfidenceThreshold: 2 } }, ENV)).toThrow(/from 0 to 1/);
     expect(() => assemblyAiStt({ kind: "assemblyai", options: { formatTurns: "yes" } }, ENV)).toThrow(/true or false/);
   });
@@ -103,17 +101,7 @@ describe("assemblyAiStt: connection", () => {
     expect(fake.connections).toHaveLength(1); // the socket itself had opened
   });
 
-  it("maps a 401 at upgrade to a fatal error naming the key variable, with no session events", async () => {
-    const rec = recorder();
-    const failure = await provider({}, {}, { ASSEMBLYAI_API_KEY: "wrong" }).open(OPEN, rec.events).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(GatewayError);
-    expect((failure as GatewayError).message).toMatch(/HTTP 401.*ASSEMBLYAI_API_KEY/);
-    expect((failure as GatewayError).fatal).toBe(true);
-    expect(fake.rejected[0]?.status).toBe(401);
-    expect(rec.calls).toEqual([]);
-  });
-
-  it("maps a close 4001 before Begin the same way", async () => {
+  it("maps a close 4001 before Begin the same way as a 401 at the upgrade (test/conformance/stt.test.ts)", async () => {
     await restartFake({ authFailure: "close" });
     const failure = await provider({ apiKeyEnv: "AAI_KEY" }, {}, { AAI_KEY: "wrong" }).open(OPEN, recorder().events).catch((e: unknown) => e);
     expect((failure as GatewayError).message).toMatch(/close 4001.*AAI_KEY.*Not authorized/);

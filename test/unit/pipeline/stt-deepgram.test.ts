@@ -3,11 +3,11 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket, type ClientOptions } from "ws";
 import { virtualClock } from "../../../src/clock.js";
-import { GatewayError, MissingKeyError } from "../../../src/errors.js";
+import type { GatewayError } from "../../../src/errors.js";
 import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions } from "../../../src/pipeline/providers/stt/deepgram.js";
 import { MAX_PROVIDER_BACKLOG_BYTES, sendAudioOrDrop } from "../../../src/providers/ws-backlog.js";
 import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../../fakes/deepgram.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 const ENV = { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY };
@@ -93,25 +93,10 @@ describe("deepgramStt: connection", () => {
     expect(fake.latest.query.get("language")).toBe("multi");
   });
 
-  it("throws MissingKeyError naming the variable at construction", () => {
-    expect(() => deepgramStt({ kind: "deepgram", options: {} }, {})).toThrow(MissingKeyError);
-    expect(() => deepgramStt({ kind: "deepgram", options: {} }, {})).toThrow(/DEEPGRAM_API_KEY/);
-    expect(() => deepgramStt({ kind: "deepgram", options: { apiKeyEnv: "TEAM_DG" } }, ENV)).toThrow(/TEAM_DG/);
-    expect(deepgramStt({ kind: "deepgram", options: { apiKeyEnv: "TEAM_DG" } }, { TEAM_DG: "k" }).kind).toBe("deepgram");
+  // The key at construction and a 401 at the upgrade: test/conformance/stt.test.ts.
+  it("refuses a url that is not ws:// and a bad option at construction", () => {
     expect(() => deepgramStt({ kind: "deepgram", options: { url: "http://x" } }, ENV)).toThrow(/ws:\/\//);
     expect(() => deepgramStt({ kind: "deepgram", options: { model: 3 } }, ENV)).toThrow(/options.model/);
-  });
-
-  it("maps a 401 at upgrade to a fatal error naming the key variable, with no session events", async () => {
-    const rec = recorder();
-    const wrong = deepgramStt({ kind: "deepgram", options: { url: fake.url, apiKeyEnv: "MY_DG" } }, { MY_DG: "wrong" });
-    const failure = await wrong.open(OPEN, rec.events).catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(GatewayError);
-    expect((failure as GatewayError).message).toMatch(/HTTP 401.*MY_DG/);
-    expect((failure as GatewayError).fatal).toBe(true);
-    expect((failure as GatewayError).code).toBe("stt");
-    expect(fake.rejected).toEqual([{ status: 401, reason: "Invalid credentials." }]);
-    expect(rec.calls).toEqual([]);
   });
 
   it("maps a 400 (bad params) to a fatal error carrying the dg-error reason", async () => {

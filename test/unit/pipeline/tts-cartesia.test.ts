@@ -4,7 +4,7 @@ import { MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
 import { cartesiaTts, type CartesiaTtsOptions } from "../../../src/pipeline/providers/tts/cartesia.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
-import { CARTESIA_FAKE_VERSION, startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../helpers/fake-cartesia.js";
+import { CARTESIA_FAKE_VERSION, startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../../fakes/cartesia.js";
 import { ttsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { CARTESIA_API_KEY: "test-key" };

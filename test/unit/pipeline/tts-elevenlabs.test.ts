@@ -4,7 +4,7 @@ import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
 import { ELEVENLABS_FINAL_TIMEOUT_MS, ELEVENLABS_MAX_CONTEXTS, elevenLabsTts, type ElevenLabsTtsOptions } from "../../../src/pipeline/providers/tts/elevenlabs.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
-import { startFakeElevenLabs, textFromPcm, type FakeElevenLabs, type FakeElevenLabsOptions } from "../../helpers/fake-elevenlabs.js";
+import { startFakeElevenLabs, textFromPcm, type FakeElevenLabs, type FakeElevenLabsOptions } from "../../../fakes/elevenlabs.js";
 import { ttsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { ELEVENLABS_API_KEY: "test-key" };

@@ -4,7 +4,7 @@ import { MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
 import { openAiTts, type OpenAiTtsOptions } from "../../../src/pipeline/providers/tts/openai.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
-import { OPENAI_PCM_RATE, pcmForText, startFakeOpenAiTts, textFromPcm, type FakeOpenAiTts, type FakeOpenAiTtsOptions } from "../../helpers/fake-openai-tts.js";
+import { OPENAI_PCM_RATE, pcmForText, startFakeOpenAiTts, textFromPcm, type FakeOpenAiTts, type FakeOpenAiTtsOptions } from "../../../fakes/openai-tts.js";
 import { ttsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { OPENAI_API_KEY: "test-key" };

@@ -13,7 +13,7 @@ import { FakeTts, fakeVad } from "../../../src/testing/fake-speech.js";
 import { MemoryLink } from "../../../src/testing/memory-link.js";
 import { streamingModel } from "../../../src/testing/streaming-model.js";
 import { voiceSession } from "../../../src/testing/voice-session.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../../fakes/deepgram.js";
 
 const slowLookup = tool({
   description: "Look up an order",

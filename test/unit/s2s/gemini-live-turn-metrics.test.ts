@@ -10,7 +10,7 @@ import { agent, tool, withTools, type ResolvedAgentDef } from "../../../src/mani
 import { geminiLive } from "../../../src/s2s/providers/gemini-live.js";
 import { s2sSession } from "../../../src/testing/s2s-session.js";
 import type { MemoryLink } from "../../../src/testing/memory-link.js";
-import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini } from "../../helpers/fake-gemini-live.js";
+import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini } from "../../../fakes/gemini-live.js";
 
 const lookup = tool({
   description: "Look up an order",

@@ -6,7 +6,7 @@ import { geminiLive, type GeminiLiveOptions } from "../../../src/s2s/providers/g
 import { GEMINI_RESUMPTION_WAIT_MS } from "../../../src/s2s/providers/gemini-live/go-away.js";
 import { GEMINI_LIVE_DEFAULT_MODEL, GEMINI_LIVE_URL } from "../../../src/s2s/providers/gemini-live/settings.js";
 import { toGeminiSchema } from "../../../src/s2s/providers/gemini-live/setup.js";
-import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../helpers/fake-gemini-live.js";
+import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../../fakes/gemini-live.js";
 
 const ENV = { GOOGLE_API_KEY: FAKE_GEMINI_KEY };
 

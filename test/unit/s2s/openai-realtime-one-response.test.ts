@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { S2sEvents, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { openAiRealtime } from "../../../src/s2s/providers/openai-realtime.js";
 import type { OpenAiRealtimeSession } from "../../../src/s2s/providers/openai-realtime/session.js";
-import { startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../helpers/fake-openai-realtime.js";
+import { startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../../fakes/openai-realtime.js";
 
 const SETUP: S2sSetup = { instructions: "You are a phone agent.", tools: [], toolChoice: "auto", interruptResponse: true };
 

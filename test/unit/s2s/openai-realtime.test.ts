@@ -6,7 +6,7 @@ import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSetup, S2sToolCall }
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../src/providers/ws-backlog.js";
 import { openAiRealtime, type OpenAiRealtimeOptions } from "../../../src/s2s/providers/openai-realtime.js";
 import type { OpenAiRealtimeSession } from "../../../src/s2s/providers/openai-realtime/session.js";
-import { rampPcm, startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../helpers/fake-openai-realtime.js";
+import { rampPcm, startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../../fakes/openai-realtime.js";
 
 const KEY = { OPENAI_API_KEY: "test-key" };
 

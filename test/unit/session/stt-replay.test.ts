@@ -7,7 +7,7 @@ import { agent, withTools, type ResolvedAgentDef } from "../../../src/manifest/i
 import { deepgramStt } from "../../../src/pipeline/providers/stt/deepgram.js";
 import type { SttSession } from "../../../src/pipeline/stt-port.js";
 import { voiceSession } from "../../../src/testing/voice-session.js";
-import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../helpers/fake-deepgram.js";
+import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../../fakes/deepgram.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
 
 /** `ms` of 16 kHz PCM16 (32 bytes a millisecond). */

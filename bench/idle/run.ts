@@ -1,0 +1,174 @@
+/**
+ * `npm run bench:idle`: the memory of an idle gateway and of its idle sessions, against the floor
+ * — a bare Node process holding the same WebSocket server (`ws`) and the same idle sockets —
+ * measured in the same run. The bars (docs/benchmarks.md): ≤ 80 MiB idle process, ≤ 100 KiB per idle session.
+ *
+ * The gateway runs as deployed: the compiled package (`npm run build` first, done here) serving
+ * an agent written in JavaScript (`node dist/cli.js serve agent.mjs`), so no TypeScript loader is
+ * in the process; an agent written in TypeScript adds tsx (the demo, `npm start`, shown apart).
+ * Idle sessions are text sessions with no greeting, opened after one warm-up session (the first
+ * session loads the AI SDK). RSS is read from /proc after 3 s of quiet and a full GC (every
+ * process, the floor too, is started with a SIGUSR2 → gc() hook); the median of three rounds.
+ * Results go to stdout and to docs/benchmarks.md between the bench:idle markers.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import WebSocket from "ws";
+import { sleep, writeSection } from "../shared/common.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const DOCS = join(ROOT, "docs", "benchmarks.md");
+const START = "<!-- bench:idle:start -->";
+const END = "<!-- bench:idle:end -->";
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
+const ROUNDS = 3;
+const QUIET_MS = 3000;
+const BAR_PROCESS_MIB = 80;
+const BAR_SESSION_KIB = 100;
+/**
+ * Loaded into every measured process (`--expose-gc --import`): SIGUSR2 runs a full GC, so RSS is
+ * read with the garbage of start-up and session set-up collected, as a process that idles long
+ * enough would have it.
+ */
+const GC_ON_SIGNAL = `data:text/javascript,${encodeURIComponent('process.on("SIGUSR2", () => globalThis.gc?.());')}`;
+
+/** The floor: node, http and ws, holding idle sockets and doing nothing else. */
+const FLOOR = `
+import { createServer } from "node:http";
+import { WebSocketServer } from "ws";
+const wss = new WebSocketServer({ noServer: true });
+const server = createServer((_req, res) => res.end("ok"));
+server.on("upgrade", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => ws.send(JSON.stringify({ type: "session.configured" }))));
+server.listen(Number(process.env.PORT), "127.0.0.1");
+`;
+
+interface Measure {
+  readonly idleMiB: number;
+  readonly perSessionKiB: number;
+}
+
+/** RSS after a full GC in the process (the GC_ON_SIGNAL hook). */
+async function settledRssKiB(pid: number): Promise<number> {
+  process.kill(pid, "SIGUSR2");
+  await sleep(300);
+  return rssKiB(pid);
+}
+
+function rssKiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
+  const kib = Number(/(\d+)/.exec(line ?? "")?.[1]);
+  if (!Number.isFinite(kib)) throw new Error(`no VmRSS for process ${pid}`);
+  return kib;
+}
+
+async function listening(port: number, child: ChildProcess): Promise<void> {
+  for (let tried = 0; tried < 300; tried++) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = createConnection(port, "127.0.0.1");
+      socket.once("connect", () => (socket.destroy(), resolve(true)));
+      socket.once("error", () => resolve(false));
+    });
+    if (open) return;
+    await sleep(100);
+  }
+  throw new Error(`nothing listened on ${port}`);
+}
+
+/** Open `count` sockets that each wait for the first frame (the session is up), and keep them. */
+async function openIdle(url: string, count: number): Promise<WebSocket[]> {
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < count; i += 20) {
+    const batch = Array.from({ length: Math.min(20, count - i) }, () => {
+      const ws = new WebSocket(url, { perMessageDeflate: false });
+      sockets.push(ws);
+      return new Promise<void>((resolve, reject) => {
+        ws.once("message", () => resolve());
+        ws.once("error", reject);
+      });
+    });
+    await Promise.all(batch);
+  }
+  return sockets;
+}
+
+async function closeAll(sockets: readonly WebSocket[]): Promise<void> {
+  await Promise.all(sockets.map((ws) => new Promise<void>((resolve) => (ws.readyState === WebSocket.CLOSED ? resolve() : (ws.once("close", () => resolve()), ws.close())))));
+}
+
+/** Idle RSS, then (with `sessions` > 0) the RSS each idle session adds. */
+async function measure(command: readonly string[], port: number, path: string, sessions: number): Promise<Measure> {
+  const [file = "node", ...rest] = command;
+  const args = file === "node" ? ["--expose-gc", "--import", GC_ON_SIGNAL, ...rest] : rest;
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    await listening(port, child);
+    await sleep(QUIET_MS);
+    const pid = child.pid ?? 0;
+    const idle = await settledRssKiB(pid);
+    if (sessions === 0) return { idleMiB: idle / 1024, perSessionKiB: Number.NaN };
+    await closeAll(await openIdle(`ws://127.0.0.1:${port}${path}`, 1));
+    await sleep(500);
+    const before = await settledRssKiB(pid);
+    const sockets = await openIdle(`ws://127.0.0.1:${port}${path}`, sessions);
+    await sleep(QUIET_MS);
+    const after = await settledRssKiB(pid);
+    await closeAll(sockets);
+    return { idleMiB: idle / 1024, perSessionKiB: (after - before) / sessions };
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+async function main(): Promise<void> {
+  console.log("bench:idle: building the package (npm run build)");
+  execFileSync("npm", ["run", "build", "--silent"], { cwd: ROOT, stdio: "inherit" });
+  const dir = mkdtempSync(join(tmpdir(), "switchboard-idle-"));
+  try {
+    const agentFile = join(dir, "agent.mjs");
+    const entry = pathToFileURL(join(ROOT, "dist", "index.js")).href;
+    writeFileSync(agentFile, `import { agent } from ${JSON.stringify(entry)};\nexport default agent({ name: "idle", greeting: "", llm: { kind: "scripted", options: {} } });\n`);
+    const rows: { gateway: Measure[]; tuned: Measure[]; floor: Measure[]; demo: Measure[] } = { gateway: [], tuned: [], floor: [], demo: [] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      rows.gateway.push(await measure(["node", "dist/cli.js", "serve", agentFile, "--port", "43781"], 43781, "/websocket", SESSIONS));
+      // The same with V8's young generation capped at 2 MB per semi-space (docs/deploy.md, "Memory").
+      rows.tuned.push(await measure(["node", "--max-semi-space-size=2", "dist/cli.js", "serve", agentFile, "--port", "43784"], 43784, "/websocket", SESSIONS));
+      // The floor's eval'd module resolves ws from the working directory: the repository.
+      rows.floor.push(await measure(["node", "--input-type=module", "-e", FLOOR], 43782, "/", SESSIONS));
+      // Voice sessions on the offline stack start a recognizer process each: the demo's idle process only.
+      rows.demo.push(await measure(["node", "dist/cli.js", "serve", "examples/support", "--port", "43783", "--offline"], 43783, "/websocket", 0));
+      console.log(`bench:idle: round ${round} of ${ROUNDS} done`);
+    }
+    const m = (list: readonly Measure[], key: keyof Measure): number => median(list.map((x) => x[key]));
+    const g = { idle: m(rows.gateway, "idleMiB"), session: m(rows.gateway, "perSessionKiB") };
+    const tn = { idle: m(rows.tuned, "idleMiB"), session: m(rows.tuned, "perSessionKiB") };
+    const f = { idle: m(rows.floor, "idleMiB"), session: m(rows.floor, "perSessionKiB") };
+    const d = { idle: m(rows.demo, "idleMiB") };
+    const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}×` : "–");
+    const verdict = (value: number, bar: number): string => (value <= bar ? "within" : "over");
+    const body = [
+      START,
+      `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, Node ${process.version}: \`npm run bench:idle\`. Median of ${ROUNDS} rounds; ${SESSIONS} idle sessions.`,
+      "",
+      "| figure | gateway (JS agent, dist) | floor (node + ws) | gateway ÷ floor | bar | gateway, `--max-semi-space-size=2` | demo agent (TS, tsx, offline stack) |",
+      "|---|--:|--:|--:|--:|--:|--:|",
+      `| idle process RSS (MiB) | ${g.idle.toFixed(1)} | ${f.idle.toFixed(1)} | ${ratio(g.idle, f.idle)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.idle, BAR_PROCESS_MIB)}) | ${tn.idle.toFixed(1)} (${verdict(tn.idle, BAR_PROCESS_MIB)}) | ${d.idle.toFixed(1)} |`,
+      `| RSS per idle session (KiB) | ${g.session.toFixed(1)} | ${f.session.toFixed(1)} | ${ratio(g.session, f.session)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.session, BAR_SESSION_KIB)}) | ${tn.session.toFixed(1)} (${verdict(tn.session, BAR_SESSION_KIB)}) | – |`,
+      END,
+    ].join("\n");
+    console.log(body);
+    if (!process.argv.includes("--no-docs")) writeSection(DOCS, START, END, body);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

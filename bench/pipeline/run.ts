@@ -1,0 +1,407 @@
+/**
+ * `npm run bench`: the gateway's own share of pipeline latency, and its cost per session.
+ *
+ * This process runs the gateway (createGateway, on 127.0.0.1:0) with zero-latency fakes for
+ * STT, LLM and TTS (bench/shared/providers.ts). Two child processes: bench/pipeline/load.ts (the callers, `ws`
+ * clients) and bench/pipeline/relay.ts (the baseline: a minimal hand-written relay on the same fakes).
+ * Both servers take the same load, one after the other, at 1 session and at N sessions, and
+ * the gateway is quoted as a ratio of the relay measured in the same run.
+ *
+ * Options: --sessions N (env BENCH_SESSIONS, default 50), --turns T per session (BENCH_TURNS,
+ * default 10), --solo-turns T for the 1-session run (default 20), --no-docs (print only).
+ * Results go to stdout and to docs/benchmarks.md, between the bench:pipeline markers.
+ */
+import type { ChildProcess } from "node:child_process";
+import { cpus } from "node:os";
+import { fileURLToPath } from "node:url";
+import type { Gateway } from "../../src/server/index.js";
+import {
+  baseOptions,
+  countOption,
+  driveLoad,
+  flagValue,
+  forkBench,
+  LoadLink,
+  ms,
+  ratio,
+  relayLink,
+  relayServer,
+  runBench,
+  sleep,
+  within,
+  writeSection,
+  type MeasuredServerBase,
+} from "../shared/common.js";
+import { benchGateway } from "../shared/providers.js";
+import type { Arrival, LoadPlan, LoadTally, ToRelay, TurnMarks } from "../shared/protocol.js";
+import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
+
+/** The bar for both legs: ≤ 5 ms p99 from STT final to LLM request and from first TTS audio to the client frame (docs/benchmarks.md). */
+const BAR_MS = 5;
+/** Other load on the machine above this (cores) makes the verdict say the tail may be noise. */
+const NOISY_CORES = 0.25;
+/** The whole run must end by itself well inside two minutes. */
+const RUN_LIMIT_MS = 115_000;
+const PHASE_LIMIT_MS = 40_000;
+/** How long each server's idle CPU is measured (ms). */
+const IDLE_WINDOW_MS = 2000;
+const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
+const START = "<!-- bench:pipeline:start -->";
+const END = "<!-- bench:pipeline:end -->";
+
+interface Options {
+  readonly sessions: number;
+  readonly turns: number;
+  readonly soloTurns: number;
+  readonly docs: boolean;
+}
+
+function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
+  const { sessions, turns, docs } = baseOptions(argv, env, 10);
+  return { sessions, turns, soloTurns: countOption(flagValue(argv, "solo-turns"), 20, "solo-turns"), docs };
+}
+
+// ── the two servers under test ──────────────────────────────────────────────────────────
+
+/** A server the runner can measure: the gateway in this process, or the relay child. */
+interface MeasuredServer extends MeasuredServerBase<{ readonly marks: TurnMarks[]; readonly mismatches: number }> {
+  final(client: number, turn: number): void;
+}
+
+async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; gateway: Gateway }> {
+  const { gateway, port, voice, recorder } = await benchGateway("bench", "Welcome to the bench line.");
+  const final = (client: number, turn: number, attempt = 0): void => {
+    // The runner can hear of a final before the gateway has read that client's first mic frame.
+    if (!voice.final(client, turn) && attempt < 200) setTimeout(() => final(client, turn, attempt + 1), 5);
+  };
+  const server: MeasuredServer = {
+    name: "gateway",
+    url: `ws://127.0.0.1:${port}/websocket`,
+    memory: () => Promise.resolve(meter.memory()),
+    start: () => Promise.resolve(meter.start()),
+    stop: () => Promise.resolve(meter.stop()),
+    final: (client, turn) => final(client, turn),
+    marks: () => Promise.resolve(recorder.take()),
+    settled: async () => {
+      for (let i = 0; i < 200 && gateway.sessions > 0; i++) await sleep(10);
+    },
+  };
+  return { server, gateway };
+}
+
+async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
+  return {
+    ...relayServer<{ marks: TurnMarks[]; mismatches: number }>(await relayLink(child), 100),
+    final: (client, turn) => child.send({ type: "final", client, turn } satisfies ToRelay),
+  };
+}
+
+// ── one phase: a server, a number of sessions, a number of turns ────────────────────────
+
+interface PhaseResult {
+  readonly server: "gateway" | "relay";
+  readonly sessions: number;
+  readonly turns: number;
+  readonly expected: number;
+  readonly sttToLlm: Summary;
+  /** t0 → the STT final callback returned: the server's synchronous work on the final. */
+  readonly finalSync: Summary;
+  /** t1 → t2: the model's stream through the gateway to the TTS's first audio. */
+  readonly llmToTts: Summary;
+  readonly ttsToClient: Summary;
+  /** t2 → the TTS audio callback returned: the server's synchronous path to `ws.send`. */
+  readonly inServer: Summary;
+  readonly finalToClient: Summary;
+  readonly cpuMsPerSessionSecond: number;
+  /** The same, less what the process burns idle (timers, metrics, the meter) over the window. */
+  readonly netCpuMsPerSessionSecond: number;
+  readonly rssPerSessionKiB: number;
+  readonly heapPerSessionKiB: number;
+  readonly window: WindowSample;
+  /** Cores' worth of CPU the rest of the machine used during the turns (not the server, not the callers). */
+  readonly otherCores: number;
+  readonly tally: LoadTally | undefined;
+  readonly errors: readonly string[];
+  readonly mismatches: number;
+}
+
+/** CPU the server burns with no sessions (ms per second), over `ms`. */
+async function idleCpu(server: MeasuredServer, ms: number): Promise<number> {
+  await server.start();
+  await sleep(ms);
+  const window = await server.stop();
+  return window.cpuMs / (window.wallMs / 1000);
+}
+
+async function runPhase(load: LoadLink, server: MeasuredServer, sessions: number, turns: number, idleCpuMsPerSecond: number): Promise<PhaseResult> {
+  const plan: LoadPlan = { url: server.url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
+  load.target((client, turn) => server.final(client, turn));
+  const { before, live, window, machineMs, arrivals, errors, tally, taken } = await driveLoad(load, server, plan);
+  const { marks, mismatches } = taken;
+  return summarizePhase(server.name, plan, marks, arrivals, { before, live, window, machineMs, tally, errors, mismatches, idleCpuMsPerSecond });
+}
+
+function summarizePhase(
+  server: "gateway" | "relay",
+  plan: LoadPlan,
+  marks: readonly TurnMarks[],
+  arrivals: readonly Arrival[],
+  measured: {
+    before: MemorySample;
+    live: MemorySample;
+    window: WindowSample;
+    machineMs: number;
+    tally: LoadTally | undefined;
+    errors: readonly string[];
+    mismatches: number;
+    idleCpuMsPerSecond: number;
+  },
+): PhaseResult {
+  const byTurn = new Map(marks.map((m) => [`${m.client}:${m.turn}`, m]));
+  const sttToLlm: number[] = [];
+  const finalSync: number[] = [];
+  const llmToTts: number[] = [];
+  const ttsToClient: number[] = [];
+  const inServer: number[] = [];
+  const finalToClient: number[] = [];
+  for (const m of marks) {
+    if (m.t0 !== undefined && m.t1 !== undefined) sttToLlm.push(m.t1 - m.t0);
+    if (m.t0 !== undefined && m.t0Returned !== undefined) finalSync.push(m.t0Returned - m.t0);
+    if (m.t2 !== undefined && m.t2Returned !== undefined) inServer.push(m.t2Returned - m.t2);
+    if (m.t1 !== undefined && m.t2 !== undefined) llmToTts.push(m.t2 - m.t1);
+  }
+  for (const a of arrivals) {
+    const m = byTurn.get(`${a.client}:${a.turn}`);
+    if (m?.t2 !== undefined) ttsToClient.push(a.t3 - m.t2);
+    if (m?.t0 !== undefined) finalToClient.push(a.t3 - m.t0);
+  }
+  const { before, live, window } = measured;
+  const sessionSeconds = (plan.sessions * window.wallMs) / 1000;
+  return {
+    server,
+    sessions: plan.sessions,
+    turns: plan.turns,
+    expected: plan.sessions * plan.turns,
+    sttToLlm: summarize(sttToLlm),
+    finalSync: summarize(finalSync),
+    llmToTts: summarize(llmToTts),
+    ttsToClient: summarize(ttsToClient),
+    inServer: summarize(inServer),
+    finalToClient: summarize(finalToClient),
+    cpuMsPerSessionSecond: window.cpuMs / sessionSeconds,
+    netCpuMsPerSessionSecond: (window.cpuMs - (measured.idleCpuMsPerSecond * window.wallMs) / 1000) / sessionSeconds,
+    rssPerSessionKiB: (live.rss - before.rss) / plan.sessions / 1024,
+    heapPerSessionKiB: (live.heapUsed - before.heapUsed) / plan.sessions / 1024,
+    window,
+    otherCores: (measured.machineMs - window.cpuMs - (measured.tally?.window.cpuMs ?? 0)) / window.wallMs,
+    tally: measured.tally,
+    errors: measured.errors,
+    mismatches: measured.mismatches,
+  };
+}
+
+// ── report ──────────────────────────────────────────────────────────────────────────────
+
+interface IdleSample extends MemorySample {
+  readonly cpuMsPerSecond: number;
+}
+
+interface Report {
+  readonly options: Options;
+  readonly idle: { readonly gateway: IdleSample; readonly relay: IdleSample };
+  readonly solo: { readonly gateway: PhaseResult; readonly relay: PhaseResult };
+  readonly loaded: { readonly gateway: PhaseResult; readonly relay: PhaseResult };
+  readonly elapsedMs: number;
+}
+
+const mib = (bytes: number): string => (bytes / 1024 / 1024).toFixed(1);
+const kib = (v: number): string => v.toFixed(0);
+
+function table(report: Report): string {
+  const { solo, loaded, idle } = report;
+  const rows: string[] = [];
+  const row = (figure: string, pick: (r: PhaseResult) => number, format: (v: number) => string = ms, compare = true): void => {
+    const cells = [solo, loaded].flatMap((pair) => {
+      const g = pick(pair.gateway);
+      const r = pick(pair.relay);
+      return [format(g), format(r), compare ? ratio(g, r) : ""];
+    });
+    rows.push(`| ${figure} | ${cells.join(" | ")} |`);
+  };
+  const n = loaded.gateway.sessions;
+  rows.push(`| figure | gateway, 1 session | relay, 1 session | gateway ÷ relay | gateway, ${n} sessions | relay, ${n} sessions | gateway ÷ relay |`);
+  rows.push("|---|--:|--:|--:|--:|--:|--:|");
+  for (const p of ["p50", "p95", "p99", "max"] as const) row(`STT final → LLM request, ${p} (ms)`, (r) => r.sttToLlm[p]);
+  row("… of which inside the STT `final` callback, p99 (ms)", (r) => r.finalSync.p99);
+  row("LLM request → first TTS audio, p50 (ms)", (r) => r.llmToTts.p50);
+  row("LLM request → first TTS audio, p99 (ms)", (r) => r.llmToTts.p99);
+  for (const p of ["p50", "p95", "p99", "max"] as const) row(`first TTS audio → client frame, ${p} (ms)`, (r) => r.ttsToClient[p]);
+  row("… of which inside the server (TTS audio callback → `ws.send` done), p99 (ms)", (r) => r.inServer.p99);
+  row("STT final → first audio frame at the client, p50 (ms)", (r) => r.finalToClient.p50);
+  row("STT final → first audio frame at the client, p99 (ms)", (r) => r.finalToClient.p99);
+  row("CPU per session-second (ms)", (r) => r.cpuMsPerSessionSecond, (v) => v.toFixed(2));
+  row("… net of the idle process's own CPU (ms)", (r) => r.netCpuMsPerSessionSecond, (v) => v.toFixed(2));
+  row("CPU per turn, all included (ms)", (r) => r.window.cpuMs / r.expected, (v) => v.toFixed(2));
+  row("RSS per live session (KiB)", (r) => r.rssPerSessionKiB, kib);
+  row("JS heap per live session (KiB)", (r) => r.heapPerSessionKiB, kib);
+  row("event-loop delay p99 (ms)", (r) => r.window.loopDelayP99Ms);
+  row("event-loop delay max (ms)", (r) => r.window.loopDelayMaxMs);
+  row("client process: CPU (ms per second)", (r) => (r.tally === undefined ? Number.NaN : r.tally.window.cpuMs / (r.tally.window.wallMs / 1000)), (v) => v.toFixed(1));
+  row("client process: event-loop delay p99 (ms)", (r) => r.tally?.window.loopDelayP99Ms ?? Number.NaN);
+  row("server → client text frames per turn", (r) => (r.tally?.textFrames ?? Number.NaN) / r.expected, (v) => v.toFixed(1));
+  row("server → client text KiB per turn", (r) => (r.tally?.textBytes ?? Number.NaN) / r.expected / 1024, (v) => v.toFixed(2));
+  row("server → client audio frames per turn", (r) => (r.tally?.binaryFrames ?? Number.NaN) / r.expected, (v) => v.toFixed(1));
+  row("turns measured", (r) => r.ttsToClient.n, (v) => v.toFixed(0));
+  row("other load on the machine during the turns (cores)", (r) => r.otherCores, (v) => (Number.isNaN(v) ? "–" : Math.max(0, v).toFixed(2)), false);
+  rows.push(`| idle process RSS (MiB) | ${mib(idle.gateway.rss)} | ${mib(idle.relay.rss)} | ${ratio(idle.gateway.rss, idle.relay.rss)} | | | |`);
+  rows.push(
+    `| idle process CPU (ms per second) | ${idle.gateway.cpuMsPerSecond.toFixed(2)} | ${idle.relay.cpuMsPerSecond.toFixed(2)} | ${ratio(idle.gateway.cpuMsPerSecond, idle.relay.cpuMsPerSecond)} | | | |`,
+  );
+  return rows.join("\n");
+}
+
+function verdict(report: Report): string {
+  const g = report.loaded.gateway;
+  const legs = [g.sttToLlm.p99, g.ttsToClient.p99];
+  const within = legs.every((v) => v <= BAR_MS);
+  const noisy = g.otherCores > NOISY_CORES ? ` Other work used ${g.otherCores.toFixed(2)} cores of the machine meanwhile: the tail may be the machine's, rerun before trusting it.` : "";
+  return (
+    `**Verdict: ${within ? "within" : "over"} the bar (≤ ${BAR_MS} ms p99 for each leg) at ${g.sessions} sessions** — ` +
+    `STT final → LLM request p99 ${ms(g.sttToLlm.p99)} ms, first TTS audio → client frame p99 ${ms(g.ttsToClient.p99)} ms.${noisy}`
+  );
+}
+
+function section(report: Report): string {
+  const cpu = cpus();
+  const o = report.options;
+  return [
+    START,
+    `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ${process.platform}/${process.arch}; ` +
+      `${o.sessions} sessions × ${o.turns} turns and 1 session × ${o.soloTurns} turns, ${(report.elapsedMs / 1000).toFixed(0)} s in all.`,
+    "",
+    table(report),
+    "",
+    verdict(report),
+    "",
+    END,
+  ].join("\n");
+}
+
+const INTRO = `# Benchmarks
+
+## Pipeline: the gateway's share of latency, and its cost per session
+
+Run \`npm run bench\`. Options: \`--sessions N\` (or \`BENCH_SESSIONS\`, default 50), \`--turns T\` (or
+\`BENCH_TURNS\`, default 10), \`--solo-turns T\` (the 1-session run, default 20), \`--no-docs\` (print
+only). About a minute, loopback only. It rewrites the section between the markers below.
+
+Three processes: the runner holds the gateway (\`createGateway\` on 127.0.0.1:0, with the zero-latency
+fake STT, LLM and TTS of \`bench/shared/providers.ts\` injected through \`voice\` and \`resolveModel\`). The
+callers run in \`bench/pipeline/load.ts\`: one \`ws\` client per session. Each sends a 20 ms PCM frame every 20 ms
+for its whole life and waits for the greeting. After a random start within 1 s it takes turns, one
+after another: 200 ms of "speech", then the STT final, then it waits for \`reply.completed\` and a
+pause of about 100 ms. The floor is \`bench/pipeline/relay.ts\`, a minimal hand-written relay on the same fakes
+and the same load: the final calls the model directly, and deltas go straight to the TTS and audio
+straight to \`ws.send\`. Shared machines are noisy, so read the gateway ÷ relay ratios from the same
+run before the absolute numbers.
+
+Per turn, on the system's monotonic clock (one clock for all three processes):
+
+- **STT final → LLM request**: from the bench calling the fake STT's \`final(text, {endOfTurn: true})\`
+  to the model's \`doStream\` call. The "inside the STT \`final\` callback" row is the synchronous
+  part. A p99 well above it is time spent queued behind other sessions' work on the one event loop.
+  The relay makes a direct call here, so its floor is microseconds and the ratio is mostly that.
+- **LLM request → first TTS audio**: the model's stream through \`streamText\`, the turn loop and
+  the sentence batcher to the TTS's first audio chunk.
+- **first TTS audio → client frame**: from the fake TTS emitting the reply's first PCM chunk to the
+  caller's \`ws\` receiving the reply's first binary frame. The "inside the server" row covers the
+  TTS callback → voice loop → pacer → \`ws.send\` returning. The rest is loopback, scheduling and the
+  client process, shown below. The pacer holds nothing here: a caller speaks only after
+  \`reply.completed\`, which the gateway sends once the previous reply has played out. No audio is
+  ahead of real time, so the 1.5 s lead is unused and the first chunk goes out in the same call.
+- **CPU per session-second**: the server process's user + system CPU during the turns, divided by
+  sessions × wall seconds (1 ms/s = 0.1 % of a core). At 1 session this is mostly per-wakeup
+  overhead. The callers here take a turn every ~0.65 s, far more often than real callers, so
+  **CPU per turn** is the figure to scale from.
+- **RSS / heap per live session**: measured after a full GC with every session greeted and
+  streaming, minus the same before the callers connected. At 1 session this is below the noise
+  (RSS can even go down). **Idle process RSS** is taken right after listening. Both servers run
+  under tsx, which costs about as much as the whole relay process.
+
+The gateway logs at info into a sink (the formatting cost is paid, no I/O), and its Prometheus
+process metrics are on, as deployed. Each server gets an unreported warm-up of 10 sessions × 3 turns.
+Idle CPU is measured before any session.
+
+`;
+
+function writeDocs(report: Report): void {
+  writeSection(DOCS, START, END, section(report), `${INTRO}${START}\n${END}\n`);
+}
+
+// ── main ────────────────────────────────────────────────────────────────────────────────
+
+function problems(results: readonly PhaseResult[]): string[] {
+  const found: string[] = [];
+  for (const r of results) {
+    const label = `${r.server}, ${r.sessions} session(s)`;
+    if (r.ttsToClient.n !== r.expected || r.sttToLlm.n !== r.expected) found.push(`${label}: ${r.sttToLlm.n}/${r.ttsToClient.n} of ${r.expected} turns measured`);
+    if (r.mismatches > 0) found.push(`${label}: ${r.mismatches} replies spoken on the wrong session`);
+    for (const error of r.errors.slice(0, 5)) found.push(`${label}: ${error}`);
+  }
+  return found;
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const began = Date.now();
+  const meter = new ProcessMeter();
+  const { server: gateway, gateway: handle } = await startGateway(meter);
+  const idleGateway = meter.memory();
+  const relayChild = forkBench(new URL("./relay.ts", import.meta.url));
+  const loadChild = forkBench(new URL("./load.ts", import.meta.url));
+  try {
+    const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
+    const idleRelay = await relay.memory();
+    const load = new LoadLink(loadChild);
+    // Idle CPU first, before any session: after load, V8's memory reducer and JIT keep a process
+    // busy for seconds, which is not what an idle gateway costs.
+    await sleep(1000);
+    const idle = { relay: await idleCpu(relay, IDLE_WINDOW_MS), gateway: await idleCpu(gateway, IDLE_WINDOW_MS) };
+    const phase = (server: MeasuredServer, sessions: number, turns: number): Promise<PhaseResult> =>
+      within(runPhase(load, server, sessions, turns, idle[server.name]), PHASE_LIMIT_MS, `${server.name} with ${sessions} sessions`);
+
+    console.log(`bench: gateway ${gateway.url}, relay ${relay.url}; warming up`);
+    await phase(relay, 10, 3);
+    await phase(gateway, 10, 3);
+    console.log(`bench: 1 session × ${options.soloTurns} turns`);
+    const soloRelay = await phase(relay, 1, options.soloTurns);
+    const soloGateway = await phase(gateway, 1, options.soloTurns);
+    console.log(`bench: ${options.sessions} sessions × ${options.turns} turns`);
+    const loadedRelay = await phase(relay, options.sessions, options.turns);
+    const loadedGateway = await phase(gateway, options.sessions, options.turns);
+
+    const report: Report = {
+      options,
+      idle: { gateway: { ...idleGateway, cpuMsPerSecond: idle.gateway }, relay: { ...idleRelay, cpuMsPerSecond: idle.relay } },
+      solo: { gateway: soloGateway, relay: soloRelay },
+      loaded: { gateway: loadedGateway, relay: loadedRelay },
+      elapsedMs: Date.now() - began,
+    };
+    console.log(`\n${table(report)}\n\n${verdict(report)}\n`);
+    const found = problems([soloRelay, soloGateway, loadedRelay, loadedGateway]);
+    for (const problem of found) console.error(`bench: ${problem}`);
+    if (options.docs && found.length === 0) {
+      writeDocs(report);
+      console.log(`bench: wrote ${DOCS}`);
+    } else if (options.docs) {
+      console.error("bench: docs not written: the run was incomplete");
+    }
+    return found.length === 0 ? 0 : 1;
+  } finally {
+    relayChild.kill();
+    loadChild.kill();
+    await handle.close();
+  }
+}
+
+runBench("bench", RUN_LIMIT_MS, main);

@@ -1,0 +1,292 @@
+/**
+ * The telephony bench's figures: one phase's raw measurements → its summary, the barge-in
+ * matching, and the report (table, targets, docs section) of bench/telephony/run.ts.
+ */
+import { cpus } from "node:os";
+import { ms, ratio } from "../shared/common.js";
+import { summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
+import type { CallersTaken, FakeTaken, Window } from "./protocol.js";
+
+export type ServerName = "floor" | "gateway" | "sdk";
+export const LABEL: Readonly<Record<ServerName, string>> = { floor: "floor (hand-written relay)", gateway: "gateway", sdk: "Agents SDK Twilio transport" };
+
+/** The targets (issue 7): CPU ratios; p99 bars in ms (the audio one at `barCalls` calls). */
+export const TARGETS = { cpuVsSdk: 0.5, cpuVsFloor: 1.2, audioP99Ms: 2, bargeP99Ms: 2, barCalls: 200 } as const;
+/** A `clear` answers a barge-in when it arrives within this long after it (ms), before the caller's next one. */
+const CLEAR_MATCH_MS = 1000;
+
+export interface PhaseResult {
+  readonly server: ServerName;
+  readonly calls: number;
+  /** Calls that heard agent audio before the window. */
+  readonly heard: number;
+  readonly cpuPercentPerCall: number;
+  readonly rssPerCallKiB: number;
+  readonly heapPerCallKiB: number;
+  readonly up: Summary;
+  readonly down: Summary;
+  readonly barge: Summary;
+  readonly missedClears: number;
+  readonly spuriousClears: number;
+  readonly upLost: number;
+  readonly downLost: number;
+  /** Marks the callers received and echoed over the whole phase (the last ones may still be queued at hang-up). */
+  readonly marksReceived: number;
+  readonly marksEchoed: number;
+  readonly loopDelayP99Ms: number;
+  /** Cores used by the callers' and the fake's processes, and by everything else on the machine. */
+  readonly callerCores: number;
+  readonly fakeCores: number;
+  readonly otherCores: number;
+  readonly problems: readonly string[];
+}
+
+/** A phase that did not run, and why. */
+export interface PhaseFailure {
+  readonly server: ServerName;
+  readonly calls: number;
+  readonly reason: string;
+}
+
+export type Phase = PhaseResult | PhaseFailure;
+export const failed = (p: Phase): p is PhaseFailure => "reason" in p;
+
+/**
+ * Barge-in latencies: each barge-in (`speech_started` sent at t to caller c) is answered by
+ * c's first `clear` in [t, t + CLEAR_MATCH_MS) before c's next barge-in. Only barge-ins sent in
+ * the window count; a clear that arrived in the window and answers none is spurious.
+ */
+export function matchBarges(barges: readonly number[], clears: readonly number[], window: Window): { latencies: number[]; missed: number; spurious: number } {
+  const byClient = (pairs: readonly number[]): Map<number, number[]> => {
+    const map = new Map<number, number[]>();
+    for (let i = 0; i + 1 < pairs.length; i += 2) {
+      const list = map.get(pairs[i + 1]!) ?? [];
+      list.push(pairs[i]!);
+      map.set(pairs[i + 1]!, list);
+    }
+    for (const list of map.values()) list.sort((a, b) => a - b);
+    return map;
+  };
+  const clearsOf = byClient(clears);
+  const latencies: number[] = [];
+  let missed = 0;
+  const used = new Set<number>();
+  for (const [client, times] of byClient(barges)) {
+    const answers = clearsOf.get(client) ?? [];
+    times.forEach((t, i) => {
+      const until = Math.min(times[i + 1] ?? Infinity, t + CLEAR_MATCH_MS);
+      const answer = answers.find((c) => c >= t && c < until && !used.has(c));
+      if (answer !== undefined) used.add(answer);
+      if (t < window.from || t > window.to) return;
+      if (answer === undefined) missed += 1;
+      else latencies.push(answer - t);
+    });
+  }
+  let spurious = 0;
+  for (let i = 0; i + 1 < clears.length; i += 2) if (clears[i]! >= window.from && clears[i]! <= window.to && !used.has(clears[i]!)) spurious += 1;
+  return { latencies, missed, spurious };
+}
+
+export interface PhaseRaw {
+  readonly server: ServerName;
+  readonly calls: number;
+  readonly heard: number;
+  readonly window: Window;
+  readonly sample: WindowSample;
+  readonly before: MemorySample;
+  readonly live: MemorySample;
+  readonly fake: FakeTaken;
+  readonly callers: CallersTaken;
+  /** CPU (ms) of the callers' and the fake's processes, and of the whole machine, over the window. */
+  readonly callerMs: number;
+  readonly fakeMs: number;
+  readonly machineMs: number;
+  readonly problems: readonly string[];
+}
+
+export function summarizePhase(raw: PhaseRaw): PhaseResult {
+  const { sample, fake, callers } = raw;
+  const barge = matchBarges(fake.barges, callers.clears, raw.window);
+  const cores = (cpu: number): number => cpu / sample.wallMs;
+  const problems = [...raw.problems, ...fake.violations.map((v) => `fake service: ${v}`), ...callers.errors.map((e) => `callers: ${e}`)];
+  if (raw.heard < raw.calls) problems.unshift(`${raw.calls - raw.heard} of ${raw.calls} calls heard no agent audio before the window`);
+  if (fake.unattributed > 0) problems.push(`${fake.unattributed} barge-ins on sockets with no caller audio yet (not measured)`);
+  return {
+    server: raw.server,
+    calls: raw.calls,
+    heard: raw.heard,
+    cpuPercentPerCall: (100 * cores(sample.cpuMs)) / raw.calls,
+    rssPerCallKiB: (raw.live.rss - raw.before.rss) / raw.calls / 1024,
+    heapPerCallKiB: (raw.live.heapUsed - raw.before.heapUsed) / raw.calls / 1024,
+    up: summarize(fake.up),
+    down: summarize(callers.down),
+    barge: summarize(barge.latencies),
+    missedClears: barge.missed,
+    spuriousClears: barge.spurious,
+    upLost: callers.sent - fake.up.length,
+    downLost: fake.deltasSent - callers.down.length,
+    marksReceived: callers.marksReceived,
+    marksEchoed: callers.marksEchoed,
+    loopDelayP99Ms: sample.loopDelayP99Ms,
+    callerCores: cores(raw.callerMs),
+    fakeCores: cores(raw.fakeMs),
+    otherCores: cores(raw.machineMs - sample.cpuMs - raw.callerMs - raw.fakeMs),
+    problems,
+  };
+}
+
+// ── report ──────────────────────────────────────────────────────────────────────────────
+
+export interface Report {
+  readonly phases: readonly Phase[];
+  readonly counts: readonly number[];
+  readonly windowMs: number;
+  readonly idleRss: Readonly<Partial<Record<ServerName, number>>>;
+  readonly elapsedMs: number;
+}
+
+const SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
+
+function find(report: Report, server: ServerName, calls: number): Phase | undefined {
+  return report.phases.find((p) => p.server === server && p.calls === calls);
+}
+
+const pair = (s: Summary): string => `${ms(s.p50)} / ${ms(s.p99)}`;
+
+export function table(report: Report): string {
+  const rows = [
+    "| calls | server | CPU per call (% of one core) | RSS per call (KiB) | JS heap per call (KiB) | caller frame → provider append, p50 / p99 (ms) | provider delta → caller frame, p50 / p99 (ms) | barge-in: `speech_started` → caller `clear`, p50 / p99 (ms) | barge-ins measured (missed) | CPU ÷ floor | CPU ÷ SDK |",
+    "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const calls of report.counts) {
+    const floor = find(report, "floor", calls);
+    const sdk = find(report, "sdk", calls);
+    for (const server of SERVERS) {
+      const p = find(report, server, calls);
+      if (p === undefined) continue;
+      if (failed(p)) {
+        rows.push(`| ${calls} | ${LABEL[server]} | did not run: ${p.reason.replaceAll("|", "\\|")} | | | | | | | | |`);
+        continue;
+      }
+      const vs = (other: Phase | undefined): string => (other === undefined || failed(other) || other === p ? "" : ratio(p.cpuPercentPerCall, other.cpuPercentPerCall));
+      rows.push(
+        `| ${calls} | ${LABEL[server]} | ${p.cpuPercentPerCall.toFixed(3)} | ${p.rssPerCallKiB.toFixed(0)} | ${p.heapPerCallKiB.toFixed(0)} | ${pair(p.up)} | ${pair(p.down)} | ${pair(p.barge)} | ${p.barge.n} (${p.missedClears}) | ${vs(floor)} | ${vs(sdk)} |`,
+      );
+    }
+  }
+  return rows.join("\n");
+}
+
+/** What else the machine did, per phase: the context the figures above need. */
+export function contextTable(report: Report): string {
+  const rows = [
+    "| calls | server | event-loop delay p99 (ms) | frames measured up / down | frames lost up / down | marks received / echoed by the callers | spurious clears | callers' process (cores) | fake service (cores) | other load on the machine (cores, ≈) |",
+    "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const calls of report.counts) {
+    for (const server of SERVERS) {
+      const p = find(report, server, calls);
+      if (p === undefined || failed(p)) continue;
+      const other = Number.isNaN(p.otherCores) ? "–" : Math.max(0, p.otherCores).toFixed(2);
+      rows.push(
+        `| ${calls} | ${LABEL[server]} | ${ms(p.loopDelayP99Ms)} | ${p.up.n} / ${p.down.n} | ${p.upLost} / ${p.downLost} | ${p.marksReceived} / ${p.marksEchoed} | ${p.spuriousClears} | ${p.callerCores.toFixed(2)} | ${p.fakeCores.toFixed(2)} | ${other} |`,
+      );
+    }
+  }
+  const idle = SERVERS.filter((s) => report.idleRss[s] !== undefined).map((s) => `${LABEL[s]} ${((report.idleRss[s] ?? 0) / 2 ** 20).toFixed(1)} MiB`);
+  return `${rows.join("\n")}\n\nIdle process RSS before any call: ${idle.join(", ")}.`;
+}
+
+/** One line per target: the figure at each N, and met / not met. */
+export function targets(report: Report): string {
+  const rows = ["| target | " + report.counts.map((n) => `${n} calls`).join(" | ") + " | verdict |", "|---|" + report.counts.map(() => "--:|").join("") + "---|"];
+  const peer = (server: ServerName, n: number): PhaseResult | undefined => {
+    const p = find(report, server, n);
+    return p === undefined || failed(p) ? undefined : p;
+  };
+  const gateway = (n: number): PhaseResult | undefined => peer("gateway", n);
+  const cpuRow = (server: ServerName, bound: number, what: string): void => {
+    const values = report.counts.map((n) => {
+      const g = gateway(n);
+      const o = peer(server, n);
+      return g === undefined || o === undefined || !(o.cpuPercentPerCall > 0) ? undefined : g.cpuPercentPerCall / o.cpuPercentPerCall;
+    });
+    const known = values.filter((v): v is number => v !== undefined);
+    const missing = find(report, server, report.counts[0] ?? 0);
+    const verdict =
+      known.length === 0
+        ? `not measured${missing !== undefined && failed(missing) ? ` (${LABEL[server]} did not run)` : ""}`
+        : known.every((v) => v <= bound)
+          ? `**met** at every N`
+          : known.some((v) => v <= bound)
+            ? `**not met** at ${report.counts.filter((_, i) => (values[i] ?? 0) > bound).join(", ")} calls`
+            : "**not met**";
+    rows.push(`| ${what} | ${values.map((v) => (v === undefined ? "–" : `${v.toFixed(2)}×`)).join(" | ")} | ${verdict} |`);
+  };
+  cpuRow("sdk", TARGETS.cpuVsSdk, `gateway CPU per call ≤ ${TARGETS.cpuVsSdk} × the SDK peer's`);
+  cpuRow("floor", TARGETS.cpuVsFloor, `gateway CPU per call ≤ ${TARGETS.cpuVsFloor} × the floor's`);
+  /** A p99 bar: judged at `at` calls when the target names a load, else at every N. */
+  const p99Row = (pick: (p: PhaseResult) => Summary, bar: number, what: string, at?: number): void => {
+    const cells = report.counts.map((n) => {
+      const g = gateway(n);
+      const f = peer("floor", n);
+      if (g === undefined) return "–";
+      return `${ms(pick(g).p99)}${f === undefined ? "" : ` (floor ${ms(pick(f).p99)})`}`;
+    });
+    const judged = (at === undefined ? report.counts : [at]).map((n) => ({ n, g: gateway(n), f: peer("floor", n) }));
+    const measured = judged.filter((j): j is { n: number; g: PhaseResult; f: PhaseResult | undefined } => j.g !== undefined && pick(j.g).n > 0);
+    const over = measured.filter((j) => pick(j.g).p99 > bar);
+    const share = measured.map((j) => (j.f === undefined || pick(j.f).n === 0 ? "" : `${ms(pick(j.g).p99 - pick(j.f).p99)}`)).filter((v) => v !== "");
+    const shares = share.length === 0 ? "" : `; gateway − floor p99: ${share.join(", ")} ms`;
+    const verdict =
+      measured.length === 0
+        ? `not measured${at === undefined ? "" : ` at ${at} calls`}`
+        : over.length === 0
+          ? `**met**${at === undefined ? " at every N" : ""}${shares}`
+          : `**not met**${at === undefined && over.length < measured.length ? ` at ${over.map((j) => j.n).join(", ")} calls` : ""}${shares}`;
+    rows.push(`| ${what} | ${cells.join(" | ")} | ${verdict} |`);
+  };
+  p99Row((p) => p.down, TARGETS.audioP99Ms, `provider audio → carrier frame p99 ≤ ${TARGETS.audioP99Ms} ms at ${TARGETS.barCalls} calls (ms)`, TARGETS.barCalls);
+  p99Row((p) => p.barge, TARGETS.bargeP99Ms, `barge-in (\`speech_started\` → \`clear\`) p99 ≤ ${TARGETS.bargeP99Ms} ms (ms)`);
+  return rows.join("\n");
+}
+
+/** Problems seen, one line each (at most `limit` per phase). */
+export function problems(report: Report, limit = 6): string[] {
+  const lines: string[] = [];
+  for (const p of report.phases) {
+    if (failed(p)) continue;
+    const list = p.problems;
+    for (const text of list.slice(0, limit)) lines.push(`${LABEL[p.server]}, ${p.calls} calls: ${text}`);
+    if (list.length > limit) lines.push(`${LABEL[p.server]}, ${p.calls} calls: … and ${list.length - limit} more`);
+  }
+  return lines;
+}
+
+export function runLine(report: Report): string {
+  const cpu = cpus();
+  return (
+    `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
+    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, after a 10-call warm-up per server; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
+  );
+}
+
+/** The generated part of the docs section, between the markers. */
+export function section(report: Report, markers: { readonly start: string; readonly end: string }): string {
+  const seen = problems(report);
+  return [
+    markers.start,
+    runLine(report),
+    "",
+    table(report),
+    "",
+    "Against the targets (ratios are the gateway's CPU per call over the other server's, measured in the same run; latencies end to end, with the floor's p99 of the same run in brackets):",
+    "",
+    targets(report),
+    "",
+    contextTable(report),
+    "",
+    seen.length === 0 ? "Problems seen: none (no gateway warnings, no protocol violations at the fake, no caller errors)." : ["Problems seen:", "", ...seen.map((line) => `- ${line}`)].join("\n"),
+    markers.end,
+  ].join("\n");
+}

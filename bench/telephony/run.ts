@@ -1,0 +1,248 @@
+/**
+ * `npm run bench:telephony`: N simulated Twilio callers against the gateway's s2s telephony
+ * bridge (an `openai-realtime` agent with `telephony: ["twilio"]`, μ-law passed through), side by
+ * side with a minimal hand-written relay (the floor) and the OpenAI Agents SDK's Twilio transport,
+ * at N = 50, 100 and 200 calls in one run, loopback only.
+ *
+ * This process hosts the gateway (createGateway on 127.0.0.1:0, logging at info into a sink that
+ * only counts warnings). Child processes: the fake OpenAI Realtime service shared by all three
+ * servers (bench/telephony/fake-realtime.ts), the callers (bench/telephony/callers.ts), the floor
+ * (bench/telephony/relay.ts) and the SDK peer (bench/telephony/sdk.ts). Every phase and every
+ * call to a child is bounded; the whole run too.
+ *
+ * Options: --calls 50,100,200 (env BENCH_CALLS), --window S (BENCH_WINDOW_S, default 12),
+ * --no-docs (print only). Results go to stdout and to docs/benchmarks.md between the
+ * bench:telephony markers.
+ */
+import type { ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { createLogger } from "../../src/log.js";
+import { agent } from "../../src/manifest/index.js";
+import { createGateway } from "../../src/server/index.js";
+import { countOption, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
+import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
+import { connectChild, type CallersTaken, type DialPlan, type FakeTaken } from "./protocol.js";
+import { contextTable, failed, LABEL, problems, section, summarizePhase, table, targets, type Phase, type Report, type ServerName } from "./report.js";
+
+const RUN_LIMIT_MS = 340_000;
+const PHASE_LIMIT_MS = 60_000;
+const CALL_LIMIT_MS = 15_000;
+/** Greetings play and the turns start before "live" memory is taken; the GC it forces passes before the window (ms). */
+const SETTLE_MS = 1500;
+const AFTER_GC_MS = 1000;
+/** Frames in flight at the window's end arrive before the callers hang up (ms). */
+const DRAIN_MS = 300;
+const WARM_UP_CALLS = 10;
+const WARM_UP_WINDOW_MS = 3000;
+const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
+const START = "<!-- bench:telephony:start -->";
+const END = "<!-- bench:telephony:end -->";
+
+type Call = <T>(call: string, args?: unknown) => Promise<T>;
+
+interface Options {
+  readonly counts: number[];
+  readonly windowMs: number;
+  readonly docs: boolean;
+}
+
+function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
+  const list = flagValue(argv, "calls") ?? env.BENCH_CALLS ?? "50,100,200";
+  return {
+    counts: list.split(",").map((n) => countOption(n.trim(), 50, "calls")),
+    windowMs: countOption(flagValue(argv, "window") ?? env.BENCH_WINDOW_S, 12, "window") * 1000,
+    docs: !argv.includes("--no-docs"),
+  };
+}
+
+/** A server under test, wherever it runs. */
+interface Server {
+  readonly name: ServerName;
+  readonly url: string;
+  memory(): Promise<MemorySample>;
+  start(): Promise<void>;
+  stop(): Promise<WindowSample>;
+  /** Calls still open. */
+  open(): Promise<number>;
+  /** Problems since the last call. */
+  problems(): Promise<string[]>;
+}
+
+/** Counts the gateway's warnings and errors by message (its log lines go nowhere else). */
+class LogTally {
+  readonly #counts = new Map<string, number>();
+
+  write(line: string): boolean {
+    const level = /^\{"level":(\d+)/.exec(line)?.[1];
+    if (level !== undefined && Number(level) >= 40) {
+      const msg = (JSON.parse(line) as { msg?: string }).msg ?? "(no message)";
+      this.#counts.set(msg, (this.#counts.get(msg) ?? 0) + 1);
+    }
+    return true;
+  }
+
+  take(): string[] {
+    const list = [...this.#counts].map(([msg, n]) => `gateway log warning/error: "${msg}" (×${n})`);
+    this.#counts.clear();
+    return list;
+  }
+}
+
+async function startGateway(providerUrl: string, meter: ProcessMeter): Promise<{ server: Server; close: () => Promise<void> }> {
+  const def = agent({ name: "bench-telephony", greeting: "Welcome to the bench line.", s2s: { kind: "openai-realtime", options: { url: providerUrl } }, telephony: ["twilio"] });
+  const logs = new LogTally();
+  // Logs at info, as deployed, written nowhere; Prometheus process metrics on. No carrier REST calls.
+  const logger = createLogger({ level: "info", destination: { write: (line: string) => logs.write(line) } });
+  const gateway = createGateway({ agent: def, logger, env: { OPENAI_API_KEY: "test-key" }, carrierClient: { hangUp: () => Promise.resolve() } });
+  const { port } = await gateway.listen(0, "127.0.0.1");
+  const server: Server = {
+    name: "gateway",
+    url: `ws://127.0.0.1:${port}/telephony/twilio`,
+    memory: () => Promise.resolve(meter.memory()),
+    start: () => Promise.resolve(meter.start()),
+    stop: () => Promise.resolve(meter.stop()),
+    open: () => Promise.resolve(gateway.sessions),
+    problems: () => Promise.resolve(logs.take()),
+  };
+  return { server, close: () => gateway.close() };
+}
+
+/** A server child (floor or SDK): its URL once listening, or why it cannot run. */
+async function startChild(name: ServerName, child: ChildProcess, providerUrl: string): Promise<Server | string> {
+  try {
+    const call = await within(connectChild(child, LABEL[name]), 30_000, `starting ${LABEL[name]}`);
+    const url = await within(call<string>("listen", { providerUrl }), CALL_LIMIT_MS, `${LABEL[name]} listen`);
+    const bounded = <T>(what: string, args?: unknown): Promise<T> => within(call<T>(what, args), CALL_LIMIT_MS, `${LABEL[name]} ${what}`);
+    return {
+      name,
+      url,
+      memory: () => bounded("memory"),
+      start: () => bounded<null>("start").then(() => undefined),
+      stop: () => bounded("stop"),
+      open: () => bounded("open"),
+      problems: () => bounded("problems"),
+    };
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+interface Rig {
+  readonly fake: Call;
+  readonly callers: Call;
+}
+
+async function runPhase(rig: Rig, server: Server, calls: number, windowMs: number): Promise<Phase> {
+  const before = await server.memory();
+  const plan: DialPlan = { url: server.url, calls, rampMs: Math.min(2000, calls * 10), greetMs: 8000 };
+  const { heard } = await rig.callers<{ heard: number }>("dial", plan);
+  await sleep(SETTLE_MS);
+  const live = await server.memory();
+  await sleep(AFTER_GC_MS);
+  const [callerBefore, fakeBefore] = await Promise.all([rig.callers<number>("cpu"), rig.fake<number>("cpu")]);
+  const machineBefore = machineBusyMs();
+  await server.start();
+  const from = monoMs();
+  await sleep(windowMs);
+  const to = monoMs();
+  const sample = await server.stop();
+  const machineAfter = machineBusyMs();
+  const [callerAfter, fakeAfter] = await Promise.all([rig.callers<number>("cpu"), rig.fake<number>("cpu")]);
+  await sleep(DRAIN_MS);
+  const { open } = await rig.callers<{ open: number }>("hangUp");
+  let left = await server.open();
+  for (let i = 0; i < 50 && (left > 0 || (await rig.fake<number>("open")) > 0); i++) {
+    await sleep(100);
+    left = await server.open();
+  }
+  const window = { from, to };
+  const [fake, callerTaken, serverProblems] = await Promise.all([rig.fake<FakeTaken>("collect", window), rig.callers<CallersTaken>("collect", window), server.problems()]);
+  const extra = [...serverProblems];
+  if (open > 0) extra.push(`${open} caller sockets still open 5 s after hanging up`);
+  if (left > 0) extra.push(`${left} calls still open on the server 5 s after the callers hung up`);
+  return summarizePhase({
+    server: server.name,
+    calls,
+    heard,
+    window,
+    sample,
+    before,
+    live,
+    fake,
+    callers: callerTaken,
+    callerMs: callerAfter - callerBefore,
+    fakeMs: fakeAfter - fakeBefore,
+    machineMs: machineBefore === undefined || machineAfter === undefined ? Number.NaN : machineAfter - machineBefore,
+    problems: extra,
+  });
+}
+
+function print(report: Report): void {
+  console.log(`\n${table(report)}\n\n${targets(report)}\n\n${contextTable(report)}\n`);
+  for (const line of problems(report)) console.error(`bench:telephony: ${line}`);
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const began = Date.now();
+  const children = { fake: forkBench(new URL("./fake-realtime.ts", import.meta.url)), callers: forkBench(new URL("./callers.ts", import.meta.url)), floor: forkBench(new URL("./relay.ts", import.meta.url)), sdk: forkBench(new URL("./sdk.ts", import.meta.url)) };
+  let closeGateway = (): Promise<void> => Promise.resolve();
+  try {
+    const bound = (call: Call, what: string): Call => (name, args) => within(call(name, args), name === "dial" || name === "hangUp" ? 30_000 : CALL_LIMIT_MS, `${what} ${name}`);
+    const rig: Rig = {
+      fake: bound(await within(connectChild(children.fake, "fake service"), 30_000, "starting the fake service"), "fake service"),
+      callers: bound(await within(connectChild(children.callers, "callers"), 30_000, "starting the callers"), "callers"),
+    };
+    const providerUrl = await rig.fake<string>("url");
+    const meter = new ProcessMeter();
+    const gateway = await startGateway(providerUrl, meter);
+    closeGateway = gateway.close;
+    const idleRss: Partial<Record<ServerName, number>> = { gateway: meter.memory().rss };
+    const servers = new Map<ServerName, Server | string>([["gateway", gateway.server]]);
+    for (const name of ["floor", "sdk"] as const) {
+      const server = await startChild(name, children[name], providerUrl);
+      servers.set(name, server);
+      if (typeof server === "string") console.error(`bench:telephony: ${LABEL[name]} cannot run: ${server}`);
+      else idleRss[name] = (await server.memory()).rss;
+    }
+    const order: ServerName[] = ["floor", "gateway", "sdk"];
+    const phase = async (name: ServerName, calls: number, windowMs: number): Promise<Phase> => {
+      const server = servers.get(name);
+      if (server === undefined || typeof server === "string") return { server: name, calls, reason: server ?? "not started" };
+      try {
+        return await within(runPhase(rig, server, calls, windowMs), PHASE_LIMIT_MS, `${LABEL[name]} with ${calls} calls`);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        console.error(`bench:telephony: ${LABEL[name]} with ${calls} calls failed: ${reason}`);
+        // A failed phase may leave calls up: hang them up before the next one.
+        await rig.callers("hangUp").catch(() => undefined);
+        await sleep(1000);
+        await rig.fake("collect", { from: 0, to: 0 }).catch(() => undefined);
+        await rig.callers("collect", { from: 0, to: 0 }).catch(() => undefined);
+        return { server: name, calls, reason };
+      }
+    };
+    console.log(`bench:telephony: warming up (${WARM_UP_CALLS} calls per server)`);
+    for (const name of order) await phase(name, WARM_UP_CALLS, WARM_UP_WINDOW_MS);
+    const phases: Phase[] = [];
+    for (const calls of options.counts) {
+      for (const name of order) {
+        const result = await phase(name, calls, options.windowMs);
+        phases.push(result);
+        console.log(`bench:telephony: ${LABEL[name]}, ${calls} calls: ${failed(result) ? `failed (${result.reason})` : `${result.cpuPercentPerCall.toFixed(3)} % of a core per call`}`);
+      }
+    }
+    const report: Report = { phases, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began };
+    print(report);
+    if (options.docs) {
+      writeSection(DOCS, START, END, section(report, { start: START, end: END }));
+      console.log(`bench:telephony: wrote ${DOCS}`);
+    }
+    return phases.some((p) => failed(p) && p.server !== "sdk") ? 1 : 0;
+  } finally {
+    for (const child of Object.values(children)) child.kill();
+    await closeGateway();
+  }
+}
+
+runBench("bench:telephony", RUN_LIMIT_MS, main);
