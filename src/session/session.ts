@@ -1,99 +1,29 @@
-import { randomBytes } from "node:crypto";
-import type { LanguageModel } from "ai";
-import type { Clock, Timer } from "../clock.js";
+import type { Timer } from "../clock.js";
 import { CLOSE, GatewayError, messageOf, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
-import {
-  DEFAULTS,
-  resolveConfig,
-  buildSystemPrompt,
-  type AgentConfig,
-  type ProviderDescriptor,
-  type RandomSource,
-  type ResolvedConfig,
-  type ResolvedAgentDef,
-  type SessionMode,
-} from "../manifest/index.js";
-import type { ClientLink } from "../transport/client-connection.js";
+import { DEFAULTS, resolveConfig, buildSystemPrompt, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
 import type { Command, EventBody } from "../transport/protocol.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation, MAX_QUEUED_TURNS } from "./conversation.js";
+import { DtmfEntry } from "./dtmf-entry.js";
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
-import { RESUME_GRACE_MS, type SessionStore } from "./store.js";
-import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
-import { DtmfEntry } from "./dtmf-entry.js";
-import { composeToolTable } from "./tool-table.js";
 import { MODES } from "./modes.js";
-import { TurnTracer } from "./turn-tracer.js";
+import { newResumeKey, resumeKeyHash } from "./resume-key.js";
+import { newSessionId, sessionMode, START_TIMEOUT_MS, type SessionDeps } from "./session-deps.js";
+import { RESUME_GRACE_MS } from "./store.js";
+import { composeToolTable } from "./tool-table.js";
 import { ToolRunner } from "./tool-runner.js";
-import type { VoiceProviders } from "./voice-runner.js";
-import type { S2sProvider } from "../s2s/s2s-port.js";
-
-/** What a session runs: the agent as the host holds it. */
-export interface SessionAgent {
-  readonly def: ResolvedAgentDef;
-  readonly config: AgentConfig;
-  /** The agent's offline script (offline.json), if any. */
-  readonly script?: unknown;
-}
-
-/** Everything a session needs, injected: a test builds one with fakes and a virtual clock. */
-export interface SessionDeps {
-  readonly agent: SessionAgent;
-  readonly link: ClientLink;
-  readonly clock: Clock;
-  readonly log: Logger;
-  readonly store: SessionStore;
-  /**
-   * The id to resume (from `?sessionId=`), once the host has checked the client holds its resume
-   * key; the session trusts it. Absent = a fresh id.
-   */
-  readonly resumeId?: string | undefined;
-  /** The resume key the client presented with `resumeId`: the session keeps it. Absent = a fresh key. */
-  readonly resumeKey?: string | undefined;
-  /** The client asked to resume a session it could not (unknown, expired, or a wrong key): told so after `session.configured`. */
-  readonly resumeRefused?: boolean;
-  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
-  /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
-  readonly voice?: VoiceProviders | undefined;
-  /** Speech-to-speech providers for s2s sessions. */
-  readonly s2s?: ((descriptor: ProviderDescriptor) => S2sProvider) | undefined;
-  readonly connectMcp?: ((def: ResolvedAgentDef) => Promise<McpTools>) | undefined;
-  readonly metrics?: SessionMetrics;
-  readonly random?: RandomSource;
-  /** The transport's name for metrics ("websocket", "twilio", …). */
-  readonly transport?: string;
-  /** Providers must open within this (ms); default 10 s. */
-  readonly startTimeoutMs?: number;
-  /** How long the resume record outlives the socket (ms); default 120 s. */
-  readonly resumeGraceMs?: number;
-  /** Telephony: the call ends after this long, with `DEFAULTS.callLimitPhrase` spoken first (ms; 0 or absent = no limit). */
-  readonly maxCallDurationMs?: number;
-  /** Called once when the session has ended. */
-  readonly ended?: (session: Session) => void;
-}
-
-/** Providers must open within this long (protocol.md). */
-export const START_TIMEOUT_MS = 10_000;
+import { TurnTracer } from "./turn-tracer.js";
+import { UsageMeter } from "./usage-meter.js";
+import { IdleTimer } from "./idle-timer.js";
+import { SessionRecord } from "./session-record.js";
 
 /** How long the call-limit notice may take before the call is closed regardless (ms). */
 const CALL_LIMIT_NOTICE_MS = 20_000;
 
 type Phase = "starting" | "live" | "ended";
-
-/** A fresh session id: 22 URL-safe characters. */
-export function newSessionId(): string {
-  return randomBytes(16).toString("base64url");
-}
-
-/** The text modes can run today; pipeline and s2s plug in through the same session. */
-function sessionMode(config: AgentConfig): SessionMode {
-  const mode = config.mode ?? "pipeline";
-  if (mode === "workflow-app") throw new GatewayError("internal", "a workflow-app agent serves workflows, not sessions.", { fatal: true });
-  return mode;
-}
 
 /**
  * One connection's life: start (providers, tool table, resume), serialized turns under epochs,
@@ -118,12 +48,12 @@ export class Session {
   #mcp: McpTools | undefined;
   #sessionValue: unknown;
   #lastState: string | undefined;
-  #idle: Timer | undefined;
+  readonly #idle: IdleTimer;
   #replies = 0;
-  #usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
+  readonly #usage: UsageMeter;
+  readonly #record: SessionRecord;
   /** Why the session ends once the current reply has been heard (end_call, the call limit). */
   #endAfterReply: string | undefined;
-  #idleStopped = false;
   #callLimit: Timer | undefined;
   readonly #dtmf: DtmfEntry;
   #dtmfCalls = 0;
@@ -140,8 +70,29 @@ export class Session {
     this.resumeKeyHash = resumeKeyHash(this.#resumeKey);
     this.mode = sessionMode(deps.agent.config);
     this.#settings = resolveConfig(deps.agent.config);
-    this.#dtmf = new DtmfEntry(deps.clock, (digits) => this.#onDtmfEntry(digits));
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
+    this.#record = new SessionRecord({
+      store: deps.store,
+      conversation: this.#conversation,
+      clock: deps.clock,
+      log: this.#log,
+      sessionId: this.id,
+      agentName: deps.agent.config.name,
+      resumeKeyHash: this.resumeKeyHash,
+      graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
+    });
+    this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
+    this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, {
+      busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
+      expired: () => {
+        if (this.#phase !== "live") return;
+        this.#log.info({ idleTimeoutMs: this.#settings.idleTimeoutMs }, "session idle");
+        this.#emit({ type: "session.timed-out" });
+        this.#deps.link.close(CLOSE.normal, "idle timeout");
+        void this.end();
+      },
+    });
+    this.#dtmf = new DtmfEntry(deps.clock, (digits) => this.#onDtmfEntry(digits));
     this.#metrics = deps.metrics ?? noMetrics;
     this.#tracer = new TurnTracer(deps.clock, {
       "switchboard.session.id": this.id,
@@ -209,7 +160,7 @@ export class Session {
         this.#touch();
       },
     });
-    this.#armIdle();
+    this.#idle.touch();
     this.#armCallLimit();
   }
 
@@ -250,7 +201,7 @@ export class Session {
   async end(): Promise<void> {
     if (this.#phase === "ended") return;
     this.#phase = "ended";
-    this.#idle?.cancel();
+    this.#idle.stop();
     this.#callLimit?.cancel();
     this.#dtmf.close();
     this.#lifetime.abort(new GatewayError("connection", "the session ended"));
@@ -354,18 +305,14 @@ export class Session {
   }
 
   async #restoreOrGreet(): Promise<void> {
-    const { resumeId, store, agent } = this.#deps;
-    if (resumeId !== undefined) {
-      const record = await store.load(resumeId);
-      if (record !== undefined && record.agent === agent.config.name && (record.transcript.length > 0 || record.history.length > 0)) {
-        this.#conversation.restore(record);
-        this.#emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
-        this.#log.info({ lines: record.transcript.length }, "session resumed");
-        return;
-      }
+    const { resumeId } = this.#deps;
+    if (resumeId !== undefined && (await this.#record.restore(resumeId))) {
+      this.#emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
+      return;
     }
     this.#greet();
   }
+
 
   #greet(): void {
     this.#mode?.greet(this.#deps.agent.config.greeting);
@@ -462,10 +409,9 @@ export class Session {
 
   /** Before a model reply: the usage limit, once crossed, ends the session at the next turn. */
   #admitTurn(): boolean {
-    const limit = this.#deps.agent.config.usageLimits?.totalTokens;
-    if (limit === undefined || this.#usage.totalTokens < limit) return true;
-    this.#fail(new GatewayError("llm", `usage limit reached: ${this.#usage.totalTokens} of ${limit} tokens used`, { fatal: true, closeCode: CLOSE.policy }));
-    return false;
+    const refusal = this.#usage.refusal();
+    if (refusal !== undefined) this.#fail(refusal);
+    return refusal === undefined;
   }
 
   #replySettled(info: SettledInfo): void {
@@ -475,13 +421,8 @@ export class Session {
     if (info.llmFirstTokenMs !== undefined) this.#metrics.providerLatency(this.#deps.agent.config.llm?.kind ?? "llm", "llm_first_token", info.llmFirstTokenMs);
     if (info.status === "failed") this.#metrics.error("llm");
     if (info.usage !== undefined) {
-      this.#usage = {
-        inputTokens: this.#usage.inputTokens + info.usage.inputTokens,
-        outputTokens: this.#usage.outputTokens + info.usage.outputTokens,
-        totalTokens: this.#usage.totalTokens + info.usage.totalTokens,
-        steps: this.#usage.steps + info.usage.steps,
-      };
-      if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...this.#usage });
+      const totals = this.#usage.add(info.usage);
+      if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...totals });
     }
     this.#projectState();
     this.#touch();
@@ -532,35 +473,11 @@ export class Session {
 
   /** Conversational activity re-arms the idle timer; raw audio and playback reports never do. */
   #touch(): void {
-    if (this.#phase === "live") this.#armIdle();
+    if (this.#phase === "live") this.#idle.touch();
   }
 
-  #armIdle(): void {
-    this.#idle?.cancel();
-    const ms = this.#settings.idleTimeoutMs;
-    if (ms === 0 || this.#idleStopped) return;
-    this.#idle = this.#deps.clock.setTimeout(() => {
-      if (this.#phase !== "live") return;
-      if (this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0) {
-        this.#armIdle();
-        return;
-      }
-      this.#idleStopped = true;
-      this.#log.info({ idleTimeoutMs: ms }, "session idle");
-      this.#emit({ type: "session.timed-out" });
-      this.#deps.link.close(CLOSE.normal, "idle timeout");
-      void this.end();
-    }, ms);
+  #save(): Promise<void> {
+    return this.#record.save();
   }
 
-  async #save(): Promise<void> {
-    const { store, agent, clock } = this.#deps;
-    try {
-      // A record cut at a reset with nothing after it: nothing to resume.
-      if (this.#conversation.empty) return await store.delete(this.id);
-      await store.save(this.#conversation.record(this.id, agent.config.name, clock.now(), this.resumeKeyHash), this.#deps.resumeGraceMs ?? RESUME_GRACE_MS);
-    } catch (error) {
-      this.#log.warn({ err: error }, "session record not saved");
-    }
-  }
 }

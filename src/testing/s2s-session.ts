@@ -1,7 +1,8 @@
 import { virtualClock, type VirtualClock } from "../clock.js";
 import { silentLogger } from "../log.js";
 import { toAgentConfig, type ResolvedAgentDef } from "../manifest/index.js";
-import { Session, type SessionDeps } from "../session/session.js";
+import { Session } from "../session/session.js";
+import type { SessionDeps } from "../session/session-deps.js";
 import { MemorySessionStore } from "../session/store.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import { FakeS2s } from "./fake-s2s.js";

@@ -1,0 +1,38 @@
+import type { Clock, Timer } from "../clock.js";
+
+/**
+ * The session's idle timeout (`idleTimeoutMs`; 0 = never): re-armed by conversational activity,
+ * deferred while something is in flight (a reply, audio still playing, a client tool call), and
+ * expired at most once.
+ */
+export class IdleTimer {
+  readonly #clock: Clock;
+  readonly #ms: number;
+  readonly #busy: () => boolean;
+  readonly #expired: () => void;
+  #timer: Timer | undefined;
+  #done = false;
+
+  constructor(clock: Clock, ms: number, hooks: { readonly busy: () => boolean; readonly expired: () => void }) {
+    this.#clock = clock;
+    this.#ms = ms;
+    this.#busy = hooks.busy;
+    this.#expired = hooks.expired;
+  }
+
+  /** Activity: the wait starts over. */
+  touch(): void {
+    this.#timer?.cancel();
+    if (this.#ms === 0 || this.#done) return;
+    this.#timer = this.#clock.setTimeout(() => {
+      if (this.#busy()) return this.touch();
+      this.#done = true;
+      this.#expired();
+    }, this.#ms);
+  }
+
+  stop(): void {
+    this.#done = true;
+    this.#timer?.cancel();
+  }
+}

@@ -1,0 +1,72 @@
+import { randomBytes } from "node:crypto";
+import type { LanguageModel } from "ai";
+import type { Clock } from "../clock.js";
+import { GatewayError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { AgentConfig, ProviderDescriptor, RandomSource, ResolvedAgentDef, SessionMode } from "../manifest/index.js";
+import type { S2sProvider } from "../s2s/s2s-port.js";
+import type { ClientLink } from "../transport/client-connection.js";
+import type { McpTools } from "./mcp.js";
+import type { SessionMetrics } from "./metrics-port.js";
+import type { SessionStore } from "./store.js";
+import type { VoiceProviders } from "./voice-runner.js";
+import type { Session } from "./session.js";
+
+/** What a session runs: the agent as the host holds it. */
+export interface SessionAgent {
+  readonly def: ResolvedAgentDef;
+  readonly config: AgentConfig;
+  /** The agent's offline script (offline.json), if any. */
+  readonly script?: unknown;
+}
+
+/** Everything a session needs, injected: a test builds one with fakes and a virtual clock. */
+export interface SessionDeps {
+  readonly agent: SessionAgent;
+  readonly link: ClientLink;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly store: SessionStore;
+  /**
+   * The id to resume (from `?sessionId=`), once the host has checked the client holds its resume
+   * key; the session trusts it. Absent = a fresh id.
+   */
+  readonly resumeId?: string | undefined;
+  /** The resume key the client presented with `resumeId`: the session keeps it. Absent = a fresh key. */
+  readonly resumeKey?: string | undefined;
+  /** The client asked to resume a session it could not (unknown, expired, or a wrong key): told so after `session.configured`. */
+  readonly resumeRefused?: boolean;
+  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
+  /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
+  readonly voice?: VoiceProviders | undefined;
+  /** Speech-to-speech providers for s2s sessions. */
+  readonly s2s?: ((descriptor: ProviderDescriptor) => S2sProvider) | undefined;
+  readonly connectMcp?: ((def: ResolvedAgentDef) => Promise<McpTools>) | undefined;
+  readonly metrics?: SessionMetrics;
+  readonly random?: RandomSource;
+  /** The transport's name for metrics ("websocket", "twilio", …). */
+  readonly transport?: string;
+  /** Providers must open within this (ms); default 10 s. */
+  readonly startTimeoutMs?: number;
+  /** How long the resume record outlives the socket (ms); default 120 s. */
+  readonly resumeGraceMs?: number;
+  /** Telephony: the call ends after this long, with `DEFAULTS.callLimitPhrase` spoken first (ms; 0 or absent = no limit). */
+  readonly maxCallDurationMs?: number;
+  /** Called once when the session has ended. */
+  readonly ended?: (session: Session) => void;
+}
+
+/** Providers must open within this long (protocol.md). */
+export const START_TIMEOUT_MS = 10_000;
+
+/** A fresh session id: 22 URL-safe characters. */
+export function newSessionId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+/** The mode a session of this agent runs (a workflow app serves workflows, not sessions). */
+export function sessionMode(config: AgentConfig): SessionMode {
+  const mode = config.mode ?? "pipeline";
+  if (mode === "workflow-app") throw new GatewayError("internal", "a workflow-app agent serves workflows, not sessions.", { fatal: true });
+  return mode;
+}

@@ -1,0 +1,47 @@
+import type { Clock } from "../clock.js";
+import type { Logger } from "../log.js";
+import type { Conversation } from "./conversation.js";
+import type { SessionStore } from "./store.js";
+
+export interface SessionRecordDeps {
+  readonly store: SessionStore;
+  readonly conversation: Conversation;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly sessionId: string;
+  readonly agentName: string;
+  readonly resumeKeyHash: string;
+  /** How long the record outlives the socket (ms). */
+  readonly graceMs: number;
+}
+
+/** The record that outlives the socket for the grace window: saved after every turn, restored on resume. */
+export class SessionRecord {
+  readonly #deps: SessionRecordDeps;
+
+  constructor(deps: SessionRecordDeps) {
+    this.#deps = deps;
+  }
+
+  /** Restore the conversation saved under `resumeId` for this agent; false when there is none worth resuming. */
+  async restore(resumeId: string): Promise<boolean> {
+    const { store, conversation, agentName } = this.#deps;
+    const record = await store.load(resumeId);
+    if (record === undefined || record.agent !== agentName || (record.transcript.length === 0 && record.history.length === 0)) return false;
+    conversation.restore(record);
+    this.#deps.log.info({ lines: record.transcript.length }, "session resumed");
+    return true;
+  }
+
+  /** Save (or, after a reset with nothing since, delete) the record; a store failure is logged, never thrown. */
+  async save(): Promise<void> {
+    const { store, conversation, sessionId, agentName, clock, resumeKeyHash, graceMs } = this.#deps;
+    try {
+      // A record cut at a reset with nothing after it: nothing to resume.
+      if (conversation.empty) return await store.delete(sessionId);
+      await store.save(conversation.record(sessionId, agentName, clock.now(), resumeKeyHash), graceMs);
+    } catch (error) {
+      this.#deps.log.warn({ err: error }, "session record not saved");
+    }
+  }
+}
