@@ -33,7 +33,7 @@ function offeredTools(agent: LoadedAgent): string[] {
 /** `offline.json` rules that call a tool the agent does not offer: the scripted model skips those calls (and warns at run time). */
 async function scriptWarnings(agent: LoadedAgent): Promise<string[]> {
   if (agent.script === undefined) return [];
-  const { ScriptSchema } = await import("../pipeline/providers/llm/scripted.js");
+  const { ScriptSchema } = await import("../pipeline/providers/llm/script.js");
   const parsed = ScriptSchema.safeParse(agent.script);
   if (!parsed.success) return [];
   const offered = offeredTools(agent);

@@ -14,7 +14,8 @@ import {
 
 export { seededRandom, toolNameOf } from "../manifest/index.js";
 export { virtualClock, type Clock, type VirtualClock } from "../clock.js";
-export { scriptedModel, ScriptSchema, DEFAULT_FALLBACK, type Script, type ScriptRule } from "../pipeline/providers/llm/scripted.js";
+export { scriptedModel } from "../pipeline/providers/llm/scripted.js";
+export { ScriptSchema, DEFAULT_FALLBACK, type Script, type ScriptRule } from "../pipeline/providers/llm/script.js";
 export { MemoryLink } from "./memory-link.js";
 export { textSession, type TextSessionHarness, type TextSessionOptions } from "./text-session.js";
 export { voiceSession, type VoiceSessionHarness, type VoiceSessionOptions } from "./voice-session.js";

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { agentToolsToSchemas, agentToolsets } from "../../../src/manifest/index.js";
-import type { Script } from "../../../src/pipeline/providers/llm/scripted.js";
+import type { Script } from "../../../src/pipeline/providers/llm/script.js";
 import { loadAgent } from "../../../src/server/loader.js";
 import { voiceSession } from "../../../src/testing/voice-session.js";
 

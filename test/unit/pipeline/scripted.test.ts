@@ -2,7 +2,8 @@ import type { LanguageModelV4CallOptions, LanguageModelV4Prompt, LanguageModelV4
 import { generateText, isStepCount, jsonSchema, streamText, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { DEFAULT_FALLBACK, type Script, ScriptSchema, scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
+import { scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
+import { DEFAULT_FALLBACK, type Script, ScriptSchema } from "../../../src/pipeline/providers/llm/script.js";
 
 const script: Script = {
   rules: [

@@ -3,7 +3,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/manifest/index.js";
-import { DEFAULT_FALLBACK, scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
+import { scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
+import { DEFAULT_FALLBACK } from "../../../src/pipeline/providers/llm/script.js";
 
 const doc = readFileSync(new URL("../../../docs/config.md", import.meta.url), "utf8");
 const section = doc.slice(doc.indexOf("### offline.json: the `scripted` model's script"), doc.indexOf("## 7. Tools"));
