@@ -1,0 +1,108 @@
+/**
+ * What would fail every session of an agent at its start, found before any session runs
+ * (`switchboard check`, `loadAgent`): the offline script, each provider's options and keys as a
+ * session builds them, the built-in tools. An agent with no start issues starts a session.
+ */
+import { MissingKeyError } from "../errors.js";
+import { agentToolsets, ConfigError, type AgentConfig, type ConfigIssue, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import { languageModelSettings, type Env } from "../pipeline/providers/llm/index.js";
+import { scriptedModel } from "../pipeline/providers/llm/scripted.js";
+import { resolveStt } from "../pipeline/providers/stt/index.js";
+import { resolveTts } from "../pipeline/providers/tts/index.js";
+import { resolveS2s } from "../s2s/providers/index.js";
+import { builtinToolset } from "../session/builtins/index.js";
+import { didYouMean } from "../manifest/errors.js";
+import { missingKey } from "./offline.js";
+
+/** The agent as a session holds it. */
+export interface StartableAgent {
+  readonly def: ResolvedAgentDef;
+  readonly config: AgentConfig;
+  /** The offline script (offline.json), if any. */
+  readonly script?: unknown;
+}
+
+/** Stands in for a key a provider reads but the environment lacks: keys are `check`'s to report, not a reason to skip the options. */
+const STAND_IN_KEY = "switchboard-check-stand-in-key";
+
+/** `env`, plus a stand-in for the key `descriptor` needs and `env` lacks. */
+function withStandInKey(descriptor: ProviderDescriptor, env: Env): Env {
+  const variable = missingKey(descriptor, env);
+  return variable === undefined ? env : { ...env, [variable]: STAND_IN_KEY };
+}
+
+/** A scripted model's script refused (`scriptedModel`'s ConfigError), as issues under `prefix` (`offline.json`). */
+function scriptIssues(error: ConfigError, prefix: string): ConfigIssue[] {
+  return error.issues.map((issue) => ({ path: issue.path === "script" ? prefix : `${prefix} ${issue.path}`, message: issue.message }));
+}
+
+/** A provider refusing its descriptor at construction: `stt.options.url must be …` → path `stt.options.url`. */
+function providerIssue(slot: string, error: unknown): ConfigIssue {
+  const message = error instanceof Error ? error.message : String(error);
+  const option = new RegExp(`^(${slot}\\.options\\.[A-Za-z0-9_]+) (.+)$`, "s").exec(message);
+  return option === null ? { path: slot, message } : { path: option[1] ?? slot, message: option[2] ?? message };
+}
+
+/** Build the provider for one slot the way a session start does (`resolveStt`, `resolveTts`, `resolveS2s`, `languageModelSettings`); nothing is opened. */
+function buildProvider(slot: "stt" | "llm" | "tts" | "s2s", descriptor: ProviderDescriptor, env: Env, script: unknown): void {
+  if (slot === "stt") resolveStt(descriptor, env);
+  else if (slot === "tts") resolveTts(descriptor, env);
+  else if (slot === "s2s") resolveS2s(descriptor, env);
+  else languageModelSettings(descriptor, script === undefined ? { env } : { env, script });
+}
+
+/**
+ * What would fail every session of this agent when it starts, whatever keys are set — the
+ * checks a session runs as it opens (src/session/session.ts), run without a connection:
+ * - the offline script (offline.json; or `llm.options.script` for a `scripted` llm without one),
+ *   compiled as the `scripted` model compiles it;
+ * - each provider's options: the provider is built the way the session builds it, with a stand-in
+ *   for a key the environment lacks (a missing key is `check`'s to report, and `serve` then runs
+ *   the offline stack);
+ * - the builtin tool names, and `dtmf.tool` against the agent's tools (MCP tools are listed
+ *   only at session start, so a `mcp_<server>_…` name of a configured server is taken on trust);
+ * - the mode: a `workflow-app` agent serves no sessions.
+ * Pure: nothing is opened, spawned or called.
+ */
+export function startIssues(agent: StartableAgent, env: Env = process.env): ConfigIssue[] {
+  const { def, config, script } = agent;
+  const issues: ConfigIssue[] = [];
+  if (config.mode === "workflow-app") {
+    issues.push({ path: "mode", message: 'a workflow-app agent serves workflows, not sessions, and this build runs no workflows yet (docs/config.md §5): every connection would fail. Give it an llm and mode: "text", or audio providers.' });
+  }
+  if (script !== undefined) {
+    try {
+      scriptedModel(script);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      issues.push(...scriptIssues(error, "offline.json"));
+    }
+  }
+  for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
+    const descriptor = config[slot];
+    // A scripted llm runs offline.json, checked above.
+    if (descriptor === undefined || (slot === "llm" && descriptor.kind === "scripted" && script !== undefined)) continue;
+    try {
+      buildProvider(slot, descriptor, withStandInKey(descriptor, env), script);
+    } catch (error) {
+      if (error instanceof MissingKeyError) continue;
+      issues.push(...(error instanceof ConfigError ? scriptIssues(error, `${slot}.options.script`) : [providerIssue(slot, error)]));
+    }
+  }
+  const builtins = config.builtinTools ?? [];
+  try {
+    builtinToolset(builtins, { now: () => new Date(), endCall: () => undefined });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
+  }
+  const dtmf = config.dtmf;
+  if (typeof dtmf === "object") {
+    const names = [...agentToolsets(def).flatMap((set) => Object.keys(set.list())), ...builtins];
+    const fromMcp = Object.keys(config.mcpServers ?? {}).some((key) => dtmf.tool.startsWith(`mcp_${key}_`));
+    if (!names.includes(dtmf.tool) && !fromMcp) {
+      issues.push({ path: "dtmf.tool", message: `this agent has no tool named ${dtmf.tool}; add it to the agent's tools or set dtmf: "text".${didYouMean(dtmf.tool, names)}` });
+    }
+  }
+  return issues;
+}
