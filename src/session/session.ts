@@ -10,6 +10,7 @@ import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { MODES } from "./modes.js";
+import { routeCommand } from "./commands.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import { newSessionId, sessionMode, START_TIMEOUT_MS, type SessionDeps } from "./session-deps.js";
 import { RESUME_GRACE_MS } from "./store.js";
@@ -323,42 +324,12 @@ export class Session {
   #command(command: Command): void {
     const mode = this.#mode;
     if (this.#phase !== "live" || mode === undefined) return;
-    switch (command.type) {
-      case "user_text":
-        this.#touch();
-        // Bounded: a client typing faster than the agent answers does not grow the queue.
-        if (mode.queuedTurns >= MAX_QUEUED_TURNS) {
-          this.#report("protocol", `too many turns waiting (${MAX_QUEUED_TURNS}): this one was dropped; wait for the reply`);
-          return;
-        }
-        mode.userText(command.text);
-        return;
-      case "cancel":
-        mode.cancel();
-        return;
-      case "reset":
-        this.#reset(mode);
-        return;
-      case "tool_result":
-        if (this.#tools?.settleClientCall(command.toolCallId, command.result, command.error) !== true) {
-          this.#report("protocol", `tool_result: no call ${command.toolCallId} is waiting for a result`);
-        }
-        return;
-      case "playback_progress":
-        mode.playbackProgress(command.bufferedMs);
-        return;
-      case "audio_ready":
-        return;
-      case "user_turn_start":
-        mode.manual("start");
-        return;
-      case "user_turn_commit":
-        mode.manual("commit");
-        return;
-      case "user_turn_clear":
-        mode.manual("clear");
-        return;
-    }
+    routeCommand(command, mode, {
+      activity: () => this.#touch(),
+      reset: () => this.#reset(mode),
+      toolResult: (id, result, error) => this.#tools?.settleClientCall(id, result, error) === true,
+      report: (message) => this.#report("protocol", message),
+    });
   }
 
   #reset(mode: ModeRunner): void {
