@@ -7,7 +7,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { bytesToSamples, rms } from "../../../src/audio/pcm.js";
 import { readWav } from "../../../src/audio/wav.js";
 import { GatewayError } from "../../../src/errors.js";
-import { crashLocalTtsWorkerForTesting, cutSentences, localTts, localTtsPoolStats, MAX_SENTENCE_CHARS, poisonNextLocalTtsSentenceForTesting, shutdownLocalTts } from "../../../src/pipeline/providers/tts/local.js";
+import { cutSentences, localTts, MAX_SENTENCE_CHARS } from "../../../src/pipeline/providers/tts/local.js";
+import { crashLocalTtsWorkerForTesting, localTtsPoolStats, poisonNextLocalTtsSentenceForTesting, shutdownLocalTts } from "../../../src/pipeline/providers/tts/local-pool.js";
 import { espeakWords, estimateWords, synthesize } from "../../../src/pipeline/providers/tts/local-worker.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { ttsRecorder } from "../../helpers/tts-recorder.js";
@@ -364,9 +365,11 @@ describe("localTts: the worker pool", () => {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const script = join(dir, "speak.mts");
     const local = pathToFileURL(join(process.cwd(), "src/pipeline/providers/tts/local.ts")).href;
+    const pool = pathToFileURL(join(process.cwd(), "src/pipeline/providers/tts/local-pool.ts")).href;
     await writeFile(
       script,
-      `import { localTts, shutdownLocalTts } from ${JSON.stringify(local)};
+      `import { localTts } from ${JSON.stringify(local)};
+import { shutdownLocalTts } from ${JSON.stringify(pool)};
 const session = await localTts({ kind: "local", options: {} }).open({ sampleRate: 24000 });
 let bytes = 0;
 await new Promise<void>((resolve, reject) => {
