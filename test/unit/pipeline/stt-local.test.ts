@@ -13,14 +13,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { readWav } from "../../../src/audio/wav.js";
 import { GatewayError } from "../../../src/errors.js";
-import {
-  isSttUnavailable,
-  LOCAL_STT_MODEL_DIR,
-  localStt,
-  localSttAvailable,
-  type LocalSttOptions,
-  type LocalSttSession,
-} from "../../../src/pipeline/providers/stt/local.js";
+import { localStt, type LocalSttOptions, type LocalSttSession } from "../../../src/pipeline/providers/stt/local.js";
+import { isSttUnavailable, LOCAL_STT_MODEL_DIR, localSttAvailable } from "../../../src/pipeline/providers/stt/local-setup.js";
 import { SpeechDetector } from "../../../src/pipeline/speech-detector.js";
 import { isSttUnavailable as portSttUnavailable, type SttEvents, type SttOpenOptions, type SttSession } from "../../../src/pipeline/stt-port.js";
 import { createVad } from "../../../src/pipeline/vad.js";
