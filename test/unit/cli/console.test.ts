@@ -4,7 +4,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { findAudioTools, TranscriptWriter, VOICE_INSTALL_HINT, voiceRefusal } from "../../../src/cli/console.js";
+import { findAudioTools, VOICE_INSTALL_HINT, voiceRefusal } from "../../../src/cli/console.js";
+import { TranscriptWriter } from "../../../src/cli/console-transcript.js";
 import { describeLatency } from "../../../src/cli/events.js";
 
 const meta = { id: "evt_0", at: 0 };
