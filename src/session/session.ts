@@ -314,7 +314,6 @@ export class Session {
     this.#greet();
   }
 
-
   #greet(): void {
     this.#mode?.greet(this.#deps.agent.config.greeting);
   }
