@@ -7,6 +7,7 @@ import { PlaybackClock } from "../turn/playback-clock.js";
 import { TurnState, type TurnPhase } from "../turn/turn-state.js";
 import { countWords, isBargeIn } from "./barge-in.js";
 import type { ReplyLoop } from "./reply-loop.js";
+import { FalseInterruption } from "./false-interruption.js";
 import { Nudger } from "./silence.js";
 import type { SttSession } from "./stt-port.js";
 import type { TtsSession } from "./tts-port.js";
@@ -16,10 +17,6 @@ import { VoiceReply } from "./voice-reply.js";
 import type { VoiceSettings } from "./voice-settings.js";
 
 
-/** At most this many false-interruption resumes in a row. */
-export const MAX_RESUMES_IN_A_ROW = 3;
-/** How much of the heard reply a resume quotes (characters). */
-export const RESUME_QUOTE_CHARS = 80;
 /** Preemptive generation starts on an interim at least this confident of end-of-turn, at most twice per utterance. */
 export const PREEMPT_MIN_EOT_CONFIDENCE = 0.9;
 export const MAX_PREEMPTS_PER_UTTERANCE = 2;
@@ -66,8 +63,7 @@ export class VoiceLoop {
   #pumping = false;
   #reply: VoiceReply | undefined;
   #holdUntil = 0;
-  #resumes = 0;
-  #armedResume: string | undefined;
+  readonly #resume: FalseInterruption;
   #speculation: Speculation | undefined;
   #closed = false;
 
@@ -75,6 +71,7 @@ export class VoiceLoop {
     this.#deps = deps;
     const { clock, settings } = deps;
     this.#playback = new PlaybackClock(clock);
+    this.#resume = new FalseInterruption(deps.log);
     this.#state = new TurnState((from, to) => deps.log.debug({ from, to }, "turn state"));
     this.#utterances = new Utterances({
       clock,
@@ -199,8 +196,7 @@ export class VoiceLoop {
   /** A `reset`: strand everything in flight; the session then clears history and greets. */
   reset(): void {
     this.#queue = [];
-    this.#armedResume = undefined;
-    this.#resumes = 0;
+    this.#resume.reset();
     this.#nudger.resetCount();
     this.#nudger.cancel();
     this.#utterances.reset();
@@ -251,28 +247,20 @@ export class VoiceLoop {
   #quiet(): void {
     const utterance = this.#utterances.current;
     // After a barge-in, an utterance that never produced a final was noise (a cough, a "hmm").
-    const noise = this.#armedResume !== undefined && (utterance === undefined || !utterance.transcript.finalized);
+    const noise = this.#resume.armed && (utterance === undefined || !utterance.transcript.finalized);
     if (!noise && utterance !== undefined && utterance.transcript.text !== "") {
       this.#utterances.end();
       return;
     }
     this.#utterances.drop();
-    const quote = this.#armedResume;
-    this.#armedResume = undefined;
-    if (quote === undefined || this.busy) return;
-    if (this.#resumes >= MAX_RESUMES_IN_A_ROW) {
-      this.#deps.log.info({ resumes: this.#resumes }, "false interruption not resumed: limit reached");
-      return;
-    }
-    this.#resumes += 1;
-    this.#deps.log.info({ resumes: this.#resumes }, "false interruption resumed");
+    const quote = this.#resume.take(this.busy);
+    if (quote === undefined) return;
     this.#deps.count?.("false_interruption_resume");
     this.#enqueue({ kind: "resume", quote });
   }
 
   #commitUser(text: string, endedAt: number, startedAt = endedAt): void {
-    this.#armedResume = undefined;
-    this.#resumes = 0;
+    this.#resume.reset();
     this.#nudger.resetCount();
     this.#nudger.cancel();
     this.#deps.ledger.user(text);
@@ -409,7 +397,7 @@ export class VoiceLoop {
     log.info({ reply: reply.id, heard: heard.length }, "barge-in");
     this.#deps.count?.("barge_in");
     this.#holdUntil = clock.now() + settings.interruption.backoffMs;
-    if (settings.interruption.resumeFalseInterruption && heard !== "") this.#armedResume = heard.slice(-RESUME_QUOTE_CHARS);
+    if (settings.interruption.resumeFalseInterruption) this.#resume.arm(heard);
     const utterance = this.#utterances.current;
     if (utterance !== undefined) {
       this.#utterances.release(utterance);
