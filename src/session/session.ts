@@ -18,6 +18,7 @@ import { composeToolTable } from "./tool-table.js";
 import { ToolRunner } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { UsageMeter } from "./usage-meter.js";
+import { StateProjection } from "./state-projection.js";
 import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
 
@@ -48,7 +49,7 @@ export class Session {
   #mode: ModeRunner | undefined;
   #mcp: McpTools | undefined;
   #sessionValue: unknown;
-  #lastState: string | undefined;
+  readonly #state: StateProjection;
   readonly #idle: IdleTimer;
   #replies = 0;
   readonly #usage: UsageMeter;
@@ -82,6 +83,7 @@ export class Session {
       resumeKeyHash: this.resumeKeyHash,
       graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
     });
+    this.#state = new StateProjection(deps.agent.def.syncState, this.#log, (state) => this.#emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
     this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, {
       busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
@@ -428,18 +430,9 @@ export class Session {
   }
 
   #projectState(): void {
-    const sync = this.#deps.agent.def.syncState;
-    if (sync === undefined) return;
-    try {
-      const state = sync(this.#sessionValue);
-      const json = JSON.stringify(state);
-      if (json === this.#lastState) return;
-      this.#lastState = json;
-      this.#emit({ type: "state.updated", state });
-    } catch (error) {
-      this.#log.warn({ err: error }, "syncState failed");
-    }
+    this.#state.project(this.#sessionValue);
   }
+
 
   /** Conversational activity re-arms the idle timer; raw audio and playback reports never do. */
   #touch(): void {
