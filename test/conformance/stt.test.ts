@@ -106,6 +106,11 @@ interface Adapter {
   start(): Promise<void>;
   stop(): Promise<void>;
   open(events: SttEvents): Promise<SttSession>;
+  /** A network drop of every socket (no close frame), and how the adapter words it. */
+  drop(): void;
+  readonly dropMessage: RegExp;
+  /** The key the fake accepts. */
+  readonly key: string;
   /** The caller says `turn` (the loop then calls `finalize()` when `turn.finalized`). */
   say(turn: Turn): void;
 }
@@ -138,6 +143,9 @@ function deepgramAdapter(): Adapter {
     start,
     stop,
     open: (events) => deepgramStt({ kind: "deepgram", options: { url: server().url } }, { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY }).open(OPEN, events),
+    drop: () => server().drop(),
+    dropMessage: /deepgram connection closed unexpectedly \(code 1006\)/,
+    key: FAKE_DEEPGRAM_KEY,
     say(turn) {
       const f = server();
       f.speechStarted();
@@ -161,6 +169,9 @@ function assemblyAiAdapter(): Adapter {
     stop,
     // format_turns stays on (the adapter's default): finals are the formatted copies.
     open: (events) => assemblyAiStt({ kind: "assemblyai", options: { url: server().url } }, { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY }).open(OPEN, events),
+    drop: () => server().drop(),
+    dropMessage: /assemblyai connection closed \(code 1006/,
+    key: FAKE_ASSEMBLYAI_KEY,
     say(turn) {
       const f = server();
       f.speechStarted();
@@ -201,6 +212,33 @@ describe.each([deepgramAdapter(), assemblyAiAdapter()])("STT keys: $name", (adap
       if (adapter.unauthorizedReason !== undefined) expect(refused[0]?.reason).toBe(adapter.unauthorizedReason);
       expect(rec.calls).toEqual([]);
     }
+  });
+});
+
+describe.each([deepgramAdapter(), assemblyAiAdapter()])("STT sessions: $name", (adapter) => {
+  beforeAll(() => adapter.start());
+  afterAll(() => adapter.stop());
+
+  it("an already aborted signal rejects open() with its reason, before any event", async () => {
+    const rec = sttRecorder();
+    const opening = adapter.build({}, { [adapter.keyVariable]: adapter.key }).open({ ...OPEN, signal: AbortSignal.abort(new Error("caller gave up")) }, rec.events);
+    await expect(opening).rejects.toThrow("caller gave up");
+    expect(rec.calls).toEqual([]);
+  });
+
+  it("an unexpected drop reports a recoverable error, then closed({expected:false}); then audio is ignored and close() resolves", async () => {
+    const rec = sttRecorder();
+    const session = await adapter.open(rec.events);
+    adapter.drop();
+    await rec.waitFor("closed");
+    expect(rec.calls.map((c) => c.name)).toEqual(["error", "closed"]);
+    const [error, info] = rec.of("error")[0]!.args as [GatewayError, { recoverable: boolean }];
+    expect(info).toEqual({ recoverable: true });
+    expect(error.message).toMatch(adapter.dropMessage);
+    expect(rec.of("closed")[0]!.args).toEqual([{ expected: false }]);
+    session.sendAudio(new Uint8Array(640)); // after the drop: ignored
+    await session.close(); // resolves at once
+    expect(rec.of("closed")).toHaveLength(1);
   });
 });
 

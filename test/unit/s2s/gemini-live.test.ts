@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
-import { GatewayError, MissingKeyError } from "../../../src/errors.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { geminiLive, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
 import { GEMINI_RESUMPTION_WAIT_MS } from "../../../src/s2s/providers/gemini-live/go-away.js";
@@ -120,20 +119,8 @@ async function openSession(
 }
 
 describe("geminiLive: construction", () => {
-  it("throws MissingKeyError naming GOOGLE_API_KEY when no key is set", () => {
-    expect(() => provider({}, {}, {})).toThrow(MissingKeyError);
-    try {
-      provider({}, {}, {});
-    } catch (error) {
-      expect((error as MissingKeyError).variable).toBe("GOOGLE_API_KEY");
-      expect((error as MissingKeyError).fatal).toBe(true);
-    }
-  });
-
-  it("takes GEMINI_API_KEY too, and options.apiKeyEnv names the variable", () => {
+  it("takes GEMINI_API_KEY too", () => {
     expect(provider({}, {}, { GEMINI_API_KEY: "k" }).kind).toBe("gemini-live");
-    expect(() => provider({ apiKeyEnv: "MY_KEY" }, {}, ENV)).toThrow(/MY_KEY/);
-    expect(provider({ apiKeyEnv: "MY_KEY" }, {}, { MY_KEY: "k" }).kind).toBe("gemini-live");
   });
 
   it("reads GOOGLE_API_KEY, then GEMINI_API_KEY (an empty value is skipped), as the SDK's getApiKeyFromEnv does", async () => {
@@ -230,32 +217,6 @@ describe("geminiLive: setup", () => {
 });
 
 describe("geminiLive: open", () => {
-  it("rejects and closes the socket when aborted during the handshake", async () => {
-    await restart({ completeSetup: false });
-    const rec = recorder();
-    const controller = new AbortController();
-    const opening = provider().open({ setup: SETUP, history: () => [], signal: controller.signal }, rec.events);
-    await fake.waitForMessage("setup");
-    controller.abort(new Error("caller hung up"));
-    await expect(opening).rejects.toThrow("caller hung up");
-    await fake.waitForClose(fake.latest);
-    expect(fake.connections).toHaveLength(1);
-    expect(rec.calls).toEqual([]);
-  });
-
-  it("rejects when setupComplete does not come in time", async () => {
-    await restart({ completeSetup: false });
-    const clock = virtualClock();
-    const opening = provider({}, { clock, openTimeoutMs: 5000 }).open({ setup: SETUP, history: () => [] }, recorder().events);
-    await fake.waitForMessage("setup");
-    const settled = opening.catch((error: unknown) => error);
-    await clock.advance(5000);
-    const error = await settled;
-    expect(error).toBeInstanceOf(GatewayError);
-    expect((error as GatewayError).message).toMatch(/setup within 5000 ms/);
-    await fake.waitForClose(fake.latest);
-  });
-
   it("rejects with a fatal error when the service refuses the key (close 1008)", async () => {
     const opening = provider({}, {}, { GOOGLE_API_KEY: "wrong" }).open({ setup: SETUP, history: () => [] }, recorder().events);
     await expect(opening).rejects.toMatchObject({ fatal: true, message: expect.stringMatching(/1008.*API key not valid/) as unknown });
@@ -685,26 +646,6 @@ describe("geminiLive: reconnects", () => {
     expect(rec.of("closed")).toEqual([]);
   });
 
-  it("past the budget: one fatal connection error, then closed({expected:false})", async () => {
-    const clock = virtualClock();
-    const { rec } = await openSession({ runtime: { clock, reconnectDelaysMs: [100, 200, 300] } });
-    fake.refuseUpgrades(503);
-    fake.drop();
-    await drive(clock, () => rec.of("closed").length > 0, "the fatal close");
-    expect(fake.rejected).toEqual([503, 503, 503]);
-    expect(rec.of("error")).toHaveLength(1);
-    const [error, info] = rec.of("error")[0]!.args as [GatewayError, { fatal: boolean }];
-    expect(error).toBeInstanceOf(GatewayError);
-    expect(error.code).toBe("connection");
-    expect(info).toEqual({ fatal: true });
-    expect(rec.of("closed")[0]!.args[0]).toEqual({ expected: false });
-    await clock.advance(5000);
-    await sleep(20);
-    expect(fake.rejected).toHaveLength(3);
-    expect(rec.of("error")).toHaveLength(1);
-    session!.sendAudio(new Uint8Array(640)); // a closed session ignores audio
-  });
-
   it("a close a retry cannot fix (1008) is fatal at once", async () => {
     const { rec } = await openSession();
     fake.closeWith(1008, "Quota exceeded");
@@ -713,17 +654,5 @@ describe("geminiLive: reconnects", () => {
     expect(rec.of("error")[0]!.args[1]).toEqual({ fatal: true });
     expect((rec.of("error")[0]!.args[0] as Error).message).toMatch(/1008: Quota exceeded/);
     expect(rec.of("closed")[0]!.args[0]).toEqual({ expected: false });
-  });
-
-  it("close() closes the socket with 1000 and reports closed({expected:true}) once", async () => {
-    const { rec } = await openSession();
-    const c = fake.latest;
-    await Promise.all([session!.close(), session!.close()]);
-    await session!.close();
-    session = undefined;
-    await fake.waitForClose(c);
-    expect(c.closeCode).toBe(1000);
-    expect(rec.of("closed").map((call) => call.args[0])).toEqual([{ expected: true }]);
-    expect(rec.of("error")).toEqual([]);
   });
 });
