@@ -73,8 +73,6 @@ interface S2sAdapter {
   serve(settings?: { readonly holdSetup?: boolean }): Promise<Served>;
   /** The timeout's message for `ms`. */
   timeoutMessage(ms: number): RegExp;
-  /** The session counts mic audio dropped over the backlog limit (needs `connect` to fake a congested socket). */
-  readonly countsDroppedAudio: boolean;
 }
 
 const SETUP: S2sSetup = {
@@ -153,7 +151,6 @@ function openAi(): S2sAdapter {
       };
     },
     timeoutMessage: (ms) => new RegExp(`within ${ms} ms`),
-    countsDroppedAudio: true,
   };
 }
 
@@ -184,8 +181,6 @@ function gemini(): S2sAdapter {
       };
     },
     timeoutMessage: (ms) => new RegExp(`setup within ${ms} ms`),
-    // Gemini's session counts nothing and takes no `connect`: joins once src/s2s/providers/gemini-live does.
-    countsDroppedAudio: false,
   };
 }
 
@@ -228,6 +223,17 @@ describe.each(ADAPTERS)("s2s keys: $name", (adapter) => {
     expect(served.attempts()).toBe(1);
     expect(served.accepted()).toBe(0);
     expect(rec.calls).toEqual([]);
+  });
+
+  it("a refused key read from options.apiKeyEnv names that variable", async () => {
+    const served = await adapter.serve();
+    served.refuseUpgrades(401);
+    const error = await served
+      .provider({ apiKeyEnv: "TEAM_S2S_KEY" }, { TEAM_S2S_KEY: "wrong-key-value" })
+      .open({ setup: SETUP, history: () => [] }, recorder().events)
+      .catch((e: unknown) => e);
+    expect((error as GatewayError).message).toContain("TEAM_S2S_KEY");
+    expect((error as GatewayError).message).not.toContain(adapter.keyVariable);
   });
 });
 
@@ -330,7 +336,7 @@ describe.each(ADAPTERS)("s2s sessions: $name", (adapter) => {
   });
 });
 
-describe.each(ADAPTERS.filter((a) => a.countsDroppedAudio))("s2s backlog: $name", (adapter) => {
+describe.each(ADAPTERS)("s2s backlog: $name", (adapter) => {
   it("drops (and counts) mic audio while the socket backlog is over the limit", async () => {
     const served = await adapter.serve();
     let congested = false;

@@ -84,6 +84,7 @@ import type { Logger } from "../../log.js";
 import type { ProviderDescriptor } from "../../manifest/index.js";
 import { NO_LOG, type ProviderLog } from "../../providers/provider-log.js";
 import { RECONNECT_DELAYS_MS } from "../../providers/reconnect.js";
+import { newWebSocket, type SocketFactory } from "../../providers/ws-connect.js";
 import type { S2sProvider } from "../s2s-port.js";
 import { GeminiLiveSession } from "./gemini-live/session.js";
 import type { Runtime } from "./gemini-live/sockets.js";
@@ -99,6 +100,8 @@ export interface GeminiLiveOptions {
   readonly openTimeoutMs?: number;
   /** After `close()`, wait this long for the server's close before dropping the socket. Default 2000. */
   readonly closeTimeoutMs?: number;
+  /** Build the socket (tests inject one, e.g. with a large `bufferedAmount`). */
+  readonly connect?: SocketFactory;
 }
 
 /** The Gemini Live provider (kind "gemini-live"). Throws `MissingKeyError` (naming GOOGLE_API_KEY) when no key is set. */
@@ -106,6 +109,7 @@ export function geminiLive(descriptor: ProviderDescriptor, env: Env, options: Ge
   const settings = geminiLiveSettings(descriptor, env);
   const runtime: Runtime = {
     log: options.log ?? NO_LOG,
+    connect: options.connect ?? newWebSocket,
     clock: options.clock ?? systemClock,
     reconnectDelaysMs: options.reconnectDelaysMs ?? RECONNECT_DELAYS_MS,
     openTimeoutMs: options.openTimeoutMs ?? 10_000,

@@ -10,7 +10,7 @@ import { GatewayError, messageOf } from "../../../errors.js";
 import { isTransientClose } from "../../../providers/close-codes.js";
 import { isKeyRefused, isRetryableStatus } from "../../../providers/key-refusal.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
-import { abortReason, newWebSocket, openDeadline } from "../../../providers/ws-connect.js";
+import { abortReason, openDeadline, type SocketFactory } from "../../../providers/ws-connect.js";
 import { isRecord, rawText } from "../../../providers/ws-frames.js";
 import type { GeminiLiveSettings } from "./settings.js";
 
@@ -28,6 +28,8 @@ export interface Link {
 
 export interface DialOptions {
   readonly settings: GeminiLiveSettings;
+  /** Builds the socket (tests inject one, e.g. with a congested send buffer). */
+  readonly connect: SocketFactory;
   readonly clock: Clock;
   readonly log: ProviderLog;
   readonly openTimeoutMs: number;
@@ -57,7 +59,7 @@ export function dialLink(options: DialOptions): Promise<void> {
   const { settings, log, signal } = options;
   const url = new URL(settings.url);
   url.searchParams.set("key", settings.apiKey); // docs/vendors.md (Gemini Live): the key is the `key` query parameter
-  const ws = newWebSocket(url.toString(), {});
+  const ws = options.connect(url.toString(), {});
   const link: Link = { ws, id: options.id, resumed: options.handle !== undefined, ready: false, retired: false, sentHandle: false };
   options.created(link);
   log.debug({ link: link.id, resumed: link.resumed }, "gemini-live: connecting");
@@ -106,7 +108,7 @@ export function dialLink(options: DialOptions): Promise<void> {
   });
   ws.on("close", (code: number, reason: Buffer) => {
     const why = reason.toString();
-    if (!link.ready) opening.reject(dialFailure(link.httpStatus, code, why, socketError));
+    if (!link.ready) opening.reject(dialFailure(settings.keyVariables, link.httpStatus, code, why, socketError));
     else options.closed(link, code, why);
   });
   return opening.promise;
@@ -125,11 +127,11 @@ function parse(data: RawData, log: ProviderLog): Record<string, unknown> | undef
 }
 
 /** Why a socket failed before `setupComplete`; `fatal` when another attempt cannot help. */
-function dialFailure(httpStatus: number | undefined, code: number, reason: string, cause: Error | undefined): GatewayError {
+function dialFailure(keyVariables: readonly string[], httpStatus: number | undefined, code: number, reason: string, cause: Error | undefined): GatewayError {
   if (httpStatus !== undefined) {
     const keyRefused = isKeyRefused(httpStatus);
     const message = keyRefused
-      ? `Gemini Live refused the API key (HTTP ${httpStatus}): check GOOGLE_API_KEY / GEMINI_API_KEY`
+      ? `Gemini Live refused the API key (HTTP ${httpStatus}): check ${keyVariables.join(" / ")}`
       : `Gemini Live refused the connection (HTTP ${httpStatus})`;
     return new GatewayError(keyRefused ? "auth" : "s2s", message, { fatal: !isRetryableStatus(httpStatus) });
   }

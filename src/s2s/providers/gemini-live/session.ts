@@ -56,6 +56,8 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
   /** A `toolCall` ended the last turn and the model has not continued yet (not resumable meanwhile). */
   #toolRound = false;
   #droppedAudio = 0;
+  /** Every byte of caller audio dropped (while reconnecting, or by the backlog limit), for the session's report at close. */
+  #droppedTotal = 0;
   #warnedRate = false;
   #closing: Promise<void> | undefined;
 
@@ -83,14 +85,22 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
 
   // ---- the port ----
 
+  /** Caller audio dropped so far (bytes): not sent while reconnecting, or over the socket's backlog limit. */
+  get droppedAudioBytes(): number {
+    return this.#droppedTotal;
+  }
+
   sendAudio(pcm: Uint8Array): void {
     const link = this.link;
     if (this.state !== "open" || link?.ready !== true) {
       this.#droppedAudio += pcm.byteLength; // real time: never queued (logged on the next reconnect)
+      this.#droppedTotal += pcm.byteLength;
       return;
     }
     const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64");
-    this.#droppedAudio += sendAudioOrDrop(link.ws, JSON.stringify({ realtimeInput: { audio: { data, mimeType: INPUT_MIME } } }), pcm.byteLength);
+    const dropped = sendAudioOrDrop(link.ws, JSON.stringify({ realtimeInput: { audio: { data, mimeType: INPUT_MIME } } }), pcm.byteLength);
+    this.#droppedAudio += dropped;
+    this.#droppedTotal += dropped;
   }
 
   createResponse(options: { readonly instructions?: string; readonly outOfBand?: boolean } = {}): void {

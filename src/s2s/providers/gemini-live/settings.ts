@@ -36,11 +36,12 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export interface GeminiLiveSettings {
   readonly url: string;
   readonly apiKey: string;
+  /** The variables the key is read from (`apiKeyEnv`, else GOOGLE_API_KEY then GEMINI_API_KEY): a refusal names them. */
+  readonly keyVariables: readonly string[];
   readonly model: string;
   readonly voice?: string | undefined;
   readonly language?: string | undefined;
 }
-
 
 /** Read `s2s.options` (`model`, `voice`, `language`, `url`, `apiKeyEnv`) and the key; throws a fatal error at construction. */
 export function geminiLiveSettings(descriptor: ProviderDescriptor, env: Env): GeminiLiveSettings {
@@ -59,5 +60,5 @@ export function geminiLiveSettings(descriptor: ProviderDescriptor, env: Env): Ge
   const url = string("url") ?? GEMINI_LIVE_URL;
   if (!/^wss?:\/\//.test(url)) throw new GatewayError("internal", `s2s.options.url must be a ws:// or wss:// URL, got "${url}".`, { fatal: true });
   const model = string("model") ?? GEMINI_LIVE_DEFAULT_MODEL;
-  return { url, apiKey, model: model.startsWith("models/") ? model : `models/${model}`, voice: string("voice"), language: string("language") };
+  return { url, apiKey, keyVariables: variables, model: model.startsWith("models/") ? model : `models/${model}`, voice: string("voice"), language: string("language") };
 }

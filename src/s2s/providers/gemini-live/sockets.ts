@@ -9,7 +9,7 @@ import { GatewayError, messageOf } from "../../../errors.js";
 import { isTransientClose } from "../../../providers/close-codes.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { isRetryable, reconnect } from "../../../providers/reconnect.js";
-import { closeGracefully } from "../../../providers/ws-connect.js";
+import { closeGracefully, type SocketFactory } from "../../../providers/ws-connect.js";
 import type { S2sEvents, S2sOpenOptions } from "../../s2s-port.js";
 import { shieldEvents } from "../../shield-events.js";
 import { GoAwaySwitch } from "./go-away.js";
@@ -20,6 +20,7 @@ import { geminiSetupMessage } from "./setup.js";
 /** Runtime knobs, defaulted. */
 export interface Runtime {
   readonly log: ProviderLog;
+  readonly connect: SocketFactory;
   readonly clock: Clock;
   readonly reconnectDelaysMs: readonly number[];
   readonly openTimeoutMs: number;
@@ -74,6 +75,7 @@ export abstract class GeminiSockets {
     const handle = this.handle;
     return dialLink({
       settings: this.settings,
+      connect: this.runtime.connect,
       clock: this.runtime.clock,
       log: this.runtime.log,
       openTimeoutMs: this.runtime.openTimeoutMs,
