@@ -1,7 +1,8 @@
 /**
  * Switchboard's public surface: define agents and tools, and run them behind a gateway.
  */
-export { createGateway, type Gateway, type GatewayOptions, type ReloadedAgent } from "./server/index.js";
+export { createGateway } from "./server/index.js";
+export type { Gateway, GatewayOptions, ReloadedAgent } from "./server/gateway-types.js";
 export { loadAgent, type LoadedAgent } from "./server/loader.js";
 export { GatewayError, ERROR_CODES, CLOSE, type ErrorCode } from "./errors.js";
 export {

@@ -14,7 +14,7 @@
 import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
-import type { Gateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import {
   baseOptions,
   countOption,

@@ -12,7 +12,8 @@ import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart 
 import { bytesForMs } from "../../src/audio/pcm.js";
 import { createLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
-import { createGateway, type Gateway } from "../../src/server/index.js";
+import { createGateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import type { SttEvents, SttProvider, SttSession } from "../../src/pipeline/stt-port.js";
 import { guardStream, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../../src/pipeline/tts-port.js";
 import type { VoiceProviders } from "../../src/session/voice-runner.js";

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { createLogger, type Logger } from "../log.js";
-import type { Gateway, GatewayOptions } from "../server/index.js";
+import type { Gateway, GatewayOptions } from "../server/gateway-types.js";
 import type { LoadedAgent } from "../server/loader.js";
 import { clusterCoordinator, clusterMetrics, joinCluster, prepareWorker, runPrimary } from "../server/workers.js";
 import { describe, EXIT, fail, flag, text, type Command, type Values } from "./command.js";

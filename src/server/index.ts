@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { LanguageModel } from "ai";
@@ -7,19 +7,18 @@ import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
 import { loadResampler } from "../audio/resample.js";
-import { createLogger, LogThrottle, type Logger } from "../log.js";
+import { createLogger, LogThrottle } from "../log.js";
 import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
 import type { VoiceProviders } from "../session/voice-runner.js";
 import { resolveS2s } from "../s2s/providers/index.js";
-import type { S2sProvider } from "../s2s/s2s-port.js";
 import { connectMcpServers } from "../session/mcp.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { resumeKeyMatches } from "../session/resume-key.js";
-import { RedisSessionStore, type SessionOwnership } from "./redis-store.js";
+import { RedisSessionStore } from "./redis-store.js";
 import { parseClientFormat } from "../transport/audio-edge.js";
 import { ClientConnection, clipReason } from "../transport/client-connection.js";
 import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
@@ -30,9 +29,9 @@ import { serveRequests, serveUpgrades } from "./entry.js";
 import { serveStatic } from "./static.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
-import { carrierClient, type CarrierClient } from "./telephony/carrier-client.js";
+import { carrierClient } from "./telephony/carrier-client.js";
+import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";
 import { createTelephony, mountedCarriers, parseOpenCarriers, type EntryPoint } from "./telephony/index.js";
-import type { CarrierName } from "../transport/carriers/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
@@ -53,97 +52,6 @@ export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Session ids a client may ask to resume (protocol.md); anything else is ignored. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
-export interface GatewayOptions<Session = unknown> {
-  /** The agent: a definition with its tools attached (`withTools`), as `loadAgent` returns it. */
-  readonly agent: ResolvedAgentDef<Session>;
-  /** The agent's offline script (offline.json), for the `scripted` model. */
-  readonly script?: unknown;
-  /** `true` forces the offline stack; `"auto"` uses it when a provider's key is missing. Default false. */
-  readonly offline?: boolean | "auto";
-  readonly env?: Env;
-  readonly logger?: Logger;
-  readonly clock?: Clock;
-  /** Where resume records live. Default: Redis when `SWITCHBOARD_REDIS_URL` is set, else this process's memory. */
-  readonly store?: SessionStore;
-  /** Cross-instance session ownership (takeover). Default: the Redis store's, when that is used. */
-  readonly ownership?: SessionOwnership;
-  /** Turns auth on (default: `SWITCHBOARD_API_KEY` from env). */
-  readonly apiKey?: string;
-  /**
-   * Origins a browser may connect to `/websocket` from (exact `Origin` values, e.g.
-   * `https://app.example.com`); a request with another `Origin` is refused, one without an
-   * `Origin` (not a browser) is not. Default: `SWITCHBOARD_ALLOWED_ORIGINS` (comma-separated), else any.
-   */
-  readonly allowedOrigins?: readonly string[];
-  /**
-   * Connections and webhooks one client address may make per minute, on every upgrade
-   * (`/websocket`, `/telephony/*`), every telephony webhook and `POST /v1/sessions` (a token
-   * bucket shared by them and by every process of the deployment; bursts up to it pass). Default:
-   * `SWITCHBOARD_CONNECTIONS_PER_MINUTE`, else off. It keys on the socket's peer address: behind
-   * a proxy that is the proxy's (limit there instead), and a carrier's media servers are few
-   * addresses carrying many calls (size it for the busiest minute).
-   */
-  readonly connectionsPerMinute?: number;
-  /**
-   * Carriers served without a secret while auth is on — only for a network that authenticates
-   * them itself (Exotel's IP allow-listing). Default: `SWITCHBOARD_OPEN_CARRIERS` (comma-separated).
-   */
-  readonly openCarriers?: readonly CarrierName[];
-  /**
-   * Where call tickets, replay records and connection budgets live, shared by every process of the
-   * deployment. Default: Redis when `SWITCHBOARD_REDIS_URL` is set, else this process's memory
-   * (`serve --workers` passes the primary's).
-   */
-  readonly coordinator?: Coordinator;
-  /** When set (default: `SWITCHBOARD_METRICS_TOKEN`), `GET /metrics` needs `Authorization: Bearer <token>`. */
-  readonly metricsToken?: string;
-  readonly tokenTtlMs?: number;
-  readonly limits?: Partial<Limits>;
-  readonly startTimeoutMs?: number;
-  readonly resumeGraceMs?: number;
-  /** Replace how LLM descriptors become models (tests, custom providers). */
-  readonly resolveModel?: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
-  /** Replace how STT/TTS descriptors become providers (tests, custom providers). */
-  readonly voice?: VoiceProviders;
-  /** Replace how s2s descriptors become providers. */
-  readonly s2s?: (descriptor: ProviderDescriptor) => S2sProvider;
-  /** Collect process metrics (CPU, memory, event-loop lag) too. Default true. */
-  readonly processMetrics?: boolean;
-  /** Where `GET /metrics` comes from (default: this gateway's registry); `--workers` aggregates the group. */
-  readonly metricsText?: () => Promise<string>;
-  /** Hangs calls up through the carriers' APIs (default: from TWILIO_* / TELNYX_* in env). */
-  readonly carrierClient?: CarrierClient;
-}
-
-/** An agent to swap into a running gateway (`Gateway.reload`): its definition and offline script, as `loadAgent` returns them. */
-export interface ReloadedAgent<Session = unknown> {
-  readonly def: ResolvedAgentDef<Session>;
-  readonly script?: unknown;
-}
-
-export interface Gateway {
-  readonly server: Server;
-  /** The config new sessions run with (after the offline choice): the latest `reload`'s, else the first. */
-  readonly config: AgentConfig;
-  readonly metrics: GatewayMetrics;
-  /** Live sessions. */
-  readonly sessions: number;
-  /** Every entry point with what authenticates it (start-up output, docs/security.md). */
-  readonly entryPoints: readonly EntryPoint[];
-  listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
-  /**
-   * Swap the agent (`switchboard dev`): sessions that start from now on run the new definition,
-   * config and offline script; live sessions finish on the one they started with. Validated
-   * first — a `ConfigError` leaves the current agent in place. What the gateway set up at start
-   * stays: the routes and carriers mounted for `telephony` (a change is logged: it needs a
-   * restart), the entry points, and the name session tokens are minted for. Returns the new config.
-   */
-  reload<Session>(agent: ReloadedAgent<Session>): AgentConfig;
-  /** Stop accepting, let live sessions finish up to the deadline, close the rest 1001, close the server. */
-  drain(deadlineMs?: number): Promise<void>;
-  close(): Promise<void>;
-}
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);

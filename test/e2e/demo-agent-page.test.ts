@@ -12,7 +12,8 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, describe, expect, it } from "vitest";
 import { readWav, writeWav } from "../../src/audio/wav.js";
 import { silentLogger } from "../../src/log.js";
-import { createGateway, type Gateway } from "../../src/server/index.js";
+import { createGateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import { loadAgent } from "../../src/server/loader.js";
 import { CHROMIUM_MISSING, launchChromium } from "../helpers/chromium.js";
 

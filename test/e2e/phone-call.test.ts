@@ -5,7 +5,8 @@ import { Resampler } from "../../src/audio/resample.js";
 import { readWav } from "../../src/audio/wav.js";
 import { silentLogger } from "../../src/log.js";
 import { loadAgent } from "../../src/server/loader.js";
-import { createGateway, type Gateway } from "../../src/server/index.js";
+import { createGateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import { FakeCarrier } from "../../fakes/carrier.js";
 
 const pocketsphinx = existsSync("/usr/bin/pocketsphinx_continuous");

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
-import { createGateway, type Gateway } from "../../src/server/index.js";
+import { createGateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import { connect } from "../helpers/ws-client.js";
 import { report, runs, SEED } from "./figures.js";
 

@@ -6,7 +6,8 @@ import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
-import { createGateway, type Gateway } from "../../src/server/index.js";
+import { createGateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import { connect } from "../helpers/ws-client.js";
 
 let gateway: Gateway | undefined;

@@ -1,7 +1,8 @@
 import { afterEach, beforeAll, afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
-import { createGateway, type Gateway } from "../../src/server/index.js";
+import { createGateway } from "../../src/server/index.js";
+import type { Gateway } from "../../src/server/gateway-types.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { REDIS_SERVER, startRedis, type RedisServer } from "../helpers/redis-server.js";
 import { connect } from "../helpers/ws-client.js";

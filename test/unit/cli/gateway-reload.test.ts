@@ -5,7 +5,8 @@ import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger, silentLogger } from "../../../src/log.js";
 import { agent, ConfigError, tool, withTools } from "../../../src/manifest/index.js";
-import { createGateway, type Gateway } from "../../../src/server/index.js";
+import { createGateway } from "../../../src/server/index.js";
+import type { Gateway } from "../../../src/server/gateway-types.js";
 import { connect, type TestClient } from "../../helpers/ws-client.js";
 
 /** A text agent on the scripted brain whose greeting, tool result and script all say `version`. */
