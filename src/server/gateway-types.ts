@@ -13,7 +13,7 @@ import type { Coordinator } from "./coordination.js";
 import type { GatewayMetrics } from "./metrics.js";
 import type { SessionOwnership } from "./redis-store.js";
 import type { CarrierClient } from "./telephony/carrier-client.js";
-import type { EntryPoint } from "./telephony/index.js";
+import type { EntryPoint } from "./telephony/entry-points.js";
 
 /** What `createGateway` takes and returns (the public API: `switchboard`'s `createGateway`). */
 export interface GatewayOptions<Session = unknown> {

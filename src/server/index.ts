@@ -31,7 +31,8 @@ import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
 import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";
-import { createTelephony, mountedCarriers, parseOpenCarriers, type EntryPoint } from "./telephony/index.js";
+import { createTelephony, mountedCarriers, parseOpenCarriers } from "./telephony/index.js";
+import type { EntryPoint } from "./telephony/entry-points.js";
 import type { ClientLink } from "../transport/client-connection.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */

@@ -38,37 +38,15 @@ import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
 import { CallTickets, firstUse, webhookCallId, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
+import { describeEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
+import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
 import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
 
-/** Webhook bodies are small forms; anything past this is refused (bytes). */
-const MAX_WEBHOOK_BYTES = 64 * 1024;
 /** A call with no duration limit still gets a bound in the carriers' instructions (s). */
 const UNLIMITED_CALL_S = 4 * 3600;
 
-/** The environment variable that signs each carrier. */
-const SECRET_VARIABLE: Readonly<Record<CarrierName, string>> = {
-  twilio: "TWILIO_AUTH_TOKEN",
-  telnyx: "TELNYX_PUBLIC_KEY",
-  plivo: "PLIVO_AUTH_TOKEN",
-  vonage: "VONAGE_SIGNATURE_SECRET",
-  exotel: "EXOTEL_API_KEY and EXOTEL_API_TOKEN",
-};
 
-/**
- * How a carrier's calls are let in: `signed` (webhook signature, then a ticket on the stream),
- * `basic` (Exotel: Basic auth on the stream), `open` (nothing authenticates them), `refused`
- * (open, while the gateway's auth is on).
- */
-export type CarrierAccess = "signed" | "basic" | "open" | "refused";
 
-/** One entry point as start-up output and docs/security.md list it. */
-export interface EntryPoint {
-  readonly entry: string;
-  /** What authenticates a request there, or why it is refused. */
-  readonly auth: string;
-  /** Anyone who reaches the port gets something from it (a session, a call, data). */
-  readonly open: boolean;
-}
 
 export interface TelephonyDeps {
   readonly config: AgentConfig;
@@ -125,38 +103,9 @@ export function parseOpenCarriers(value: string | undefined): CarrierName[] {
   return names as CarrierName[];
 }
 
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
 
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > MAX_WEBHOOK_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
-function send(res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
-  res.end(body);
-}
 
-/** `SWITCHBOARD_PUBLIC_URL`, checked once at start: the scheme and host carriers reach the gateway at. */
-function publicUrl(value: string | undefined): URL | undefined {
-  if (value === undefined || value === "") return undefined;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new Error(`SWITCHBOARD_PUBLIC_URL: ${JSON.stringify(value)} is not a URL; set it to the https:// address carriers reach this gateway at`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error(`SWITCHBOARD_PUBLIC_URL: use an http(s):// address (got ${url.protocol})`);
-  return url;
-}
 
 export function createTelephony(deps: TelephonyDeps): Telephony {
   const { config, env, clock, log } = deps;
@@ -407,34 +356,4 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   };
 }
 
-/** Each mounted carrier's webhook and stream, with what authenticates them. */
-function describeEntryPoints(carriers: readonly CarrierName[], access: Partial<Record<CarrierName, CarrierAccess>>): EntryPoint[] {
-  const points: EntryPoint[] = [];
-  for (const carrier of carriers) {
-    const how = access[carrier] ?? "refused";
-    const webhook = `/telephony/${carrier}/voice`;
-    const stream = `WS /telephony/${carrier}`;
-    switch (how) {
-      case "signed":
-        points.push({ entry: webhook, auth: `${carrier} signature (${SECRET_VARIABLE[carrier]}), replays refused`, open: false });
-        points.push({ entry: `${stream}/<ticket>`, auth: `single-use ticket from the signed webhook${carrier === "twilio" ? " + X-Twilio-Signature" : ""}`, open: false });
-        break;
-      case "basic":
-        points.push({ entry: webhook, auth: "none (Exotel cannot sign it): it answers the stream URL and grants nothing", open: false });
-        points.push({ entry: stream, auth: "Basic auth (EXOTEL_API_KEY:EXOTEL_API_TOKEN)", open: false });
-        break;
-      case "open":
-        points.push({ entry: webhook, auth: `none: set ${SECRET_VARIABLE[carrier]}`, open: true });
-        points.push({ entry: stream, auth: `none: set ${SECRET_VARIABLE[carrier]}`, open: true });
-        break;
-      case "refused":
-        points.push({ entry: `${webhook}, ${stream}`, auth: `refused (auth is on): set ${SECRET_VARIABLE[carrier]}`, open: false });
-        break;
-    }
-  }
-  return points;
-}
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
-}
