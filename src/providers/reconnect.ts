@@ -1,7 +1,8 @@
 /**
- * The one reconnect loop of the provider links (s2s sockets, the STT decorator): wait, dial, and
- * again, within a budget, until a link is usable, a failure says a retry cannot help, or the
- * caller stops. Waits go through the injected clock, so tests run it under virtual time.
+ * The one reconnect loop of the provider links (s2s sockets, the STT decorator, TTS sockets and
+ * re-sent TTS requests): wait, dial, and again, within a budget, until a link is usable, a failure
+ * says a retry cannot help, or the caller stops. Waits go through the injected clock, so tests run
+ * it under virtual time.
  */
 import type { Clock } from "../clock.js";
 import { GatewayError, messageOf } from "../errors.js";

@@ -5,6 +5,7 @@ import type { AgentConfig, ProviderDescriptor, ResolvedConfig } from "../manifes
 import type { ReplyLoop } from "../pipeline/reply-loop.js";
 import { SpeechDetector } from "../pipeline/speech-detector.js";
 import { isSttUnavailable, NO_STT, type SttProvider, type SttSession } from "../pipeline/stt-port.js";
+import { reconnectingStt } from "../pipeline/stt-reconnect.js";
 import type { TtsProvider, TtsSession } from "../pipeline/tts-port.js";
 import { createVad, type Vad } from "../pipeline/vad.js";
 import { VoiceLoop } from "../pipeline/voice-loop.js";
@@ -15,12 +16,6 @@ import type { ToolLine, ToolRunner } from "./tool-runner.js";
 /** The rate the client sends (Hz, protocol.md default) and the rate agent audio leaves at. */
 export const MIC_SAMPLE_RATE = 16000;
 export const PLAYBACK_SAMPLE_RATE = 24000;
-/** STT reconnect attempts after an unexpected drop, bounded (docs/protocol.md "Limits", "STT reconnects"). */
-export const STT_RECONNECTS = 3;
-/** Audio kept for replay after a drop: everything since the last final, at most this much (ms). */
-export const STT_REPLAY_MS = 30_000;
-/** A chunk ending this close past a final's end (ms, rounding of the provider's seconds) counts as finalized. */
-const REPLAY_SLACK_MS = 0.5;
 /** A local-VAD speech edge: this much non-speech ends a stretch (the loop's timers decide the turn). */
 const VAD_EDGE_SILENCE_MS = 300;
 
@@ -65,29 +60,20 @@ export function voiceSettings(settings: ResolvedConfig): VoiceSettings {
 /**
  * Pipeline mode: mic audio → STT (+ local VAD when the STT has no endpointing) → the voice
  * loop → TTS → the client at the announced playback rate. Owns the provider links: STT drops
- * are reconnected with the unfinalized audio replayed, so no user speech is lost.
+ * are reconnected with the unfinalized audio replayed (pipeline/stt-reconnect.ts), so no user
+ * speech is lost; a link lost for good is fatal.
  */
 export class VoiceRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
-  readonly #options: VoiceRunnerOptions;
-  readonly #provider: SttProvider;
   readonly #tts: TtsSession;
   readonly #loop: VoiceLoop;
-  #stt: SttSession;
+  readonly #stt: SttSession;
   #vad: Vad | undefined;
   #detector: SpeechDetector | undefined;
-  /** Audio sent since the last final, each chunk with where it ends in the current STT connection's stream (ms). */
-  #replay: { readonly chunk: Uint8Array; endMs: number }[] = [];
-  #replayBytes = 0;
-  /** Audio sent on the current STT connection (ms of its stream). */
-  #sentMs = 0;
-  #reconnects = 0;
   #closed = false;
 
-  private constructor(ctx: RunnerContext, options: VoiceRunnerOptions, provider: SttProvider, stt: SttSession, tts: TtsSession) {
+  private constructor(ctx: RunnerContext, options: VoiceRunnerOptions, stt: SttSession, tts: TtsSession) {
     this.#ctx = ctx;
-    this.#options = options;
-    this.#provider = provider;
     this.#stt = stt;
     this.#tts = tts;
     const toPlayback = tts.sampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(tts.sampleRate, PLAYBACK_SAMPLE_RATE);
@@ -117,7 +103,12 @@ export class VoiceRunner implements ModeRunner {
   static async open(ctx: RunnerContext, options: VoiceRunnerOptions): Promise<VoiceRunner> {
     const { config, providers } = options;
     if (config.stt === undefined || config.tts === undefined) throw new GatewayError("internal", "a pipeline agent needs stt and tts providers.", { fatal: true });
-    const sttProvider = providers.stt(config.stt);
+    const sttProvider = reconnectingStt(providers.stt(config.stt), {
+      clock: ctx.clock,
+      log: ctx.log,
+      reconnected: () => ctx.count("provider_reconnect"),
+      gaveUp: (error) => ctx.fatal(error),
+    });
     const ttsProvider = providers.tts(config.tts);
     const ref: { runner?: VoiceRunner } = {};
     const settings = voiceSettings(options.settings);
@@ -130,9 +121,7 @@ export class VoiceRunner implements ModeRunner {
         ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error");
         ctx.count("provider_error");
       },
-      closed: (info: { readonly expected: boolean }) => {
-        if (!info.expected) ref.runner?.sttEvent({ kind: "dropped" });
-      },
+      closed: () => {}, // drops are reconnected by the decorator; its give-up reaches `gaveUp`
     };
     const sttOptions = {
       sampleRate: MIC_SAMPLE_RATE,
@@ -160,7 +149,7 @@ export class VoiceRunner implements ModeRunner {
       const failed: unknown = stt.status === "rejected" ? stt.reason : (tts as PromiseRejectedResult).reason;
       throw failed instanceof GatewayError ? failed : new GatewayError(stt.status === "rejected" ? "stt" : "tts", `speech provider could not open: ${messageOf(failed)}`, { fatal: true, cause: failed });
     }
-    const runner = new VoiceRunner(ctx, options, sttProvider, stt.value, tts.value);
+    const runner = new VoiceRunner(ctx, options, stt.value, tts.value);
     ref.runner = runner;
     if (!fallback && !stt.value.endpointing && settings.detection === "auto") {
       runner.#vad = await (providers.vad ?? ((sampleRate: number) => createVad({ sampleRate })))(MIC_SAMPLE_RATE);
@@ -199,11 +188,6 @@ export class VoiceRunner implements ModeRunner {
 
   audio(chunk: Uint8Array): void {
     if (this.#closed) return;
-    this.#sentMs += durationMs(chunk.byteLength, MIC_SAMPLE_RATE);
-    this.#replay.push({ chunk, endMs: this.#sentMs });
-    this.#replayBytes += chunk.byteLength;
-    const limit = (STT_REPLAY_MS * MIC_SAMPLE_RATE * 2) / 1000;
-    while (this.#replayBytes > limit && this.#replay.length > 1) this.#replayBytes -= this.#replay.shift()?.chunk.byteLength ?? 0;
     this.#stt.sendAudio(chunk);
     const vad = this.#vad;
     const detector = this.#detector;
@@ -234,65 +218,11 @@ export class VoiceRunner implements ModeRunner {
     await Promise.allSettled([this.#stt.close(), this.#tts.close()]);
   }
 
-  /** STT events of the first connection (reconnections wire their own). */
-  sttEvent(
-    event: { kind: "partial"; text: string; eotConfidence?: number | undefined } | { kind: "final"; text: string; endOfTurn: boolean } | { kind: "speech" } | { kind: "dropped" },
-  ): void {
+  /** STT events (the decorator passes on those of the current connection). */
+  sttEvent(event: { kind: "partial"; text: string; eotConfidence?: number | undefined } | { kind: "final"; text: string; endOfTurn: boolean } | { kind: "speech" }): void {
     if (event.kind === "partial") this.#loop.sttPartial(event.text, event.eotConfidence);
-    else if (event.kind === "final") this.#onFinal(event.text, { endOfTurn: event.endOfTurn });
-    else if (event.kind === "speech") this.#loop.sttSpeechStarted();
-    else void this.#reconnect();
-  }
-
-  #onFinal(text: string, info: { readonly endOfTurn: boolean }): void {
-    // Finalized audio is safe at the provider: only what follows needs a replay after a drop. A
-    // final arrives after more audio was sent, so it is trimmed up to where the provider says
-    // the finalized audio ends; a provider that does not say counts everything sent.
-    const end = this.#stt.finalizedAudioMs ?? Number.POSITIVE_INFINITY;
-    while (this.#replay.length > 0 && (this.#replay[0]?.endMs ?? 0) <= end + REPLAY_SLACK_MS) this.#replayBytes -= this.#replay.shift()?.chunk.byteLength ?? 0;
-    this.#loop.sttFinal(text, info);
-  }
-
-  /** The STT socket dropped: reopen (bounded) and replay the audio since the last final. */
-  async #reconnect(): Promise<void> {
-    if (this.#closed) return;
-    if (this.#reconnects >= STT_RECONNECTS) {
-      this.#ctx.fatal(new GatewayError("connection", `speech recognition was lost and ${STT_RECONNECTS} reconnects failed`, { fatal: true }));
-      return;
-    }
-    this.#reconnects += 1;
-    this.#ctx.log.warn({ attempt: this.#reconnects }, "stt reconnect");
-    const settings = voiceSettings(this.#options.settings);
-    try {
-      this.#stt = await this.#provider.open(
-        { sampleRate: MIC_SAMPLE_RATE, prompt: this.#options.config.sttPrompt, minSilenceMs: settings.minSilenceMs, maxSilenceMs: settings.maxSilenceMs },
-        {
-          partial: (text, info) => this.#loop.sttPartial(text, info.eotConfidence),
-          final: (text, info) => this.#onFinal(text, info),
-          speechStarted: () => this.#loop.sttSpeechStarted(),
-          error: (error, info) => {
-            this.#ctx.log.warn({ err: error, recoverable: info.recoverable }, "stt error");
-            this.#ctx.count("provider_error");
-          },
-          closed: (info) => {
-            if (!info.expected) void this.#reconnect();
-          },
-        },
-      );
-      // The new connection's stream starts with the replay.
-      this.#sentMs = 0;
-      for (const entry of this.#replay) {
-        this.#sentMs += durationMs(entry.chunk.byteLength, MIC_SAMPLE_RATE);
-        entry.endMs = this.#sentMs;
-        this.#stt.sendAudio(entry.chunk);
-      }
-      this.#reconnects = 0;
-      this.#ctx.count("provider_reconnect");
-    } catch (error) {
-      this.#ctx.log.warn({ err: error }, "stt reconnect failed");
-      await this.#ctx.clock.sleep(250 * this.#reconnects).catch(() => {});
-      await this.#reconnect();
-    }
+    else if (event.kind === "final") this.#loop.sttFinal(event.text, { endOfTurn: event.endOfTurn });
+    else this.#loop.sttSpeechStarted();
   }
 }
 

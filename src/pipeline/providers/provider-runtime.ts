@@ -1,14 +1,20 @@
 /**
  * Runtime knobs (not user config) the provider adapters share: the log they write to, the
- * retry budget of the adapters that retry (TTS reconnects, re-sent TTS requests), and the shield
- * around the session's STT event handlers.
+ * retry schedule of the adapters that retry (TTS reconnects, re-sent TTS requests: both on
+ * src/providers/reconnect.ts), and the shield around the session's STT event handlers.
  */
 import { systemClock, type Clock } from "../../clock.js";
 import { messageOf } from "../../errors.js";
 import { NO_LOG, type ProviderLog } from "../../providers/provider-log.js";
 import type { SttEvents } from "../stt-port.js";
 
-/** Wait before each retry (ms); the list's length is the retry budget. */
+/**
+ * The TTS schedule, passed to the one retry loop (src/providers/reconnect.ts) as its `delaysMs`:
+ * wait before each retry (ms); the list's length is the retry budget. Faster than the shared
+ * `RECONNECT_DELAYS_MS` (250/1000/2000 ms) because a TTS retry happens mid-reply: the caller hears
+ * dead air until it succeeds. Documented in docs/vendors.md (Cartesia "Socket drop", ElevenLabs
+ * "Bounds", OpenAI TTS "Retries"); the adapters' tests pass shorter ones (`retryDelaysMs`).
+ */
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [100, 300, 1000];
 
 /** The knobs of an adapter that retries. */

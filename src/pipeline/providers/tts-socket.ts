@@ -3,12 +3,14 @@
  * ElevenLabs multi-stream-input: docs/vendors.md (Cartesia), (ElevenLabs)): connecting with the key
  * in a handshake header under a timeout and the caller's abort signal (401/403: a fatal error
  * naming the key variable), reading JSON frames, closing cleanly, and after a drop reconnecting,
- * bounded and with backoff on the injected clock, while streams still need the socket. What lived
- * on the dropped socket, and what to re-send on the new one, is the adapter's.
+ * on the one retry loop (src/providers/reconnect.ts) with the TTS schedule (`retryDelaysMs`), while
+ * streams still need the socket. What lived on the dropped socket, and what to re-send on the new
+ * one, is the adapter's.
  */
 import { WebSocket, type RawData } from "ws";
 import { GatewayError, messageOf } from "../../errors.js";
 import { isKeyRefused, ttsKeyRefused } from "../../providers/key-refusal.js";
+import { reconnect } from "../../providers/reconnect.js";
 import { retrying, type Retrying, type RetryOptions } from "./provider-runtime.js";
 import { closeGracefully, newWebSocket, openDeadline } from "../../providers/ws-connect.js";
 import { isRecord, rawLength, rawText } from "../../providers/ws-frames.js";
@@ -84,9 +86,10 @@ export interface ReconnectingSocketHooks {
 /** One session's socket: connected by `open()`, reconnected after a drop while streams need it. */
 export class ReconnectingSocket {
   #ws: WebSocket | undefined;
-  #connecting = false;
+  /** The reconnect under way, if any: aborted by `close()`, or once no stream needs the socket. */
+  #reconnecting: AbortController | undefined;
   #closed = false;
-  /** Reconnect attempts since audio last arrived; the budget is `retryDelaysMs.length`. */
+  /** Reconnect attempts since audio last arrived, across drops; the budget is `retryDelaysMs.length`. */
   #attempts = 0;
   #lastFailure = "";
 
@@ -127,21 +130,15 @@ export class ReconnectingSocket {
 
   /** Reconnect (bounded, with backoff) when streams need the socket; a no-op when connected or connecting. */
   ensureConnected(): void {
-    if (this.#closed || this.#ws !== undefined || this.#connecting || this.hooks.waiting() === 0) return;
-    const delay = this.target.retryDelaysMs[this.#attempts];
-    if (delay === undefined) {
-      this.#giveUp(new GatewayError("tts", `${this.target.vendor}: the connection was lost and ${this.#attempts} reconnect attempts failed (${this.#lastFailure}).`));
-      return;
-    }
-    this.#attempts++;
-    this.#connecting = true;
-    this.target.clock.setTimeout(() => void this.#reconnect(), delay);
+    if (this.#closed || this.#ws !== undefined || this.#reconnecting !== undefined || this.hooks.waiting() === 0) return;
+    void this.#reconnect(new AbortController());
   }
 
   /** Close for good: `goodbye` (the vendor's close message, if any) on an open socket, then a clean close. */
   async close(goodbye?: object): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#reconnecting?.abort();
     const ws = this.#ws;
     this.#ws = undefined;
     if (ws === undefined) return;
@@ -187,26 +184,32 @@ export class ReconnectingSocket {
     this.ensureConnected();
   }
 
-  async #reconnect(): Promise<void> {
-    if (this.#closed || this.hooks.waiting() === 0) {
-      this.#connecting = false;
-      return;
-    }
-    try {
-      const ws = await connectTtsSocket(this.target);
-      this.#connecting = false;
-      if (this.#closed) {
-        ws.terminate();
-        return;
-      }
-      this.#attach(ws);
+  /** Dial again with what is left of the budget; a refused key or a spent budget fails what is waiting. */
+  async #reconnect(run: AbortController): Promise<void> {
+    this.#reconnecting = run;
+    const outcome = await reconnect({
+      clock: this.target.clock,
+      delaysMs: this.target.retryDelaysMs.slice(this.#attempts),
+      signal: run.signal,
+      attempt: async () => {
+        this.#attempts++;
+        if (this.hooks.waiting() === 0) {
+          run.abort(); // no stream needs the socket any more: the loop stops
+          return;
+        }
+        const ws = await connectTtsSocket(this.target, run.signal);
+        if (run.signal.aborted) ws.terminate(); // closed while the handshake completed
+        else this.#attach(ws);
+      },
+      failed: (error) => (this.#lastFailure = messageOf(error)),
+    });
+    this.#reconnecting = undefined;
+    if (outcome.kind === "connected") {
       this.hooks.reconnected();
-    } catch (error) {
-      this.#connecting = false;
-      this.#lastFailure = messageOf(error);
-      // A rejected key will not get better by retrying.
-      if (error instanceof GatewayError && error.fatal) this.#giveUp(error);
-      else this.ensureConnected();
+    } else if (outcome.kind === "refused") {
+      this.#giveUp(outcome.error); // a rejected key will not get better by retrying
+    } else if (outcome.kind === "exhausted") {
+      this.#giveUp(new GatewayError("tts", `${this.target.vendor}: the connection was lost and ${this.#attempts} reconnect attempts failed (${this.#lastFailure}).`));
     }
   }
 

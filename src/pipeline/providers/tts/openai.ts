@@ -24,6 +24,7 @@ import { isKeyRefused, ttsKeyRefused } from "../../../providers/key-refusal.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
 import { retrying, type Retrying, type RetryOptions } from "../provider-runtime.js";
+import { reconnect } from "../../../providers/reconnect.js";
 
 /** Runtime knobs: logging, time and the retry budget (`RetryOptions`: a retry re-sends the segment in progress), and: */
 export interface OpenAiTtsOptions extends RetryOptions {
@@ -175,27 +176,33 @@ class OpenAiStream implements TtsStream {
     if (this.guard.open && this.segments.length > 0) void this.pump();
   }
 
-  /** One segment, retried on drops; false when the stream failed or was cancelled. */
+  /** One segment, retried on drops on the one retry loop (src/providers/reconnect.ts); false when the stream failed or was cancelled. */
   private async speak(segment: string): Promise<boolean> {
     const delays = this.config.retryDelaysMs;
-    for (let attempt = 0; ; attempt++) {
-      const outcome = await this.request(segment);
-      if (!this.guard.open) return false;
-      if (outcome.kind === "ok") return true;
-      const delay = delays[attempt];
-      if (outcome.kind === "fatal" || delay === undefined) {
-        const error =
-          outcome.kind === "fatal" ? outcome.error : new GatewayError("tts", `openai tts: the request failed and ${delays.length} retries failed (${outcome.error.message}).`, { cause: outcome.error });
-        this.fail(error);
-        return false;
-      }
-      this.config.log.warn({ attempt: attempt + 1, err: outcome.error }, "openai tts request dropped; re-sending the segment");
-      try {
-        await this.config.clock.sleep(delay, this.cancelled.signal);
-      } catch {
-        return false; // cancelled during the backoff
-      }
-    }
+    let last: Outcome = { kind: "ok" };
+    const outcome = await reconnect({
+      clock: this.config.clock,
+      // The first request goes at once; the delays are the retries', and their budget.
+      immediately: true,
+      delaysMs: delays,
+      signal: this.cancelled.signal,
+      attempt: async () => {
+        last = await this.request(segment);
+        if (last.kind !== "ok") throw last.error;
+      },
+      retryable: () => last.kind !== "fatal",
+      failed: (error, n, retry) => {
+        if (retry && n <= delays.length) this.config.log.warn({ attempt: n, err: error }, "openai tts request dropped; re-sending the segment");
+      },
+    });
+    if (!this.guard.open || outcome.kind === "stopped") return false; // cancelled, or failed meanwhile
+    if (outcome.kind === "connected") return true;
+    const error =
+      outcome.kind === "refused"
+        ? outcome.error
+        : new GatewayError("tts", `openai tts: the request failed and ${delays.length} retries failed (${outcome.last?.message ?? "no attempt"}).`, { cause: outcome.last });
+    this.fail(error);
+    return false;
   }
 
   private async request(input: string): Promise<Outcome> {
