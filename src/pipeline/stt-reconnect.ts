@@ -73,6 +73,8 @@ class ReconnectingSttSession implements SttSession {
   #sentMs = 0;
   #reconnecting = false;
   #gaveUp = false;
+  /** Bytes the connections that dropped had dropped by their backlog policy (never replayed: they were over the limit). */
+  #retiredDropped = 0;
 
   private constructor(provider: SttProvider, openOptions: SttOpenOptions, events: SttEvents, options: SttReconnectOptions) {
     this.#provider = provider;
@@ -93,9 +95,10 @@ class ReconnectingSttSession implements SttSession {
     return this.#current.endpointing;
   }
 
-  /** The current connection's: what a dropped one had dropped was replayed when it could be. */
+  /** Caller audio dropped by every connection of this session so far (the close report counts them all). */
   get droppedBytes(): number {
-    return this.#current.droppedBytes;
+    const link = this.#link;
+    return this.#retiredDropped + (link.retired ? 0 : (link.session?.droppedBytes ?? 0));
   }
 
   // `finalizedAudioMs` is left unset: positions are per connection, and the replay is this decorator's.
@@ -144,6 +147,7 @@ class ReconnectingSttSession implements SttSession {
       closed: (info) => {
         if (link.retired) return;
         link.retired = true;
+        if (!info.expected) this.#retiredDropped += link.session?.droppedBytes ?? 0;
         if (info.expected) this.#events.closed(info);
         else void this.#reconnect(); // a no-op once the session is closing
       },

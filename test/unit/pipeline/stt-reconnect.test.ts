@@ -12,7 +12,7 @@ const chunk = (fill: number, ms = 100): Uint8Array => new Uint8Array(32 * ms).fi
 
 class Connection implements SttSession {
   readonly endpointing = true;
-  readonly droppedBytes = 0;
+  droppedBytes = 0;
   finalizedAudioMs: number | undefined = undefined;
   /** The first byte of each chunk received, in order. */
   readonly received: number[] = [];
@@ -109,6 +109,16 @@ describe("reconnectingStt", () => {
     expect(seen.partials).toEqual([]);
     expect(seen.finals).toEqual(["one", "two"]);
     expect(seen.closed).toEqual([]);
+  });
+
+  it("counts the audio every connection dropped, a dropped connection's too, once", async () => {
+    const { clock, provider, session } = await setup();
+    provider.current.droppedBytes = 640;
+    provider.current.drop();
+    expect(session.droppedBytes).toBe(640);
+    await clock.advance(0);
+    provider.current.droppedBytes = 320;
+    expect(session.droppedBytes).toBe(960);
   });
 
   it("sends audio and finalize to the current connection", async () => {
