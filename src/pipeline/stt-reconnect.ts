@@ -11,7 +11,7 @@ import { durationMs } from "../audio/pcm.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { ProviderLog } from "../providers/provider-log.js";
-import { reconnect } from "../providers/reconnect.js";
+import { isRetryable, reconnect } from "../providers/reconnect.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "./stt-port.js";
 
 /**
@@ -175,8 +175,8 @@ class ReconnectingSttSession implements SttSession {
       delaysMs: STT_RECONNECT_DELAYS_MS,
       signal: this.#stop.signal,
       attempt: (n) => this.#reopen(n),
-      // Every failure is retried, a refused key too: the budget is three attempts within 750 ms.
-      retryable: () => true,
+      // A failure another attempt cannot cure (a refused key: a fatal GatewayError) ends the reconnects at once.
+      retryable: isRetryable,
       failed: (error) => this.#options.log.warn({ err: error }, "stt reconnect failed"),
     });
     this.#reconnecting = false;
@@ -184,10 +184,20 @@ class ReconnectingSttSession implements SttSession {
       this.#options.reconnected();
     } else if (outcome.kind !== "stopped") {
       this.#gaveUp = true;
-      const last = outcome.kind === "refused" ? outcome.error : outcome.last;
-      this.#options.gaveUp(
-        new GatewayError("connection", `speech recognition was lost and ${STT_RECONNECTS} reconnects failed`, { fatal: true, ...(last === undefined ? {} : { cause: last }) }),
-      );
+      if (outcome.kind === "refused") {
+        // Named as the provider names it (a refused key names its variable), not as a count of attempts.
+        const refusal = outcome.error;
+        this.#options.gaveUp(
+          refusal instanceof GatewayError && refusal.fatal
+            ? refusal
+            : new GatewayError("connection", `speech recognition was lost and could not reconnect: ${refusal.message}`, { fatal: true, cause: refusal }),
+        );
+      } else {
+        const last = outcome.last;
+        this.#options.gaveUp(
+          new GatewayError("connection", `speech recognition was lost and ${STT_RECONNECTS} reconnects failed`, { fatal: true, ...(last === undefined ? {} : { cause: last }) }),
+        );
+      }
       this.#events.closed({ expected: false });
     }
   }

@@ -2,7 +2,7 @@
 // and whose opens it can refuse or hold (docs/protocol.md "STT drops", "Limits").
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
-import type { GatewayError } from "../../../src/errors.js";
+import { GatewayError } from "../../../src/errors.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../../../src/pipeline/stt-port.js";
 import { reconnectingStt, STT_RECONNECTS } from "../../../src/pipeline/stt-reconnect.js";
 
@@ -41,11 +41,14 @@ class Provider implements SttProvider {
   readonly connections: Connection[] = [];
   opens = 0;
   refuse = 0;
+  /** Thrown by the next opens instead of a plain refusal. */
+  refuseWith: Error | undefined;
   /** While set, opens wait for it. */
   hold: Promise<void> | undefined;
   async open(_options: SttOpenOptions, events: SttEvents): Promise<SttSession> {
     this.opens += 1;
     if (this.hold !== undefined) await this.hold;
+    if (this.refuseWith !== undefined) throw this.refuseWith;
     if (this.refuse > 0) {
       this.refuse -= 1;
       throw new Error("connection refused");
@@ -119,6 +122,19 @@ describe("reconnectingStt", () => {
     await clock.advance(0);
     provider.current.droppedBytes = 320;
     expect(session.droppedBytes).toBe(960);
+  });
+
+  it("a refused key on reconnect ends the session at once with the provider's own error (naming the variable), not after the budget", async () => {
+    const { clock, provider, seen } = await setup();
+    const refusal = new GatewayError("stt", "Deepgram refused the API key (HTTP 401): check DEEPGRAM_API_KEY", { fatal: true });
+    provider.refuseWith = refusal;
+    provider.current.drop();
+    await clock.advance(0);
+    expect(provider.opens).toBe(2);
+    expect(seen.gaveUp).toEqual([refusal]);
+    expect(seen.closed).toEqual([false]);
+    await clock.advance(5000);
+    expect(provider.opens).toBe(2);
   });
 
   it("sends audio and finalize to the current connection", async () => {
