@@ -1,4 +1,5 @@
 import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, G711_SAMPLE_RATE } from "../audio/rates.js";
 import { Resampler } from "../audio/resample.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { ResolvedConfig } from "../manifest/index.js";
@@ -6,10 +7,6 @@ import { PlaybackClock } from "../turn/playback-clock.js";
 import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
-
-/** The rate the client sends and the rate agent audio leaves at (Hz), as for the pipeline. */
-const MIC_RATE = 16000;
-const PLAYBACK_RATE = 24000;
 
 export interface S2sRunnerOptions {
   /** The config with every default applied (manifest `resolveConfig`). */
@@ -195,8 +192,8 @@ export class S2sRunner implements ModeRunner {
   #rates(): void {
     if (this.#session === undefined || this.#session.audioFormat !== "pcm16") return;
     const { inputSampleRate, outputSampleRate } = this.#session;
-    this.#toProvider = inputSampleRate === MIC_RATE ? undefined : new Resampler(MIC_RATE, inputSampleRate);
-    this.#toClient = outputSampleRate === PLAYBACK_RATE ? undefined : new Resampler(outputSampleRate, PLAYBACK_RATE);
+    this.#toProvider = inputSampleRate === MIC_SAMPLE_RATE ? undefined : new Resampler(MIC_SAMPLE_RATE, inputSampleRate);
+    this.#toClient = outputSampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(outputSampleRate, PLAYBACK_SAMPLE_RATE);
   }
 
   #onResponseStarted(responseId: string, outOfBand: boolean): void {
@@ -222,7 +219,7 @@ export class S2sRunner implements ModeRunner {
     if (reply !== undefined) reply.firstAudioAt ??= this.#ctx.clock.now();
     const out = this.#toClient === undefined ? pcm : samplesToBytes(this.#toClient.process(bytesToSamples(pcm)));
     // G.711: one byte per sample at 8 kHz.
-    const ms = this.audioFormat === "pcm16" ? durationMs(out.byteLength, PLAYBACK_RATE) : out.byteLength / 8;
+    const ms = this.audioFormat === "pcm16" ? durationMs(out.byteLength, PLAYBACK_SAMPLE_RATE) : durationMs(out.byteLength * 2, G711_SAMPLE_RATE);
     this.#playback.queued(ms, filler ? "filler" : "model");
     this.#options.audio(out, ms);
   }

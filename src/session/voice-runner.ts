@@ -1,3 +1,4 @@
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import { Resampler } from "../audio/resample.js";
 import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
 import { GatewayError, messageOf } from "../errors.js";
@@ -12,9 +13,6 @@ import type { VoiceSettings } from "../pipeline/voice-settings.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
-/** The rate the client sends (Hz, protocol.md default) and the rate agent audio leaves at. */
-export const MIC_SAMPLE_RATE = 16000;
-export const PLAYBACK_SAMPLE_RATE = 24000;
 /** STT reconnect attempts after an unexpected drop, bounded (docs/protocol.md "Limits", "STT reconnects"). */
 export const STT_RECONNECTS = 3;
 /** Audio kept for replay after a drop: everything since the last final, at most this much (ms). */

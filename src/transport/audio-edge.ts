@@ -1,11 +1,8 @@
 import { FrameSplitter, bytesToSamples, samplesToBytes } from "../audio/pcm.js";
 import { OPUS_FRAME_MS, createOpusCodec, type OpusCodec } from "../audio/opus.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import { RESAMPLER_RATES, Resampler } from "../audio/resample.js";
 import { GatewayError } from "../errors.js";
-
-/** The rate the session hears and the rate it speaks (Hz): the pipeline's fixed internal rates. */
-export const SESSION_MIC_RATE = 16000;
-export const SESSION_PLAYBACK_RATE = 24000;
 
 /** What a client declared on connect (`?codec=`, `?sampleRate=`). */
 export interface ClientAudioFormat {
@@ -25,8 +22,9 @@ export interface AnnouncedFormat {
 export function parseClientFormat(codec: string | null, sampleRate: string | null): ClientAudioFormat | { readonly error: string } {
   const chosen = codec ?? "pcm16";
   if (chosen !== "pcm16" && chosen !== "opus") return { error: `codec must be pcm16 or opus (got ${JSON.stringify(chosen)})` };
-  const rate = sampleRate === null ? SESSION_MIC_RATE : Number(sampleRate);
-  const allowed: readonly number[] = chosen === "opus" ? [16000, 48000] : RESAMPLER_RATES;
+  const rate = sampleRate === null ? MIC_SAMPLE_RATE : Number(sampleRate);
+  // Opus: the mic default or Opus's full band (48 kHz, RFC 6716 §2).
+  const allowed: readonly number[] = chosen === "opus" ? [MIC_SAMPLE_RATE, 48_000] : RESAMPLER_RATES;
   if (!allowed.includes(rate)) return { error: `sampleRate must be one of ${allowed.join(", ")} for ${chosen} (got ${sampleRate ?? ""})` };
   return { codec: chosen, sampleRate: rate };
 }
@@ -48,8 +46,8 @@ export class AudioEdge {
   private constructor(format: ClientAudioFormat, opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined) {
     this.format = format;
     this.#opus = opus;
-    this.#toSession = format.codec === "pcm16" && format.sampleRate !== SESSION_MIC_RATE ? new Resampler(format.sampleRate, SESSION_MIC_RATE) : undefined;
-    this.#frames = opus === undefined ? undefined : new FrameSplitter(SESSION_PLAYBACK_RATE, OPUS_FRAME_MS);
+    this.#toSession = format.codec === "pcm16" && format.sampleRate !== MIC_SAMPLE_RATE ? new Resampler(format.sampleRate, MIC_SAMPLE_RATE) : undefined;
+    this.#frames = opus === undefined ? undefined : new FrameSplitter(PLAYBACK_SAMPLE_RATE, OPUS_FRAME_MS);
   }
 
   /** Opus needs its native codec: loading it may fail (then the client should use pcm16). */
@@ -58,8 +56,8 @@ export class AudioEdge {
     try {
       // Opus decodes straight to the session's mic rate, whatever rate the client encoded at.
       const [decoder, encoder] = await Promise.all([
-        createOpusCodec({ sampleRate: SESSION_MIC_RATE, channels: 1 }),
-        createOpusCodec({ sampleRate: SESSION_PLAYBACK_RATE, channels: 1 }),
+        createOpusCodec({ sampleRate: MIC_SAMPLE_RATE, channels: 1 }),
+        createOpusCodec({ sampleRate: PLAYBACK_SAMPLE_RATE, channels: 1 }),
       ]);
       return new AudioEdge(format, { decoder, encoder });
     } catch (cause) {
@@ -68,7 +66,7 @@ export class AudioEdge {
   }
 
   get announced(): AnnouncedFormat {
-    return { audioFormat: this.format.codec, sampleRate: this.format.sampleRate, ttsSampleRate: SESSION_PLAYBACK_RATE };
+    return { audioFormat: this.format.codec, sampleRate: this.format.sampleRate, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
   }
 
   /** One client binary frame → PCM16 LE at the session mic rate (empty for a corrupt packet). */

@@ -12,12 +12,9 @@
  */
 import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from "../audio/g711.js";
 import { bytesToSamples, samplesToBytes } from "../audio/pcm.js";
+import { G711_SAMPLE_RATE, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format } from "../audio/rates.js";
 import { Resampler, RESAMPLER_RATES, type ResamplerRate } from "../audio/resample.js";
-import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE } from "./audio-edge.js";
 import type { CarrierEncoding, OutboundFraming } from "./carriers/carrier.js";
-
-/** G.711 the session may speak end to end instead of PCM16 (s2s providers that accept it). */
-export type G711Format = "pcmu" | "pcma";
 
 /** One outbound frame; `markAfter`: it ends at a mark boundary. */
 export interface OutboundFrame {
@@ -34,8 +31,8 @@ function isResamplerRate(rate: number): rate is ResamplerRate {
 
 /** The carrier's format, checked: a clear reason when the gateway cannot carry it. */
 export function carrierFormatProblem(encoding: CarrierEncoding, sampleRate: number): string | undefined {
-  if (encoding !== "l16" && sampleRate !== 8000) return `G.711 at ${sampleRate} Hz is not telephony audio (8000 Hz expected)`;
-  if (!isResamplerRate(sampleRate)) return `sample rate ${sampleRate} Hz is not supported (use 8000, 16000 or 24000)`;
+  if (encoding !== "l16" && sampleRate !== G711_SAMPLE_RATE) return `G.711 at ${sampleRate} Hz is not telephony audio (${G711_SAMPLE_RATE} Hz expected)`;
+  if (!isResamplerRate(sampleRate)) return `sample rate ${sampleRate} Hz is not supported (use ${G711_SAMPLE_RATE}, ${MIC_SAMPLE_RATE} or ${PLAYBACK_SAMPLE_RATE})`;
   return undefined;
 }
 
@@ -65,8 +62,8 @@ export class CarrierAudio {
     this.encoding = encoding;
     this.sampleRate = sampleRate;
     this.bytesPerMs = ((encoding === "l16" ? 2 : 1) * sampleRate) / 1000;
-    this.#toSession = sampleRate === SESSION_MIC_RATE ? undefined : new Resampler(sampleRate, SESSION_MIC_RATE);
-    this.#toCarrier = sampleRate === SESSION_PLAYBACK_RATE ? undefined : new Resampler(SESSION_PLAYBACK_RATE, sampleRate);
+    this.#toSession = sampleRate === MIC_SAMPLE_RATE ? undefined : new Resampler(sampleRate, MIC_SAMPLE_RATE);
+    this.#toCarrier = sampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(PLAYBACK_SAMPLE_RATE, sampleRate);
     const sample = encoding === "l16" ? 2 : 1;
     this.#framing = framing ?? { multipleOf: sample, minBytes: sample, maxBytes: Number.POSITIVE_INFINITY };
     this.#markBytes = markEveryMs === undefined ? Number.POSITIVE_INFINITY : markEveryMs * this.bytesPerMs;

@@ -14,8 +14,9 @@ import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
-import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE, type AnnouncedFormat } from "./audio-edge.js";
-import { CarrierAudio, carrierFormatProblem, type G711Format } from "./carrier-audio.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format } from "../audio/rates.js";
+import type { AnnouncedFormat } from "./audio-edge.js";
+import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { ChunkOrder } from "./chunk-order.js";
@@ -87,7 +88,7 @@ interface Mark {
   readonly due: number;
 }
 
-const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: SESSION_MIC_RATE, ttsSampleRate: SESSION_PLAYBACK_RATE };
+const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: MIC_SAMPLE_RATE, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
 
 export class CarrierBridge implements ClientLink {
   readonly #ws: WebSocket;

@@ -1,8 +1,8 @@
 import type { WebSocket } from "ws";
+import { MIC_SAMPLE_RATE, type G711Format } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
-import type { G711Format } from "./carrier-audio.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
 import { InputBudget } from "./input-budget.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
@@ -87,7 +87,7 @@ export class ClientConnection implements ClientLink {
       this.#resolveHungUp = resolve;
     });
     this.#throttle = new LogThrottle(() => options.clock.now());
-    const format = options.format ?? { codec: "pcm16", sampleRate: 16000 };
+    const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
     this.ready = AudioEdge.create(format).then((edge) => {
       this.#edge = edge;
       return edge.announced;
