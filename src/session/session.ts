@@ -15,7 +15,7 @@ import {
   type SessionMode,
 } from "../manifest/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
-import type { Command, EventBody } from "../transport/protocol.js";
+import type { EventBody, SessionCommand } from "../transport/protocol.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation, MAX_QUEUED_TURNS } from "./conversation.js";
 import type { McpTools } from "./mcp.js";
@@ -199,6 +199,9 @@ export class Session {
     link.attach({
       command: (command) => this.#command(command),
       audio: (chunk) => this.#mode?.audio(chunk),
+      playback: (bufferedMs) => {
+        if (this.#phase === "live") this.#mode?.playbackProgress(bufferedMs);
+      },
       closed: (code, reason) => {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
@@ -373,7 +376,7 @@ export class Session {
 
   // ── input ─────────────────────────────────────────────────────────────────────────────
 
-  #command(command: Command): void {
+  #command(command: SessionCommand): void {
     const mode = this.#mode;
     if (this.#phase !== "live" || mode === undefined) return;
     switch (command.type) {
@@ -396,9 +399,6 @@ export class Session {
         if (this.#tools?.settleClientCall(command.toolCallId, command.result, command.error) !== true) {
           this.#report("protocol", `tool_result: no call ${command.toolCallId} is waiting for a result`);
         }
-        return;
-      case "playback_progress":
-        mode.playbackProgress(command.bufferedMs);
         return;
       case "audio_ready":
         return;

@@ -58,13 +58,19 @@ export class MemoryLink implements ClientLink {
 
   attach(handler: ConnectionHandler): void {
     this.#handler = handler;
-    for (const command of this.#pending.splice(0)) handler.command(command);
+    for (const command of this.#pending.splice(0)) this.#hand(handler, command);
   }
 
   /** Play a client command (buffered until the session attaches, like a socket). */
   send(command: Command): void {
     if (this.#handler === undefined) this.#pending.push(command);
-    else this.#handler.command(command);
+    else this.#hand(this.#handler, command);
+  }
+
+  /** As a socket link does: the client's `playback_progress` is the link's playback report (this link holds nothing back). */
+  #hand(handler: ConnectionHandler, command: Command): void {
+    if (command.type === "playback_progress") handler.playback(command.bufferedMs);
+    else handler.command(command);
   }
 
   /** Play a keypad digit (a carrier's DTMF frame). */

@@ -5,7 +5,6 @@ import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
 import { CarrierBridge, MARK_EVERY_MS } from "../../../src/transport/carrier-bridge.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
-import type { Command } from "../../../src/transport/protocol.js";
 
 /** The gateway side of a carrier socket: records what the bridge sends; a test plays the carrier. */
 class FakeSocket extends EventEmitter {
@@ -52,7 +51,8 @@ interface Harness {
   clock: VirtualClock;
   ws: FakeSocket;
   bridge: CarrierBridge;
-  commands: Command[];
+  /** Playback reports through the link's port (`ConnectionHandler.playback`), ms still unplayed. */
+  playback: number[];
   audio: Uint8Array[];
   digits: string[];
   closed: { code: number; reason: string }[];
@@ -81,7 +81,7 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
     clock,
     ws,
     bridge,
-    commands: [],
+    playback: [],
     audio: [],
     digits: [],
     closed: [],
@@ -89,7 +89,7 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
       return hangUps;
     },
     speak: (ms) => bridge.audio(new Uint8Array(ms * 48), ms),
-    reports: () => h.commands.flatMap((c) => (c.type === "playback_progress" ? [c.bufferedMs] : [])),
+    reports: () => h.playback,
   };
   if (options.start !== false) {
     ws.frame({ event: "connected", protocol: "Call", version: "1.0.0" });
@@ -98,7 +98,8 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
   }
   if (options.attach !== false) {
     bridge.attach({
-      command: (c) => h.commands.push(c),
+      command: () => {},
+      playback: (bufferedMs) => h.playback.push(bufferedMs),
       audio: (chunk) => h.audio.push(chunk),
       closed: (code, reason) => h.closed.push({ code, reason }),
       dtmf: (digit) => h.digits.push(digit),
@@ -115,7 +116,7 @@ describe("CarrierBridge", () => {
     for (let i = 0; i < 5; i++) h.ws.frame(media(new Uint8Array(160).fill(0xff)));
     h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "7" } });
     const got: string[] = [];
-    h.bridge.attach({ command: () => {}, audio: (c) => got.push(`audio:${c.byteLength}`), closed: () => {}, dtmf: (d) => got.push(`dtmf:${d}`) });
+    h.bridge.attach({ command: () => {}, playback: () => {}, audio: (c) => got.push(`audio:${c.byteLength}`), closed: () => {}, dtmf: (d) => got.push(`dtmf:${d}`) });
     expect(got.at(-1)).toBe("dtmf:7");
     expect(got.slice(0, -1).every((g) => g.startsWith("audio:"))).toBe(true);
     expect(got.length).toBe(6);
@@ -278,6 +279,7 @@ describe("CarrierBridge", () => {
     let delivered = 0;
     h.bridge.attach({
       command: () => {},
+      playback: () => {},
       audio: () => {
         delivered += 1;
         if (delivered === 1) throw new Error("a bug downstream");
@@ -305,7 +307,7 @@ describe("CarrierBridge", () => {
     const caller = Uint8Array.from({ length: 160 }, (_, i) => i);
     h.ws.frame(media(caller));
     const got: Uint8Array[] = [];
-    h.bridge.attach({ command: () => {}, audio: (c) => got.push(c), closed: () => {} });
+    h.bridge.attach({ command: () => {}, playback: () => {}, audio: (c) => got.push(c), closed: () => {} });
     expect(Buffer.from(got[0]!)).toEqual(Buffer.from(caller));
     const agent = Uint8Array.from({ length: 800 }, (_, i) => (i * 3) % 256);
     h.bridge.audio(agent, 100);
