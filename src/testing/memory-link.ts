@@ -1,3 +1,4 @@
+import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { AnnouncedFormat } from "../transport/audio-edge.js";
@@ -10,7 +11,7 @@ import { stamp, type Command, type EventBody, type EventType, type ServerEvent }
  */
 export class MemoryLink implements ClientLink {
   readonly events: ServerEvent[] = [];
-  readonly ready: Promise<AnnouncedFormat> = Promise.resolve({ audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000 });
+  readonly ready: Promise<AnnouncedFormat> = Promise.resolve({ audioFormat: "pcm16", sampleRate: MIC_SAMPLE_RATE, ttsSampleRate: PLAYBACK_SAMPLE_RATE });
   #resolveHungUp: () => void = () => {};
   readonly hungUp: Promise<void> = new Promise((resolve) => {
     this.#resolveHungUp = resolve;
@@ -54,6 +55,13 @@ export class MemoryLink implements ClientLink {
     this.closed = { code, reason };
     this.#resolveHungUp();
     this.#handler?.closed(code, reason);
+  }
+
+  /** What the session's mode declared it hears and speaks (the protocol's defaults until then); this link converts nothing. */
+  sessionAudio: SessionAudio = DEFAULT_SESSION_AUDIO;
+
+  useAudio(audio: SessionAudio): void {
+    this.sessionAudio = audio;
   }
 
   attach(handler: ConnectionHandler): void {

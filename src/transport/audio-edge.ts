@@ -1,7 +1,7 @@
-import { FrameSplitter, bytesToSamples, samplesToBytes } from "../audio/pcm.js";
+import { FrameSplitter } from "../audio/pcm.js";
 import { OPUS_FRAME_MS, createOpusCodec, type OpusCodec } from "../audio/opus.js";
-import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
-import { RESAMPLER_RATES, Resampler } from "../audio/resample.js";
+import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
+import { RESAMPLER_RATES, resamplePcm, resamplerBetween, type Resampler } from "../audio/resample.js";
 import { GatewayError } from "../errors.js";
 
 /** What a client declared on connect (`?codec=`, `?sampleRate=`). */
@@ -30,15 +30,20 @@ export function parseClientFormat(codec: string | null, sampleRate: string | nul
 }
 
 /**
- * Audio at the socket edge, both directions: client audio → PCM16 at the session's mic rate
- * (Opus decoded, other rates resampled with state kept across frames), session PCM16 at the
- * playback rate → what the client asked for (Opus: one packet per 20 ms).
+ * Audio at the socket edge, both directions, and the only conversion on the path: client audio →
+ * PCM16 at the rate the session's mode declared (`use`; the protocol's 16 kHz until then), session
+ * PCM16 at its declared output rate → the client's playback, 24 kHz (docs/protocol.md
+ * `ttsSampleRate`; Opus: one packet per 20 ms). Each direction is resampled at most once, with
+ * state kept across frames, and not at all where the rates match: a 24 kHz client talking to a
+ * 24 kHz service crosses untouched. Opus decodes at 16 kHz and encodes at 24 kHz (libopus converts
+ * internally); a session at other rates gets one resample after decode and before encode.
  */
 export class AudioEdge {
   readonly format: ClientAudioFormat;
   /** Opus: one codec decodes at the mic rate, one encodes at the playback rate. */
   readonly #opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined;
-  readonly #toSession: Resampler | undefined;
+  #toSession: Resampler | undefined;
+  #toClient: Resampler | undefined;
   readonly #frames: FrameSplitter | undefined;
   /** Opus packets that decoded to nothing (corrupt); counted, never fatal. */
   corruptPackets = 0;
@@ -46,7 +51,7 @@ export class AudioEdge {
   private constructor(format: ClientAudioFormat, opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined) {
     this.format = format;
     this.#opus = opus;
-    this.#toSession = format.codec === "pcm16" && format.sampleRate !== MIC_SAMPLE_RATE ? new Resampler(format.sampleRate, MIC_SAMPLE_RATE) : undefined;
+    this.use(DEFAULT_SESSION_AUDIO);
     this.#frames = opus === undefined ? undefined : new FrameSplitter(PLAYBACK_SAMPLE_RATE, OPUS_FRAME_MS);
   }
 
@@ -69,22 +74,39 @@ export class AudioEdge {
     return { audioFormat: this.format.codec, sampleRate: this.format.sampleRate, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
   }
 
-  /** One client binary frame → PCM16 LE at the session mic rate (empty for a corrupt packet). */
-  inbound(frame: Uint8Array): Uint8Array {
-    if (this.#opus !== undefined) {
-      const pcm = this.#opus.decoder.decode(frame);
-      if (pcm.byteLength === 0) this.corruptPackets += 1;
-      return pcm;
-    }
-    return this.#toSession === undefined ? frame : samplesToBytes(this.#toSession.process(bytesToSamples(frame)));
+  /**
+   * What the session hears and speaks (PCM16 only: G.711 is a carrier's), declared by its mode
+   * before any audio crosses. Throws (GatewayError "audio") for a rate the resampler does not take.
+   */
+  use(audio: SessionAudio): void {
+    const { input, output } = audio;
+    if (input.encoding !== "pcm16" || output.encoding !== "pcm16") throw new RangeError(`a browser socket carries PCM16, not ${input.encoding}/${output.encoding}`);
+    // What reaches the edge from the client, and what must leave it: PCM at the client's rate, or Opus's fixed decode/encode rates.
+    const fromClient = this.#opus === undefined ? this.format.sampleRate : MIC_SAMPLE_RATE;
+    this.#toSession = resamplerBetween(fromClient, input.sampleRate);
+    this.#toClient = resamplerBetween(output.sampleRate, PLAYBACK_SAMPLE_RATE);
   }
 
-  /** Session PCM16 at the playback rate → frames for the client, each with its duration (ms). */
+  /** One client binary frame → PCM16 LE at the session's input rate (empty for a corrupt packet). */
+  inbound(frame: Uint8Array): Uint8Array {
+    let pcm = frame;
+    if (this.#opus !== undefined) {
+      pcm = this.#opus.decoder.decode(frame);
+      if (pcm.byteLength === 0) {
+        this.corruptPackets += 1;
+        return pcm;
+      }
+    }
+    return resamplePcm(this.#toSession, pcm);
+  }
+
+  /** Session PCM16 at its output rate → frames for the client, each with its duration (ms). */
   outbound(pcm: Uint8Array, durationMs: number): { readonly data: Uint8Array; readonly ms: number }[] {
+    const playback = resamplePcm(this.#toClient, pcm);
     const opus = this.#opus;
     const frames = this.#frames;
-    if (opus === undefined || frames === undefined) return [{ data: pcm, ms: durationMs }];
-    return frames.push(pcm).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
+    if (opus === undefined || frames === undefined) return [{ data: playback, ms: durationMs }];
+    return frames.push(playback).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
   }
 
   /** The end of a reply's audio: the last partial Opus frame, padded with silence to 20 ms. */
@@ -102,3 +124,4 @@ export class AudioEdge {
     this.#frames?.reset();
   }
 }
+

@@ -1,7 +1,7 @@
 /**
  * The carrier bridge: adapts any carrier codec to the `ClientLink` a session uses for browser
  * sockets (docs/telephony.md, "Playback truth" and "What happens on a call"). Carrier audio is
- * decoded and resampled at this edge; agent audio is paced, encoded and framed for the carrier;
+ * decoded and resampled at this edge, to and from the rates the session's mode declared (`useAudio`); agent audio is paced, encoded and framed for the carrier;
  * marks make playback truthful.
  *
  * Playback truth: the carrier buffers seconds of audio, so "sent" is not "played". A mark goes
@@ -18,7 +18,7 @@ import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
-import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format } from "../audio/rates.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
@@ -185,10 +185,10 @@ export class CarrierBridge implements ClientLink {
     return this.#audio?.g711;
   }
 
-  useG711(format: G711Format): void {
-    const audio = this.#audio;
-    if (audio?.g711 !== format) throw new RangeError(`the carrier does not send ${format}`);
-    audio.enablePassthrough();
+  /** Before `attach`: what the session hears and speaks; the carrier edge converts to and from it, once each way. */
+  useAudio(audio: SessionAudio): void {
+    if (this.#audio === undefined) throw new RangeError("the carrier stream has not started");
+    this.#audio.use(audio);
   }
 
   /** Ms of agent audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */

@@ -1,5 +1,5 @@
 import type { WebSocket } from "ws";
-import { MIC_SAMPLE_RATE, type G711Format } from "../audio/rates.js";
+import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
@@ -41,8 +41,14 @@ export interface ClientLink {
   readonly hungUp: Promise<void>;
   /** The G.711 the link could carry end to end (a carrier sending μ-law or A-law), if any. */
   readonly g711?: G711Format | undefined;
-  /** Before `attach`: the session speaks that G.711 itself; audio crosses the edge untouched both ways. */
-  useG711?(format: G711Format): void;
+  /**
+   * Before `attach` (and before any agent audio): what the session hears and speaks, declared once
+   * by its mode (docs/architecture.md "Audio formats"). The link converts the listener's audio to
+   * `input` and `output` to the listener's: the only conversion on the path each way, none where
+   * the formats match (a G.711 call to a G.711 service, a 24 kHz browser to a 24 kHz service).
+   * Until told, the protocol's defaults (`DEFAULT_SESSION_AUDIO`). Throws for a format it cannot carry.
+   */
+  useAudio(audio: SessionAudio): void;
 }
 
 type Buffered =
@@ -150,6 +156,11 @@ export class ClientConnection implements ClientLink {
     const edge = this.#edge;
     if (edge === undefined) return;
     for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
+  }
+
+  useAudio(audio: SessionAudio): void {
+    if (this.#edge === undefined) throw new RangeError("the audio edge is not ready");
+    this.#edge.use(audio);
   }
 
   attach(handler: ConnectionHandler): void {

@@ -3,6 +3,7 @@ import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
+import { g711 } from "../../../src/audio/rates.js";
 import { CarrierBridge, MARK_EVERY_MS } from "../../../src/transport/carrier-bridge.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
 
@@ -302,8 +303,8 @@ describe("CarrierBridge", () => {
   it("passes G.711 through untouched once the session speaks it", async () => {
     const h = await harness({ attach: false });
     expect(h.bridge.g711).toBe("pcmu");
-    h.bridge.useG711("pcmu");
-    expect(() => h.bridge.useG711("pcma")).toThrow(/does not send pcma/);
+    expect(() => h.bridge.useAudio({ input: g711("pcma"), output: g711("pcma") })).toThrow(/carrier sends pcmu/);
+    h.bridge.useAudio({ input: g711("pcmu"), output: g711("pcmu") });
     const caller = Uint8Array.from({ length: 160 }, (_, i) => i);
     h.ws.frame(media(caller));
     const got: Uint8Array[] = [];
