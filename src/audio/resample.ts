@@ -11,6 +11,7 @@
  * A Speex stream's WASM memory is freed when its `Resampler` is garbage-collected.
  */
 import { GatewayError } from "../errors.js";
+import { bytesToSamples, samplesToBytes } from "./pcm.js";
 import { PolyphaseResampler } from "./polyphase.js";
 import { loadSpeex, SpeexStream, type SpeexModule } from "./speex.js";
 
@@ -95,4 +96,14 @@ export class Resampler {
   flush(): Int16Array {
     return this.#engine === undefined ? new Int16Array(0) : this.#engine.flush();
   }
+}
+
+/** A stream's resampler from `fromRate` to `toRate` (Hz), or none when they match: the bytes then cross untouched. */
+export function resamplerBetween(fromRate: number, toRate: number): Resampler | undefined {
+  return fromRate === toRate ? undefined : new Resampler(fromRate, toRate);
+}
+
+/** PCM16 LE bytes through a stream's resampler; the same bytes (no copy) when it has none. */
+export function resamplePcm(resampler: Resampler | undefined, pcm: Uint8Array): Uint8Array {
+  return resampler === undefined ? pcm : samplesToBytes(resampler.process(bytesToSamples(pcm)));
 }

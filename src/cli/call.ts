@@ -30,9 +30,9 @@ async function call(agentPath: string, input: string, values: Values): Promise<n
     const line = describeEvent(event);
     if (line !== undefined) process.stdout.write(`${line}\n`);
   };
-  const { CALL_PLAYBACK_RATE, callAgent } = await import("../server/call.js");
+  const [{ callAgent }, { PLAYBACK_SAMPLE_RATE }] = await Promise.all([import("../server/call.js"), import("../audio/rates.js")]);
   const result = await callAgent(agent, recording, { offline: flags.offline ? true : "auto", onEvent: print, timeoutMs });
-  if (flags.out !== undefined) await writeFile(flags.out, writeWav(result.audio, CALL_PLAYBACK_RATE));
+  if (flags.out !== undefined) await writeFile(flags.out, writeWav(result.audio, PLAYBACK_SAMPLE_RATE));
   // E.g. no pocketsphinx: "the local STT needs pocketsphinx (…); install it with: … (or set DEEPGRAM_API_KEY to use deepgram)".
   if (result.fatal !== undefined) return fail(`the session failed: ${result.fatal.code}: ${result.fatal.message}`);
   if (!result.answered) {

@@ -16,6 +16,7 @@ import { delimiter, join } from "node:path";
 import process from "node:process";
 import { createInterface, type Interface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import type { AgentConnection } from "../server/call.js";
 import type { ServerEvent } from "../transport/protocol.js";
 import { describe, EXIT, fail, flag, type Command, type Values } from "./command.js";
@@ -23,11 +24,8 @@ import { loadDotEnv, noteDotEnv } from "./env.js";
 import { describeEvent } from "./events.js";
 import { TranscriptWriter, TurnTracker } from "./console-transcript.js";
 
-/** The mic rate the gateway is asked for, and the rate agent audio comes back at (Hz; src/server/call.ts). */
-const MIC_RATE = 16000;
-const PLAYBACK_RATE = 24000;
 /** 20 ms of 16 kHz PCM16: the frames mic audio is sent in. */
-const MIC_FRAME_BYTES = (MIC_RATE / 50) * 2;
+const MIC_FRAME_BYTES = (MIC_SAMPLE_RATE / 50) * 2;
 /** How long the microphone may take to deliver its first audio before --voice gives up (ms). */
 const MIC_START_MS = 3000;
 /** How long the greeting may take (ms; a pipeline greeting ends once its audio has played). */
@@ -68,8 +66,8 @@ function onPath(name: string, path: string | undefined): boolean {
 export function findAudioTools(path: string | undefined): AudioTools {
   const sox = (rate: number): string[] => ["-q", "-t", "raw", "-r", String(rate), "-e", "signed-integer", "-b", "16", "-c", "1", "-L", "-"];
   const alsa = (rate: number): string[] => ["-q", "-t", "raw", "-f", "S16_LE", "-r", String(rate), "-c", "1"];
-  const recorder = onPath("rec", path) ? { command: "rec", args: sox(MIC_RATE) } : onPath("arecord", path) ? { command: "arecord", args: alsa(MIC_RATE) } : undefined;
-  const player = onPath("play", path) ? { command: "play", args: sox(PLAYBACK_RATE) } : onPath("aplay", path) ? { command: "aplay", args: [...alsa(PLAYBACK_RATE), "-"] } : undefined;
+  const recorder = onPath("rec", path) ? { command: "rec", args: sox(MIC_SAMPLE_RATE) } : onPath("arecord", path) ? { command: "arecord", args: alsa(MIC_SAMPLE_RATE) } : undefined;
+  const player = onPath("play", path) ? { command: "play", args: sox(PLAYBACK_SAMPLE_RATE) } : onPath("aplay", path) ? { command: "aplay", args: [...alsa(PLAYBACK_SAMPLE_RATE), "-"] } : undefined;
   return { ...(recorder === undefined ? {} : { recorder }), ...(player === undefined ? {} : { player }) };
 }
 

@@ -5,6 +5,7 @@
  */
 import WebSocket from "ws";
 import { bytesToSamples, samplesToBytes } from "../audio/pcm.js";
+import { MIC_SAMPLE_RATE } from "../audio/rates.js";
 import { Resampler } from "../audio/resample.js";
 import { GatewayError, messageOf } from "../errors.js";
 import { silentLogger, type Logger } from "../log.js";
@@ -18,9 +19,6 @@ import { createGateway } from "./index.js";
 import type { LoadedAgent } from "./loader.js";
 import { chooseProviders, missingKey } from "./offline.js";
 
-/** Mic rate the call streams at, and the playback rate the agent's audio comes back at (Hz). */
-export const CALL_MIC_RATE = 16000;
-export const CALL_PLAYBACK_RATE = 24000;
 /** Silence after the caller's audio, so the recognizer hears the end of the turn (ms). */
 const TRAILING_SILENCE_MS = 2000;
 
@@ -33,7 +31,7 @@ export interface ConnectOptions {
   readonly logger?: Logger;
   /** Each event as it arrives. */
   readonly onEvent?: (event: ServerEvent) => void;
-  /** Each chunk of the agent's audio, PCM16 mono at CALL_PLAYBACK_RATE. */
+  /** Each chunk of the agent's audio, PCM16 mono at the playback rate (PLAYBACK_SAMPLE_RATE, src/audio/rates.ts). */
   readonly onAudio?: (pcm: Int16Array) => void;
   /**
    * The caller can only speak (`call`, `console --voice`): an STT that is not installed here
@@ -59,7 +57,7 @@ export interface AgentConnection {
   /** False once the socket has closed. */
   readonly open: boolean;
   send(command: Command): void;
-  /** Mic audio: PCM16 mono at CALL_MIC_RATE, in frames of about 20 ms. */
+  /** Mic audio: PCM16 mono at MIC_SAMPLE_RATE, in frames of about 20 ms. */
   sendAudio(pcm: Uint8Array): void;
   /** True once an event (this one or an earlier one) passes `test`, or a fatal error arrived; false at the timeout or the close. */
   waitFor(test: (event: ServerEvent) => boolean, timeoutMs: number): Promise<boolean>;
@@ -95,7 +93,7 @@ export async function connectAgent(agent: LoadedAgent, options: ConnectOptions =
     await gateway.close();
     throw error;
   }
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/websocket?sampleRate=${CALL_MIC_RATE}`);
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/websocket?sampleRate=${MIC_SAMPLE_RATE}`);
   const events: ServerEvent[] = [];
   let fatal: FatalEvent | undefined;
   let isClosed = false;
@@ -212,7 +210,7 @@ export interface CallOptions extends Omit<ConnectOptions, "onAudio" | "requireSt
 
 export interface CallResult {
   readonly events: readonly ServerEvent[];
-  /** The agent's audio, PCM16 mono at CALL_PLAYBACK_RATE. */
+  /** The agent's audio, PCM16 mono at the playback rate (PLAYBACK_SAMPLE_RATE, src/audio/rates.ts). */
   readonly audio: Int16Array;
   /** The fatal error that ended the session, if one did. */
   readonly fatal?: FatalEvent;
@@ -251,10 +249,10 @@ export async function callAgent(agent: LoadedAgent, recording: { readonly sample
 
 /** Stream a recording as a microphone: 16 kHz, 20 ms frames, paced, then trailing silence. */
 async function stream(connection: AgentConnection, recording: { readonly sampleRate: number; readonly samples: Int16Array }, speed: number): Promise<void> {
-  const resampler = recording.sampleRate === CALL_MIC_RATE ? undefined : new Resampler(recording.sampleRate, CALL_MIC_RATE);
+  const resampler = recording.sampleRate === MIC_SAMPLE_RATE ? undefined : new Resampler(recording.sampleRate, MIC_SAMPLE_RATE);
   const pcm = resampler === undefined ? recording.samples : concatAll([resampler.process(recording.samples), resampler.flush()]);
-  const frame = (CALL_MIC_RATE * 20) / 1000;
-  const silence = new Int16Array((CALL_MIC_RATE * TRAILING_SILENCE_MS) / 1000);
+  const frame = (MIC_SAMPLE_RATE * 20) / 1000;
+  const silence = new Int16Array((MIC_SAMPLE_RATE * TRAILING_SILENCE_MS) / 1000);
   const all = concatAll([pcm, silence]);
   const started = Date.now();
   for (let at = 0, n = 0; at < all.length; at += frame, n++) {

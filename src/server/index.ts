@@ -6,6 +6,7 @@ import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { opusAvailable } from "../audio/opus.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import { loadResampler } from "../audio/resample.js";
 import { createLogger, LogThrottle } from "../log.js";
 import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
@@ -188,8 +189,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
           greeting: current.config.greeting,
           mode: current.config.mode,
           sessionUrl: `${wsBase(req)}/websocket`,
-          sampleRate: 16000,
-          ttsSampleRate: 24000,
+          sampleRate: MIC_SAMPLE_RATE,
+          ttsSampleRate: PLAYBACK_SAMPLE_RATE,
           codecs: (await opusAvailable()) ? ["pcm16", "opus"] : ["pcm16"],
           auth: apiKey !== undefined,
           offline: current.offline,

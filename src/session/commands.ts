@@ -1,4 +1,4 @@
-import type { Command } from "../transport/protocol.js";
+import type { SessionCommand } from "../transport/protocol.js";
 import { MAX_QUEUED_TURNS } from "./conversation.js";
 import type { ModeRunner } from "./mode-runner.js";
 
@@ -14,8 +14,8 @@ export interface CommandHooks {
   readonly report: (message: string) => void;
 }
 
-/** One client command, for a live session: to its mode runner, or to the session through `hooks`. */
-export function routeCommand(command: Command, mode: ModeRunner, hooks: CommandHooks): void {
+/** One client command, for a live session: to its mode runner, or to the session through `hooks` (playback reports come through the link's own port). */
+export function routeCommand(command: SessionCommand, mode: ModeRunner, hooks: CommandHooks): void {
   switch (command.type) {
     case "user_text":
       hooks.activity();
@@ -34,9 +34,6 @@ export function routeCommand(command: Command, mode: ModeRunner, hooks: CommandH
       return;
     case "tool_result":
       if (!hooks.toolResult(command.toolCallId, command.result, command.error)) hooks.report(`tool_result: no call ${command.toolCallId} is waiting for a result`);
-      return;
-    case "playback_progress":
-      mode.playbackProgress(command.bufferedMs);
       return;
     case "audio_ready":
       return;

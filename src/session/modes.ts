@@ -29,7 +29,8 @@ export interface ModeOpening {
   readonly tools: ToolRunner;
   /** The system prompt, built per session (it may read the session's context). */
   readonly instructions: () => Promise<string>;
-  readonly link: Pick<ClientLink, "audio" | "g711" | "useG711">;
+  /** The link: agent audio out, the G.711 it could carry end to end, and where the mode declares its audio formats. */
+  readonly link: Pick<ClientLink, "audio" | "g711" | "useAudio">;
   readonly providers: ModeProviders;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
   readonly signal: AbortSignal;
@@ -78,6 +79,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       providers: voice,
       tools: opening.tools,
       audio: (pcm, ms) => opening.link.audio(pcm, ms),
+      useAudio: (audio) => opening.link.useAudio(audio),
       signal: opening.signal,
     });
   },
@@ -97,6 +99,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       ...(passthrough === undefined ? {} : { audioFormat: passthrough }),
       signal: opening.signal,
       audio: (pcm, ms) => link.audio(pcm, ms),
+      useAudio: (audio) => link.useAudio(audio),
       setup: {
         instructions: await opening.instructions(),
         tools: declared(opening.table),
@@ -105,10 +108,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
         transcriptionPrompt: config.sttPrompt,
       },
     });
-    if (passthrough !== undefined && runner.audioFormat === passthrough) {
-      link.useG711?.(passthrough);
-      ctx.log.info({ format: passthrough }, "g711 passthrough");
-    }
+    if (passthrough !== undefined && runner.audioFormat === passthrough) ctx.log.info({ format: passthrough }, "g711 passthrough");
     return runner;
   },
 };

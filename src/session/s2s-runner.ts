@@ -1,15 +1,10 @@
-import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
-import { Resampler } from "../audio/resample.js";
+import { formatDurationMs, g711, pcm16, type SessionAudio } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { ResolvedConfig } from "../manifest/index.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
-
-/** The rate the client sends and the rate agent audio leaves at (Hz), as for the pipeline. */
-const MIC_RATE = 16000;
-const PLAYBACK_RATE = 24000;
 
 export interface S2sRunnerOptions {
   /** The config with every default applied (manifest `resolveConfig`). */
@@ -18,10 +13,13 @@ export interface S2sRunnerOptions {
   readonly tools: ToolRunner;
   /** The frozen tool list and the instructions, sent once per socket. */
   readonly setup: S2sSetup;
+  /** The service's audio, as it sent it, for the link (which converts it for the listener). */
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  /** Declares the service's formats to the link once it has opened: the link does the only conversion each way. */
+  readonly useAudio: (audio: SessionAudio) => void;
   /**
    * `pcmu`/`pcma`: the link carries that G.711 end to end (a phone call) and the provider accepts
-   * it, so audio crosses untouched both ways. Default `pcm16` at the session's rates.
+   * it, so audio crosses untouched both ways. Default `pcm16` at the service's own rates.
    */
   readonly audioFormat?: S2sAudioFormat;
   /** Aborts the service's handshake (the client hung up during start, or the start timed out). */
@@ -55,8 +53,8 @@ interface SpeechTurn {
 }
 
 /**
- * Speech-to-speech mode: the service hears and speaks; the gateway bridges audio (resampled at
- * the edge), maps the service's events to the client protocol, runs tool calls through the
+ * Speech-to-speech mode: the service hears and speaks; the gateway bridges audio (converted once,
+ * at the link, to and from the service's own formats), maps the service's events to the client protocol, runs tool calls through the
  * shared runner (answered once per call, results batched per response), speaks tool lines in
  * the model's own voice out of band, and on barge-in clears playback and truncates the model's
  * memory at what the caller actually heard.
@@ -68,8 +66,8 @@ export class S2sRunner implements ModeRunner {
   /** The caller's last speech, until a response answers it. */
   #speech: SpeechTurn | undefined;
   #session: S2sSession | undefined;
-  #toProvider: Resampler | undefined;
-  #toClient: Resampler | undefined;
+  /** What the service hears and speaks (its formats, declared to the link). */
+  #audio: SessionAudio | undefined;
   #reply: Reply | undefined;
   readonly #replies = new Map<string, Reply>();
   /** Replies the service finished but the caller is still hearing (a phone line buffers seconds). */
@@ -114,7 +112,7 @@ export class S2sRunner implements ModeRunner {
         },
       },
     );
-    runner.#rates();
+    runner.#declareAudio(options.useAudio);
     return runner;
   }
 
@@ -165,8 +163,7 @@ export class S2sRunner implements ModeRunner {
 
   audio(chunk: Uint8Array): void {
     if (this.#closed) return;
-    const pcm = this.#toProvider === undefined ? chunk : samplesToBytes(this.#toProvider.process(bytesToSamples(chunk)));
-    this.#session?.sendAudio(pcm);
+    this.#session?.sendAudio(chunk);
   }
 
   playbackProgress(bufferedMs: number): void {
@@ -192,11 +189,13 @@ export class S2sRunner implements ModeRunner {
 
   // ── service events ────────────────────────────────────────────────────────────────────
 
-  #rates(): void {
-    if (this.#session === undefined || this.#session.audioFormat !== "pcm16") return;
-    const { inputSampleRate, outputSampleRate } = this.#session;
-    this.#toProvider = inputSampleRate === MIC_RATE ? undefined : new Resampler(MIC_RATE, inputSampleRate);
-    this.#toClient = outputSampleRate === PLAYBACK_RATE ? undefined : new Resampler(outputSampleRate, PLAYBACK_RATE);
+  /** The service's formats, told to the link before any audio crosses: its G.711, or PCM16 at its input and output rates. */
+  #declareAudio(useAudio: (audio: SessionAudio) => void): void {
+    const session = this.#session;
+    if (session === undefined) return;
+    const format = session.audioFormat;
+    this.#audio = format === "pcm16" ? { input: pcm16(session.inputSampleRate), output: pcm16(session.outputSampleRate) } : { input: g711(format), output: g711(format) };
+    useAudio(this.#audio);
   }
 
   #onResponseStarted(responseId: string, outOfBand: boolean): void {
@@ -220,11 +219,11 @@ export class S2sRunner implements ModeRunner {
     if (reply !== undefined) reply.itemId ??= itemId;
     if (reply !== undefined && reply !== this.#reply) return;
     if (reply !== undefined) reply.firstAudioAt ??= this.#ctx.clock.now();
-    const out = this.#toClient === undefined ? pcm : samplesToBytes(this.#toClient.process(bytesToSamples(pcm)));
-    // G.711: one byte per sample at 8 kHz.
-    const ms = this.audioFormat === "pcm16" ? durationMs(out.byteLength, PLAYBACK_RATE) : out.byteLength / 8;
+    const output = this.#audio?.output;
+    if (output === undefined) return;
+    const ms = formatDurationMs(pcm.byteLength, output);
     this.#playback.queued(ms, filler ? "filler" : "model");
-    this.#options.audio(out, ms);
+    this.#options.audio(pcm, ms);
   }
 
   #onTranscript(delta: string, responseId: string, itemId: string): void {

@@ -2,7 +2,7 @@ import type { Timer } from "../clock.js";
 import { CLOSE, GatewayError, messageOf, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { DEFAULTS, resolveConfig, buildSystemPrompt, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
-import type { Command, EventBody } from "../transport/protocol.js";
+import type { EventBody, SessionCommand } from "../transport/protocol.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation, MAX_QUEUED_TURNS } from "./conversation.js";
 import { DtmfEntry } from "./dtmf-entry.js";
@@ -153,6 +153,9 @@ export class Session {
     link.attach({
       command: (command) => this.#command(command),
       audio: (chunk) => this.#mode?.audio(chunk),
+      playback: (bufferedMs) => {
+        if (this.#phase === "live") this.#mode?.playbackProgress(bufferedMs);
+      },
       closed: (code, reason) => {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
@@ -322,7 +325,7 @@ export class Session {
 
   // ── input ─────────────────────────────────────────────────────────────────────────────
 
-  #command(command: Command): void {
+  #command(command: SessionCommand): void {
     const mode = this.#mode;
     if (this.#phase !== "live" || mode === undefined) return;
     routeCommand(command, mode, {

@@ -1,5 +1,5 @@
-import { Resampler } from "../audio/resample.js";
-import { bytesToSamples, durationMs, samplesToBytes } from "../audio/pcm.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, pcm16, type SessionAudio } from "../audio/rates.js";
+import { durationMs } from "../audio/pcm.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { AgentConfig, ProviderDescriptor, ResolvedConfig } from "../manifest/index.js";
 import type { ReplyLoop } from "../pipeline/reply-loop.js";
@@ -13,9 +13,6 @@ import type { VoiceSettings } from "../pipeline/voice-settings.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
-/** The rate the client sends (Hz, protocol.md default) and the rate agent audio leaves at. */
-export const MIC_SAMPLE_RATE = 16000;
-export const PLAYBACK_SAMPLE_RATE = 24000;
 /** A local-VAD speech edge: this much non-speech ends a stretch (the loop's timers decide the turn). */
 const VAD_EDGE_SILENCE_MS = 300;
 
@@ -32,7 +29,10 @@ export interface VoiceRunnerOptions {
   readonly loop: ReplyLoop;
   readonly providers: VoiceProviders;
   readonly tools: ToolRunner;
+  /** Agent audio for the link, PCM16 at the TTS's own rate (the link converts it for the listener). */
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  /** Declares the session's formats to the link once TTS has opened: the mic at the STT's rate in, the TTS's rate out. */
+  readonly useAudio: (audio: SessionAudio) => void;
   /** The config with every default applied (manifest `resolveConfig`). */
   readonly settings: ResolvedConfig;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
@@ -59,9 +59,9 @@ export function voiceSettings(settings: ResolvedConfig): VoiceSettings {
 
 /**
  * Pipeline mode: mic audio → STT (+ local VAD when the STT has no endpointing) → the voice
- * loop → TTS → the client at the announced playback rate. Owns the provider links: STT drops
- * are reconnected with the unfinalized audio replayed (pipeline/stt-reconnect.ts), so no user
- * speech is lost; a link lost for good is fatal.
+ * loop → TTS → the link at the TTS's own rate (the link converts it, once, for the listener).
+ * Owns the provider links: STT drops are reconnected with the unfinalized audio replayed
+ * (pipeline/stt-reconnect.ts), so no user speech is lost; a link lost for good is fatal.
  */
 export class VoiceRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
@@ -76,7 +76,6 @@ export class VoiceRunner implements ModeRunner {
     this.#ctx = ctx;
     this.#stt = stt;
     this.#tts = tts;
-    const toPlayback = tts.sampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(tts.sampleRate, PLAYBACK_SAMPLE_RATE);
     this.#loop = new VoiceLoop({
       clock: ctx.clock,
       log: ctx.log,
@@ -86,11 +85,7 @@ export class VoiceRunner implements ModeRunner {
       tts,
       ledger: ctx.ledger,
       emit: (event) => ctx.emit(event),
-      audio: (pcm, ms) => {
-        if (toPlayback === undefined) return options.audio(pcm, ms);
-        const out = samplesToBytes(toPlayback.process(bytesToSamples(pcm)));
-        options.audio(out, durationMs(out.byteLength, PLAYBACK_SAMPLE_RATE));
-      },
+      audio: (pcm, ms) => options.audio(pcm, ms),
       activity: () => ctx.activity(),
       admitTurn: () => ctx.admitTurn(),
       toolCovering: () => options.tools.coveringCalls > 0,
@@ -134,6 +129,8 @@ export class VoiceRunner implements ModeRunner {
     // A recognizer that is not installed here: the session still talks, on typed turns.
     const fallback = opened.status === "rejected" && isSttUnavailable(opened.reason);
     const stt: PromiseSettledResult<SttSession> = fallback ? { status: "fulfilled", value: NO_STT } : opened;
+    // Before any audio (the start-failure phrase included): the link converts the TTS's rate, the STT hears the mic rate.
+    if (tts.status === "fulfilled") options.useAudio({ input: pcm16(MIC_SAMPLE_RATE), output: pcm16(tts.value.sampleRate) });
     if (fallback) {
       ctx.log.warn({ err: opened.reason }, "stt unavailable: typed turns only");
       ctx.emit({ type: "error.reported", code: "stt", message: `${messageOf(opened.reason)} Until then, type to the agent.`, fatal: false });
@@ -230,13 +227,11 @@ export class VoiceRunner implements ModeRunner {
 function speakOnce(tts: TtsSession, text: string, audio: (pcm: Uint8Array, ms: number) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     let total = 0;
-    const toPlayback = tts.sampleRate === PLAYBACK_SAMPLE_RATE ? undefined : new Resampler(tts.sampleRate, PLAYBACK_SAMPLE_RATE);
     const stream = tts.stream({
       audio: (pcm) => {
-        const out = toPlayback === undefined ? pcm : samplesToBytes(toPlayback.process(bytesToSamples(pcm)));
-        const ms = durationMs(out.byteLength, PLAYBACK_SAMPLE_RATE);
+        const ms = durationMs(pcm.byteLength, tts.sampleRate);
         total += ms;
-        audio(out, ms);
+        audio(pcm, ms);
       },
       words: () => {},
       done: () => resolve(total),

@@ -1,3 +1,4 @@
+import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { AnnouncedFormat } from "../transport/audio-edge.js";
@@ -10,7 +11,7 @@ import { stamp, type Command, type EventBody, type EventType, type ServerEvent }
  */
 export class MemoryLink implements ClientLink {
   readonly events: ServerEvent[] = [];
-  readonly ready: Promise<AnnouncedFormat> = Promise.resolve({ audioFormat: "pcm16", sampleRate: 16000, ttsSampleRate: 24000 });
+  readonly ready: Promise<AnnouncedFormat> = Promise.resolve({ audioFormat: "pcm16", sampleRate: MIC_SAMPLE_RATE, ttsSampleRate: PLAYBACK_SAMPLE_RATE });
   #resolveHungUp: () => void = () => {};
   readonly hungUp: Promise<void> = new Promise((resolve) => {
     this.#resolveHungUp = resolve;
@@ -56,15 +57,28 @@ export class MemoryLink implements ClientLink {
     this.#handler?.closed(code, reason);
   }
 
+  /** What the session's mode declared it hears and speaks (the protocol's defaults until then); this link converts nothing. */
+  sessionAudio: SessionAudio = DEFAULT_SESSION_AUDIO;
+
+  useAudio(audio: SessionAudio): void {
+    this.sessionAudio = audio;
+  }
+
   attach(handler: ConnectionHandler): void {
     this.#handler = handler;
-    for (const command of this.#pending.splice(0)) handler.command(command);
+    for (const command of this.#pending.splice(0)) this.#hand(handler, command);
   }
 
   /** Play a client command (buffered until the session attaches, like a socket). */
   send(command: Command): void {
     if (this.#handler === undefined) this.#pending.push(command);
-    else this.#handler.command(command);
+    else this.#hand(this.#handler, command);
+  }
+
+  /** As a socket link does: the client's `playback_progress` is the link's playback report (this link holds nothing back). */
+  #hand(handler: ConnectionHandler, command: Command): void {
+    if (command.type === "playback_progress") handler.playback(command.bufferedMs);
+    else handler.command(command);
   }
 
   /** Play a keypad digit (a carrier's DTMF frame). */

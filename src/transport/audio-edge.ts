@@ -1,11 +1,8 @@
-import { FrameSplitter, bytesToSamples, samplesToBytes } from "../audio/pcm.js";
+import { FrameSplitter } from "../audio/pcm.js";
 import { OPUS_FRAME_MS, createOpusCodec, type OpusCodec } from "../audio/opus.js";
-import { RESAMPLER_RATES, Resampler } from "../audio/resample.js";
+import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
+import { RESAMPLER_RATES, resamplePcm, resamplerBetween, type Resampler } from "../audio/resample.js";
 import { GatewayError } from "../errors.js";
-
-/** The rate the session hears and the rate it speaks (Hz): the pipeline's fixed internal rates. */
-export const SESSION_MIC_RATE = 16000;
-export const SESSION_PLAYBACK_RATE = 24000;
 
 /** What a client declared on connect (`?codec=`, `?sampleRate=`). */
 export interface ClientAudioFormat {
@@ -25,22 +22,28 @@ export interface AnnouncedFormat {
 export function parseClientFormat(codec: string | null, sampleRate: string | null): ClientAudioFormat | { readonly error: string } {
   const chosen = codec ?? "pcm16";
   if (chosen !== "pcm16" && chosen !== "opus") return { error: `codec must be pcm16 or opus (got ${JSON.stringify(chosen)})` };
-  const rate = sampleRate === null ? SESSION_MIC_RATE : Number(sampleRate);
-  const allowed: readonly number[] = chosen === "opus" ? [16000, 48000] : RESAMPLER_RATES;
+  const rate = sampleRate === null ? MIC_SAMPLE_RATE : Number(sampleRate);
+  // Opus: the mic default or Opus's full band (48 kHz, RFC 6716 §2).
+  const allowed: readonly number[] = chosen === "opus" ? [MIC_SAMPLE_RATE, 48_000] : RESAMPLER_RATES;
   if (!allowed.includes(rate)) return { error: `sampleRate must be one of ${allowed.join(", ")} for ${chosen} (got ${sampleRate ?? ""})` };
   return { codec: chosen, sampleRate: rate };
 }
 
 /**
- * Audio at the socket edge, both directions: client audio → PCM16 at the session's mic rate
- * (Opus decoded, other rates resampled with state kept across frames), session PCM16 at the
- * playback rate → what the client asked for (Opus: one packet per 20 ms).
+ * Audio at the socket edge, both directions, and the only conversion on the path: client audio →
+ * PCM16 at the rate the session's mode declared (`use`; the protocol's 16 kHz until then), session
+ * PCM16 at its declared output rate → the client's playback, 24 kHz (docs/protocol.md
+ * `ttsSampleRate`; Opus: one packet per 20 ms). Each direction is resampled at most once, with
+ * state kept across frames, and not at all where the rates match: a 24 kHz client talking to a
+ * 24 kHz service crosses untouched. Opus decodes at 16 kHz and encodes at 24 kHz (libopus converts
+ * internally); a session at other rates gets one resample after decode and before encode.
  */
 export class AudioEdge {
   readonly format: ClientAudioFormat;
   /** Opus: one codec decodes at the mic rate, one encodes at the playback rate. */
   readonly #opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined;
-  readonly #toSession: Resampler | undefined;
+  #toSession: Resampler | undefined;
+  #toClient: Resampler | undefined;
   readonly #frames: FrameSplitter | undefined;
   /** Opus packets that decoded to nothing (corrupt); counted, never fatal. */
   corruptPackets = 0;
@@ -48,8 +51,8 @@ export class AudioEdge {
   private constructor(format: ClientAudioFormat, opus: { readonly decoder: OpusCodec; readonly encoder: OpusCodec } | undefined) {
     this.format = format;
     this.#opus = opus;
-    this.#toSession = format.codec === "pcm16" && format.sampleRate !== SESSION_MIC_RATE ? new Resampler(format.sampleRate, SESSION_MIC_RATE) : undefined;
-    this.#frames = opus === undefined ? undefined : new FrameSplitter(SESSION_PLAYBACK_RATE, OPUS_FRAME_MS);
+    this.use(DEFAULT_SESSION_AUDIO);
+    this.#frames = opus === undefined ? undefined : new FrameSplitter(PLAYBACK_SAMPLE_RATE, OPUS_FRAME_MS);
   }
 
   /** Opus needs its native codec: loading it may fail (then the client should use pcm16). */
@@ -58,8 +61,8 @@ export class AudioEdge {
     try {
       // Opus decodes straight to the session's mic rate, whatever rate the client encoded at.
       const [decoder, encoder] = await Promise.all([
-        createOpusCodec({ sampleRate: SESSION_MIC_RATE, channels: 1 }),
-        createOpusCodec({ sampleRate: SESSION_PLAYBACK_RATE, channels: 1 }),
+        createOpusCodec({ sampleRate: MIC_SAMPLE_RATE, channels: 1 }),
+        createOpusCodec({ sampleRate: PLAYBACK_SAMPLE_RATE, channels: 1 }),
       ]);
       return new AudioEdge(format, { decoder, encoder });
     } catch (cause) {
@@ -68,25 +71,42 @@ export class AudioEdge {
   }
 
   get announced(): AnnouncedFormat {
-    return { audioFormat: this.format.codec, sampleRate: this.format.sampleRate, ttsSampleRate: SESSION_PLAYBACK_RATE };
+    return { audioFormat: this.format.codec, sampleRate: this.format.sampleRate, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
   }
 
-  /** One client binary frame → PCM16 LE at the session mic rate (empty for a corrupt packet). */
+  /**
+   * What the session hears and speaks (PCM16 only: G.711 is a carrier's), declared by its mode
+   * before any audio crosses. Throws (GatewayError "audio") for a rate the resampler does not take.
+   */
+  use(audio: SessionAudio): void {
+    const { input, output } = audio;
+    if (input.encoding !== "pcm16" || output.encoding !== "pcm16") throw new RangeError(`a browser socket carries PCM16, not ${input.encoding}/${output.encoding}`);
+    // What reaches the edge from the client, and what must leave it: PCM at the client's rate, or Opus's fixed decode/encode rates.
+    const fromClient = this.#opus === undefined ? this.format.sampleRate : MIC_SAMPLE_RATE;
+    this.#toSession = resamplerBetween(fromClient, input.sampleRate);
+    this.#toClient = resamplerBetween(output.sampleRate, PLAYBACK_SAMPLE_RATE);
+  }
+
+  /** One client binary frame → PCM16 LE at the session's input rate (empty for a corrupt packet). */
   inbound(frame: Uint8Array): Uint8Array {
+    let pcm = frame;
     if (this.#opus !== undefined) {
-      const pcm = this.#opus.decoder.decode(frame);
-      if (pcm.byteLength === 0) this.corruptPackets += 1;
-      return pcm;
+      pcm = this.#opus.decoder.decode(frame);
+      if (pcm.byteLength === 0) {
+        this.corruptPackets += 1;
+        return pcm;
+      }
     }
-    return this.#toSession === undefined ? frame : samplesToBytes(this.#toSession.process(bytesToSamples(frame)));
+    return resamplePcm(this.#toSession, pcm);
   }
 
-  /** Session PCM16 at the playback rate → frames for the client, each with its duration (ms). */
+  /** Session PCM16 at its output rate → frames for the client, each with its duration (ms). */
   outbound(pcm: Uint8Array, durationMs: number): { readonly data: Uint8Array; readonly ms: number }[] {
+    const playback = resamplePcm(this.#toClient, pcm);
     const opus = this.#opus;
     const frames = this.#frames;
-    if (opus === undefined || frames === undefined) return [{ data: pcm, ms: durationMs }];
-    return frames.push(pcm).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
+    if (opus === undefined || frames === undefined) return [{ data: playback, ms: durationMs }];
+    return frames.push(playback).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
   }
 
   /** The end of a reply's audio: the last partial Opus frame, padded with silence to 20 ms. */
@@ -104,3 +124,4 @@ export class AudioEdge {
     this.#frames?.reset();
   }
 }
+

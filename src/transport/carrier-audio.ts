@@ -1,9 +1,10 @@
 /**
  * Audio at the carrier edge, both directions (docs/telephony.md "What happens on a call"): the
  * carrier's payload (G.711 μ-law or A-law at 8 kHz, or L16 LE at 8/16/24 kHz) ↔ the session's PCM16 LE
- * (mic 16 kHz in, playback 24 kHz out), resampled with state kept across frames (band-limited
- * on the way down, see audio/resample.ts). In passthrough the session speaks the carrier's own
- * G.711 and the bytes cross untouched: no decode, no resample, no copy.
+ * at the rates its mode declared (`use`; the protocol's 16 kHz in / 24 kHz out until then),
+ * resampled with state kept across frames (band-limited on the way down, see audio/resample.ts):
+ * the only conversion on the call's path each way. When the session speaks the carrier's own
+ * G.711 the bytes cross untouched: no decode, no resample, no copy.
  *
  * Outbound audio is cut into frames the carrier accepts (its `OutboundFraming`: whole samples at
  * least, Telnyx ≥ 20 ms, Exotel 3.2–100 KB in multiples of 320 bytes, Vonage exactly 20 ms), and —
@@ -12,12 +13,9 @@
  */
 import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from "../audio/g711.js";
 import { bytesToSamples, samplesToBytes } from "../audio/pcm.js";
-import { Resampler, RESAMPLER_RATES, type ResamplerRate } from "../audio/resample.js";
-import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE } from "./audio-edge.js";
+import { DEFAULT_SESSION_AUDIO, G711_SAMPLE_RATE, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
+import { RESAMPLER_RATES, resamplerBetween, type Resampler, type ResamplerRate } from "../audio/resample.js";
 import type { CarrierEncoding, OutboundFraming } from "./carriers/carrier.js";
-
-/** G.711 the session may speak end to end instead of PCM16 (s2s providers that accept it). */
-export type G711Format = "pcmu" | "pcma";
 
 /** One outbound frame; `markAfter`: it ends at a mark boundary. */
 export interface OutboundFrame {
@@ -34,18 +32,18 @@ function isResamplerRate(rate: number): rate is ResamplerRate {
 
 /** The carrier's format, checked: a clear reason when the gateway cannot carry it. */
 export function carrierFormatProblem(encoding: CarrierEncoding, sampleRate: number): string | undefined {
-  if (encoding !== "l16" && sampleRate !== 8000) return `G.711 at ${sampleRate} Hz is not telephony audio (8000 Hz expected)`;
-  if (!isResamplerRate(sampleRate)) return `sample rate ${sampleRate} Hz is not supported (use 8000, 16000 or 24000)`;
+  if (encoding !== "l16" && sampleRate !== G711_SAMPLE_RATE) return `G.711 at ${sampleRate} Hz is not telephony audio (${G711_SAMPLE_RATE} Hz expected)`;
+  if (!isResamplerRate(sampleRate)) return `sample rate ${sampleRate} Hz is not supported (use ${G711_SAMPLE_RATE}, ${MIC_SAMPLE_RATE} or ${PLAYBACK_SAMPLE_RATE})`;
   return undefined;
 }
 
 export class CarrierAudio {
   readonly encoding: CarrierEncoding;
-  readonly sampleRate: number;
+  readonly sampleRate: ResamplerRate;
   readonly bytesPerMs: number;
   #passthrough = false;
-  readonly #toSession: Resampler | undefined;
-  readonly #toCarrier: Resampler | undefined;
+  #toSession: Resampler | undefined;
+  #toCarrier: Resampler | undefined;
   readonly #framing: OutboundFraming;
   /** Carrier bytes between mark boundaries (Infinity: no marks). */
   readonly #markBytes: number;
@@ -65,8 +63,7 @@ export class CarrierAudio {
     this.encoding = encoding;
     this.sampleRate = sampleRate;
     this.bytesPerMs = ((encoding === "l16" ? 2 : 1) * sampleRate) / 1000;
-    this.#toSession = sampleRate === SESSION_MIC_RATE ? undefined : new Resampler(sampleRate, SESSION_MIC_RATE);
-    this.#toCarrier = sampleRate === SESSION_PLAYBACK_RATE ? undefined : new Resampler(SESSION_PLAYBACK_RATE, sampleRate);
+    this.use(DEFAULT_SESSION_AUDIO);
     const sample = encoding === "l16" ? 2 : 1;
     this.#framing = framing ?? { multipleOf: sample, minBytes: sample, maxBytes: Number.POSITIVE_INFINITY };
     this.#markBytes = markEveryMs === undefined ? Number.POSITIVE_INFINITY : markEveryMs * this.bytesPerMs;
@@ -81,10 +78,26 @@ export class CarrierAudio {
     return this.#passthrough;
   }
 
-  /** From now on the session speaks the carrier's G.711: bytes cross untouched. */
-  enablePassthrough(): void {
-    if (this.g711 === undefined) throw new RangeError(`passthrough needs G.711; the carrier sends ${this.encoding}`);
-    this.#passthrough = true;
+  /**
+   * What the session hears and speaks, as its mode declared it: the carrier's own G.711 both ways
+   * (bytes cross untouched), or PCM16 at any resampler rate (one resample each way, none where the
+   * rates match). Before any audio crosses; a format the carrier cannot meet throws (a rate the
+   * resampler does not take: GatewayError "audio").
+   */
+  use(audio: SessionAudio): void {
+    const { input, output } = audio;
+    if (input.encoding !== "pcm16" || output.encoding !== "pcm16") {
+      if (input.encoding !== this.g711 || output.encoding !== this.g711) {
+        throw new RangeError(`the carrier sends ${this.g711 ?? this.encoding}; the session asked for ${input.encoding} in, ${output.encoding} out`);
+      }
+      this.#passthrough = true;
+      this.#toSession = undefined;
+      this.#toCarrier = undefined;
+      return;
+    }
+    this.#passthrough = false;
+    this.#toSession = resamplerBetween(this.sampleRate, input.sampleRate);
+    this.#toCarrier = resamplerBetween(output.sampleRate, this.sampleRate);
   }
 
   /** Ms of audio in `bytes` of carrier payload. */
@@ -92,14 +105,14 @@ export class CarrierAudio {
     return bytes / this.bytesPerMs;
   }
 
-  /** One carrier payload → what the session hears (PCM16 at 16 kHz, or the G.711 bytes in passthrough). */
+  /** One carrier payload → what the session hears (PCM16 at its declared input rate, or the G.711 bytes in passthrough). */
   inbound(payload: Uint8Array): Uint8Array {
     if (this.#passthrough) return payload;
     const samples = this.encoding === "mulaw" ? decodeMulaw(payload) : this.encoding === "alaw" ? decodeAlaw(payload) : bytesToSamples(payload);
     return samplesToBytes(this.#toSession === undefined ? samples : this.#toSession.process(samples));
   }
 
-  /** Session audio (PCM16 at 24 kHz, or G.711 in passthrough) → carrier frames, cut as the carrier requires. */
+  /** Session audio (PCM16 at its declared output rate, or G.711 in passthrough) → carrier frames, cut as the carrier requires. */
   outbound(audio: Uint8Array): OutboundFrame[] {
     const payload = this.#passthrough ? audio : this.#encode(audio);
     return this.#frame(payload);

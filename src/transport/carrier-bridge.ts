@@ -1,28 +1,34 @@
 /**
  * The carrier bridge: adapts any carrier codec to the `ClientLink` a session uses for browser
  * sockets (docs/telephony.md, "Playback truth" and "What happens on a call"). Carrier audio is
- * decoded and resampled at this edge; agent audio is paced, encoded and framed for the carrier;
+ * decoded and resampled at this edge, to and from the rates the session's mode declared (`useAudio`); agent audio is paced, encoded and framed for the carrier;
  * marks make playback truthful.
  *
  * Playback truth: the carrier buffers seconds of audio, so "sent" is not "played". A mark goes
  * out after each reply segment (and every MARK_EVERY_MS within one); its echo says everything
- * before it has played. Echoes, and while marks are outstanding every inbound media frame,
- * become `playback_progress` reports — the same command a browser sends — so the session's
- * playback clock, heard cursor, "agent stopped speaking" and idle timer follow the carrier.
+ * before it has played, and until it echoes nothing after it has. Echoes, and while marks are
+ * outstanding every inbound media frame, are reported through the link's port
+ * (`ConnectionHandler.playback`), so the session's playback clock, heard cursor, "agent stopped
+ * speaking" and idle timer follow the carrier. The estimate between those facts is a
+ * `PlaybackClock` (src/turn/playback-clock.ts), the gateway's one estimator: this bridge keeps one
+ * of its own, fed by what it sends and by the marks, for what only the link needs (when a mark is
+ * overdue, how long a closing call may still play).
  */
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
-import { SESSION_MIC_RATE, SESSION_PLAYBACK_RATE, type AnnouncedFormat } from "./audio-edge.js";
-import { CarrierAudio, carrierFormatProblem, type G711Format } from "./carrier-audio.js";
+import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
+import type { AnnouncedFormat } from "./audio-edge.js";
+import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { ChunkOrder } from "./chunk-order.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
+import { PlaybackClock } from "../turn/playback-clock.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
-import { DEFAULT_LIMITS, type EventBody, type Limits } from "./protocol.js";
+import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
 
 /**
  * A mark at least this often within a segment (ms of audio): the heard cursor never runs past an
@@ -87,7 +93,7 @@ interface Mark {
   readonly due: number;
 }
 
-const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: SESSION_MIC_RATE, ttsSampleRate: SESSION_PLAYBACK_RATE };
+const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: MIC_SAMPLE_RATE, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
 
 export class CarrierBridge implements ClientLink {
   readonly #ws: WebSocket;
@@ -111,8 +117,8 @@ export class CarrierBridge implements ClientLink {
   #lastMarkAt = 0;
   #markSeq = 0;
   readonly #marks: Mark[] = [];
-  /** Where playback stood at a known time: the last echo, or the first audio after silence. */
-  #anchor = { position: 0, at: 0 };
+  /** The carrier's playout: audio plays in real time from when it is sent; marks only push it later. */
+  readonly #played: PlaybackClock;
   #closed = false;
   #closing: { code: number; reason: string; timer: Timer } | undefined;
   #closeInfo: { code: number; reason: string } | undefined;
@@ -134,6 +140,7 @@ export class CarrierBridge implements ClientLink {
     this.#clock = options.clock;
     this.#log = options.log.child({ carrier: options.codec.carrier });
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#played = new PlaybackClock(options.clock);
     this.#pacer = new Pacer(
       { sendText: () => {}, sendAudio: (payload) => this.#send(payload) },
       options.clock,
@@ -178,15 +185,15 @@ export class CarrierBridge implements ClientLink {
     return this.#audio?.g711;
   }
 
-  useG711(format: G711Format): void {
-    const audio = this.#audio;
-    if (audio?.g711 !== format) throw new RangeError(`the carrier does not send ${format}`);
-    audio.enablePassthrough();
+  /** Before `attach`: what the session hears and speaks; the carrier edge converts to and from it, once each way. */
+  useAudio(audio: SessionAudio): void {
+    if (this.#audio === undefined) throw new RangeError("the carrier stream has not started");
+    this.#audio.use(audio);
   }
 
-  /** Ms of agent audio sent to the carrier and not yet confirmed played, plus what the pacer holds. */
+  /** Ms of agent audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
   get unplayedMs(): number {
-    return this.#sentMs - this.#playedEstimate() + this.#pacer.heldMs;
+    return this.#unplayedSentMs() + this.#pacer.heldMs;
   }
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
@@ -329,11 +336,11 @@ export class CarrierBridge implements ClientLink {
     const audio = this.#audio;
     const call = this.#call;
     if (audio === undefined || call === undefined) return;
-    const now = this.#clock.now();
-    // The carrier was idle: its playback starts with this frame.
-    if (this.#marks.length === 0 && this.#playedEstimate() >= this.#sentMs) this.#anchor = { position: this.#sentMs, at: now };
     this.#write(this.#codec.encodeMedia(call.streamId, payload, call));
-    this.#sentMs += audio.ms(payload.byteLength);
+    const ms = audio.ms(payload.byteLength);
+    this.#sentMs += ms;
+    // The link has no model/filler distinction; its timeline restarts at each segment end and clear.
+    this.#played.queued(ms, "model");
   }
 
   /** Send a mark after everything sent so far. */
@@ -344,7 +351,7 @@ export class CarrierBridge implements ClientLink {
     const name = `sb${++this.#markSeq}`;
     const frame = this.#codec.encodeMark(call.streamId, name);
     if (frame === undefined) return;
-    const due = this.#clock.now() + (this.#sentMs - this.#playedEstimate());
+    const due = this.#clock.now() + this.#unplayedSentMs();
     this.#marks.push({ name, position: this.#sentMs, due });
     this.#write(frame);
   }
@@ -356,6 +363,7 @@ export class CarrierBridge implements ClientLink {
     for (const frame of audio.flush()) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
     this.#pacer.afterAudio(() => {
       if (this.#sentMs > this.#lastMarkAt || this.#marks.length === 0) this.#mark();
+      this.#played.resetTimeline();
     });
   }
 
@@ -366,7 +374,8 @@ export class CarrierBridge implements ClientLink {
     const mark = this.#marks[index];
     this.#marks.splice(0, index + 1);
     if (mark === undefined) return;
-    this.#anchor = { position: mark.position, at: this.#clock.now() };
+    // Everything before the mark has played; everything after it is still at the carrier.
+    this.#played.report(this.#sentMs - mark.position);
     this.#report(this.unplayedMs);
     if (this.#closing !== undefined && this.#marks.length === 0 && this.#pacer.heldMs === 0) {
       this.#finish(this.#closing.code, this.#closing.reason, true);
@@ -387,17 +396,16 @@ export class CarrierBridge implements ClientLink {
     this.#report(Math.max(this.unplayedMs, KEEPALIVE_MS));
   }
 
-  #report(bufferedMs: number): void {
-    this.#handler?.command({ type: "playback_progress", bufferedMs: Math.min(600_000, Math.max(0, Math.round(bufferedMs))) });
+  /** Ms of audio sent to the carrier and not yet played, by the estimate. */
+  #unplayedSentMs(): number {
+    // Nothing past the oldest unechoed mark has played: a fact the estimate may not run ahead of.
+    const oldest = this.#marks[0];
+    if (oldest !== undefined) this.#played.report(this.#sentMs - oldest.position);
+    return this.#played.pendingMs;
   }
 
-  /**
-   * Ms of sent audio played by now: from the anchor in real time, but never past a mark the carrier
-   * has not echoed (it has not played that far) nor past what was sent.
-   */
-  #playedEstimate(): number {
-    const bound = this.#marks[0]?.position ?? this.#sentMs;
-    return Math.min(bound, this.#anchor.position + Math.max(0, this.#clock.now() - this.#anchor.at));
+  #report(bufferedMs: number): void {
+    this.#handler?.playback(Math.min(MAX_BUFFERED_MS, Math.max(0, Math.round(bufferedMs))));
   }
 
   /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */
@@ -405,7 +413,8 @@ export class CarrierBridge implements ClientLink {
     this.#pacer.clear();
     this.#audio?.reset();
     this.#marks.length = 0;
-    this.#anchor = { position: this.#sentMs, at: this.#clock.now() };
+    this.#played.cleared();
+    this.#played.resetTimeline();
     this.#lastMarkAt = this.#sentMs;
     const call = this.#call;
     if (call === undefined) return;

@@ -1,18 +1,24 @@
 import type { WebSocket } from "ws";
+import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
-import type { G711Format } from "./carrier-audio.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
 import { InputBudget } from "./input-budget.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
-import { DEFAULT_LIMITS, parseCommand, stamp, type Command, type EventBody, type Limits, type ServerEvent } from "./protocol.js";
+import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
 
 /** What a session does with a connection's input. */
 export interface ConnectionHandler {
-  command(command: Command): void;
+  command(command: SessionCommand): void;
   audio(chunk: Uint8Array): void;
+  /**
+   * The listener still has `bufferedMs` of agent audio to play: a browser's `playback_progress`
+   * plus what the link still holds back, or a carrier's mark echo. The session's `PlaybackClock`
+   * takes it (it only ever pushes playback later; src/turn/playback-clock.ts).
+   */
+  playback(bufferedMs: number): void;
   closed(code: number, reason: string): void;
   /** A telephone keypad digit (0-9, *, #, A-D) the caller pressed. */
   dtmf?(digit: string): void;
@@ -35,11 +41,20 @@ export interface ClientLink {
   readonly hungUp: Promise<void>;
   /** The G.711 the link could carry end to end (a carrier sending μ-law or A-law), if any. */
   readonly g711?: G711Format | undefined;
-  /** Before `attach`: the session speaks that G.711 itself; audio crosses the edge untouched both ways. */
-  useG711?(format: G711Format): void;
+  /**
+   * Before `attach` (and before any agent audio): what the session hears and speaks, declared once
+   * by its mode (docs/architecture.md "Audio formats"). The link converts the listener's audio to
+   * `input` and `output` to the listener's: the only conversion on the path each way, none where
+   * the formats match (a G.711 call to a G.711 service, a 24 kHz browser to a 24 kHz service).
+   * Until told, the protocol's defaults (`DEFAULT_SESSION_AUDIO`). Throws for a format it cannot carry.
+   */
+  useAudio(audio: SessionAudio): void;
 }
 
-type Buffered = { readonly kind: "command"; readonly command: Command } | { readonly kind: "audio"; readonly chunk: Uint8Array };
+type Buffered =
+  | { readonly kind: "command"; readonly command: SessionCommand }
+  | { readonly kind: "playback"; readonly bufferedMs: number }
+  | { readonly kind: "audio"; readonly chunk: Uint8Array };
 
 /** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
 export function clipReason(reason: string): string {
@@ -87,7 +102,7 @@ export class ClientConnection implements ClientLink {
       this.#resolveHungUp = resolve;
     });
     this.#throttle = new LogThrottle(() => options.clock.now());
-    const format = options.format ?? { codec: "pcm16", sampleRate: 16000 };
+    const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
     this.ready = AudioEdge.create(format).then((edge) => {
       this.#edge = edge;
       return edge.announced;
@@ -143,14 +158,16 @@ export class ClientConnection implements ClientLink {
     for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
   }
 
+  useAudio(audio: SessionAudio): void {
+    if (this.#edge === undefined) throw new RangeError("the audio edge is not ready");
+    this.#edge.use(audio);
+  }
+
   attach(handler: ConnectionHandler): void {
     this.#handler = handler;
     const drained = this.#buffer.splice(0);
     this.#bufferedAudioBytes = 0;
-    for (const item of drained) {
-      if (item.kind === "command") handler.command(item.command);
-      else this.#audioIn(handler, item.chunk);
-    }
+    for (const item of drained) this.#hand(handler, item);
     if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
 
@@ -192,7 +209,7 @@ export class ClientConnection implements ClientLink {
     const frame = parseCommand(bytes.toString("utf8"));
     switch (frame.kind) {
       case "command":
-        this.#deliver({ kind: "command", command: this.#withHeldAudio(frame.command) });
+        this.#deliver(frame.command.type === "playback_progress" ? this.#withHeldAudio(frame.command.bufferedMs) : { kind: "command", command: frame.command });
         return;
       case "invalid-json":
         this.#throttle.warn(this.#log, { bytes: bytes.byteLength }, "client sent invalid json");
@@ -210,25 +227,20 @@ export class ClientConnection implements ClientLink {
   /**
    * A browser's `playback_progress` counts the audio it has received and not yet played. Audio
    * this gateway still holds back (the pacer's lead) is unplayed too, so the session hears the sum
-   * — as the carrier bridge reports it. Otherwise a browser whose playout falls behind reports
+   * through `ConnectionHandler.playback` — as the carrier bridge reports its marks. Otherwise a browser whose playout falls behind reports
    * less than the gateway's estimate, the report is ignored, and the heard position runs ahead of
    * what the listener heard.
    */
-  #withHeldAudio(command: Command): Command {
-    if (command.type !== "playback_progress") return command;
-    return { type: "playback_progress", bufferedMs: Math.min(600_000, command.bufferedMs + Math.round(this.#pacer.heldMs)) };
+  #withHeldAudio(bufferedMs: number): Buffered {
+    return { kind: "playback", bufferedMs: Math.min(MAX_BUFFERED_MS, bufferedMs + Math.round(this.#pacer.heldMs)) };
   }
 
   #deliver(item: Buffered): void {
     const handler = this.#handler;
-    if (handler !== undefined) {
-      if (item.kind === "command") handler.command(item.command);
-      else this.#audioIn(handler, item.chunk);
-      return;
-    }
-    const commands = this.#buffer.filter((b) => b.kind === "command").length;
+    if (handler !== undefined) return this.#hand(handler, item);
+    const commands = this.#buffer.filter((b) => b.kind !== "audio").length;
     const over =
-      item.kind === "command"
+      item.kind !== "audio"
         ? commands >= this.#limits.preStartCommands
         : this.#bufferedAudioBytes + item.chunk.byteLength > this.#limits.preStartAudioBytes;
     if (over) {
@@ -240,6 +252,12 @@ export class ClientConnection implements ClientLink {
     }
     if (item.kind === "audio") this.#bufferedAudioBytes += item.chunk.byteLength;
     this.#buffer.push(item);
+  }
+
+  #hand(handler: ConnectionHandler, item: Buffered): void {
+    if (item.kind === "command") handler.command(item.command);
+    else if (item.kind === "playback") handler.playback(item.bufferedMs);
+    else this.#audioIn(handler, item.chunk);
   }
 
   /** Client audio through the edge (decode, resample) to the session. */

@@ -27,7 +27,11 @@ export class Pacer {
   readonly #clock: Clock;
   readonly #leadMs: number;
   readonly #queue: Item[] = [];
-  /** Epoch ms at which audio already sent finishes playing, if played in real time. */
+  /**
+   * Epoch ms at which audio already sent would finish playing in real time: the lead is measured
+   * against it. Pacing only — what the listener has played is the session's `PlaybackClock`
+   * (src/turn/playback-clock.ts), fed by the link's reports.
+   */
   #playEnd = 0;
   #timer: Timer | undefined;
   #closed = false;
@@ -77,11 +81,6 @@ export class Pacer {
   /** Audio held back, in ms of playback. */
   get heldMs(): number {
     return this.#queue.reduce((sum, item) => sum + (item.kind === "audio" ? item.ms : 0), 0);
-  }
-
-  /** Ms of sent audio not yet played, by the pacer's real-time estimate. */
-  get aheadMs(): number {
-    return Math.max(0, this.#playEnd - this.#clock.now());
   }
 
   close(): void {

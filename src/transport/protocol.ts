@@ -48,13 +48,16 @@ const empty = <T extends string>(type: T) => z.object({ type: z.literal(type) })
  */
 export const MAX_USER_TEXT_CHARS = 20_000;
 
+/** The most unplayed audio a playback report may claim (ms; docs/protocol.md `playback_progress`): 10 minutes. */
+export const MAX_BUFFERED_MS = 600_000;
+
 export const CommandSchemas = {
   audio_ready: empty("audio_ready"),
   cancel: empty("cancel"),
   reset: empty("reset"),
   playback_progress: z.object({
     type: z.literal("playback_progress"),
-    bufferedMs: z.number().min(0).max(600_000),
+    bufferedMs: z.number().min(0).max(MAX_BUFFERED_MS),
   }),
   tool_result: z.object({
     type: z.literal("tool_result"),
@@ -73,6 +76,8 @@ export const CommandSchemas = {
 
 export type CommandType = keyof typeof CommandSchemas;
 export type Command = { [K in CommandType]: z.output<(typeof CommandSchemas)[K]> }[CommandType];
+/** The commands a link hands its session: `playback_progress` is the link's to report (`ConnectionHandler.playback`). */
+export type SessionCommand = Exclude<Command, { readonly type: "playback_progress" }>;
 export const COMMAND_TYPES = Object.keys(CommandSchemas) as readonly CommandType[];
 
 /** The outcome of reading one text frame. Never throws. */

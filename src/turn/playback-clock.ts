@@ -4,9 +4,10 @@ import type { Clock } from "../clock.js";
 export const AUDIBLE_GRACE_MS = 750;
 
 /**
- * Where the caller's playback is: audio handed to the output plays in real time from when it
- * is sent; client reports (`playback_progress`, carrier marks) can only push the estimate later
- * (the client buffers more than we assumed), never earlier.
+ * Where the caller's playback is — the gateway's one playback estimator: audio handed to the
+ * output plays in real time from when it is sent; the link's reports (`ConnectionHandler.playback`:
+ * a browser's `playback_progress` plus what the link holds, a carrier's mark echoes) can only push
+ * the estimate later (the listener buffers more than we assumed), never earlier.
  */
 export class PlaybackClock {
   readonly #clock: Clock;
@@ -47,7 +48,7 @@ export class PlaybackClock {
     this.#timelineMs += ms;
   }
 
-  /** The client says `bufferedMs` of agent audio is still unplayed. Only ever pushes playback later. */
+  /** The link says `bufferedMs` of agent audio is still unplayed. Only ever pushes playback later. */
   report(bufferedMs: number): void {
     const now = this.#clock.now();
     const end = now + bufferedMs;

@@ -3,6 +3,7 @@
  * "Call instructions"; examples in docs/telephony.md): they point the call's media stream at this
  * gateway. Pure: URLs and values in, a document out.
  */
+import { G711_SAMPLE_RATE } from "../../audio/rates.js";
 
 /** What the instructions carry to the stream: its URL and values that come back on `start`. */
 export interface StreamTarget {
@@ -48,7 +49,7 @@ export function texml(target: StreamTarget, maxCallSeconds: number): string {
 export function plivoXml(target: StreamTarget, maxCallSeconds: number): string {
   const url = xmlEscape(withQuery(target.url, target.parameters));
   return (
-    `${XML_HEAD}<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" ` +
+    `${XML_HEAD}<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=${G711_SAMPLE_RATE}" ` +
     `audioTrack="inbound" streamTimeout="${Math.max(1, Math.ceil(maxCallSeconds))}">${url}</Stream></Response>`
   );
 }

@@ -1,4 +1,5 @@
 /** Twilio Media Streams codec (docs/vendors.md (Carriers)). Pure; decode never throws. */
+import { G711_SAMPLE_RATE } from "../../audio/rates.js";
 import {
   dtmfDigit,
   ignored,
@@ -18,7 +19,7 @@ const START_FIELDS: StartFields = {
   defaultEncoding: "audio/x-mulaw",
   encodingOf: (name) => (name === "audio/x-mulaw" ? "mulaw" : undefined),
   rateKey: "sampleRate",
-  defaultRate: () => 8000,
+  defaultRate: () => G711_SAMPLE_RATE,
   callIdKey: "callSid",
   customParameters: (_frame, start) => stringRecord(start["customParameters"]),
 };

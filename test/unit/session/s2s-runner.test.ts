@@ -22,6 +22,17 @@ function s2sSession(extra: Record<string, unknown> = {}) {
 }
 
 describe("speech-to-speech sessions", () => {
+  it("declares the service's own rates to the link and resamples nothing itself: audio crosses untouched", async () => {
+    const { link, fake } = await s2sSession();
+    // FakeS2s speaks PCM16 at 24 kHz both ways, as OpenAI Realtime does.
+    expect(link.sessionAudio).toEqual({ input: { encoding: "pcm16", sampleRate: 24000 }, output: { encoding: "pcm16", sampleRate: 24000 } });
+    link.sendAudio(new Uint8Array(960));
+    expect(fake.audioInBytes).toBe(960);
+    const greeting = fake.start(true);
+    fake.speak(greeting, "Welcome.", 600);
+    expect(link.audioOut).toEqual([expect.objectContaining({ bytes: 48 * 600, ms: 600 })]);
+  });
+
   it("sets up once with the frozen tools and instructions, and greets out of band in the model's voice", async () => {
     const { link, fake } = await s2sSession({ voicePresets: ["phoneEtiquette"] });
     expect(fake.opens).toHaveLength(1);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createOpusCodec, opusAvailable } from "../../../src/audio/opus.js";
+import { pcm16 } from "../../../src/audio/rates.js";
+import { Resampler } from "../../../src/audio/resample.js";
 import { AudioEdge, parseClientFormat } from "../../../src/transport/audio-edge.js";
 
 const sine = (hz: number, rate: number, ms: number): Int16Array =>
@@ -27,6 +29,31 @@ describe("client audio formats", () => {
     expect(16000 - total / 2).toBeLessThan(80);
     const out = same.outbound(bytes(sine(440, 24000, 100)), 100);
     expect(out).toHaveLength(1);
+  });
+});
+
+describe("the one conversion at the edge", () => {
+  it("a 24 kHz client talking to a 24 kHz service: bytes cross untouched both ways", async () => {
+    const edge = await AudioEdge.create({ codec: "pcm16", sampleRate: 24000 });
+    edge.use({ input: pcm16(24000), output: pcm16(24000) });
+    const mic = bytes(sine(440, 24000, 20));
+    expect(edge.inbound(mic)).toBe(mic);
+    const reply = bytes(sine(440, 24000, 20));
+    expect(edge.outbound(reply, 20)).toEqual([{ data: reply, ms: 20 }]);
+  });
+
+  it("resamples straight from the client's rate to the session's, and from the session's to playback, once each", async () => {
+    const edge = await AudioEdge.create({ codec: "pcm16", sampleRate: 48000 });
+    edge.use({ input: pcm16(24000), output: pcm16(16000) });
+    const mic = sine(440, 48000, 20);
+    expect(edge.inbound(bytes(mic))).toEqual(bytes(new Resampler(48000, 24000).process(mic)));
+    const reply = sine(440, 16000, 20);
+    expect(edge.outbound(bytes(reply), 20)).toEqual([{ data: bytes(new Resampler(16000, 24000).process(reply)), ms: 20 }]);
+  });
+
+  it("refuses G.711: a browser socket carries PCM16", async () => {
+    const edge = await AudioEdge.create({ codec: "pcm16", sampleRate: 16000 });
+    expect(() => edge.use({ input: { encoding: "pcmu", sampleRate: 8000 }, output: pcm16(24000) })).toThrow(/carries PCM16/);
   });
 });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { decodeMulaw, encodeMulaw } from "../../../src/audio/g711.js";
 import { bytesToSamples, samplesToBytes } from "../../../src/audio/pcm.js";
+import { g711, pcm16 } from "../../../src/audio/rates.js";
+import { Resampler } from "../../../src/audio/resample.js";
 import { CarrierAudio, carrierFormatProblem } from "../../../src/transport/carrier-audio.js";
 import { exotelCodec } from "../../../src/transport/carriers/exotel.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
@@ -61,17 +63,39 @@ describe("CarrierAudio", () => {
     expect(audio.ms(4800)).toBe(600);
   });
 
+  it("converts once, straight between the carrier's rate and the rates the session declared", () => {
+    // An offline phone reply: local TTS at 16 kHz goes to 8 kHz μ-law in one step (not 16 → 24 → 8).
+    const audio = new CarrierAudio("mulaw", 8000);
+    audio.use({ input: pcm16(16000), output: pcm16(16000) });
+    const reply = tone(400, 16000, 300);
+    const sent = Buffer.concat(audio.outbound(samplesToBytes(reply)).map((f) => f.bytes));
+    const once = encodeMulaw(new Resampler(16000, 8000).process(reply));
+    expect(sent).toEqual(Buffer.from(once));
+    // The caller's 8 kHz goes straight to the rate the session hears (here 24 kHz: a service's own rate).
+    audio.use({ input: pcm16(24000), output: pcm16(24000) });
+    const caller = encodeMulaw(tone(100, 8000, 300));
+    expect(bytesToSamples(audio.inbound(caller))).toEqual(new Resampler(8000, 24000).process(decodeMulaw(caller)));
+  });
+
+  it("passes L16 through untouched when the session speaks the carrier's rate", () => {
+    const audio = new CarrierAudio("l16", 16000);
+    audio.use({ input: pcm16(16000), output: pcm16(16000) });
+    const caller = samplesToBytes(tone(20, 16000, 300));
+    expect(Buffer.from(audio.inbound(caller))).toEqual(Buffer.from(caller));
+  });
+
   it("passes G.711 through untouched both ways once the session speaks it", () => {
     const audio = new CarrierAudio("mulaw", 8000);
     expect(audio.g711).toBe("pcmu");
-    audio.enablePassthrough();
+    audio.use({ input: g711("pcmu"), output: g711("pcmu") });
     const caller = Uint8Array.from({ length: 160 }, (_, i) => (i * 7) % 256);
     expect(audio.inbound(caller)).toBe(caller);
     const agent = Uint8Array.from({ length: 333 }, (_, i) => (i * 13) % 256);
     const [out] = audio.outbound(agent);
     expect(out?.bytes).toBe(agent);
     expect(new CarrierAudio("l16", 16000).g711).toBeUndefined();
-    expect(() => new CarrierAudio("l16", 16000).enablePassthrough()).toThrow(/G.711/);
+    expect(() => new CarrierAudio("l16", 16000).use({ input: g711("pcmu"), output: g711("pcmu") })).toThrow(/carrier sends l16/);
+    expect(() => new CarrierAudio("mulaw", 8000).use({ input: g711("pcma"), output: g711("pcma") })).toThrow(/carrier sends pcmu/);
   });
 
   it("cuts Exotel audio into chunks of 3.2 KB to 100 KB, multiples of 320 bytes, padding the last with silence", () => {

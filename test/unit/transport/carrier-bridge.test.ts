@@ -3,9 +3,9 @@ import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
+import { g711 } from "../../../src/audio/rates.js";
 import { CarrierBridge, MARK_EVERY_MS } from "../../../src/transport/carrier-bridge.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
-import type { Command } from "../../../src/transport/protocol.js";
 
 /** The gateway side of a carrier socket: records what the bridge sends; a test plays the carrier. */
 class FakeSocket extends EventEmitter {
@@ -52,7 +52,8 @@ interface Harness {
   clock: VirtualClock;
   ws: FakeSocket;
   bridge: CarrierBridge;
-  commands: Command[];
+  /** Playback reports through the link's port (`ConnectionHandler.playback`), ms still unplayed. */
+  playback: number[];
   audio: Uint8Array[];
   digits: string[];
   closed: { code: number; reason: string }[];
@@ -81,7 +82,7 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
     clock,
     ws,
     bridge,
-    commands: [],
+    playback: [],
     audio: [],
     digits: [],
     closed: [],
@@ -89,7 +90,7 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
       return hangUps;
     },
     speak: (ms) => bridge.audio(new Uint8Array(ms * 48), ms),
-    reports: () => h.commands.flatMap((c) => (c.type === "playback_progress" ? [c.bufferedMs] : [])),
+    reports: () => h.playback,
   };
   if (options.start !== false) {
     ws.frame({ event: "connected", protocol: "Call", version: "1.0.0" });
@@ -98,7 +99,8 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
   }
   if (options.attach !== false) {
     bridge.attach({
-      command: (c) => h.commands.push(c),
+      command: () => {},
+      playback: (bufferedMs) => h.playback.push(bufferedMs),
       audio: (chunk) => h.audio.push(chunk),
       closed: (code, reason) => h.closed.push({ code, reason }),
       dtmf: (digit) => h.digits.push(digit),
@@ -115,7 +117,7 @@ describe("CarrierBridge", () => {
     for (let i = 0; i < 5; i++) h.ws.frame(media(new Uint8Array(160).fill(0xff)));
     h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "7" } });
     const got: string[] = [];
-    h.bridge.attach({ command: () => {}, audio: (c) => got.push(`audio:${c.byteLength}`), closed: () => {}, dtmf: (d) => got.push(`dtmf:${d}`) });
+    h.bridge.attach({ command: () => {}, playback: () => {}, audio: (c) => got.push(`audio:${c.byteLength}`), closed: () => {}, dtmf: (d) => got.push(`dtmf:${d}`) });
     expect(got.at(-1)).toBe("dtmf:7");
     expect(got.slice(0, -1).every((g) => g.startsWith("audio:"))).toBe(true);
     expect(got.length).toBe(6);
@@ -278,6 +280,7 @@ describe("CarrierBridge", () => {
     let delivered = 0;
     h.bridge.attach({
       command: () => {},
+      playback: () => {},
       audio: () => {
         delivered += 1;
         if (delivered === 1) throw new Error("a bug downstream");
@@ -300,12 +303,12 @@ describe("CarrierBridge", () => {
   it("passes G.711 through untouched once the session speaks it", async () => {
     const h = await harness({ attach: false });
     expect(h.bridge.g711).toBe("pcmu");
-    h.bridge.useG711("pcmu");
-    expect(() => h.bridge.useG711("pcma")).toThrow(/does not send pcma/);
+    expect(() => h.bridge.useAudio({ input: g711("pcma"), output: g711("pcma") })).toThrow(/carrier sends pcmu/);
+    h.bridge.useAudio({ input: g711("pcmu"), output: g711("pcmu") });
     const caller = Uint8Array.from({ length: 160 }, (_, i) => i);
     h.ws.frame(media(caller));
     const got: Uint8Array[] = [];
-    h.bridge.attach({ command: () => {}, audio: (c) => got.push(c), closed: () => {} });
+    h.bridge.attach({ command: () => {}, playback: () => {}, audio: (c) => got.push(c), closed: () => {} });
     expect(Buffer.from(got[0]!)).toEqual(Buffer.from(caller));
     const agent = Uint8Array.from({ length: 800 }, (_, i) => (i * 3) % 256);
     h.bridge.audio(agent, 100);

@@ -5,7 +5,6 @@ import { virtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
 import { PlaybackClock } from "../../../src/turn/playback-clock.js";
 import { ClientConnection } from "../../../src/transport/client-connection.js";
-import type { Command } from "../../../src/transport/protocol.js";
 
 /** The part of a ws socket a ClientConnection uses; the test plays the browser. */
 class FakeBrowser extends EventEmitter {
@@ -36,10 +35,10 @@ describe("ClientConnection playback reports", () => {
     const playback = new PlaybackClock(clock);
     const reports: number[] = [];
     connection.attach({
-      command: (c: Command) => {
-        if (c.type !== "playback_progress") return;
-        reports.push(c.bufferedMs);
-        playback.report(c.bufferedMs);
+      command: () => {},
+      playback: (bufferedMs) => {
+        reports.push(bufferedMs);
+        playback.report(bufferedMs);
       },
       audio: () => {},
       closed: () => {},

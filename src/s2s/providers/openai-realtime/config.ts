@@ -1,4 +1,5 @@
 /** OpenAI Realtime: `s2s.options` read and validated, and the audio formats (docs/vendors.md (OpenAI Realtime)). */
+import { G711_SAMPLE_RATE } from "../../../audio/rates.js";
 import { GatewayError, MissingKeyError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import { isRecord } from "../../../providers/ws-frames.js";
@@ -11,14 +12,13 @@ const DEFAULT_URL = "wss://api.openai.com/v1/realtime";
 const DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY";
 /** docs/vendors.md (OpenAI Realtime), `session.update`: `audio/pcm` takes 24000 Hz only; `audio/pcmu` and `audio/pcma` are G.711 at 8 kHz. */
 const SAMPLE_RATE = 24_000;
-const G711_RATE = 8000;
 export const AUDIO_FORMATS: readonly S2sAudioFormat[] = ["pcm16", "pcmu", "pcma"];
 const TURN_DETECTION_TYPES: ReadonlySet<unknown> = new Set(["server_vad", "semantic_vad"]);
 
 /** The wire format object, the rate, and bytes per millisecond (PCM16 at 24 kHz: 48; G.711: 8). */
 export function wireFormat(format: S2sAudioFormat): { readonly json: object; readonly rate: number; readonly bytesPerMs: number } {
   if (format === "pcm16") return { json: { type: "audio/pcm", rate: SAMPLE_RATE }, rate: SAMPLE_RATE, bytesPerMs: (SAMPLE_RATE * 2) / 1000 };
-  return { json: { type: `audio/${format}` }, rate: G711_RATE, bytesPerMs: G711_RATE / 1000 };
+  return { json: { type: `audio/${format}` }, rate: G711_SAMPLE_RATE, bytesPerMs: G711_SAMPLE_RATE / 1000 };
 }
 
 /** `descriptor.options`, read and validated at construction. */
