@@ -6,6 +6,15 @@
  * variable (`options.apiKeyEnv` names another), and a key the vendor refuses at the upgrade (HTTP
  * 401) rejects open() with a fatal `stt` error naming the variable, never the key, before any event.
  *
+ * The socket's lifecycle: an open the vendor never confirms times out (recoverable, in the
+ * adapter's own words, the connection closed) and a refused connection is recoverable; an abort
+ * while the open is pending rejects with its reason and closes the connection; while the socket's
+ * backlog is over 1 MiB audio is dropped a whole frame at a time (Deepgram sends each chunk as it
+ * comes, AssemblyAI batches 50 ms frames) and counted, control messages still go, and audio flows
+ * again once it drains; close() sends the vendor's close message (CloseStream, Terminate),
+ * delivers what was pending as a final, then closed({expected:true}) once, and drops a socket the
+ * vendor does not close.
+ *
  * The transcript contract: the
  * same utterances, spoken through each vendor's loopback fake the way the vendor documents it
  * (Deepgram: interims over the unfinalized audio and several `is_final` segments, the last with
@@ -16,14 +25,17 @@
  * runs the same replay over real audio (when pocketsphinx is installed).
  */
 import { existsSync, readFileSync } from "node:fs";
+import { createServer as createTcpServer, type AddressInfo, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket, type ClientOptions } from "ws";
 import { readWav } from "../../src/audio/wav.js";
 import { GatewayError, MissingKeyError } from "../../src/errors.js";
 import { countWords, isBargeIn } from "../../src/pipeline/barge-in.js";
-import { assemblyAiStt } from "../../src/pipeline/providers/stt/assemblyai.js";
-import { deepgramStt } from "../../src/pipeline/providers/stt/deepgram.js";
+import { assemblyAiStt, type AssemblyAiSttOptions } from "../../src/pipeline/providers/stt/assemblyai.js";
+import { deepgramStt, type DeepgramSttOptions } from "../../src/pipeline/providers/stt/deepgram.js";
 import { localStt } from "../../src/pipeline/providers/stt/local.js";
 import { LOCAL_STT_MODEL_DIR, localSttAvailable } from "../../src/pipeline/providers/stt/local-setup.js";
+import { MAX_PROVIDER_BACKLOG_BYTES } from "../../src/providers/ws-backlog.js";
 import { UtteranceText, type SttEvents, type SttOpenOptions, type SttProvider, type SttSession } from "../../src/pipeline/stt-port.js";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi } from "../../fakes/assemblyai.js";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../fakes/deepgram.js";
@@ -239,6 +251,208 @@ describe.each([deepgramAdapter(), assemblyAiAdapter()])("STT sessions: $name", (
     session.sendAudio(new Uint8Array(640)); // after the drop: ignored
     await session.close(); // resolves at once
     expect(rec.of("closed")).toHaveLength(1);
+  });
+});
+
+// ---- the socket adapters' lifecycle: opening, backlog, closing ----
+
+/** A socket adapter's runtime knobs the lifecycle cases set. */
+interface SocketRuntime {
+  readonly openTimeoutMs?: number;
+  readonly closeTimeoutMs?: number;
+  readonly connect?: (url: string, options: ClientOptions) => WebSocket;
+}
+
+type SocketFake = FakeDeepgram | FakeAssemblyAi;
+
+/** An endpoint that takes the connection and never confirms the open. */
+interface Hang {
+  readonly url: string;
+  connections(): number;
+  /** Resolves once the connection is closed. */
+  closed(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Lifecycle {
+  readonly name: string;
+  /** The vendor's fake; it does not answer the control messages named in `ignore`. */
+  startFake(ignore?: string[]): Promise<SocketFake>;
+  build(url: string, runtime: SocketRuntime): SttProvider;
+  hang(): Promise<Hang>;
+  /** How the adapter words an open not confirmed within `ms`. */
+  openTimeout(ms: number): RegExp;
+  readonly finalizeMessage: string;
+  readonly closeMessage: string;
+  /** A partial pending at close(), and the final close() delivers for it. */
+  readonly lastWords: { readonly partial: string; readonly final: readonly unknown[] };
+  /** How many 20 ms chunks the adapter sends as one frame, and that frame's bytes. */
+  readonly frame: { readonly chunks: number; readonly bytes: number };
+}
+
+/** 20 ms of PCM16 mono at 16 kHz. */
+const CHUNK = new Uint8Array(640);
+
+/** A TCP server that never answers the WebSocket upgrade. */
+async function silentServer(path: string): Promise<Hang> {
+  const sockets: Socket[] = [];
+  let closedOne = (): void => {};
+  const closed = new Promise<void>((resolve) => (closedOne = resolve));
+  const server = createTcpServer((socket) => {
+    sockets.push(socket);
+    socket.resume(); // read (and drop) the upgrade request, so the client's end is seen
+    socket.on("close", () => closedOne());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
+    connections: () => sockets.length,
+    closed: () => closed,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function deepgramLifecycle(): Lifecycle {
+  return {
+    name: "deepgram",
+    startFake: (ignore) => startFakeDeepgram(ignore === undefined ? {} : { ignore }),
+    build: (url, runtime: DeepgramSttOptions) => deepgramStt({ kind: "deepgram", options: { url } }, { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY }, runtime),
+    // Deepgram's open is the upgrade: a server that never answers it.
+    hang: () => silentServer("/v1/listen"),
+    openTimeout: (ms) => new RegExp(`did not open within ${ms} ms`),
+    finalizeMessage: "Finalize",
+    closeMessage: "CloseStream",
+    lastWords: { partial: "last words", final: ["last words", { endOfTurn: true }] },
+    frame: { chunks: 1, bytes: 640 },
+  };
+}
+
+function assemblyAiLifecycle(): Lifecycle {
+  return {
+    name: "assemblyai",
+    startFake: (ignore) => startFakeAssemblyAi(ignore === undefined ? {} : { ignore }),
+    build: (url, runtime: AssemblyAiSttOptions) => assemblyAiStt({ kind: "assemblyai", options: { url } }, { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY }, runtime),
+    // AssemblyAI's open is its `Begin` message: a fake whose socket opens and never says it.
+    hang: async () => {
+      const fake = await startFakeAssemblyAi({ begin: false });
+      return { url: fake.url, connections: () => fake.connections.length, closed: () => fake.waitForClose(), stop: () => fake.close() };
+    },
+    openTimeout: (ms) => new RegExp(`did not begin a session within ${ms} ms`),
+    finalizeMessage: "ForceEndpoint",
+    closeMessage: "Terminate",
+    lastWords: { partial: "goodbye then", final: ["Goodbye then.", { endOfTurn: true, eotConfidence: 0.9 }] },
+    // Frames of 50 ms at least: three 20 ms chunks make one of 60 ms.
+    frame: { chunks: 3, bytes: 1920 },
+  };
+}
+
+describe.each([deepgramLifecycle(), assemblyAiLifecycle()])("STT socket lifecycle: $name", (adapter) => {
+  const stops: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  });
+  const hang = async (): Promise<Hang> => {
+    const h = await adapter.hang();
+    stops.push(() => h.stop());
+    return h;
+  };
+  const fakeWith = async (ignore?: string[]): Promise<SocketFake> => {
+    const fake = await adapter.startFake(ignore);
+    stops.push(() => fake.close());
+    return fake;
+  };
+  const opened = async (fake: SocketFake, runtime: SocketRuntime = {}): Promise<{ session: SttSession; rec: ReturnType<typeof sttRecorder> }> => {
+    const rec = sttRecorder();
+    const session = await adapter.build(fake.url, runtime).open(OPEN, rec.events);
+    stops.push(() => session.close());
+    return { session, rec };
+  };
+
+  it("an open never confirmed times out as recoverable, in the adapter's words, and closes the connection", async () => {
+    const h = await hang();
+    const rec = sttRecorder();
+    const failure = await adapter.build(h.url, { openTimeoutMs: 60 }).open(OPEN, rec.events).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect((failure as GatewayError).message).toMatch(adapter.openTimeout(60));
+    expect((failure as GatewayError).fatal).toBe(false);
+    expect(h.connections()).toBe(1); // the connection itself was made
+    await h.closed();
+    expect(rec.calls).toEqual([]);
+  });
+
+  it("a refused connection rejects open() as recoverable", async () => {
+    const failure = await adapter.build("ws://127.0.0.1:1/", {}).open(OPEN, sttRecorder().events).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(GatewayError);
+    expect((failure as GatewayError).fatal).toBe(false);
+  });
+
+  it("an abort while the open is pending rejects with its reason and closes the connection", async () => {
+    const h = await hang();
+    const rec = sttRecorder();
+    const controller = new AbortController();
+    const pending = adapter.build(h.url, {}).open({ ...OPEN, signal: controller.signal }, rec.events);
+    await until(() => h.connections() === 1, "the connection");
+    controller.abort(new Error("caller left"));
+    await expect(pending).rejects.toThrow("caller left");
+    await h.closed();
+    expect(rec.calls).toEqual([]);
+  });
+
+  it("drops and counts whole frames while the socket's backlog is over 1 MiB; control messages still go; audio flows once it drains", async () => {
+    let congested = true;
+    const connect = (url: string, options: ClientOptions): WebSocket => {
+      const ws = new WebSocket(url, options);
+      // Shadow the prototype getter on this socket (the real backlog stays tiny on loopback).
+      Object.defineProperty(ws, "bufferedAmount", { get: () => (congested ? 2 * MAX_PROVIDER_BACKLOG_BYTES : 0) });
+      return ws;
+    };
+    const fake = await fakeWith();
+    const { session } = await opened(fake, { connect });
+    session.finalize();
+    await fake.waitForMessage(adapter.finalizeMessage);
+    const { chunks, bytes } = adapter.frame;
+    // Two whole frames and all but one chunk of a third: the frames are dropped, the rest waits.
+    for (let i = 0; i < 3 * chunks - 1; i++) session.sendAudio(CHUNK);
+    expect(session.droppedBytes).toBe(2 * bytes);
+    expect(fake.audioBytes).toBe(0);
+    congested = false;
+    session.sendAudio(CHUNK);
+    await fake.waitForAudio(bytes);
+    expect(fake.audioBytes).toBe(bytes);
+    expect(session.droppedBytes).toBe(2 * bytes);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it(`close() sends ${adapter.closeMessage}, delivers the pending words as a final, then closed({expected:true}) once`, async () => {
+    const fake = await fakeWith();
+    const { session, rec } = await opened(fake);
+    fake.partial(adapter.lastWords.partial);
+    await rec.waitFor("partial");
+    await session.close();
+    expect(fake.messages.map((m) => m.type)).toEqual([adapter.closeMessage]);
+    expect(rec.calls.slice(1)).toEqual([
+      { name: "final", args: adapter.lastWords.final },
+      { name: "closed", args: [{ expected: true }] },
+    ]);
+    await fake.waitForClose();
+    expect(fake.latest.closeCode).toBe(1000);
+    await session.close(); // idempotent
+    session.sendAudio(CHUNK); // after close: ignored, not counted
+    expect(session.droppedBytes).toBe(0);
+    expect(rec.of("closed")).toHaveLength(1);
+  });
+
+  it("close() drops the socket when the vendor does not close after the close message", async () => {
+    const fake = await fakeWith([adapter.closeMessage]);
+    const { session, rec } = await opened(fake, { closeTimeoutMs: 50 });
+    const started = Date.now();
+    await session.close();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    expect(rec.calls).toEqual([{ name: "closed", args: [{ expected: true }] }]);
+    await fake.waitForClose();
   });
 });
 

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { CarrierCodec, CarrierInbound } from "../../../../src/transport/carriers/carrier.js";
+import type { CarrierCodec, CarrierInbound } from "../../src/transport/carriers/carrier.js";
 
 const KINDS = new Set(["start", "media", "mark", "dtmf", "stop", "ignored"]);
 
@@ -42,10 +42,11 @@ function* mutations(value: unknown): Generator<unknown> {
 }
 
 /**
- * Malformed inputs never throw: random bytes (as text and binary), every truncation of each real
- * frame, wrong-typed fields, non-objects, a 2 MiB payload. Returns how many inputs were tried.
+ * Malformed inputs never throw: random bytes (as text and binary, short and up to 2000 bytes),
+ * every truncation of each real text frame (each one `ignored`), every field of each real frame
+ * wrong-typed, and JSON that is not an event object. Returns how many inputs were tried.
  */
-export function fuzzCodec(codec: CarrierCodec, realFrames: string[], payloadFrame: (b64: string) => string): number {
+export function fuzzCodec(codec: CarrierCodec, realFrames: readonly string[]): number {
   let tried = 0;
   const rand = prng(42);
   for (let i = 0; i < 300; i++) {
@@ -55,6 +56,11 @@ export function fuzzCodec(codec: CarrierCodec, realFrames: string[], payloadFram
     decodeOk(codec, bytes, true);
     decodeOk(codec, Buffer.from(bytes).toString("latin1"), false);
     tried += 3;
+  }
+  const long = prng(7);
+  for (let i = 0; i < 200; i++) {
+    decodeOk(codec, new Uint8Array(Math.floor(long() * 2000)).map(() => Math.floor(long() * 256)), true);
+    tried++;
   }
   for (const frame of realFrames) {
     for (let cut = 0; cut < frame.length; cut++) {
@@ -72,13 +78,5 @@ export function fuzzCodec(codec: CarrierCodec, realFrames: string[], payloadFram
     decodeOk(codec, odd, false);
     tried++;
   }
-  const twoMiB = new Uint8Array(2 * 1024 * 1024).fill(0x7f);
-  const huge = decodeOk(codec, payloadFrame(b64(twoMiB)), false);
-  expect(huge.kind).toBe("ignored");
-  for (const garbage of ["%%%%", "AAA", "A===", "AB=C", "  AAAA", "AAAA\n", "-_-_"]) {
-    const out = decodeOk(codec, payloadFrame(garbage), false);
-    expect(out.kind).toBe("ignored");
-  }
-  tried += 8;
   return tried;
 }
