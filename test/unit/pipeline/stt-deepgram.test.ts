@@ -1,9 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { WebSocket } from "ws";
 import { virtualClock } from "../../../src/clock.js";
 import type { GatewayError } from "../../../src/errors.js";
 import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions } from "../../../src/pipeline/providers/stt/deepgram.js";
-import { MAX_PROVIDER_BACKLOG_BYTES, sendAudioOrDrop } from "../../../src/providers/ws-backlog.js";
 import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../../fakes/deepgram.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
@@ -260,18 +258,6 @@ describe("deepgramStt: keepalive, backlog and drops", () => {
     const [error, info] = idle.of("error")[0]!.args as [Error, { recoverable: boolean }];
     expect(error.message).toMatch(/code 1011.*NET-0001/);
     expect(info).toEqual({ recoverable: true });
-  });
-
-  it("sendAudioOrDrop: sends under the limit, drops over it or when not open", () => {
-    const sent: unknown[] = [];
-    const socket = { OPEN: 1, readyState: 1, bufferedAmount: 0, send: (d: unknown) => sent.push(d) } as unknown as WebSocket;
-    expect(sendAudioOrDrop(socket, FRAME, 640)).toBe(0);
-    (socket as unknown as { bufferedAmount: number }).bufferedAmount = MAX_PROVIDER_BACKLOG_BYTES + 1;
-    expect(sendAudioOrDrop(socket, FRAME, 640)).toBe(640);
-    (socket as unknown as { bufferedAmount: number; readyState: number }).bufferedAmount = 0;
-    (socket as unknown as { readyState: number }).readyState = 3;
-    expect(sendAudioOrDrop(socket, FRAME, 640)).toBe(640);
-    expect(sent).toHaveLength(1);
   });
 
   it("a 1008 close (undecodable audio) is not recoverable; a 1011 NET-0001 is", async () => {
