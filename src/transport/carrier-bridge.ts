@@ -339,8 +339,10 @@ export class CarrierBridge implements ClientLink {
     this.#write(this.#codec.encodeMedia(call.streamId, payload, call));
     const ms = audio.ms(payload.byteLength);
     this.#sentMs += ms;
-    // The link has no model/filler distinction; its timeline restarts at each segment end and clear.
-    this.#played.queued(ms, "model");
+    // The link only needs what is still unplayed (pendingMs), never the heard cursor: queued as
+    // "filler", which keeps no model ranges (as "model" it recorded one per 20 ms frame until the
+    // segment ended). The runner's own PlaybackClock keeps the model/filler distinction.
+    this.#played.queued(ms, "filler");
   }
 
   /** Send a mark after everything sent so far. */
