@@ -8,6 +8,7 @@
 // script `Turn` messages (with the formatted copy when `format_turns=true`), speak a whole turn
 // as AssemblyAI streams one (`speak`: a growing `transcript`, then `end_of_turn`), or speak a
 // transcript that way once N ms of audio arrived.
+import { AudioTriggers, parseClientMessage, transcriptList } from "./stt-shared.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -123,12 +124,11 @@ function formatText(text: string): string {
 export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): Promise<FakeAssemblyAi> {
   const apiKey = options.apiKey ?? FAKE_ASSEMBLYAI_KEY;
   const strictFrames = options.strictFrames ?? true;
-  const transcripts = options.transcript === undefined ? ["hello world"] : typeof options.transcript === "string" ? [options.transcript] : options.transcript;
   const connections: FakeAssemblyAiConnection[] = [];
   const messages: Record<string, unknown>[] = [];
   const rejected: { status: number; reason: string }[] = [];
   const violations: string[] = [];
-  const audioHooks: { ms: number; fn: (c: FakeAssemblyAiConnection) => void; fired: boolean }[] = [];
+  const triggers = new AudioTriggers<FakeAssemblyAiConnection>(transcriptList(options.transcript), options.transcriptAfterMs);
   const sockets = new Set<Socket>();
   let totalAudio = 0;
 
@@ -223,7 +223,6 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     if (invalid !== undefined) return script.fail(c, invalid.code, invalid.error);
     const rate = Number(query.get("sample_rate"));
     const bytesPerSecond = rate * (query.get("encoding") === "pcm_mulaw" ? 1 : 2);
-    let utterance = 0;
     if (options.begin ?? true) send(c, { type: "Begin", id: randomUUID(), expires_at: Math.floor(Date.now() / 1000) + 3600 });
 
     ws.on("message", (data: RawData, isBinary: boolean) => {
@@ -239,27 +238,14 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
           violations.push(`audio frame of ${ms.toFixed(1)} ms (must be 50–1000 ms)`);
           if (strictFrames) return script.fail(c, 3007, `Input duration violation: ${ms.toFixed(1)} ms. Expected between 50 and 1000 ms`);
         }
-        for (const hook of audioHooks) {
-          if (!hook.fired && c.audioMs >= hook.ms) {
-            hook.fired = true;
-            hook.fn(c);
-          }
-        }
-        const after = options.transcriptAfterMs;
-        if (after !== undefined && utterance < transcripts.length && c.audioMs >= after * (utterance + 1)) {
-          const text = transcripts[utterance++] ?? "";
+        const text = triggers.advanced(c);
+        if (text !== undefined) {
           script.speechStarted(c);
           script.speak(c, text);
         }
         return;
       }
-      let message: Record<string, unknown>;
-      try {
-        const parsed: unknown = JSON.parse(buffer.toString("utf8"));
-        message = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { type: "<invalid>", raw: parsed };
-      } catch {
-        message = { type: "<invalid>", raw: buffer.toString("utf8") };
-      }
+      const message = parseClientMessage(buffer);
       c.messages.push(message);
       messages.push(message);
       if (typeof message.type === "string" && options.ignore?.includes(message.type) === true) return;
@@ -307,7 +293,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     drop: () => latest().socket.terminate(),
     closeWith: (code, reason = "") => latest().socket.close(code, reason),
     onAudio(ms, fn) {
-      audioHooks.push({ ms, fn, fired: false });
+      triggers.at(ms, fn);
     },
     ...audioFakeWaits({ fake: "fake assemblyai", connections, messages, audioBytes: () => totalAudio, wss, http, sockets }),
   };

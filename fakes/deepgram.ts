@@ -7,6 +7,7 @@
 // `Results` / `UtteranceEnd` / `SpeechStarted`, speak a whole utterance as Deepgram streams one
 // (`speak`: interims over the unfinalized audio, several `is_final` segments, the last with
 // `speech_final`), or speak a transcript that way once N ms of audio arrived.
+import { AudioTriggers, parseClientMessage, transcriptList } from "./stt-shared.js";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -134,12 +135,11 @@ function bytesPerSecond(q: URLSearchParams): number {
 export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Promise<FakeDeepgram> {
   const apiKey = options.apiKey ?? FAKE_DEEPGRAM_KEY;
   const idleTimeoutMs = options.idleTimeoutMs ?? 10_000;
-  const transcripts = options.transcript === undefined ? ["hello world"] : typeof options.transcript === "string" ? [options.transcript] : options.transcript;
   const connections: FakeDeepgramConnection[] = [];
   const messages: Record<string, unknown>[] = [];
   const rejected: { status: number; reason: string }[] = [];
   const violations: string[] = [];
-  const audioHooks: { ms: number; fn: (c: FakeDeepgramConnection) => void; fired: boolean }[] = [];
+  const triggers = new AudioTriggers<FakeDeepgramConnection>(transcriptList(options.transcript), options.transcriptAfterMs);
   const sockets = new Set<Socket>();
   let totalAudio = 0;
   let clock = 0; // stream seconds for Results timing, per server (good enough for tests)
@@ -230,7 +230,6 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     const c: FakeDeepgramConnection = { query, headers, socket: ws, frames: [], audioBytes: 0, audioMs: 0, messages: [], closed: false };
     connections.push(c);
     const rate = bytesPerSecond(query);
-    let utterance = 0;
     let idle: NodeJS.Timeout | undefined;
     const touch = (): void => {
       if (idleTimeoutMs <= 0) return;
@@ -251,27 +250,14 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
         c.audioBytes += buffer.byteLength;
         totalAudio += buffer.byteLength;
         c.audioMs = (c.audioBytes / rate) * 1000;
-        for (const hook of audioHooks) {
-          if (!hook.fired && c.audioMs >= hook.ms) {
-            hook.fired = true;
-            hook.fn(c);
-          }
-        }
-        const after = options.transcriptAfterMs;
-        if (after !== undefined && utterance < transcripts.length && c.audioMs >= after * (utterance + 1)) {
-          const text = transcripts[utterance++] ?? "";
+        const text = triggers.advanced(c);
+        if (text !== undefined) {
           script.speechStarted(c);
           script.speak(c, deepgramSegments(text));
         }
         return;
       }
-      let message: Record<string, unknown>;
-      try {
-        const parsed: unknown = JSON.parse(buffer.toString("utf8"));
-        message = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { type: "<invalid>", raw: parsed };
-      } catch {
-        message = { type: "<invalid>", raw: buffer.toString("utf8") };
-      }
+      const message = parseClientMessage(buffer);
       c.messages.push(message);
       messages.push(message);
       if (typeof message.type === "string" && options.ignore?.includes(message.type) === true) return;
@@ -325,7 +311,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     drop: () => latest().socket.terminate(),
     closeWith: (code, reason = "") => latest().socket.close(code, reason),
     onAudio(ms, fn) {
-      audioHooks.push({ ms, fn, fired: false });
+      triggers.at(ms, fn);
     },
     ...audioFakeWaits({ fake: "fake deepgram", connections, messages, audioBytes: () => totalAudio, wss, http, sockets }),
   };
