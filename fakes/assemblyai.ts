@@ -8,12 +8,11 @@
 // script `Turn` messages (with the formatted copy when `format_turns=true`), speak a whole turn
 // as AssemblyAI streams one (`speak`: a growing `transcript`, then `end_of_turn`), or speak a
 // transcript that way once N ms of audio arrived.
-import { AudioTriggers, parseClientMessage, transcriptList } from "./stt-shared.js";
+import { AudioTriggers, parseClientMessage, sttFakeBase, transcriptList, type SttFakeBase } from "./stt-shared.js";
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { audioFakeWaits, type AudioFakeWaits } from "./ws-waits.js";
 
 export const FAKE_ASSEMBLYAI_KEY = "fake-assemblyai-key";
 
@@ -53,16 +52,8 @@ export interface FakeAssemblyAiConnection {
   closeCode?: number;
 }
 
-export interface FakeAssemblyAi extends AudioFakeWaits<FakeAssemblyAiConnection> {
-  /** ws://127.0.0.1:PORT/v3/ws */
-  readonly url: string;
-  readonly connections: FakeAssemblyAiConnection[];
-  readonly audioBytes: number;
-  readonly messages: Record<string, unknown>[];
-  readonly rejected: { status: number; reason: string }[];
-  readonly violations: string[];
-  readonly latest: FakeAssemblyAiConnection;
-
+/** The fake at ws://127.0.0.1:PORT/v3/ws: the common STT-fake surface, and AssemblyAI's own script. */
+export interface FakeAssemblyAi extends SttFakeBase<FakeAssemblyAiConnection> {
   /** A `Turn` with end_of_turn:false (the current turn's text so far). */
   partial(text: string, options?: { confidence?: number; trailingWord?: string }): void;
   /** End the current turn: `Turn` end_of_turn:true, then the formatted copy when format_turns=true. */
@@ -77,12 +68,8 @@ export interface FakeAssemblyAi extends AudioFakeWaits<FakeAssemblyAiConnection>
    */
   speak(text: string, options?: { confidence?: number; formatted?: string | false }): void;
   speechStarted(): void;
-  sendRaw(text: string): void;
   /** Send an `Error` message (`error_code`, `error`) and close with that code. */
   fail(code: number, error: string): void;
-  drop(): void;
-  closeWith(code: number, reason?: string): void;
-  onAudio(ms: number, fn: (connection: FakeAssemblyAiConnection) => void): void;
 }
 
 /** A close code and message when the query is invalid (the query parameters of the SDK's `connectionUrl`). */
@@ -268,34 +255,14 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     });
   }
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-
-  const server: FakeAssemblyAi = {
-    url: `ws://127.0.0.1:${port}/v3/ws`,
-    connections,
-    get audioBytes() {
-      return totalAudio;
-    },
-    messages,
-    rejected,
-    violations,
-    get latest() {
-      return latest();
-    },
+  const base = await sttFakeBase({ fake: "fake assemblyai", path: "/v3/ws", http, wss, sockets, connections, messages, rejected, violations, triggers, audioBytes: () => totalAudio });
+  const own: Omit<FakeAssemblyAi, keyof SttFakeBase<FakeAssemblyAiConnection>> = {
     partial: (text, opts = {}) => script.partial(latest(), text, opts.confidence, opts.trailingWord),
     endOfTurn: (text, opts = {}) => script.endOfTurn(latest(), text, opts.confidence, opts.formatted),
     final: (text, opts = {}) => script.endOfTurn(latest(), text, opts.confidence, opts.formatted),
     speak: (text, opts = {}) => script.speak(latest(), text, opts.confidence, opts.formatted),
     speechStarted: () => script.speechStarted(latest()),
-    sendRaw: (text) => latest().socket.send(text),
     fail: (code, error) => script.fail(latest(), code, error),
-    drop: () => latest().socket.terminate(),
-    closeWith: (code, reason = "") => latest().socket.close(code, reason),
-    onAudio(ms, fn) {
-      triggers.at(ms, fn);
-    },
-    ...audioFakeWaits({ fake: "fake assemblyai", connections, messages, audioBytes: () => totalAudio, wss, http, sockets }),
   };
-  return server;
+  return Object.assign(base, own);
 }

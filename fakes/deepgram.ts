@@ -7,11 +7,10 @@
 // `Results` / `UtteranceEnd` / `SpeechStarted`, speak a whole utterance as Deepgram streams one
 // (`speak`: interims over the unfinalized audio, several `is_final` segments, the last with
 // `speech_final`), or speak a transcript that way once N ms of audio arrived.
-import { AudioTriggers, parseClientMessage, transcriptList } from "./stt-shared.js";
+import { AudioTriggers, parseClientMessage, sttFakeBase, transcriptList, type SttFakeBase } from "./stt-shared.js";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { audioFakeWaits, type AudioFakeWaits } from "./ws-waits.js";
 
 export const FAKE_DEEPGRAM_KEY = "fake-deepgram-key";
 
@@ -49,21 +48,8 @@ export interface FakeDeepgramConnection {
   closeCode?: number;
 }
 
-export interface FakeDeepgram extends AudioFakeWaits<FakeDeepgramConnection> {
-  /** ws://127.0.0.1:PORT/v1/listen */
-  readonly url: string;
-  readonly connections: FakeDeepgramConnection[];
-  /** Audio bytes received over all connections. */
-  readonly audioBytes: number;
-  /** Control messages received over all connections, in order. */
-  readonly messages: Record<string, unknown>[];
-  /** Upgrades refused: status and why. */
-  readonly rejected: { status: number; reason: string }[];
-  /** Protocol violations seen (binary control, unknown message types, …). */
-  readonly violations: string[];
-  /** The latest connection (throws when there is none). */
-  readonly latest: FakeDeepgramConnection;
-
+/** The fake at ws://127.0.0.1:PORT/v1/listen: the common STT-fake surface, and Deepgram's own script. */
+export interface FakeDeepgram extends SttFakeBase<FakeDeepgramConnection> {
   /** An interim `Results` (is_final:false) on the latest connection. */
   partial(text: string): void;
   /** A final `Results` (is_final:true), `speech_final` when told. */
@@ -79,14 +65,6 @@ export interface FakeDeepgram extends AudioFakeWaits<FakeDeepgramConnection> {
   speak(segments: readonly string[], options?: { speechFinal?: boolean; utteranceEnd?: boolean }): void;
   utteranceEnd(): void;
   speechStarted(): void;
-  /** Send a raw text frame (e.g. malformed JSON). */
-  sendRaw(text: string): void;
-  /** Terminate the latest socket without a close frame (a network drop). */
-  drop(): void;
-  /** Close the latest socket with a code and reason. */
-  closeWith(code: number, reason?: string): void;
-  /** Run `fn` once, when a connection has received `ms` of audio. */
-  onAudio(ms: number, fn: (connection: FakeDeepgramConnection) => void): void;
 }
 
 /** How auto mode splits a transcript into `is_final` segments: the first half of its words, then the rest. */
@@ -287,33 +265,14 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     ws.on("error", () => {});
   }
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-
-  const server: FakeDeepgram = {
-    url: `ws://127.0.0.1:${port}/v1/listen`,
-    connections,
-    get audioBytes() {
-      return totalAudio;
-    },
-    messages,
-    rejected,
-    violations,
-    get latest() {
-      return latest();
-    },
+  const base = await sttFakeBase({ fake: "fake deepgram", path: "/v1/listen", http, wss, sockets, connections, messages, rejected, violations, triggers, audioBytes: () => totalAudio });
+  const own: Omit<FakeDeepgram, keyof SttFakeBase<FakeDeepgramConnection>> = {
     partial: (text) => script.partial(latest(), text),
     final: (text, opts = {}) => script.final(latest(), text, opts.speechFinal ?? false, opts.fromFinalize ?? false),
     speak: (segments, opts = {}) => script.speak(latest(), segments, opts.speechFinal ?? true, opts.utteranceEnd ?? true),
     utteranceEnd: () => script.utteranceEnd(latest()),
     speechStarted: () => script.speechStarted(latest()),
-    sendRaw: (text) => latest().socket.send(text),
-    drop: () => latest().socket.terminate(),
-    closeWith: (code, reason = "") => latest().socket.close(code, reason),
-    onAudio(ms, fn) {
-      triggers.at(ms, fn);
-    },
-    ...audioFakeWaits({ fake: "fake deepgram", connections, messages, audioBytes: () => totalAudio, wss, http, sockets }),
+
   };
-  return server;
+  return Object.assign(base, own);
 }
