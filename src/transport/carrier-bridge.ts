@@ -1,18 +1,14 @@
 /**
  * The carrier bridge: adapts any carrier codec to the `ClientLink` a session uses for browser
  * sockets (docs/telephony.md, "Playback truth" and "What happens on a call"). Carrier audio is
- * decoded and resampled at this edge, to and from the rates the session's mode declared (`useAudio`); agent audio is paced, encoded and framed for the carrier;
- * marks make playback truthful.
+ * decoded and resampled at this edge, to and from the rates the session's mode declared
+ * (`useAudio`); agent audio is paced, encoded and framed for the carrier.
  *
- * Playback truth: the carrier buffers seconds of audio, so "sent" is not "played". A mark goes
- * out after each reply segment (and every MARK_EVERY_MS within one); its echo says everything
- * before it has played, and until it echoes nothing after it has. Echoes, and while marks are
- * outstanding every inbound media frame, are reported through the link's port
- * (`ConnectionHandler.playback`), so the session's playback clock, heard cursor, "agent stopped
- * speaking" and idle timer follow the carrier. The estimate between those facts is a
- * `PlaybackClock` (src/turn/playback-clock.ts), the gateway's one estimator: this bridge keeps one
- * of its own, fed by what it sends and by the marks, for what only the link needs (when a mark is
- * overdue, how long a closing call may still play).
+ * Playback truth: a mark goes out after each reply segment (and every MARK_EVERY_MS within one);
+ * what was sent, the marks outstanding and the estimate between echoes are a `CarrierPlayout`
+ * (carrier-playout.ts). Echoes, and while marks are outstanding every inbound media frame, are
+ * reported through the link's port (`ConnectionHandler.playback`), so the session's playback
+ * clock, heard cursor, "agent stopped speaking" and idle timer follow the carrier.
  */
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
@@ -25,30 +21,14 @@ import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { ChunkOrder } from "./chunk-order.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
-import { PlaybackClock } from "../turn/playback-clock.js";
+import { CarrierPlayout, MARK_EVERY_MS } from "./carrier-playout.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
+import { PreAttachBuffer } from "./pre-attach.js";
 import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
 
-/**
- * A mark at least this often within a segment (ms of audio): the heard cursor never runs past an
- * unechoed mark, so this bounds its error when the carrier plays late. 4 marks a second each way
- * is small beside 50 media frames a second.
- */
-export const MARK_EVERY_MS = 250;
 /** While a mark is outstanding, the agent still counts as audible for at least this long (ms) per report. */
 const KEEPALIVE_MS = 60;
-/** A mark not echoed this long after its audio should have played is given up on (ms). */
-const MARK_OVERDUE_MS = 5000;
-/** How long a closing call may keep playing what was already said (ms), past its estimated end, waiting for the last echo. */
-const CLOSE_GRACE_MS = 5000;
-/**
- * A carrier without marks (Vonage) closes this long after the real-time estimate says its audio
- * has played (ms): its own playout (jitter) buffer, which nothing on the socket reports and its
- * docs do not size, holds the last frames longer. A second of silence after a goodbye costs
- * nothing; closing early cuts the goodbye off.
- */
-export const MARKLESS_PLAYOUT_MARGIN_MS = 1000;
 /** The carrier must send `start` within this (ms). */
 export const CARRIER_START_TIMEOUT_MS = 10_000;
 /**
@@ -85,14 +65,6 @@ export interface CarrierBridgeOptions {
 
 type Pending = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
 
-interface Mark {
-  readonly name: string;
-  /** Ms of audio sent before it. */
-  readonly position: number;
-  /** When its audio should have played, by the real-time estimate (epoch ms). */
-  readonly due: number;
-}
-
 const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: MIC_SAMPLE_RATE, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
 
 export class CarrierBridge implements ClientLink {
@@ -107,18 +79,12 @@ export class CarrierBridge implements ClientLink {
   #call: CarrierCall | undefined;
   #audio: CarrierAudio | undefined;
   #handler: ConnectionHandler | undefined;
-  readonly #pending: Pending[] = [];
+  /** Caller input until the session attaches. */
+  readonly #pending: PreAttachBuffer<Pending>;
   /** Caller frames back in `chunk` order (Telnyx may deliver them out of order). */
   readonly #order = new ChunkOrder<Uint8Array>();
-  #pendingBytes = 0;
-  #droppedBeforeAttach = 0;
-  /** Ms of agent audio written to the carrier. */
-  #sentMs = 0;
-  #lastMarkAt = 0;
-  #markSeq = 0;
-  readonly #marks: Mark[] = [];
-  /** The carrier's playout: audio plays in real time from when it is sent; marks only push it later. */
-  readonly #played: PlaybackClock;
+  /** What the carrier was sent and has played. */
+  readonly #playout: CarrierPlayout;
   #closed = false;
   #closing: { code: number; reason: string; timer: Timer } | undefined;
   #closeInfo: { code: number; reason: string } | undefined;
@@ -140,7 +106,12 @@ export class CarrierBridge implements ClientLink {
     this.#clock = options.clock;
     this.#log = options.log.child({ carrier: options.codec.carrier });
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#played = new PlaybackClock(options.clock);
+    this.#playout = new CarrierPlayout(options.clock, options.codec.marks);
+    this.#pending = new PreAttachBuffer<Pending>(
+      { audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands },
+      (item) => (item.kind === "audio" ? item.payload.byteLength : undefined),
+      (bytes) => this.#log.warn({ bytes }, "carrier input before the session started dropped past the limit"),
+    );
     this.#pacer = new Pacer(
       { sendText: () => {}, sendAudio: (payload) => this.#send(payload) },
       options.clock,
@@ -193,7 +164,7 @@ export class CarrierBridge implements ClientLink {
 
   /** Ms of agent audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
   get unplayedMs(): number {
-    return this.#unplayedSentMs() + this.#pacer.heldMs;
+    return this.#playout.unplayedMs + this.#pacer.heldMs;
   }
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
@@ -220,9 +191,7 @@ export class CarrierBridge implements ClientLink {
 
   attach(handler: ConnectionHandler): void {
     this.#handler = handler;
-    const drained = this.#pending.splice(0);
-    this.#pendingBytes = 0;
-    for (const item of drained) this.#deliver(item);
+    for (const item of this.#pending.drain()) this.#deliver(item);
     if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
 
@@ -232,15 +201,12 @@ export class CarrierBridge implements ClientLink {
    */
   close(code: number, reason: string): void {
     if (this.#closed || this.#closing !== undefined) return;
-    // With marks, the last echo says it all played. Without (Vonage), nothing does: the real-time
-    // estimate of what is unplayed, plus the carrier's own playout delay, which nothing reports.
-    const playing = this.#codec.marks ? this.#marks.length > 0 || this.#pacer.heldMs > 0 : this.#sentMs > 0 || this.#pacer.heldMs > 0;
-    if (code !== CLOSE.normal || this.#stopped || !playing) {
+    const playMs = this.#playout.closingPlayMs(this.#pacer.heldMs);
+    if (code !== CLOSE.normal || this.#stopped || playMs === undefined) {
       this.#finish(code, reason, !this.#stopped);
       return;
     }
-    const margin = this.#codec.marks ? CLOSE_GRACE_MS : MARKLESS_PLAYOUT_MARGIN_MS;
-    const timer = this.#clock.setTimeout(() => this.#finish(code, reason, true), this.unplayedMs + margin);
+    const timer = this.#clock.setTimeout(() => this.#finish(code, reason, true), playMs);
     this.#closing = { code, reason, timer };
     this.#log.debug({ unplayedMs: this.unplayedMs }, "closing after playback");
   }
@@ -291,14 +257,8 @@ export class CarrierBridge implements ClientLink {
   }
 
   #input(item: Pending): void {
-    if (this.#handler !== undefined) return this.#deliver(item);
-    const bytes = item.kind === "audio" ? item.payload.byteLength : 0;
-    if (this.#pendingBytes + bytes > this.#limits.preStartAudioBytes || this.#pending.length >= this.#limits.preStartCommands * 100) {
-      if (this.#droppedBeforeAttach++ === 0) this.#log.warn({ bytes: this.#pendingBytes }, "carrier input before the session started dropped past the limit");
-      return;
-    }
-    this.#pendingBytes += bytes;
-    this.#pending.push(item);
+    if (this.#handler !== undefined) this.#deliver(item);
+    else this.#pending.hold(item);
   }
 
   #deliver(item: Pending): void {
@@ -337,24 +297,17 @@ export class CarrierBridge implements ClientLink {
     const call = this.#call;
     if (audio === undefined || call === undefined) return;
     this.#write(this.#codec.encodeMedia(call.streamId, payload, call));
-    const ms = audio.ms(payload.byteLength);
-    this.#sentMs += ms;
-    // The link only needs what is still unplayed (pendingMs), never the heard cursor: queued as
-    // "filler", which keeps no model ranges (as "model" it recorded one per 20 ms frame until the
-    // segment ended). The runner's own PlaybackClock keeps the model/filler distinction.
-    this.#played.queued(ms, "filler");
+    this.#playout.sent(audio.ms(payload.byteLength));
   }
 
   /** Send a mark after everything sent so far. */
   #mark(): void {
     const call = this.#call;
     if (call === undefined) return;
-    this.#lastMarkAt = this.#sentMs;
-    const name = `sb${++this.#markSeq}`;
+    const name = this.#playout.nextMark();
     const frame = this.#codec.encodeMark(call.streamId, name);
     if (frame === undefined) return;
-    const due = this.#clock.now() + this.#unplayedSentMs();
-    this.#marks.push({ name, position: this.#sentMs, due });
+    this.#playout.placed(name);
     this.#write(frame);
   }
 
@@ -364,46 +317,29 @@ export class CarrierBridge implements ClientLink {
     if (audio === undefined) return;
     for (const frame of audio.flush()) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
     this.#pacer.afterAudio(() => {
-      if (this.#sentMs > this.#lastMarkAt || this.#marks.length === 0) this.#mark();
-      this.#played.resetTimeline();
+      if (this.#playout.markOwed) this.#mark();
+      this.#playout.segmentEnded();
     });
   }
 
   #onMark(name: string): void {
-    const index = this.#marks.findIndex((m) => m.name === name);
-    // Not ours, or flushed by a clear (Twilio and Telnyx echo pending marks on clear).
-    if (index < 0) return;
-    const mark = this.#marks[index];
-    this.#marks.splice(0, index + 1);
-    if (mark === undefined) return;
-    // Everything before the mark has played; everything after it is still at the carrier.
-    this.#played.report(this.#sentMs - mark.position);
+    if (!this.#playout.echoed(name)) return;
     this.#report(this.unplayedMs);
-    if (this.#closing !== undefined && this.#marks.length === 0 && this.#pacer.heldMs === 0) {
+    if (this.#closing !== undefined && this.#playout.outstanding === 0 && this.#pacer.heldMs === 0) {
       this.#finish(this.#closing.code, this.#closing.reason, true);
     }
   }
 
   /** Inbound media is the carrier's 20 ms tick: while marks are outstanding the agent is still audible. */
   #tick(): void {
-    const oldest = this.#marks[0];
-    if (oldest === undefined) return;
-    const now = this.#clock.now();
-    if (now > oldest.due + MARK_OVERDUE_MS) {
-      this.#log.warn({ mark: oldest.name, overdueMs: now - oldest.due }, "carrier did not echo marks; playback estimated in real time");
-      this.#marks.length = 0;
+    if (this.#playout.outstanding === 0) return;
+    const overdue = this.#playout.giveUpIfOverdue();
+    if (overdue !== undefined) {
+      this.#log.warn({ mark: overdue.name, overdueMs: overdue.overdueMs }, "carrier did not echo marks; playback estimated in real time");
       if (this.#closing !== undefined) this.#finish(this.#closing.code, this.#closing.reason, true);
       return;
     }
     this.#report(Math.max(this.unplayedMs, KEEPALIVE_MS));
-  }
-
-  /** Ms of audio sent to the carrier and not yet played, by the estimate. */
-  #unplayedSentMs(): number {
-    // Nothing past the oldest unechoed mark has played: a fact the estimate may not run ahead of.
-    const oldest = this.#marks[0];
-    if (oldest !== undefined) this.#played.report(this.#sentMs - oldest.position);
-    return this.#played.pendingMs;
   }
 
   #report(bufferedMs: number): void {
@@ -414,10 +350,7 @@ export class CarrierBridge implements ClientLink {
   #clear(): void {
     this.#pacer.clear();
     this.#audio?.reset();
-    this.#marks.length = 0;
-    this.#played.cleared();
-    this.#played.resetTimeline();
-    this.#lastMarkAt = this.#sentMs;
+    this.#playout.cleared();
     const call = this.#call;
     if (call === undefined) return;
     const frame = this.#codec.encodeClear(call.streamId);

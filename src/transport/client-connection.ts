@@ -7,6 +7,7 @@ import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio
 import { InputBudget } from "./input-budget.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
+import { PreAttachBuffer } from "./pre-attach.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
 
 /** What a session does with a connection's input. */
@@ -75,9 +76,8 @@ export class ClientConnection implements ClientLink {
   readonly #limits: Limits;
   readonly #pacer: Pacer;
   #handler: ConnectionHandler | undefined;
-  readonly #buffer: Buffered[] = [];
-  #bufferedAudioBytes = 0;
-  #overflowReported = false;
+  /** Input until the session attaches. */
+  readonly #buffer: PreAttachBuffer<Buffered>;
   readonly #keepAlive: { stop(): void; seen(): void };
   #closed = false;
   #closeInfo: { code: number; reason: string } | undefined;
@@ -93,6 +93,11 @@ export class ClientConnection implements ClientLink {
     this.#clock = options.clock;
     this.#log = options.log;
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#buffer = new PreAttachBuffer<Buffered>(
+      { audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands },
+      (item) => (item.kind === "audio" ? item.chunk.byteLength : undefined),
+      () => this.#report("protocol", "too much input before the session started; frames past the limit were dropped"),
+    );
     this.#pacer = new Pacer(
       { sendText: (text) => this.#write(text), sendAudio: (chunk) => this.#write(chunk) },
       options.clock,
@@ -165,9 +170,7 @@ export class ClientConnection implements ClientLink {
 
   attach(handler: ConnectionHandler): void {
     this.#handler = handler;
-    const drained = this.#buffer.splice(0);
-    this.#bufferedAudioBytes = 0;
-    for (const item of drained) this.#hand(handler, item);
+    for (const item of this.#buffer.drain()) this.#hand(handler, item);
     if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
 
@@ -237,21 +240,8 @@ export class ClientConnection implements ClientLink {
 
   #deliver(item: Buffered): void {
     const handler = this.#handler;
-    if (handler !== undefined) return this.#hand(handler, item);
-    const commands = this.#buffer.filter((b) => b.kind !== "audio").length;
-    const over =
-      item.kind !== "audio"
-        ? commands >= this.#limits.preStartCommands
-        : this.#bufferedAudioBytes + item.chunk.byteLength > this.#limits.preStartAudioBytes;
-    if (over) {
-      if (!this.#overflowReported) {
-        this.#overflowReported = true;
-        this.#report("protocol", "too much input before the session started; frames past the limit were dropped");
-      }
-      return;
-    }
-    if (item.kind === "audio") this.#bufferedAudioBytes += item.chunk.byteLength;
-    this.#buffer.push(item);
+    if (handler !== undefined) this.#hand(handler, item);
+    else this.#buffer.hold(item);
   }
 
   #hand(handler: ConnectionHandler, item: Buffered): void {

@@ -8,7 +8,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
-import { MARK_EVERY_MS } from "../../src/transport/carrier-bridge.js";
+import { MARK_EVERY_MS } from "../../src/transport/carrier-playout.js";
 import { FakeCarrier, type CarrierDialect } from "../../fakes/carrier.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 

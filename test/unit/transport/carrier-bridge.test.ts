@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
 import { g711 } from "../../../src/audio/rates.js";
-import { CarrierBridge, MARK_EVERY_MS } from "../../../src/transport/carrier-bridge.js";
+import { CarrierBridge } from "../../../src/transport/carrier-bridge.js";
+import { MARK_EVERY_MS } from "../../../src/transport/carrier-playout.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
 
 /** The gateway side of a carrier socket: records what the bridge sends; a test plays the carrier. */
