@@ -13,8 +13,21 @@ export function shieldEvents(events: S2sEvents, threw: (event: string, error: un
     }
   };
   return {
-    audio: (pcm, info) => call("audio", () => events.audio(pcm, info)),
-    agentTranscript: (delta, info) => call("agentTranscript", () => events.agentTranscript(delta, info)),
+    // Audio and transcript deltas come many times a second: caught in place, no closure per delta.
+    audio: (pcm, info) => {
+      try {
+        events.audio(pcm, info);
+      } catch (error) {
+        threw("audio", error);
+      }
+    },
+    agentTranscript: (delta, info) => {
+      try {
+        events.agentTranscript(delta, info);
+      } catch (error) {
+        threw("agentTranscript", error);
+      }
+    },
     speechStarted: () => call("speechStarted", () => events.speechStarted()),
     speechStopped: () => call("speechStopped", () => events.speechStopped()),
     userTranscript: (text, info) => call("userTranscript", () => events.userTranscript(text, info)),
