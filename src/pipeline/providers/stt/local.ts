@@ -7,15 +7,15 @@
  * 500 ms of silence) and prints one line per utterance, its hypothesis; each line becomes
  * `final(text, {endOfTurn: true})` (this STT endpoints turns itself). The session also runs fvad
  * (`createVad`) + `SpeechDetector` (500 ms end silence) on the same audio, plus a voicing check
- * (pitch-range autocorrelation) on fvad's speech frames, for two things pocketsphinx does not
- * give: `speechStarted()` (once fvad's start has 60 ms of voiced frames), and a gate — a line is
- * only reported when that much voiced speech came since the previous line. Both fvad and
- * pocketsphinx's energy VAD take a cough for speech (over a noise floor pocketsphinx hears "if");
- * a cough has no pitch, so it neither starts a turn (no barge-in) nor produces a final. No pre-roll
- * is needed: the recognizer hears everything. pocketsphinx_continuous prints no partial
- * hypotheses, so there are no `partial` events. Under the port's transcript contract
- * (stt-port.ts) each utterance is then one segment: its line, delivered once as the final that
- * ends the turn (`""` when the turn ends with no line).
+ * (pitch-range autocorrelation) on fvad's speech frames (`VoicedSpeech`, local-voicing.ts), for
+ * two things pocketsphinx does not give: `speechStarted()` (once fvad's start has 60 ms of voiced
+ * frames), and a gate — a line is only reported when that much voiced speech came since the
+ * previous line. Both fvad and pocketsphinx's energy VAD take a cough for speech (over a noise
+ * floor pocketsphinx hears "if"); a cough has no pitch, so it neither starts a turn (no barge-in)
+ * nor produces a final. No pre-roll is needed: the recognizer hears everything.
+ * pocketsphinx_continuous prints no partial hypotheses, so there are no `partial` events. Under
+ * the port's transcript contract (stt-port.ts) each utterance is then one segment: its line,
+ * delivered once as the final that ends the turn (`""` when the turn ends with no line).
  *
  * Measured on this machine (2 vCPU shared with other work, load 1–2; the flite fixtures hello,
  * order-status, stop and pin played in real time in 20 ms frames over a ±20 LSB noise floor,
@@ -71,16 +71,13 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { systemClock, type Clock, type Timer } from "../../../clock.js";
 import { GatewayError, messageOf } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
-import { bytesToSamples, FrameSplitter } from "../../../audio/pcm.js";
-import { SpeechDetector } from "../../speech-detector.js";
 import { type SttEvents, type SttOpenOptions, type SttProvider, type SttSession } from "../../stt-port.js";
-import { createVad, DEFAULT_VAD_FRAME_MS, type Vad } from "../../vad.js";
+import { createVad, type Vad } from "../../vad.js";
 import { NO_LOG, type ProviderLog } from "../../../providers/provider-log.js";
 import { shieldSttEvents } from "../provider-runtime.js";
 import { throwIfAborted } from "../stt-socket.js";
 import {
   checkConfiguration,
-  END_SILENCE_MS,
   LOCAL_STT_BINARY,
   LOCAL_STT_INSTALL_HINT,
   LOCAL_STT_SAMPLE_RATE,
@@ -94,20 +91,12 @@ import {
   type LocalSttSettings,
   type SearchFiles,
 } from "./local-setup.js";
+import { VoicedSpeech } from "./local-voicing.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../providers/ws-backlog.js";
 
 
 /** Zeros `finalize()` writes: 500 ms for the VAD, plus two 128 ms reads of slack. */
 const FLUSH_BYTES = (800 * LOCAL_STT_SAMPLE_RATE * 2) / 1000;
-/**
- * The voicing gate: a frame is voiced when the normalized autocorrelation of the last 40 ms peaks
- * at ≥ VOICED_PEAK over pitch lags of 2–12.5 ms (500–80 Hz). Measured on the fixtures: vowels of
- * the flite clips 0.9–1.0, the cough ≤ 0.21, a ±20 LSB noise floor ≤ 0.18.
- */
-const VOICED_PEAK = 0.7;
-const PITCH_LAGS = { min: 32, max: 200 } as const;
-/** Voiced speech (ms) that confirms fvad's speech start, and that a line needs to be reported. */
-const VOICED_MIN_MS = 60;
 /**
  * The shell in front of the recognizer ($0 = the binary, "$@" = its arguments). The shell and the
  * recognizer's subshell ignore SIGTERM, cat and the recognizer get it back; when the recognizer
@@ -136,29 +125,6 @@ export interface LocalSttOptions {
 
 // ---- the session ----
 
-/**
- * Peak normalized autocorrelation of `x` over pitch lags (0 for silence): near 1 for a vowel, low
- * for noise. Stops at the first lag reaching `enough`.
- */
-function periodicity(x: Int16Array, enough: number): number {
-  let best = 0;
-  for (let lag = PITCH_LAGS.min; lag <= PITCH_LAGS.max; lag++) {
-    let xy = 0;
-    let xx = 0;
-    let yy = 0;
-    for (let n = 0; n + lag < x.length; n++) {
-      const a = x[n] ?? 0;
-      const b = x[n + lag] ?? 0;
-      xy += a * b;
-      xx += a * a;
-      yy += b * b;
-    }
-    if (xx > 0 && yy > 0) best = Math.max(best, xy / Math.sqrt(xx * yy));
-    if (best >= enough) break;
-  }
-  return best;
-}
-
 type Phase = "open" | "closing" | "closed";
 
 /** One session's recognizer. `pid` (the shell's, leading the process group) is for diagnostics and tests. */
@@ -166,12 +132,8 @@ export class LocalSttSession implements SttSession {
   readonly endpointing = true;
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #events: SttEvents;
-  readonly #vad: Vad;
-  readonly #detector = new SpeechDetector({ minSilenceMs: END_SILENCE_MS });
-  /** The same 20 ms frames fvad cuts (both split from the start of the stream), for the voicing check. */
-  readonly #frames = new FrameSplitter(LOCAL_STT_SAMPLE_RATE, DEFAULT_VAD_FRAME_MS);
-  /** The last two frames: the voicing window. */
-  readonly #window = new Int16Array(2 * (LOCAL_STT_SAMPLE_RATE / 1000) * DEFAULT_VAD_FRAME_MS);
+  /** fvad + voicing: when the caller's turn starts, when its speech ends, and which lines count. */
+  readonly #voiced: VoicedSpeech;
   readonly #log: ProviderLog;
   readonly #clock: Clock;
   readonly #closeTimeoutMs: number;
@@ -181,10 +143,6 @@ export class LocalSttSession implements SttSession {
   #dropped = 0;
   #stdout = "";
   #stderr = "";
-  /** Voiced speech (ms) in fvad's current speech segment; `speechStarted` went out once it reached VOICED_MIN_MS. */
-  #segmentVoicedMs = 0;
-  /** Voiced speech (ms) since pocketsphinx's last line: the next line is reported when ≥ VOICED_MIN_MS. */
-  #voicedSinceLineMs = 0;
   /** `speechStarted` was reported and no end-of-turn final yet. */
   #turnOpen = false;
   #lineTimer: Timer | undefined;
@@ -194,13 +152,23 @@ export class LocalSttSession implements SttSession {
 
   constructor(child: ChildProcessWithoutNullStreams, vad: Vad, tempDir: string | undefined, events: SttEvents, runtime: Required<Omit<LocalSttOptions, "binary">>) {
     this.#child = child;
-    this.#vad = vad;
     this.#tempDir = tempDir;
     this.#log = runtime.log;
     this.#clock = runtime.clock;
     this.#closeTimeoutMs = runtime.closeTimeoutMs;
     this.#lineGraceMs = runtime.lineGraceMs;
     this.#events = shieldSttEvents(events, runtime.log);
+    this.#voiced = new VoicedSpeech(vad, runtime.log, {
+      started: () => {
+        this.#lineTimer?.cancel();
+        this.#turnOpen = true;
+        this.#events.speechStarted();
+      },
+      // pocketsphinx's line should follow; if it never does, the turn ends empty.
+      ended: () => {
+        if (this.#turnOpen) this.#armLineTimer();
+      },
+    });
     this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
     child.stdout.setEncoding("utf8");
     child.stdout.on("data", (chunk: string) => this.#onStdout(chunk));
@@ -221,7 +189,7 @@ export class LocalSttSession implements SttSession {
 
   sendAudio(pcm: Uint8Array): void {
     if (this.#phase !== "open" || pcm.byteLength === 0) return;
-    this.#detect(pcm);
+    this.#voiced.push(pcm);
     if (this.#child.stdin.writableLength > MAX_PROVIDER_BACKLOG_BYTES) {
       this.#dropped += pcm.byteLength;
       return;
@@ -249,38 +217,6 @@ export class LocalSttSession implements SttSession {
     return this.#exited;
   }
 
-  /** fvad + detector + voicing over the audio: voiced speech start → `speechStarted`; speech end → wait for the line. */
-  #detect(pcm: Uint8Array): void {
-    let verdicts;
-    try {
-      verdicts = this.#vad.push(pcm);
-    } catch (error) {
-      this.#log.warn({ err: messageOf(error) }, "local stt VAD failed on a chunk; skipped");
-      this.#frames.push(pcm); // fvad consumed the chunk too: stay aligned
-      return;
-    }
-    const frames = this.#frames.push(pcm);
-    verdicts.forEach((verdict, i) => {
-      const samples = bytesToSamples(frames[i] ?? new Uint8Array(0));
-      const half = this.#window.length / 2;
-      this.#window.copyWithin(0, half);
-      this.#window.set(samples.subarray(0, half), half);
-      const event = this.#detector.push(verdict);
-      if (event?.type === "start") this.#segmentVoicedMs = 0;
-      if (verdict.speech && this.#detector.speaking && periodicity(this.#window, VOICED_PEAK) >= VOICED_PEAK) {
-        const before = this.#segmentVoicedMs;
-        this.#voicedSinceLineMs += DEFAULT_VAD_FRAME_MS;
-        this.#segmentVoicedMs += DEFAULT_VAD_FRAME_MS;
-        if (before < VOICED_MIN_MS && this.#segmentVoicedMs >= VOICED_MIN_MS) {
-          this.#lineTimer?.cancel();
-          this.#turnOpen = true;
-          this.#events.speechStarted();
-        }
-      }
-      if (event?.type === "end" && this.#turnOpen) this.#armLineTimer();
-    });
-  }
-
   #onStdout(chunk: string): void {
     this.#stdout += chunk;
     let newline: number;
@@ -297,11 +233,10 @@ export class LocalSttSession implements SttSession {
       .replace(/\(\d+\)/g, "")
       .replace(/\s+/g, " ")
       .trim();
-    if (this.#voicedSinceLineMs < VOICED_MIN_MS) {
+    if (!this.#voiced.takeLine()) {
       if (text !== "") this.#log.debug({ text }, "local stt: pocketsphinx heard words in what has no voiced speech; ignored");
       return;
     }
-    this.#voicedSinceLineMs = 0;
     if (text === "" && !this.#turnOpen) return;
     this.#endTurn(text);
   }
@@ -338,7 +273,7 @@ export class LocalSttSession implements SttSession {
     this.#phase = "closed";
     this.#lineTimer?.cancel();
     this.#killTimer?.cancel();
-    this.#vad.close();
+    this.#voiced.close();
     void removeDir(this.#tempDir);
     if (expected) {
       this.#events.closed({ expected: true });
