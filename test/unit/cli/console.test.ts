@@ -1,10 +1,6 @@
-// `switchboard console`'s parts that need no session: the streamed transcript, the latency line,
-// and how --voice picks its audio tools (test/e2e/console.test.ts drives the command itself).
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { delimiter, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { findAudioTools, VOICE_INSTALL_HINT, voiceRefusal } from "../../../src/cli/console.js";
+// `switchboard console`'s parts that need no session: the streamed transcript and the latency
+// line (--voice's devices: console-audio.test.ts; test/e2e/console.test.ts drives the command itself).
+import { describe, expect, it } from "vitest";
 import { TranscriptWriter } from "../../../src/cli/console-transcript.js";
 import { describeLatency } from "../../../src/cli/events.js";
 
@@ -71,48 +67,5 @@ describe("the latency line", () => {
       "       latency: first text 560 ms · endpoint 510 ms · llm first token 20 ms · tts first audio 80 ms · voice-to-voice 700 ms",
     );
     expect(describeLatency({ type: "metrics.turn", turnId: "t", llmFirstTokenMs: 3, meta }, 5, false)).toBe("       latency: first text 5 ms · llm first token 3 ms");
-  });
-});
-
-describe("--voice's audio tools", () => {
-  const root = mkdtempSync(join(tmpdir(), "sb-console-tools-"));
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
-  let dirs = 0;
-  /** A directory holding executables of these names. */
-  function bin(...names: string[]): string {
-    const dir = join(root, String(++dirs));
-    mkdirSync(dir);
-    for (const name of names) {
-      writeFileSync(join(dir, name), "#!/bin/sh\nexit 0\n");
-      chmodSync(join(dir, name), 0o755);
-    }
-    return dir;
-  }
-
-  it("sox first: rec at 16 kHz out, play at 24 kHz in, raw PCM16 mono little-endian", () => {
-    const tools = findAudioTools([bin("arecord", "aplay"), bin("rec", "play")].join(delimiter));
-    expect(tools.recorder).toEqual({ command: "rec", args: ["-q", "-t", "raw", "-r", "16000", "-e", "signed-integer", "-b", "16", "-c", "1", "-L", "-"] });
-    expect(tools.player).toEqual({ command: "play", args: ["-q", "-t", "raw", "-r", "24000", "-e", "signed-integer", "-b", "16", "-c", "1", "-L", "-"] });
-    expect(voiceRefusal(tools)).toBeUndefined();
-  });
-
-  it("ALSA when sox is absent, each direction on its own", () => {
-    const tools = findAudioTools([bin("arecord", "aplay")].join(delimiter));
-    expect(tools.recorder).toEqual({ command: "arecord", args: ["-q", "-t", "raw", "-f", "S16_LE", "-r", "16000", "-c", "1"] });
-    expect(tools.player).toEqual({ command: "aplay", args: ["-q", "-t", "raw", "-f", "S16_LE", "-r", "24000", "-c", "1", "-"] });
-    expect(findAudioTools([bin("arecord"), bin("play")].join(delimiter))).toMatchObject({ recorder: { command: "arecord" }, player: { command: "play" } });
-  });
-
-  it("neither: the refusal names what is missing and the one install command; a file that is not executable does not count", () => {
-    const plain = join(root, "plain");
-    mkdirSync(plain);
-    writeFileSync(join(plain, "rec"), "not a program");
-    const tools = findAudioTools([plain, join(root, "nowhere")].join(delimiter));
-    expect(tools).toEqual({});
-    expect(voiceRefusal(tools)).toBe(
-      `--voice needs the microphone and speaker through sox (rec, play) or ALSA (arecord, aplay), and a recorder (rec or arecord) and a player (play or aplay) are not on PATH; ${VOICE_INSTALL_HINT}. Without --voice the console talks in text.`,
-    );
-    expect(VOICE_INSTALL_HINT).toBe("install sox: sudo apt-get install sox (macOS: brew install sox)");
-    expect(voiceRefusal(findAudioTools(bin("rec")))).toMatch(/and a player \(play or aplay\) is not on PATH/);
   });
 });
