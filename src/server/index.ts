@@ -1,12 +1,10 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import type { LanguageModel } from "ai";
 import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
-import { opusAvailable } from "../audio/opus.js";
-import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import { loadResampler } from "../audio/resample.js";
 import { createLogger, LogThrottle } from "../log.js";
 import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
@@ -23,11 +21,12 @@ import { RedisSessionStore } from "./redis-store.js";
 import { parseClientFormat } from "../transport/audio-edge.js";
 import { ClientConnection, clipReason } from "../transport/client-connection.js";
 import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
-import { bearer, keyMatches, mintToken, TOKEN_TTL_MS, verifyToken } from "./auth.js";
+import { TOKEN_TTL_MS, verifyToken } from "./auth.js";
+import { ConnectionBudget } from "./connection-budget.js";
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
 import { serveRequests, serveUpgrades } from "./entry.js";
-import { serveStatic } from "./static.js";
+import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
@@ -55,12 +54,6 @@ export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** Session ids a client may ask to resume (protocol.md); anything else is ignored. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers });
-  res.end(text);
-}
-
 /** A refusal on an open socket: `error.reported` first, then the close (protocol.md). */
 function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", message: string): void {
   ws.send(JSON.stringify(stamp({ type: "error.reported", code, message, fatal: true }, clock.now())));
@@ -68,8 +61,9 @@ function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", me
 }
 
 /**
- * The gateway: plain node:http + ws. Routes (protocol.md): WS /websocket, GET /client-config,
- * GET /health, GET /ready, GET /metrics, POST /v1/sessions (auth on).
+ * The gateway: plain node:http + ws. Routes (protocol.md): WS /websocket and the telephony
+ * streams here; the HTTP routes (GET /client-config, /health, /ready, /metrics, POST
+ * /v1/sessions, webhooks, the demo page) in routes.ts.
  */
 export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway {
   const clock = options.clock ?? systemClock;
@@ -83,9 +77,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const metrics = new GatewayMetrics({ processMetrics: options.processMetrics ?? true });
   const apiKey = options.apiKey ?? (env.SWITCHBOARD_API_KEY === "" ? undefined : env.SWITCHBOARD_API_KEY);
   const metricsToken = options.metricsToken ?? (env.SWITCHBOARD_METRICS_TOKEN === "" ? undefined : env.SWITCHBOARD_METRICS_TOKEN);
-  const perMinute = options.connectionsPerMinute ?? Number(env.SWITCHBOARD_CONNECTIONS_PER_MINUTE ?? 0);
-  const limited = Number.isFinite(perMinute) && perMinute > 0;
   const coordinator: Coordinator = options.coordinator ?? redis ?? new MemoryCoordinator(() => clock.now());
+  const budget = new ConnectionBudget(coordinator, options.connectionsPerMinute ?? Number(env.SWITCHBOARD_CONNECTIONS_PER_MINUTE ?? 0), log, () => clock.now());
   const allowedOrigins = options.allowedOrigins ?? commaList(env.SWITCHBOARD_ALLOWED_ORIGINS);
   /** Warnings strangers cause (refused connections), at most one line per kind every 10 s. */
   const throttle = new LogThrottle(() => clock.now());
@@ -160,84 +153,31 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
-  serveRequests(server, log, handle);
+  serveRequests(
+    server,
+    log,
+    gatewayRoutes({
+      clock,
+      log,
+      apiKey,
+      metricsToken,
+      tokenTtlMs: options.tokenTtlMs ?? TOKEN_TTL_MS,
+      tokenAgent: config.name,
+      metrics,
+      metricsText: options.metricsText,
+      agent: () => current,
+      draining: () => draining,
+      sessions: () => live.size,
+      budget,
+      telephony,
+    }),
+  );
   serveUpgrades(server, log, upgrade);
-
-  async function handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const route = `${req.method ?? "GET"} ${url.pathname}`;
-    switch (route) {
-      case "GET /health":
-        return json(res, 200, { status: "ok" });
-      case "GET /ready":
-        return json(res, draining ? 503 : 200, { status: draining ? "draining" : "ready", sessions: live.size });
-      case "GET /metrics": {
-        if (metricsToken !== undefined && !keyMatches(metricsToken, bearer(req.headers.authorization))) {
-          return json(res, 401, { error: "send the metrics token as Authorization: Bearer <token>" }, { "www-authenticate": "Bearer" });
-        }
-        // Under `--workers`, the whole group's metrics (aggregated by the primary); this worker's alone if that fails.
-        const text = options.metricsText === undefined ? await metrics.text() : await options.metricsText().catch((err: unknown) => {
-          log.warn({ err }, "cluster metrics unavailable; serving this worker's");
-          return metrics.text();
-        });
-        res.writeHead(200, { "content-type": metrics.contentType });
-        res.end(text);
-        return;
-      }
-      case "GET /client-config": {
-        return json(res, 200, {
-          name: current.config.name,
-          greeting: current.config.greeting,
-          mode: current.config.mode,
-          sessionUrl: `${wsBase(req)}/websocket`,
-          sampleRate: MIC_SAMPLE_RATE,
-          ttsSampleRate: PLAYBACK_SAMPLE_RATE,
-          codecs: (await opusAvailable()) ? ["pcm16", "opus"] : ["pcm16"],
-          auth: apiKey !== undefined,
-          offline: current.offline,
-        });
-      }
-      case "POST /v1/sessions": {
-        if (!(await admitted(req))) return tooMany(res);
-        if (apiKey === undefined) return json(res, 404, { error: "auth is off on this gateway: connect to /websocket directly" });
-        if (!keyMatches(apiKey, bearer(req.headers.authorization))) {
-          log.warn({ remote: req.socket.remoteAddress }, "session token refused: bad api key");
-          return json(res, 401, { error: "send your API key as Authorization: Bearer <key>" }, { "www-authenticate": "Bearer" });
-        }
-        const minted = mintToken(apiKey, config.name, clock.now(), options.tokenTtlMs ?? TOKEN_TTL_MS);
-        return json(res, 201, { ...minted, agent: config.name, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
-      }
-      default:
-        if (url.pathname.startsWith("/telephony/") && !(await admitted(req))) return tooMany(res);
-        if (await telephony.handleRequest(req, res, url)) return;
-        if (serveStatic(req, res, url.pathname)) return; // the demo page: GET / and public/*
-        return json(res, 404, { error: `no route ${route}` });
-    }
-  }
-
-  /**
-   * One more connection or webhook from this address, within `connectionsPerMinute`? Shared by
-   * every process through the coordinator; if that cannot answer, the connection is let through
-   * (a budget is for fairness, and refusing everyone would be an outage).
-   */
-  async function admitted(req: IncomingMessage): Promise<boolean> {
-    if (!limited) return true;
-    const remote = req.socket.remoteAddress ?? "unknown";
-    const ok = await coordinator.admit(remote, perMinute).catch((err: unknown) => {
-      throttle.warn(log, { err }, "connection budget unavailable; connection let through");
-      return true;
-    });
-    if (!ok) throttle.warn(log, { remote, perMinute }, "connection rate limit");
-    return ok;
-  }
-
-  function tooMany(res: ServerResponse): void {
-    json(res, 429, { error: `more than ${perMinute} connections a minute from this address; retry later` }, { "retry-after": "60" });
-  }
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
     const stream = telephony.isStream(url);
     if (!stream && url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
-    if (!(await admitted(req))) return refuseUpgrade(socket, 429, "Too Many Requests", `more than ${perMinute} connections a minute from this address; retry later`);
+    if (!(await budget.admit(req.socket.remoteAddress))) return refuseUpgrade(socket, 429, "Too Many Requests", budget.refusal);
     if (stream) return telephony.handleUpgrade(req, socket, head, url);
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -246,12 +186,6 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         ws.close(CLOSE.internal, "session could not start");
       });
     });
-  }
-
-  /** The scheme a browser reached us with (a TLS-terminating proxy says so in X-Forwarded-Proto). */
-  function wsBase(req: IncomingMessage): string {
-    const secure = String(req.headers["x-forwarded-proto"] ?? "").split(",")[0]?.trim() === "https";
-    return `${secure ? "wss" : "ws"}://${req.headers.host ?? "localhost"}`;
   }
 
   async function accept(ws: WebSocket, req: IncomingMessage, url: URL): Promise<void> {
