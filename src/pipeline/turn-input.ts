@@ -28,6 +28,21 @@ export function sameWords(a: string, b: string): boolean {
   return words(a) === words(b);
 }
 
+/**
+ * The continuation window (`interruption.continuationWindowMs`, ms; 0 = off): an utterance that
+ * started within `windowMs` of `previous`'s commit joins that user turn — its text appended, its
+ * speculation aborted (the words changed) — unless the merged text would pass
+ * MAX_MERGED_TURN_CHARS (then it is a turn of its own). True when it joined.
+ */
+export function mergeContinuation(previous: Extract<TurnInput, { kind: "user" }>, text: string, startedAt: number, windowMs: number): boolean {
+  if (windowMs === 0 || startedAt > previous.committedAt + windowMs) return false;
+  if (previous.text.length + 1 + text.length > MAX_MERGED_TURN_CHARS) return false;
+  previous.text = `${previous.text} ${text}`;
+  previous.speculation?.controller.abort(new Error("merged"));
+  delete previous.speculation;
+  return true;
+}
+
 /** The model-history messages a turn input adds before the reply. */
 export function promptFor(input: TurnInput, nudgePrompt: string | undefined): ModelMessage[] {
   switch (input.kind) {

@@ -1,4 +1,3 @@
-import type { ModelMessage } from "ai";
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
@@ -8,18 +7,14 @@ import { TurnState, type TurnPhase } from "../turn/turn-state.js";
 import { countWords, isBargeIn } from "./barge-in.js";
 import type { ReplyLoop } from "./reply-loop.js";
 import { FalseInterruption } from "./false-interruption.js";
+import { Preemption } from "./preemption.js";
 import { Nudger } from "./silence.js";
 import type { SttSession } from "./stt-port.js";
 import type { TtsSession } from "./tts-port.js";
-import { MAX_MERGED_TURN_CHARS, normalize, sameWords, type Speculation, type TurnInput } from "./turn-input.js";
+import { mergeContinuation, normalize, type TurnInput } from "./turn-input.js";
 import { Utterances, type Utterance } from "./utterance.js";
 import { VoiceReply } from "./voice-reply.js";
 import type { VoiceSettings } from "./voice-settings.js";
-
-
-/** Preemptive generation starts on an interim at least this confident of end-of-turn, at most twice per utterance. */
-export const PREEMPT_MIN_EOT_CONFIDENCE = 0.9;
-export const MAX_PREEMPTS_PER_UTTERANCE = 2;
 
 export interface VoiceLoopDeps {
   readonly clock: Clock;
@@ -50,8 +45,8 @@ export interface VoiceLoopDeps {
  * `Utterances` (endpointing, watchdog, push-to-talk), each reply's way out is a `ReplyGate`
  * (floor, backoff, held audio), silence is `DeadAirCover` and `Nudger`, and `TurnState` says
  * where the conversation is. This class decides between them: one turn at a time under epochs,
- * barge-in gated on audibility, words and duration, continuations, preemptive replies and
- * false-interruption resumes; the `TurnLedger` records what the caller heard.
+ * barge-in gated on audibility, words and duration, continuations, preemptive replies
+ * (`Preemption`) and false-interruption resumes; the `TurnLedger` records what the caller heard.
  */
 export class VoiceLoop {
   readonly #deps: VoiceLoopDeps;
@@ -64,7 +59,7 @@ export class VoiceLoop {
   #reply: VoiceReply | undefined;
   #holdUntil = 0;
   readonly #resume: FalseInterruption;
-  #speculation: Speculation | undefined;
+  readonly #preemption: Preemption;
   #closed = false;
 
   constructor(deps: VoiceLoopDeps) {
@@ -72,6 +67,12 @@ export class VoiceLoop {
     const { clock, settings } = deps;
     this.#playback = new PlaybackClock(clock);
     this.#resume = new FalseInterruption(deps.log);
+    this.#preemption = new Preemption({
+      enabled: settings.preemptiveGeneration,
+      history: () => deps.ledger.history,
+      speculate: (history, signal) => deps.reply.speculate(history, signal),
+      busy: () => this.busy,
+    });
     this.#state = new TurnState((from, to) => deps.log.debug({ from, to }, "turn state"));
     this.#utterances = new Utterances({
       clock,
@@ -148,7 +149,7 @@ export class VoiceLoop {
     utterance.transcript.partial(text);
     this.#interim(utterance, false);
     this.#utterances.checkLimit(utterance);
-    if (eotConfidence !== undefined && eotConfidence >= PREEMPT_MIN_EOT_CONFIDENCE) this.#speculate(utterance);
+    this.#preemption.interim(utterance, eotConfidence);
   }
 
   /** The STT's next finalized segment (stt-port.ts): appended once; it covers the pending tail. */
@@ -266,10 +267,8 @@ export class VoiceLoop {
     this.#deps.ledger.user(text);
     if (this.#continue(text, startedAt)) return;
     const input: TurnInput = { kind: "user", text, endedAt, committedAt: this.#deps.clock.now(), startedAt };
-    const speculation = this.#speculation;
-    this.#speculation = undefined;
-    if (speculation !== undefined && sameWords(speculation.forText, text)) input.speculation = speculation;
-    else speculation?.controller.abort(new Error("discarded"));
+    const speculation = this.#preemption.adopt(text);
+    if (speculation !== undefined) input.speculation = speculation;
     this.#enqueue(input);
   }
 
@@ -279,17 +278,10 @@ export class VoiceLoop {
    * cancelled and regenerated for the merged text.
    */
   #continue(text: string, startedAt: number): boolean {
-    const window = this.#deps.settings.continuationWindowMs;
-    if (window === 0) return false;
     const queued = this.#queue.findLast((i) => i.kind === "user");
     const reply = this.#reply;
     const previous = queued ?? (reply?.input?.kind === "user" && reply.gate.firstAudioAt === undefined && !reply.interrupted ? reply.input : undefined);
-    if (previous?.kind !== "user" || startedAt > previous.committedAt + window) return false;
-    // Merged turns stay within one typed turn's bound; past it, this one queues as a turn of its own.
-    if (previous.text.length + 1 + text.length > MAX_MERGED_TURN_CHARS) return false;
-    previous.text = `${previous.text} ${text}`;
-    previous.speculation?.controller.abort(new Error("merged"));
-    delete previous.speculation;
+    if (previous?.kind !== "user" || !mergeContinuation(previous, text, startedAt, this.#deps.settings.continuationWindowMs)) return false;
     if (queued === undefined && reply !== undefined) {
       this.#deps.log.info({ reply: reply.id }, "continuation merged into the turn in flight");
       reply.superseded = true;
@@ -298,18 +290,6 @@ export class VoiceLoop {
       this.#queue.unshift(previous);
     }
     return true;
-  }
-
-  /** Start the LLM early on a confident interim; it speaks, runs tools or writes nothing until adopted. */
-  #speculate(utterance: Utterance): void {
-    if (!this.#deps.settings.preemptiveGeneration || this.busy || utterance.speculations >= MAX_PREEMPTS_PER_UTTERANCE) return;
-    const text = utterance.transcript.text;
-    if (this.#speculation !== undefined && sameWords(this.#speculation.forText, text)) return;
-    this.#speculation?.controller.abort(new Error("superseded"));
-    utterance.speculations += 1;
-    const controller = new AbortController();
-    const prompt: ModelMessage[] = [...this.#deps.ledger.history, { role: "user", content: text }];
-    this.#speculation = { forText: text, controller, result: this.#deps.reply.speculate(prompt, controller.signal) };
   }
 
   // ── replies ───────────────────────────────────────────────────────────────────────────
