@@ -2,13 +2,14 @@
  * Opus for the browser protocol's `opus` codec: one Opus packet per 20 ms frame, mono.
  *
  * A thin wrapper over `@discordjs/opus` (libopus via a native addon). The addon is loaded lazily
- * with a dynamic import, on the first `createOpusCodec` or `opusAvailable` call, so importing this
- * module never fails: the rest of the gateway runs where the addon is not built, and only a
- * session that actually asks for Opus gets an error ("audio", fatal).
+ * with a dynamic import, on the first `loadOpus`, `createOpusCodec` or `opusAvailable` call, so
+ * importing this module never fails: the rest of the gateway runs where the addon is not built,
+ * and only a session that actually asks for Opus gets an error ("audio", fatal).
  *
- * PCM is 16-bit signed little-endian, mono, at the codec's sample rate. `encode` takes exactly one
- * 20 ms frame (`frameSamples` samples; an Int16Array, or a Uint8Array of PCM16 LE bytes) and
- * returns one packet. `decode` returns the PCM16 LE bytes of one packet (normally 20 ms, but
+ * PCM is 16-bit signed little-endian, mono, at the codec's sample rate: any of libopus's 8, 12,
+ * 16, 24 or 48 kHz, whatever rate the packets were encoded at (libopus converts internally).
+ * `encode` takes exactly one 20 ms frame (`frameSamples` samples; an Int16Array, or a Uint8Array
+ * of PCM16 LE bytes) and returns one packet. `decode` returns the PCM16 LE bytes of one packet (normally 20 ms, but
  * Opus packets may carry 2.5–120 ms; the length is whatever the packet held).
  *
  * Corrupt packets: `decode` never throws for bad input. A packet libopus rejects (for instance an
@@ -25,6 +26,9 @@ import { GatewayError } from "../errors.js";
 export type OpusSampleRate = 48000 | 24000 | 16000 | 12000 | 8000;
 
 export const OPUS_SAMPLE_RATES: readonly OpusSampleRate[] = [48000, 24000, 16000, 12000, 8000];
+
+/** Opus's full band: the rate it codes internally (RFC 6716 §2). */
+export const OPUS_FULL_BAND_RATE: OpusSampleRate = 48000;
 
 /** The browser protocol's frame: one packet per 20 ms. */
 export const OPUS_FRAME_MS = 20;
@@ -83,17 +87,19 @@ function asUint8(buf: Buffer): Uint8Array {
   return Uint8Array.from(buf);
 }
 
-/**
- * Creates an Opus encoder/decoder pair for 20 ms mono frames. Rejects with GatewayError("audio",
- * fatal) if the native addon is not available, or for an unsupported rate or channel count.
- */
-export async function createOpusCodec(options: OpusCodecOptions): Promise<OpusCodec> {
-  const { sampleRate, channels } = options;
-  if (!OPUS_SAMPLE_RATES.includes(sampleRate)) {
-    throw new GatewayError("audio", `Opus does not support ${String(sampleRate)} Hz; use one of ${OPUS_SAMPLE_RATES.join(", ")}`, { fatal: true });
-  }
-  if (channels !== 1) throw new GatewayError("audio", `Opus codec here is mono only (got ${String(channels)} channels)`, { fatal: true });
+/** Whether libopus codes PCM at `rate` natively (RFC 6716 §2: it converts to and from its internal 48 kHz itself). */
+export function isOpusRate(rate: number): rate is OpusSampleRate {
+  return (OPUS_SAMPLE_RATES as readonly number[]).includes(rate);
+}
 
+/** Makes codecs synchronously, once the addon has loaded (`loadOpus`): a link picks its rates when the session declares them. */
+export interface OpusCodecs {
+  /** Throws GatewayError("audio", fatal) for an unsupported rate or channel count. */
+  create(options: OpusCodecOptions): OpusCodec;
+}
+
+/** Loads the native addon (once). Rejects with GatewayError("audio", fatal) where it is not available. */
+export async function loadOpus(): Promise<OpusCodecs> {
   const native = await loadNative();
   if (native instanceof Error) {
     throw new GatewayError("audio", `Opus is not available: @discordjs/opus did not load (${native.message}); use the pcm16 codec`, {
@@ -101,6 +107,28 @@ export async function createOpusCodec(options: OpusCodecOptions): Promise<OpusCo
       cause: native,
     });
   }
+  return { create: (options) => codecOf(native, options) };
+}
+
+/**
+ * Creates an Opus encoder/decoder pair for 20 ms mono frames. Rejects with GatewayError("audio",
+ * fatal) if the native addon is not available, or for an unsupported rate or channel count.
+ */
+export async function createOpusCodec(options: OpusCodecOptions): Promise<OpusCodec> {
+  checkOptions(options);
+  return (await loadOpus()).create(options);
+}
+
+function checkOptions({ sampleRate, channels }: OpusCodecOptions): void {
+  if (!isOpusRate(sampleRate)) {
+    throw new GatewayError("audio", `Opus does not support ${String(sampleRate)} Hz; use one of ${OPUS_SAMPLE_RATES.join(", ")}`, { fatal: true });
+  }
+  if (channels !== 1) throw new GatewayError("audio", `Opus codec here is mono only (got ${String(channels)} channels)`, { fatal: true });
+}
+
+function codecOf(native: NativeOpusEncoderCtor, options: OpusCodecOptions): OpusCodec {
+  checkOptions(options);
+  const { sampleRate, channels } = options;
   const codec = new native(sampleRate, channels);
   const frameSamples = (sampleRate * OPUS_FRAME_MS) / 1000;
   const frameBytes = frameSamples * 2;

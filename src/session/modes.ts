@@ -29,8 +29,8 @@ export interface ModeOpening {
   readonly tools: ToolRunner;
   /** The system prompt, built per session (it may read the session's context). */
   readonly instructions: () => Promise<string>;
-  /** The link: agent audio out, the G.711 it could carry end to end, and where the mode declares its audio formats. */
-  readonly link: Pick<ClientLink, "audio" | "g711" | "useAudio">;
+  /** The link: agent audio out, the rate it plays, the G.711 it could carry end to end, and where the mode declares its audio formats. */
+  readonly link: Pick<ClientLink, "audio" | "playbackRate" | "g711" | "useAudio">;
   readonly providers: ModeProviders;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
   readonly signal: AbortSignal;
@@ -79,6 +79,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       providers: voice,
       tools: opening.tools,
       audio: (pcm, ms) => opening.link.audio(pcm, ms),
+      playbackRate: opening.link.playbackRate,
       useAudio: (audio) => opening.link.useAudio(audio),
       signal: opening.signal,
     });

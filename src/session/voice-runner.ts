@@ -1,4 +1,4 @@
-import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, pcm16, type SessionAudio } from "../audio/rates.js";
+import { MIC_SAMPLE_RATE, pcm16, type SessionAudio } from "../audio/rates.js";
 import { durationMs } from "../audio/pcm.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { AgentConfig, ProviderDescriptor, ResolvedConfig } from "../manifest/index.js";
@@ -31,6 +31,12 @@ export interface VoiceRunnerOptions {
   readonly tools: ToolRunner;
   /** Agent audio for the link, PCM16 at the TTS's own rate (the link converts it for the listener). */
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  /**
+   * The rate the link plays (`ClientLink.playbackRate`, Hz): the TTS is asked for it, so a TTS
+   * that offers it (or converts to it, like the local one) does the only resample and the link
+   * passes its audio on untouched.
+   */
+  readonly playbackRate: number;
   /** Declares the session's formats to the link once TTS has opened: the mic at the STT's rate in, the TTS's rate out. */
   readonly useAudio: (audio: SessionAudio) => void;
   /** The config with every default applied (manifest `resolveConfig`). */
@@ -59,7 +65,8 @@ export function voiceSettings(settings: ResolvedConfig): VoiceSettings {
 
 /**
  * Pipeline mode: mic audio → STT (+ local VAD when the STT has no endpointing) → the voice
- * loop → TTS → the link at the TTS's own rate (the link converts it, once, for the listener).
+ * loop → TTS, asked for the link's playback rate → the link at the TTS's own rate (converted, at
+ * most once, for the listener: not at all when the TTS gave the rate asked for).
  * Owns the provider links: STT drops are reconnected with the unfinalized audio replayed
  * (pipeline/stt-reconnect.ts), so no user speech is lost; a link lost for good is fatal.
  */
@@ -125,7 +132,7 @@ export class VoiceRunner implements ModeRunner {
       maxSilenceMs: settings.maxSilenceMs,
       signal: options.signal,
     };
-    const [opened, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: PLAYBACK_SAMPLE_RATE, signal: options.signal })]);
+    const [opened, tts] = await Promise.allSettled([sttProvider.open(sttOptions, events), ttsProvider.open({ sampleRate: options.playbackRate, signal: options.signal })]);
     // A recognizer that is not installed here: the session still talks, on typed turns.
     const fallback = opened.status === "rejected" && isSttUnavailable(opened.reason);
     const stt: PromiseSettledResult<SttSession> = fallback ? { status: "fulfilled", value: NO_STT } : opened;

@@ -1,7 +1,8 @@
 import type { Clock, Timer } from "../clock.js";
 import { bytesForMs } from "../audio/pcm.js";
+import { PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../pipeline/stt-port.js";
-import type { TtsProvider, TtsSession, TtsStream, TtsStreamEvents, WordTiming } from "../pipeline/tts-port.js";
+import type { TtsOpenOptions, TtsProvider, TtsSession, TtsStream, TtsStreamEvents, WordTiming } from "../pipeline/tts-port.js";
 import { guardStream } from "../pipeline/tts-port.js";
 import type { Vad, VadFrame } from "../pipeline/vad.js";
 
@@ -93,32 +94,40 @@ export class FakeSttSession implements SttSession {
   }
 }
 
-/** A TTS that "speaks" `msPerChar` of silence per character, word by word, after `latencyMs`. */
+/**
+ * A TTS that "speaks" `msPerChar` of silence per character, word by word, after `latencyMs`, at
+ * the rate it was asked for (a vendor that offers every rate) unless told its one `sampleRate`.
+ */
 export class FakeTts implements TtsProvider {
   readonly kind = "fake";
   readonly spoken: string[] = [];
   readonly cancelled: string[] = [];
+  /** The rate each `open` asked for (Hz), in order. */
+  readonly requestedRates: number[] = [];
   readonly #clock: Clock;
   readonly #msPerChar: number;
   readonly #latencyMs: number;
-  readonly #sampleRate: number;
+  readonly #sampleRate: number | undefined;
 
   constructor(clock: Clock, options: { readonly msPerChar?: number; readonly latencyMs?: number; readonly sampleRate?: number } = {}) {
     this.#clock = clock;
     this.#msPerChar = options.msPerChar ?? 50;
     this.#latencyMs = options.latencyMs ?? 0;
-    this.#sampleRate = options.sampleRate ?? 24000;
+    this.#sampleRate = options.sampleRate;
   }
 
-  open(): Promise<TtsSession> {
+  /** Without options (a test opening it directly): 24 kHz, the browser's playback rate. */
+  open(options?: TtsOpenOptions): Promise<TtsSession> {
+    if (options !== undefined) this.requestedRates.push(options.sampleRate);
+    const sampleRate = this.#sampleRate ?? options?.sampleRate ?? PLAYBACK_SAMPLE_RATE;
     return Promise.resolve({
-      sampleRate: this.#sampleRate,
-      stream: (events: TtsStreamEvents) => this.#stream(events),
+      sampleRate,
+      stream: (events: TtsStreamEvents) => this.#stream(events, sampleRate),
       close: () => Promise.resolve(),
     });
   }
 
-  #stream(events: TtsStreamEvents): TtsStream {
+  #stream(events: TtsStreamEvents, sampleRate: number): TtsStream {
     const guard = guardStream(events);
     const timers: Timer[] = [];
     let at = this.#clock.now() + this.#latencyMs;
@@ -145,7 +154,7 @@ export class FakeTts implements TtsProvider {
             this.#clock.setTimeout(() => {
               pending -= 1;
               guard.events.words([timing]);
-              guard.events.audio(new Uint8Array(bytesForMs(ms, this.#sampleRate)));
+              guard.events.audio(new Uint8Array(bytesForMs(ms, sampleRate)));
               finish();
             }, due),
           );

@@ -60,6 +60,9 @@ export class MemoryLink implements ClientLink {
   /** What the session's mode declared it hears and speaks (the protocol's defaults until then); this link converts nothing. */
   sessionAudio: SessionAudio = DEFAULT_SESSION_AUDIO;
 
+  /** The rate the listener plays at (default the browser's 24 kHz; set 8000 to play a phone line). */
+  playbackRate: number = PLAYBACK_SAMPLE_RATE;
+
   useAudio(audio: SessionAudio): void {
     this.sessionAudio = audio;
   }

@@ -19,10 +19,14 @@ export interface VoiceSessionOptions {
   /** Ms of audio the fake TTS makes per character (default 50). */
   readonly msPerChar?: number;
   readonly ttsLatencyMs?: number;
+  /** The fake TTS's one rate (Hz; default: whatever rate it is asked for). */
+  readonly ttsSampleRate?: number;
   /** The STT refuses to open as "not installed" (the text-input fallback). */
   readonly sttUnavailable?: boolean;
   /** Resume this session id from `store` (as `?sessionId=` would). */
   readonly resumeId?: string;
+  /** The rate the link plays (Hz; default the browser's 24 kHz, 8000 for a phone line). */
+  readonly playbackRate?: number;
 }
 
 export interface VoiceSessionHarness {
@@ -44,10 +48,11 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
   const def = agentDef as ResolvedAgentDef;
   const clock = options.clock ?? virtualClock();
   const link = new MemoryLink(clock);
+  if (options.playbackRate !== undefined) link.playbackRate = options.playbackRate;
   const store = options.store ?? new MemorySessionStore(clock);
   const stt = new FakeStt({ endpointing: options.sttEndpointing ?? true });
   stt.unavailable = options.sttUnavailable ?? false;
-  const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0 });
+  const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0, ...(options.ttsSampleRate === undefined ? {} : { sampleRate: options.ttsSampleRate }) });
   const config = toAgentConfig(
     { ...(def as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },
     { warn: () => {} },

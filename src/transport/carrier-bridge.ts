@@ -156,6 +156,12 @@ export class CarrierBridge implements ClientLink {
     return this.#audio?.g711;
   }
 
+  /** The call's rate: PCM16 at it is only encoded (8 kHz G.711, or the L16 rate), never resampled. */
+  get playbackRate(): number {
+    if (this.#audio === undefined) throw new RangeError("the carrier stream has not started");
+    return this.#audio.sampleRate;
+  }
+
   /** Before `attach`: what the session hears and speaks; the carrier edge converts to and from it, once each way. */
   useAudio(audio: SessionAudio): void {
     if (this.#audio === undefined) throw new RangeError("the carrier stream has not started");

@@ -43,6 +43,13 @@ export interface ClientLink {
   /** The G.711 the link could carry end to end (a carrier sending μ-law or A-law), if any. */
   readonly g711?: G711Format | undefined;
   /**
+   * Once `ready` has resolved: the rate (Hz) the listener is played agent audio at, where PCM16 at
+   * this rate crosses the link with no resample of its own — a browser's 24 kHz PCM16 (the
+   * protocol's `ttsSampleRate`), an Opus client's encoder rate, a call's 8 kHz G.711 or its L16
+   * rate. A mode whose audio source can make any rate (a TTS) asks for this one. Throws before `ready`.
+   */
+  readonly playbackRate: number;
+  /**
    * Before `attach` (and before any agent audio): what the session hears and speaks, declared once
    * by its mode (docs/architecture.md "Audio formats"). The link converts the listener's audio to
    * `input` and `output` to the listener's: the only conversion on the path each way, none where
@@ -163,9 +170,17 @@ export class ClientConnection implements ClientLink {
     for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
   }
 
+  get playbackRate(): number {
+    return this.#readyEdge().playbackRate;
+  }
+
   useAudio(audio: SessionAudio): void {
+    this.#readyEdge().use(audio);
+  }
+
+  #readyEdge(): AudioEdge {
     if (this.#edge === undefined) throw new RangeError("the audio edge is not ready");
-    this.#edge.use(audio);
+    return this.#edge;
   }
 
   attach(handler: ConnectionHandler): void {

@@ -45,7 +45,7 @@ function callerVoice(): Buffer {
   return Buffer.from(encodeMulaw(Int16Array.from([...down.process(wav.samples), ...down.flush()])));
 }
 
-describe("a phone call to a pipeline agent (Twilio μ-law ↔ 16 kHz STT, 24 kHz TTS)", () => {
+describe("a phone call to a pipeline agent (Twilio μ-law ↔ 16 kHz STT, 8 kHz TTS)", () => {
   let llm: FakeOpenAiServer;
   let stt: FakeDeepgram;
   let tts: FakeCartesia;
@@ -63,7 +63,9 @@ describe("a phone call to a pipeline agent (Twilio μ-law ↔ 16 kHz STT, 24 kHz
     const ws = await pipelineGateway();
     const carrier = await dial(`${ws}/telephony/twilio`, { playbackDelayMs: 400 });
     await carrier.until(() => carrier.marksEchoed.length > 0 && carrier.bufferedMs === 0 && carrier.audio.length > 0, "the greeting played");
-    // "Thanks for calling the shop." at 20 ms a character, resampled 24 → 8 kHz: one μ-law byte per 1/8 ms.
+    // The TTS is asked for the line's 8 kHz, so the edge only encodes it (no resample).
+    expect(tts.messages.map((m) => m.output_format).find((f) => f !== undefined)).toMatchObject({ sample_rate: 8000 });
+    // "Thanks for calling the shop." at 20 ms a character: one μ-law byte per 1/8 ms.
     const greetingMs = carrier.audioBytes().byteLength / 8;
     expect(greetingMs).toBeGreaterThan(28 * 20 - 60);
     expect(greetingMs).toBeLessThanOrEqual(28 * 20 + 20);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { bytesToSamples, rms } from "../../../src/audio/pcm.js";
+import { Resampler } from "../../../src/audio/resample.js";
 import { readWav } from "../../../src/audio/wav.js";
 import { GatewayError } from "../../../src/errors.js";
 import { cutSentences, localTts, MAX_SENTENCE_CHARS } from "../../../src/pipeline/providers/tts/local.js";
@@ -125,13 +126,16 @@ describe("localTts: flite", () => {
     expect(rec.order.at(-1)).toBe("done");
   });
 
-  it("at 16 kHz delivers flite's own samples: the sentences back to back, in order", async () => {
-    const session = await open({}, 16000);
-    expect(session.sampleRate).toBe(16000);
+  // 16 kHz: flite's own samples; 8 kHz (a phone line): flite's 16 kHz converted once, straight to 8 kHz, so the link only encodes.
+  it.each([16000, 8000])("at %i Hz delivers flite's samples converted once (none at its own 16 kHz): the sentences back to back, in order", async (rate) => {
+    const session = await open({}, rate);
+    expect(session.sampleRate).toBe(rate);
     const rec = await speak(session, HELLO);
     const first = await synthesize("flite", "Hello there. ", 1);
     const second = await synthesize("flite", "How are you?", 1);
-    expect(Buffer.from(rec.samples().buffer).equals(Buffer.from(concat(first.samples, second.samples).buffer))).toBe(true);
+    const once = new Resampler(16000, rate);
+    const expected = concat(once.process(concat(first.samples, second.samples)), once.flush());
+    expect(Buffer.from(rec.samples().buffer).equals(Buffer.from(expected.buffer))).toBe(true);
   });
 
   it("speaks exactly what flite under node:wasi spoke for the fixtures (the in-memory WASI is faithful)", async () => {
@@ -140,10 +144,10 @@ describe("localTts: flite", () => {
     expect(Buffer.from(rec.samples().buffer).equals(Buffer.from(fixture.samples.buffer, fixture.samples.byteOffset, fixture.samples.byteLength))).toBe(true);
   });
 
-  it("reports 16 or 24 kHz, whichever is nearer the requested rate", async () => {
-    expect((await open({}, 8000)).sampleRate).toBe(16000);
+  it("reports the requested rate when the resampler makes it, else the nearest", async () => {
+    for (const rate of [8000, 16000, 24000, 44100, 48000]) expect((await open({}, rate)).sampleRate).toBe(rate);
     expect((await open({}, 22050)).sampleRate).toBe(24000);
-    expect((await open({}, 48000)).sampleRate).toBe(24000);
+    expect((await open({}, 11025)).sampleRate).toBe(8000);
   });
 
   it("text pushed in pieces is cut at sentence ends: the same audio as one push", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createOpusCodec, opusAvailable } from "../../../src/audio/opus.js";
+import { bytesToSamples } from "../../../src/audio/pcm.js";
 import { pcm16 } from "../../../src/audio/rates.js";
 import { Resampler } from "../../../src/audio/resample.js";
 import { AudioEdge, parseClientFormat } from "../../../src/transport/audio-edge.js";
@@ -29,6 +30,7 @@ describe("client audio formats", () => {
     expect(16000 - total / 2).toBeLessThan(80);
     const out = same.outbound(bytes(sine(440, 24000, 100)), 100);
     expect(out).toHaveLength(1);
+    expect(same.playbackRate).toBe(24000);
   });
 });
 
@@ -70,5 +72,40 @@ describe.skipIf(!(await opusAvailable()))("opus at the edge", () => {
     expect(player.decode(packets[0]?.data ?? new Uint8Array()).byteLength).toBe(960);
     expect(edge.inbound(new Uint8Array([0x03])).byteLength).toBe(0);
     expect(edge.corruptPackets).toBe(1);
+  });
+
+  it("decodes at the session's input rate and encodes at its output rate: libopus converts, the edge resamples nothing", async () => {
+    const edge = await AudioEdge.create({ codec: "opus", sampleRate: 48000 });
+    expect(edge.playbackRate).toBe(24000);
+    // An s2s service hearing 24 kHz; a TTS speaking 16 kHz.
+    edge.use({ input: pcm16(24000), output: pcm16(16000) });
+    expect(edge.playbackRate).toBe(16000);
+    const client = await createOpusCodec({ sampleRate: 48000, channels: 1 });
+    const packet = client.encode(sine(440, 48000, 20));
+    const at24 = await createOpusCodec({ sampleRate: 24000, channels: 1 });
+    // Byte for byte what a 24 kHz decoder gives: no resampler after it.
+    expect(edge.inbound(packet)).toEqual(at24.decode(packet));
+    const reply = sine(440, 16000, 100);
+    const at16 = await createOpusCodec({ sampleRate: 16000, channels: 1 });
+    const expected = Array.from({ length: 5 }, (_, i) => at16.encode(reply.subarray(i * 320, (i + 1) * 320)));
+    expect(edge.outbound(bytes(reply), 100)).toEqual(expected.map((data) => ({ data, ms: 20 })));
+    // The packets are the same stream whatever rate the client decodes at.
+    expect(client.decode(expected[0] ?? new Uint8Array()).byteLength).toBe(1920);
+  });
+
+  it("a session rate libopus does not code at (44.1 kHz) goes through 48 kHz with one resample each way", async () => {
+    const edge = await AudioEdge.create({ codec: "opus", sampleRate: 16000 });
+    edge.use({ input: pcm16(44100), output: pcm16(44100) });
+    expect(edge.playbackRate).toBe(48000);
+    const client = await createOpusCodec({ sampleRate: 16000, channels: 1 });
+    const packet = client.encode(sine(440, 16000, 20));
+    const at48 = await createOpusCodec({ sampleRate: 48000, channels: 1 });
+    expect(edge.inbound(packet)).toEqual(bytes(new Resampler(48000, 44100).process(bytesToSamples(at48.decode(packet)))));
+    const reply = sine(440, 44100, 100);
+    const up = new Resampler(44100, 48000).process(reply);
+    const encoder48 = await createOpusCodec({ sampleRate: 48000, channels: 1 });
+    const whole = Math.floor(up.length / 960);
+    const expected = Array.from({ length: whole }, (_, i) => ({ data: encoder48.encode(up.subarray(i * 960, (i + 1) * 960)), ms: 20 }));
+    expect(edge.outbound(bytes(reply), 100)).toEqual(expected);
   });
 });

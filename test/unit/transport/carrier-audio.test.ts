@@ -64,7 +64,7 @@ describe("CarrierAudio", () => {
   });
 
   it("converts once, straight between the carrier's rate and the rates the session declared", () => {
-    // An offline phone reply: local TTS at 16 kHz goes to 8 kHz μ-law in one step (not 16 → 24 → 8).
+    // A reply from a TTS that speaks 16 kHz only goes to 8 kHz μ-law in one step (not 16 → 24 → 8).
     const audio = new CarrierAudio("mulaw", 8000);
     audio.use({ input: pcm16(16000), output: pcm16(16000) });
     const reply = tone(400, 16000, 300);

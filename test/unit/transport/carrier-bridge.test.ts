@@ -3,7 +3,9 @@ import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
-import { g711 } from "../../../src/audio/rates.js";
+import { encodeMulaw } from "../../../src/audio/g711.js";
+import { samplesToBytes } from "../../../src/audio/pcm.js";
+import { g711, pcm16 } from "../../../src/audio/rates.js";
 import { CarrierBridge } from "../../../src/transport/carrier-bridge.js";
 import { MARK_EVERY_MS } from "../../../src/transport/carrier-playout.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
@@ -315,5 +317,17 @@ describe("CarrierBridge", () => {
     h.bridge.audio(agent, 100);
     const out = Buffer.from(String((h.ws.of("media")[0]!.media as { payload: string }).payload), "base64");
     expect(out).toEqual(Buffer.from(agent));
+  });
+
+  it("plays at the call's rate: a session speaking 8 kHz PCM16 is only encoded to μ-law", async () => {
+    const unstarted = await harness({ start: false, attach: false });
+    expect(() => unstarted.bridge.playbackRate).toThrow(/not started/);
+    const h = await harness({ attach: false });
+    expect(h.bridge.playbackRate).toBe(8000);
+    h.bridge.useAudio({ input: pcm16(16000), output: pcm16(h.bridge.playbackRate) });
+    const reply = Int16Array.from({ length: 800 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
+    h.bridge.audio(samplesToBytes(reply), 100);
+    const out = Buffer.concat(h.ws.of("media").map((f) => Buffer.from(String((f.media as { payload: string }).payload), "base64")));
+    expect(out).toEqual(Buffer.from(encodeMulaw(reply)));
   });
 });

@@ -21,10 +21,12 @@
  * MAX_SENTENCE_CHARS, and `end()` releases the rest. A stream's sentences are synthesized one at a
  * time, in order (any free worker; the pool serves streams first come, first served).
  *
- * Rates: the session reports 16000 or 24000 Hz (the requested rate when it is one of them, else
- * the nearer). Each stream converts its voice's native rate with its own Resampler, stateful across
- * its sentences and flushed at the end: 16 kHz → 24 kHz directly; eSpeak-NG's 22.05 kHz, which the
- * Resampler does not take, is first doubled to 44.1 kHz (linear interpolation, whose images the
+ * Rates: the session reports the requested rate when the Resampler makes it (8, 16, 24, 44.1 or
+ * 48 kHz), else the nearest of those, so the session asks for the rate its listener plays and the
+ * conversion here is the only one (a phone call: flite's 16 kHz straight to 8 kHz). Each stream
+ * converts its voice's native rate with its own Resampler, stateful across its sentences and
+ * flushed at the end: flite's 16 kHz directly (untouched at 16 kHz); eSpeak-NG's 22.05 kHz, which
+ * the Resampler does not take, is first doubled to 44.1 kHz (linear interpolation, whose images the
  * Resampler's low-pass then removes). Audio is delivered in ~100 ms chunks, each resampled just
  * before it goes out with a turn of the event loop in between, so a long sentence never holds the loop.
  *
@@ -53,8 +55,8 @@ export interface LocalTtsOptions {
   readonly log?: ProviderLog;
 }
 
-/** The rates a session reports: the requested one when it is one of these, else the nearer. */
-export const LOCAL_TTS_SAMPLE_RATES: readonly number[] = [16000, 24000];
+/** The rates a session reports (every rate the Resampler makes): the requested one when it is one of these, else the nearest. */
+export const LOCAL_TTS_SAMPLE_RATES: readonly number[] = RESAMPLER_RATES;
 /** Audio goes out in chunks of about this much. */
 export const LOCAL_TTS_CHUNK_MS = 100;
 /** Text with no sentence end is cut (at a space) once it is this long, to bound the wait for audio. */
