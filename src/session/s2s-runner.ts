@@ -4,6 +4,7 @@ import type { ResolvedConfig } from "../manifest/index.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
 import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
 
 export interface S2sRunnerOptions {
@@ -31,27 +32,6 @@ export function sayExactly(text: string): string {
   return `Say exactly the following, word for word, and nothing else: "${text}"`;
 }
 
-interface Reply {
-  readonly responseId: string;
-  text: string;
-  itemId: string | undefined;
-  calls: Map<string, Promise<ToolOutcome>>;
-  /** Barged in on (or cancelled) before the caller heard all of it. */
-  interrupted: boolean;
-  /** The service has finished it (`response.done`): nothing left to cancel there. */
-  done: boolean;
-  /** When its first audio arrived (ms, session clock). */
-  firstAudioAt: number | undefined;
-  /** The caller's speech this reply answers, if it answers speech. */
-  speech: SpeechTurn | undefined;
-}
-
-/** The caller's speech, timed: when it ended (the service's VAD) and when a response first answered it (ms, session clock). */
-interface SpeechTurn {
-  readonly endedAt: number;
-  respondedAt?: number;
-}
-
 /**
  * Speech-to-speech mode: the service hears and speaks; the gateway bridges audio (converted once,
  * at the link, to and from the service's own formats), maps the service's events to the client protocol, runs tool calls through the
@@ -63,15 +43,10 @@ export class S2sRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
   readonly #options: S2sRunnerOptions;
   readonly #playback: PlaybackClock;
-  /** The caller's last speech, until a response answers it. */
-  #speech: SpeechTurn | undefined;
+  readonly #replies: S2sReplies;
   #session: S2sSession | undefined;
   /** What the service hears and speaks (its formats, declared to the link). */
   #audio: SessionAudio | undefined;
-  #reply: Reply | undefined;
-  readonly #replies = new Map<string, Reply>();
-  /** Replies the service finished but the caller is still hearing (a phone line buffers seconds). */
-  readonly #playing = new Set<Reply>();
   readonly #outOfBand = new Set<string>();
   #greeting: string | undefined;
   #greetingResponse: string | undefined;
@@ -84,6 +59,7 @@ export class S2sRunner implements ModeRunner {
     this.#ctx = ctx;
     this.#options = options;
     this.#playback = new PlaybackClock(ctx.clock);
+    this.#replies = new S2sReplies(ctx.clock);
   }
 
   /** Open the service's socket: one setup message with the frozen tools and instructions. */
@@ -122,7 +98,7 @@ export class S2sRunner implements ModeRunner {
 
   /** A reply is in flight, or audio is still playing to the caller (the idle timer waits for both). */
   get busy(): boolean {
-    return this.#reply !== undefined || this.#playing.size > 0 || this.#playback.pendingMs > 0;
+    return this.#replies.inFlight || this.#playback.pendingMs > 0;
   }
 
   /** Typed turns go to the service as they come (`sendText`): none wait here. */
@@ -204,12 +180,7 @@ export class S2sRunner implements ModeRunner {
       if (this.#greeting !== undefined && this.#greetingResponse === undefined) this.#greetingResponse = responseId;
       return;
     }
-    const speech = this.#speech;
-    this.#speech = undefined;
-    if (speech !== undefined) speech.respondedAt ??= this.#ctx.clock.now();
-    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map(), interrupted: false, done: false, firstAudioAt: undefined, speech };
-    this.#replies.set(responseId, reply);
-    this.#reply = reply;
+    this.#replies.start(responseId);
     this.#playback.resetTimeline();
   }
 
@@ -217,7 +188,7 @@ export class S2sRunner implements ModeRunner {
     const reply = this.#replies.get(responseId);
     const filler = this.#outOfBand.has(responseId) && responseId !== this.#greetingResponse;
     if (reply !== undefined) reply.itemId ??= itemId;
-    if (reply !== undefined && reply !== this.#reply) return;
+    if (reply !== undefined && reply !== this.#replies.current) return;
     if (reply !== undefined) reply.firstAudioAt ??= this.#ctx.clock.now();
     const output = this.#audio?.output;
     if (output === undefined) return;
@@ -228,7 +199,7 @@ export class S2sRunner implements ModeRunner {
 
   #onTranscript(delta: string, responseId: string, itemId: string): void {
     const reply = this.#replies.get(responseId);
-    if (reply === undefined || reply !== this.#reply) return;
+    if (reply === undefined || reply !== this.#replies.current) return;
     reply.itemId ??= itemId;
     reply.text += delta;
     this.#ctx.emit({ type: "agent-transcript.updated", text: reply.text.trim() });
@@ -240,8 +211,7 @@ export class S2sRunner implements ModeRunner {
     this.#ctx.activity();
     this.#cancelToolLines();
     // A barge-in only when something is there to cut: a reply in flight, or audio still playing.
-    const cuttable = this.#reply !== undefined || this.#playing.size > 0 || this.#playback.pendingMs > 0;
-    if (this.#playback.modelAudible && cuttable) {
+    if (this.#playback.modelAudible && this.busy) {
       // With interrupt_response the service cancels its response itself; a second cancel only earns an error.
       this.#interrupt({ serviceCancels: this.#options.setup.interruptResponse });
       this.#ctx.count("barge_in");
@@ -250,10 +220,10 @@ export class S2sRunner implements ModeRunner {
     this.#ctx.emit({ type: "speech.started" });
   }
 
-  /** An end the service inferred from its own answer (Gemini without `voiceActivity`) dates nothing: no turn is timed from it. */
+  /** `inferred`: an end the service inferred from its own answer (Gemini without `voiceActivity`). */
   #onSpeechStopped(inferred: boolean): void {
     this.#userSpeaking = false;
-    this.#speech = inferred ? undefined : { endedAt: this.#ctx.clock.now() };
+    this.#replies.speechStopped(inferred);
     this.#ctx.emit({ type: "speech.stopped" });
   }
 
@@ -280,28 +250,21 @@ export class S2sRunner implements ModeRunner {
     // Model audio only: a tool line spoken out of band in between is not part of the item.
     const heardMs = Math.max(0, Math.round(this.#playback.heardModelMs(0)));
     this.#playback.cleared();
+    const { playing, current } = this.#replies.interrupt();
     // Finished at the service but still playing: the caller heard only part of it.
-    for (const playing of this.#playing) {
-      if (playing === this.#reply) continue;
-      playing.interrupted = true;
-      if (playing.itemId !== undefined) this.#session?.truncate(playing.itemId, heardMs);
-      this.#ctx.log.info({ response: playing.responseId, heardMs }, "barge-in during playback");
+    for (const reply of playing) {
+      if (reply.itemId !== undefined) this.#session?.truncate(reply.itemId, heardMs);
+      this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in during playback");
     }
-    this.#playing.clear();
-    const reply = this.#reply;
-    if (reply === undefined) return;
-    reply.interrupted = true;
-    if (!reply.done && options.serviceCancels !== true) this.#session?.cancelResponse(reply.responseId);
-    if (reply.itemId !== undefined) this.#session?.truncate(reply.itemId, heardMs);
-    this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in");
-    this.#reply = undefined;
+    if (current === undefined) return;
+    if (!current.done && options.serviceCancels !== true) this.#session?.cancelResponse(current.responseId);
+    if (current.itemId !== undefined) this.#session?.truncate(current.itemId, heardMs);
+    this.#ctx.log.info({ response: current.responseId, heardMs }, "barge-in");
   }
 
   /** Wait until the reply's audio has played to the caller (marks or client reports), or it was interrupted. */
-  async #playedOut(reply: Reply): Promise<void> {
-    this.#playing.add(reply);
-    await this.#playback.playedOut(this.#signal.signal, () => reply.interrupted || this.#closed);
-    this.#playing.delete(reply);
+  #playedOut(reply: Reply): Promise<void> {
+    return this.#replies.hear(reply, () => this.#playback.playedOut(this.#signal.signal, () => reply.interrupted || this.#closed));
   }
 
   #onToolCall(call: S2sToolCall): void {
@@ -333,16 +296,15 @@ export class S2sRunner implements ModeRunner {
       }
       return;
     }
-    const reply = this.#replies.get(responseId);
+    const reply = this.#replies.done(responseId);
     if (reply === undefined) return;
-    this.#replies.delete(responseId);
-    reply.done = true;
-    const completed = status === "completed" && reply === this.#reply && !reply.interrupted;
+    const inFlight = reply === this.#replies.current;
+    const completed = status === "completed" && inFlight && !reply.interrupted;
     // A response that only called tools is a step of the reply, not its end: the response after the results completes it.
     const step = reply.calls.size > 0 && reply.text.trim() === "";
     // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
     // A response lost with the service link (failed) was not the caller's doing: its results still ask for one.
-    const continues = completed || (status === "failed" && reply === this.#reply && !reply.interrupted);
+    const continues = completed || (status === "failed" && inFlight && !reply.interrupted);
     const answered = reply.calls.size > 0 ? this.#answer([...reply.calls.keys()], [...reply.calls.values()], continues) : undefined;
     if (reply.calls.size > 0) this.#stepsSinceUser += 1;
     if (completed && !step) {
@@ -351,30 +313,12 @@ export class S2sRunner implements ModeRunner {
       await this.#playedOut(reply);
     }
     const heard = completed && !reply.interrupted;
-    if (reply === this.#reply) this.#reply = undefined;
-    // A tool step hands the caller's speech on to the response after its results: the turn is timed to that one's audio.
-    if (step && reply.speech !== undefined) this.#speech ??= reply.speech;
+    this.#replies.ended(reply, step);
     const { ledger } = this.#ctx;
     const settledUsage = usage === undefined ? undefined : { ...usage, steps: 1 };
     if (step) ledger.step({ status: heard ? "completed" : "cancelled", usage: settledUsage });
-    else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, metrics: { turnId: ledger.nextTurnId(), ...this.#turnLatencies(reply) } });
+    else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, metrics: { turnId: ledger.nextTurnId(), ...turnLatencies(reply, this.#playback.startedAt) } });
     await answered;
-  }
-
-  /**
-   * A spoken answer's stages (protocol.md `metrics.turn`): `endpointMs`, end of the caller's
-   * speech → the service starting its response (its turn detection); `voiceToVoiceMs`, end of
-   * speech → the answer's first audio playing at the listener (client reports, carrier marks),
-   * or leaving the gateway when nothing reports playback. Only for a reply to speech.
-   */
-  #turnLatencies(reply: Reply): { endpointMs?: number; voiceToVoiceMs?: number } {
-    const speech = reply.speech;
-    if (speech?.respondedAt === undefined) return {};
-    const heardAt = this.#playback.startedAt ?? reply.firstAudioAt;
-    return {
-      endpointMs: Math.max(0, speech.respondedAt - speech.endedAt),
-      ...(reply.firstAudioAt === undefined || heardAt === undefined ? {} : { voiceToVoiceMs: Math.max(0, heardAt - speech.endedAt) }),
-    };
   }
 
   /** Send a response's results as one batch; verbatim completion lines are spoken instead of a model turn. */

@@ -1,0 +1,132 @@
+import type { Clock } from "../clock.js";
+import type { ToolOutcome } from "./tool-runner.js";
+
+/** A response the service gives as the agent's reply (out-of-band lines are not replies). */
+export interface Reply {
+  readonly responseId: string;
+  text: string;
+  itemId: string | undefined;
+  calls: Map<string, Promise<ToolOutcome>>;
+  /** Barged in on (or cancelled) before the caller heard all of it. */
+  interrupted: boolean;
+  /** The service has finished it (`response.done`): nothing left to cancel there. */
+  done: boolean;
+  /** When its first audio arrived (ms, session clock). */
+  firstAudioAt: number | undefined;
+  /** The caller's speech this reply answers, if it answers speech. */
+  speech: SpeechTurn | undefined;
+}
+
+/** The caller's speech, timed: when it ended (the service's VAD) and when a response first answered it (ms, session clock). */
+interface SpeechTurn {
+  readonly endedAt: number;
+  respondedAt?: number;
+}
+
+/** What a barge-in cut: replies finished at the service but still playing, and the reply in flight. */
+export interface Interrupted {
+  readonly playing: readonly Reply[];
+  readonly current: Reply | undefined;
+}
+
+/**
+ * The s2s replies through their life (times in ms on the session clock): the caller's speech
+ * waiting for a response to answer it; the reply in flight (the latest response started); each
+ * reply by its response id until the service has finished it; and replies the service finished
+ * but the caller is still hearing (a phone line buffers seconds).
+ */
+export class S2sReplies {
+  readonly #clock: Clock;
+  /** The caller's last speech, until a response answers it. */
+  #speech: SpeechTurn | undefined;
+  #current: Reply | undefined;
+  readonly #byResponse = new Map<string, Reply>();
+  readonly #playing = new Set<Reply>();
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /** The reply in flight: started, and not yet ended or interrupted. */
+  get current(): Reply | undefined {
+    return this.#current;
+  }
+
+  /** A reply is in flight, or the caller is still hearing one. */
+  get inFlight(): boolean {
+    return this.#current !== undefined || this.#playing.size > 0;
+  }
+
+  /** The reply a response started, until the service has finished it. */
+  get(responseId: string): Reply | undefined {
+    return this.#byResponse.get(responseId);
+  }
+
+  /** The caller stopped speaking. An end the service inferred from its own answer dates nothing: no turn is timed from it. */
+  speechStopped(inferred: boolean): void {
+    this.#speech = inferred ? undefined : { endedAt: this.#clock.now() };
+  }
+
+  /** A response started: from now the reply in flight, answering the caller's speech if some was waiting. */
+  start(responseId: string): Reply {
+    const speech = this.#speech;
+    this.#speech = undefined;
+    if (speech !== undefined) speech.respondedAt ??= this.#clock.now();
+    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map(), interrupted: false, done: false, firstAudioAt: undefined, speech };
+    this.#byResponse.set(responseId, reply);
+    this.#current = reply;
+    return reply;
+  }
+
+  /** The service finished the response (`response.done`): its reply, marked done and no longer found by id. */
+  done(responseId: string): Reply | undefined {
+    const reply = this.#byResponse.get(responseId);
+    if (reply === undefined) return undefined;
+    this.#byResponse.delete(responseId);
+    reply.done = true;
+    return reply;
+  }
+
+  /** The caller hears `reply` until `playedOut` resolves: in flight meanwhile, and cut by a barge-in. */
+  async hear(reply: Reply, playedOut: () => Promise<void>): Promise<void> {
+    this.#playing.add(reply);
+    await playedOut();
+    this.#playing.delete(reply);
+  }
+
+  /**
+   * The reply has ended (heard, cancelled, or a step that only called tools): no longer in flight.
+   * A tool step hands the caller's speech on to the response after its results: the turn is timed to that one's audio.
+   */
+  ended(reply: Reply, step: boolean): void {
+    if (reply === this.#current) this.#current = undefined;
+    if (step && reply.speech !== undefined) this.#speech ??= reply.speech;
+  }
+
+  /** Barge-in or cancel: every reply the caller was hearing or waiting for is interrupted; none is in flight any more. */
+  interrupt(): Interrupted {
+    const current = this.#current;
+    const playing = [...this.#playing].filter((reply) => reply !== current);
+    for (const reply of playing) reply.interrupted = true;
+    this.#playing.clear();
+    if (current !== undefined) current.interrupted = true;
+    this.#current = undefined;
+    return { playing, current };
+  }
+}
+
+/**
+ * A spoken answer's stages (protocol.md `metrics.turn`): `endpointMs`, end of the caller's
+ * speech → the service starting its response (its turn detection); `voiceToVoiceMs`, end of
+ * speech → the answer's first audio playing at the listener (`playbackStartedAt`: client reports,
+ * carrier marks), or leaving the gateway when nothing reports playback. Only for a reply to speech.
+ */
+export function turnLatencies(reply: Reply, playbackStartedAt: number | undefined): { endpointMs?: number; voiceToVoiceMs?: number } {
+  const speech = reply.speech;
+  if (speech?.respondedAt === undefined) return {};
+  const heardAt = playbackStartedAt ?? reply.firstAudioAt;
+  return {
+    endpointMs: Math.max(0, speech.respondedAt - speech.endedAt),
+    ...(reply.firstAudioAt === undefined || heardAt === undefined ? {} : { voiceToVoiceMs: Math.max(0, heardAt - speech.endedAt) }),
+  };
+}
