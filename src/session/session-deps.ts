@@ -56,9 +56,6 @@ export interface SessionDeps {
   readonly ended?: (session: Session) => void;
 }
 
-/** Providers must open within this long (protocol.md). */
-export const START_TIMEOUT_MS = 10_000;
-
 /** A fresh session id: 22 URL-safe characters. */
 export function newSessionId(): string {
   return randomBytes(16).toString("base64url");

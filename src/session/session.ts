@@ -12,7 +12,8 @@ import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { MODES } from "./modes.js";
 import { routeCommand } from "./commands.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
-import { newSessionId, sessionMode, START_TIMEOUT_MS, type SessionDeps } from "./session-deps.js";
+import { newSessionId, sessionMode, type SessionDeps } from "./session-deps.js";
+import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
 import { composeToolTable } from "./tool-table.js";
 import { ToolRunner } from "./tool-runner.js";
@@ -59,7 +60,6 @@ export class Session {
   #callLimit: Timer | undefined;
   readonly #dtmf: DtmfEntry;
   #dtmfCalls = 0;
-  readonly #starting = new AbortController();
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
   /** Aborted when the session ends: work the session itself started (DTMF tool calls). */
@@ -127,24 +127,9 @@ export class Session {
       link.emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
     }
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
-    // A client that hangs up while providers are still opening aborts their handshakes: no half-open, billed sockets.
-    void link.hungUp.then(() => this.#starting.abort(new GatewayError("connection", "the client hung up during start")));
-    const timeoutMs = this.#deps.startTimeoutMs ?? START_TIMEOUT_MS;
-    let timer: Timer | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = clock.setTimeout(() => reject(new GatewayError("internal", `providers did not open within ${timeoutMs} ms`, { fatal: true })), timeoutMs);
-    });
-    try {
-      await Promise.race([this.#open(), timeout]);
-    } catch (error) {
-      timer?.cancel();
-      this.#starting.abort(error);
-      const failure = error instanceof GatewayError ? error : new GatewayError("internal", `session could not start: ${messageOf(error)}`, { fatal: true, cause: error });
-      this.#log.error({ err: error }, "session start failed");
-      this.#fail(failure.fatal ? failure : new GatewayError(failure.code, failure.message, { fatal: true, closeCode: CLOSE.internal }));
-      return;
-    }
-    timer?.cancel();
+    const deadline = { clock, log: this.#log, timeoutMs: this.#deps.startTimeoutMs ?? START_TIMEOUT_MS, hungUp: link.hungUp };
+    const failure = await openWithin(deadline, (signal) => this.#open(signal));
+    if (failure !== undefined) return this.#fail(failure);
     if (this.#phase === "ended") return;
     this.#phase = "live";
     // History or greeting first: input buffered during start is answered after it.
@@ -229,7 +214,7 @@ export class Session {
 
   // ── start ─────────────────────────────────────────────────────────────────────────────
 
-  async #open(): Promise<void> {
+  async #open(signal: AbortSignal): Promise<void> {
     const { agent, clock } = this.#deps;
     const { config, def } = agent;
     this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
@@ -277,7 +262,7 @@ export class Session {
       instructions: () => this.#instructions(),
       link: this.#deps.link,
       providers: { resolveModel, voice, s2s },
-      signal: this.#starting.signal,
+      signal,
     });
   }
 
