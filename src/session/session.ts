@@ -1,7 +1,6 @@
-import type { Timer } from "../clock.js";
-import { CLOSE, GatewayError, messageOf, type ErrorCode } from "../errors.js";
+import { CLOSE, GatewayError, messageOf, type CloseCode, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
-import { DEFAULTS, resolveConfig, buildSystemPrompt, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
+import { resolveConfig, buildSystemPrompt, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
 import type { EventBody, SessionCommand } from "../transport/protocol.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation, MAX_QUEUED_TURNS } from "./conversation.js";
@@ -22,9 +21,7 @@ import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
 import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
-
-/** How long the call-limit notice may take before the call is closed regardless (ms). */
-const CALL_LIMIT_NOTICE_MS = 20_000;
+import { CallEnding } from "./call-ending.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -55,9 +52,7 @@ export class Session {
   #replies = 0;
   readonly #usage: UsageMeter;
   readonly #record: SessionRecord;
-  /** Why the session ends once the current reply has been heard (end_call, the call limit). */
-  #endAfterReply: string | undefined;
-  #callLimit: Timer | undefined;
+  readonly #ending: CallEnding;
   readonly #dtmf: DtmfEntry;
   #dtmfCalls = 0;
   readonly #endedPromise: Promise<void>;
@@ -91,9 +86,15 @@ export class Session {
         if (this.#phase !== "live") return;
         this.#log.info({ idleTimeoutMs: this.#settings.idleTimeoutMs }, "session idle");
         this.#emit({ type: "session.timed-out" });
-        this.#deps.link.close(CLOSE.normal, "idle timeout");
-        void this.end();
+        this.#close(CLOSE.normal, "idle timeout");
       },
+    });
+    this.#ending = new CallEnding({
+      clock: deps.clock,
+      log: this.#log,
+      live: () => this.#phase === "live",
+      say: (text) => this.#mode?.greet(text),
+      close: (reason) => this.#close(CLOSE.normal, reason),
     });
     this.#dtmf = new DtmfEntry(deps.clock, (digits) => this.#onDtmfEntry(digits));
     this.#metrics = deps.metrics ?? noMetrics;
@@ -152,13 +153,12 @@ export class Session {
       },
     });
     this.#idle.touch();
-    this.#armCallLimit();
+    this.#ending.armLimit(this.#deps.maxCallDurationMs ?? 0);
   }
 
   /** Close the client because another connection took this session id over. */
   takeOver(): void {
-    this.#deps.link.close(CLOSE.normal, "session resumed by another connection");
-    void this.end();
+    this.#close(CLOSE.normal, "session resumed by another connection");
   }
 
   /** A phone call (a carrier transport, not the browser socket). */
@@ -172,20 +172,14 @@ export class Session {
    * socket has closed (a carrier stream stays open while the notice plays out).
    */
   farewell(text: string): Promise<void> {
-    if (this.#phase === "live" && this.mode !== "text") {
-      this.#endAfterReply = "gateway shutting down";
-      this.#log.info({}, "farewell before shutdown");
-      this.#mode?.greet(text);
-    } else if (this.#phase !== "ended") {
-      this.goAway();
-    }
+    if (this.#phase === "live" && this.mode !== "text") this.#ending.farewell(text);
+    else if (this.#phase !== "ended") this.goAway();
     return this.#endedPromise.then(() => this.#deps.link.hungUp);
   }
 
   /** Gateway drain: close with 1001 (going away). */
   goAway(): void {
-    this.#deps.link.close(CLOSE.goingAway, "gateway shutting down");
-    void this.end();
+    this.#close(CLOSE.goingAway, "gateway shutting down");
   }
 
   /** End the session: cancel work, save the record for the grace window, release providers. */
@@ -193,7 +187,7 @@ export class Session {
     if (this.#phase === "ended") return;
     this.#phase = "ended";
     this.#idle.stop();
-    this.#callLimit?.cancel();
+    this.#ending.stop();
     this.#dtmf.close();
     this.#lifetime.abort(new GatewayError("connection", "the session ended"));
     this.#deps.link.close(CLOSE.normal, "session ended");
@@ -226,9 +220,7 @@ export class Session {
       mcp: this.#mcp,
       log: this.#log,
       now: () => new Date(clock.now()),
-      endCall: () => {
-        this.#endAfterReply = "call ended by the agent";
-      },
+      endCall: () => this.#ending.afterReply("call ended by the agent"),
     });
 
     const tools = new ToolRunner({
@@ -348,23 +340,6 @@ export class Session {
     void this.#tools?.call({ toolCallId: `dtmf_${++this.#dtmfCalls}`, toolName: dtmf.tool, args: { digits }, signal: this.#lifetime.signal });
   }
 
-  /** Telephony's call limit: the notice is spoken, then the call ends once it has been heard. */
-  #armCallLimit(): void {
-    const ms = this.#deps.maxCallDurationMs ?? 0;
-    if (ms <= 0) return;
-    this.#callLimit = this.#deps.clock.setTimeout(() => {
-      if (this.#phase !== "live") return;
-      this.#log.info({ maxCallDurationMs: ms }, "call duration limit");
-      this.#endAfterReply = "call duration limit";
-      this.#mode?.greet(DEFAULTS.callLimitPhrase);
-      // Bounded: a notice that never finishes (a stuck provider) still ends the call.
-      this.#callLimit = this.#deps.clock.setTimeout(() => {
-        this.#deps.link.close(CLOSE.normal, "call duration limit");
-        void this.end();
-      }, CALL_LIMIT_NOTICE_MS);
-    }, ms);
-  }
-
   // ── replies ───────────────────────────────────────────────────────────────────────────
 
   /** Before a model reply: the usage limit, once crossed, ends the session at the next turn. */
@@ -387,11 +362,7 @@ export class Session {
     this.#projectState();
     this.#touch();
     void this.#save();
-    if (this.#endAfterReply !== undefined) {
-      this.#log.info({ reason: this.#endAfterReply }, "ending after the reply");
-      this.#deps.link.close(CLOSE.normal, this.#endAfterReply);
-      void this.end();
-    }
+    this.#ending.replySettled();
   }
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────
@@ -413,7 +384,12 @@ export class Session {
     if (this.#phase === "ended") return;
     this.#metrics.error(error.code);
     this.#emit({ type: "error.reported", code: error.code, message: error.message, fatal: true });
-    this.#deps.link.close(error.closeCode, error.message);
+    this.#close(error.closeCode, error.message);
+  }
+
+  /** Close the client's socket, then end the session. */
+  #close(code: CloseCode, reason: string): void {
+    this.#deps.link.close(code, reason);
     void this.end();
   }
 
