@@ -3,7 +3,7 @@ import type { LanguageModel } from "ai";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { AgentConfig, ProviderDescriptor, RandomSource, ResolvedAgentDef, SessionMode } from "../manifest/index.js";
+import { buildSystemPrompt, type AgentConfig, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode } from "../manifest/index.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { McpTools } from "./mcp.js";
@@ -66,4 +66,13 @@ export function sessionMode(config: AgentConfig): SessionMode {
   const mode = config.mode ?? "pipeline";
   if (mode === "workflow-app") throw new GatewayError("internal", "a workflow-app agent serves workflows, not sessions.", { fatal: true });
   return mode;
+}
+
+/** A session's system prompt: the agent's `systemPrompt` and `promptContext` functions called for it (else their text), with the voice presets. */
+export async function sessionInstructions(agent: SessionAgent, sessionId: string): Promise<string> {
+  const { def, config } = agent;
+  const info = { sessionId };
+  const systemPrompt = typeof def.systemPrompt === "function" ? await def.systemPrompt(info) : config.systemPrompt;
+  const promptContext = typeof def.promptContext === "function" ? await def.promptContext(info) : config.promptContext;
+  return buildSystemPrompt({ systemPrompt, voicePresets: config.voicePresets, promptContext });
 }

@@ -1,17 +1,17 @@
 import { CLOSE, GatewayError, messageOf, type CloseCode, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
-import { resolveConfig, buildSystemPrompt, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
+import { resolveConfig, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
 import type { EventBody, SessionCommand } from "../transport/protocol.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
-import { Conversation, MAX_QUEUED_TURNS } from "./conversation.js";
-import { DtmfEntry } from "./dtmf-entry.js";
+import { Conversation } from "./conversation.js";
+import { Keypad } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
 import { noMetrics, type SessionMetrics } from "./metrics-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { MODES } from "./modes.js";
 import { routeCommand } from "./commands.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
-import { newSessionId, sessionMode, type SessionDeps } from "./session-deps.js";
+import { newSessionId, sessionInstructions, sessionMode, type SessionDeps } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
 import { composeToolTable } from "./tool-table.js";
@@ -53,12 +53,9 @@ export class Session {
   readonly #usage: UsageMeter;
   readonly #record: SessionRecord;
   readonly #ending: CallEnding;
-  readonly #dtmf: DtmfEntry;
-  #dtmfCalls = 0;
+  readonly #keypad: Keypad;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
-  /** Aborted when the session ends: work the session itself started (DTMF tool calls). */
-  readonly #lifetime = new AbortController();
 
   constructor(deps: SessionDeps) {
     this.#deps = deps;
@@ -96,7 +93,16 @@ export class Session {
       say: (text) => this.#mode?.greet(text),
       close: (reason) => this.#close(CLOSE.normal, reason),
     });
-    this.#dtmf = new DtmfEntry(deps.clock, (digits) => this.#onDtmfEntry(digits));
+    this.#keypad = new Keypad({
+      clock: deps.clock,
+      log: this.#log,
+      dtmf: this.#settings.dtmf,
+      live: () => this.#phase === "live",
+      activity: () => this.#touch(),
+      queuedTurns: () => this.#mode?.queuedTurns ?? 0,
+      userText: (text) => this.#mode?.userText(text),
+      callTool: (call) => void this.#tools?.call(call),
+    });
     this.#metrics = deps.metrics ?? noMetrics;
     this.#tracer = new TurnTracer(deps.clock, {
       "switchboard.session.id": this.id,
@@ -146,11 +152,7 @@ export class Session {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
       },
-      dtmf: (digit) => {
-        if (this.#phase !== "live") return;
-        this.#dtmf.digit(digit);
-        this.#touch();
-      },
+      dtmf: (digit) => this.#keypad.digit(digit),
     });
     this.#idle.touch();
     this.#ending.armLimit(this.#deps.maxCallDurationMs ?? 0);
@@ -188,14 +190,13 @@ export class Session {
     this.#phase = "ended";
     this.#idle.stop();
     this.#ending.stop();
-    this.#dtmf.close();
-    this.#lifetime.abort(new GatewayError("connection", "the session ended"));
+    this.#keypad.close();
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
     this.#tracer.close();
     try {
       await this.#mode?.close();
-      await this.#save();
+      await this.#record.save();
       await this.#mcp?.close();
       await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#sessionValue });
     } catch (error) {
@@ -239,7 +240,7 @@ export class Session {
       settled: (_call, outcome) => {
         this.#metrics.toolCall(outcome.status);
         this.#touch();
-        this.#projectState();
+        this.#state.project(this.#sessionValue);
       },
     });
     this.#tools = tools;
@@ -251,7 +252,7 @@ export class Session {
       settings: this.#settings,
       table,
       tools,
-      instructions: () => this.#instructions(),
+      instructions: () => sessionInstructions(this.#deps.agent, this.id),
       link: this.#deps.link,
       providers: { resolveModel, voice, s2s },
       signal,
@@ -277,14 +278,6 @@ export class Session {
       count: (what) => this.#metrics.count(this.mode, what),
       audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
     };
-  }
-
-  async #instructions(): Promise<string> {
-    const { def, config } = this.#deps.agent;
-    const info = { sessionId: this.id };
-    const systemPrompt = typeof def.systemPrompt === "function" ? await def.systemPrompt(info) : config.systemPrompt;
-    const promptContext = typeof def.promptContext === "function" ? await def.promptContext(info) : config.promptContext;
-    return buildSystemPrompt({ systemPrompt, voicePresets: config.voicePresets, promptContext });
   }
 
   async #restoreOrGreet(): Promise<void> {
@@ -319,25 +312,8 @@ export class Session {
     // Usage is counted per session, not per conversation: a reset does not lift usageLimits.
     this.#emit({ type: "session.reset" });
     this.#greet();
-    void this.#save();
+    void this.#record.save();
     this.#touch();
-  }
-
-  /** A complete keypad entry: a text turn "The caller pressed 1234", or one call of the `dtmf.tool`. */
-  #onDtmfEntry(digits: string): void {
-    if (this.#phase !== "live") return;
-    this.#log.info({ digits: digits.length }, "dtmf");
-    const dtmf = this.#settings.dtmf;
-    if (dtmf === "text") {
-      // Keypad turns wait in the same bounded queue as typed ones.
-      if ((this.#mode?.queuedTurns ?? 0) >= MAX_QUEUED_TURNS) {
-        this.#log.warn({ digits: digits.length }, "dtmf dropped: too many turns waiting");
-        return;
-      }
-      this.#mode?.userText(`The caller pressed ${digits}`);
-      return;
-    }
-    void this.#tools?.call({ toolCallId: `dtmf_${++this.#dtmfCalls}`, toolName: dtmf.tool, args: { digits }, signal: this.#lifetime.signal });
   }
 
   // ── replies ───────────────────────────────────────────────────────────────────────────
@@ -359,9 +335,9 @@ export class Session {
       const totals = this.#usage.add(info.usage);
       if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...totals });
     }
-    this.#projectState();
+    this.#state.project(this.#sessionValue);
     this.#touch();
-    void this.#save();
+    void this.#record.save();
     this.#ending.replySettled();
   }
 
@@ -393,18 +369,8 @@ export class Session {
     void this.end();
   }
 
-  #projectState(): void {
-    this.#state.project(this.#sessionValue);
-  }
-
-
   /** Conversational activity re-arms the idle timer; raw audio and playback reports never do. */
   #touch(): void {
     if (this.#phase === "live") this.#idle.touch();
   }
-
-  #save(): Promise<void> {
-    return this.#record.save();
-  }
-
 }
