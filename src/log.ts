@@ -113,7 +113,11 @@ export class LogThrottle {
     this.#write(log, "info", fields, message);
   }
 
-  #write(log: Logger, level: "warn" | "info", fields: Record<string, unknown>, message: string): void {
+  error(log: Logger, fields: Record<string, unknown>, message: string): void {
+    this.#write(log, "error", fields, message);
+  }
+
+  #write(log: Logger, level: "warn" | "info" | "error", fields: Record<string, unknown>, message: string): void {
     const now = this.#now();
     const kind = this.#kinds.get(message);
     if (kind !== undefined && now < kind.until) {

@@ -10,7 +10,8 @@ export interface Caller {
  * a slow tool with start/delayed/complete lines, a gate (orders only after the PIN), interruption
  * tuning, a silence nudge and voice presets. With no API keys it runs on the offline stack
  * (pocketsphinx, the scripted brain in offline.json, flite); with keys, on the providers below.
- * It also answers phone calls from every carrier (docs/telephony.md); the PIN can be keyed in.
+ * It also answers phone calls from every carrier (docs/telephony.md); the PIN can be keyed in;
+ * and it serves its opening hours over HTTP, at GET /support/hours (a route, docs/config.md §5).
  */
 export default agent<Caller>({
   name: "support",
@@ -27,4 +28,12 @@ export default agent<Caller>({
   silence: { nudge: { afterMs: 20_000, prompt: "The caller has been silent for a while. Ask if they are still there." } },
   sessionContext: () => ({ verified: false }),
   syncState: (caller) => ({ verified: caller.verified }),
+  routes: {
+    // For the shop's contact page, before anyone calls: public on purpose (auth: "none"), so it
+    // holds nothing a stranger may not read. A route without `auth` is behind the gateway's API key.
+    "GET /support/hours": {
+      auth: "none",
+      handler: () => Response.json({ days: "Monday to Friday", hours: "09:00–17:00", timeZone: "Europe/Berlin" }),
+    },
+  },
 });

@@ -1,8 +1,8 @@
 /**
  * `switchboard check <agent>`: validate an agent the way a session start would, and list its
- * tools, providers and keys. Exit 1 when any session would fail to start; 0 otherwise, with a
- * warning for what a session survives (a missing key the offline stack covers, an MCP server it
- * would go without, a scripted call of a tool the agent lacks).
+ * tools, routes (and who may call each), providers and keys. Exit 1 when any session would fail
+ * to start; 0 otherwise, with a warning for what a session survives (a missing key the offline
+ * stack covers, an MCP server it would go without, a scripted call of a tool the agent lacks).
  */
 import process from "node:process";
 import type { LoadedAgent } from "../server/loader.js";
@@ -73,6 +73,17 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   }
   for (const name of config.builtinTools ?? []) out.push(`  ${name.padEnd(18)} builtin`);
   for (const key of Object.keys(config.mcpServers ?? {})) out.push(`  mcp_${key}_*${" ".repeat(Math.max(1, 13 - key.length))}mcp server "${key}" (listed at session start)`);
+  const { parseAgentRoutes } = await import("../manifest/index.js");
+  const routes = parseAgentRoutes(def.routes).routes;
+  if (routes.length > 0) {
+    // Who may call each: the gateway's auth is on only where SWITCHBOARD_API_KEY is set.
+    const authOn = (io.env.SWITCHBOARD_API_KEY ?? "") !== "";
+    out.push("routes:");
+    for (const route of routes) {
+      const access = route.auth === "none" ? 'public (auth: "none")' : authOn ? "API key or session token" : "public while SWITCHBOARD_API_KEY is unset (the gateway's auth)";
+      out.push(`  ${route.key.padEnd(18)} ${access}`);
+    }
+  }
   out.push("providers:");
   let missing = 0;
   for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
@@ -108,7 +119,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
 export const checkCommand: Command = {
   name: "check",
   args: "<agent-dir-or-file>",
-  summary: "validate an agent as a session start would: tools (source, messages), offline.json, provider options and keys",
+  summary: "validate an agent as a session start would: tools (source, messages), routes, offline.json, provider options and keys",
   optionHelp: "",
   options: {},
   run: ([target]) => {

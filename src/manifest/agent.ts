@@ -1,4 +1,5 @@
 import type { AgentConfigSource, HostOnlyAgentField } from "./agent-config.js";
+import type { AgentRoute } from "./agent-routes.js";
 import { ConfigError } from "./errors.js";
 import type { SessionMode } from "./mode.js";
 import type { JsonValue, ToolMap } from "./tool-def.js";
@@ -27,9 +28,6 @@ export type Guardrail<Session = unknown> = (
 /** A server-side observer of the session's client-protocol events, keyed by event type. */
 export type AgentEvents = Readonly<Record<string, (event: { readonly type: string }, info: SessionInfo) => void>>;
 
-/** An extra HTTP route the host mounts for this agent, keyed `"GET /path"`. */
-export type AgentRoute = (request: Request) => Response | Promise<Response>;
-
 /** The host-only half of an agent definition: code, not configuration. */
 export interface AgentHostFields<Session = unknown> {
   /** Its tools, keyed by the name the model calls — from tools/<name>.ts files via `withTools`. */
@@ -47,6 +45,11 @@ export interface AgentHostFields<Session = unknown> {
   /** Makes the per-session value tools and gates receive as `ctx.session`. */
   readonly sessionContext?: ((info: SessionInfo) => Session) | undefined;
   readonly onSessionEnd?: ((info: SessionInfo & { readonly session: Session }) => void | Promise<void>) | undefined;
+  /**
+   * HTTP routes the gateway mounts for this agent, keyed `"<METHOD> <path>"` (docs/config.md
+   * §5): a handler `(Request) => Response` behind the gateway's auth, or
+   * `{ handler, auth: "none" }` for a route anyone may call.
+   */
   readonly routes?: Readonly<Record<string, AgentRoute>> | undefined;
 }
 

@@ -21,12 +21,21 @@ export {
   type AgentEvents,
   type AgentHostFields,
   type AgentOptions,
-  type AgentRoute,
   type Guardrail,
   type GuardrailVerdict,
   type ResolvedAgentDef,
   type SessionInfo,
 } from "./agent.js";
+export {
+  parseAgentRoutes,
+  ROUTE_METHODS,
+  routePath,
+  type AgentRoute,
+  type AgentRouteEntry,
+  type AgentRouteHandler,
+  type RouteAuth,
+  type RouteMethod,
+} from "./agent-routes.js";
 export { DEFAULTS } from "./defaults.js";
 export { resolveConfig, type ResolvedConfig } from "./resolve-config.js";
 export { ConfigError, ToolDefinitionError, closest, didYouMean, type ConfigIssue } from "./errors.js";

@@ -8,6 +8,7 @@ import {
   type AgentConfig,
   type AgentConfigSource,
 } from "./agent-config.js";
+import { parseAgentRoutes } from "./agent-routes.js";
 import { resolveConfig } from "./resolve-config.js";
 import { didYouMean, IssueList } from "./errors.js";
 import { deriveMode, noEffect, type AgentMode } from "./mode.js";
@@ -239,6 +240,8 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
   for (const [path, reason] of REFUSED[derived.mode]) {
     if (valueAt(raw, path.split(".")) !== undefined) issues.add(path, noEffect(path, derived.mode, reason));
   }
+  // Host-only, so never on the wire, but a bad route key is the author's to fix here like any field.
+  for (const issue of parseAgentRoutes(raw.routes).issues) issues.add(issue.path, issue.message);
 
   const wire = serializable(raw);
   for (const key of Object.keys(wire)) if (!AGENT_CONFIG_FIELDS.includes(key as keyof AgentConfig)) delete wire[key];

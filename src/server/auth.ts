@@ -59,3 +59,13 @@ export function bearer(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
   return match?.[1]?.trim();
 }
+
+/**
+ * A plain HTTP request's credentials (an agent's routes): `Authorization: Bearer <x>` where x is
+ * the API key itself (as `POST /v1/sessions` takes it) or a session token minted with it for
+ * `agent` and not expired (as `/websocket` takes it). Constant-time; never throws.
+ */
+export function bearerAuthorized(key: string, authorization: string | undefined, agent: string, now: number): boolean {
+  const presented = bearer(authorization);
+  return keyMatches(key, presented) || verifyToken(key, presented, agent, now).ok;
+}

@@ -40,8 +40,9 @@ export interface GatewayOptions<Session = unknown> {
   readonly allowedOrigins?: readonly string[];
   /**
    * Connections and webhooks one client address may make per minute, on every upgrade
-   * (`/websocket`, `/telephony/*`), every telephony webhook and `POST /v1/sessions` (a token
-   * bucket shared by them and by every process of the deployment; bursts up to it pass). Default:
+   * (`/websocket`, `/telephony/*`), every telephony webhook, every request to one of the agent's
+   * `routes` and `POST /v1/sessions` (a token bucket shared by them and by every process of the
+   * deployment; bursts up to it pass). Default:
    * `SWITCHBOARD_CONNECTIONS_PER_MINUTE`, else off. It keys on the socket's peer address: behind
    * a proxy that is the proxy's (limit there instead), and a carrier's media servers are few
    * addresses carrying many calls (size it for the busiest minute).
@@ -91,12 +92,13 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** Live sessions. */
   readonly sessions: number;
-  /** Every entry point with what authenticates it (start-up output, docs/security.md). */
+  /** Every entry point with what authenticates it (start-up output, docs/security.md): the gateway's own, then the current agent's `routes`. */
   readonly entryPoints: readonly EntryPoint[];
   listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
   /**
    * Swap the agent (`switchboard dev`): sessions that start from now on run the new definition,
-   * config and offline script; live sessions finish on the one they started with. Validated
+   * config and offline script; live sessions finish on the one they started with; its `routes`
+   * answer from now on (a change of them logs the entry points again). Validated
    * first — a `ConfigError` leaves the current agent in place. What the gateway set up at start
    * stays: the routes and carriers mounted for `telephony` (a change is logged: it needs a
    * restart), the entry points, and the name session tokens are minted for. Returns the new config.

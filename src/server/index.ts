@@ -26,6 +26,7 @@ import { ConnectionBudget } from "./connection-budget.js";
 import { GatewayMetrics } from "./metrics.js";
 import { chooseProviders } from "./offline.js";
 import { serveRequests, serveUpgrades } from "./entry.js";
+import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } from "./agent-routes.js";
 import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
@@ -63,7 +64,7 @@ function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", me
 /**
  * The gateway: plain node:http + ws. Routes (protocol.md): WS /websocket and the telephony
  * streams here; the HTTP routes (GET /client-config, /health, /ready, /metrics, POST
- * /v1/sessions, webhooks, the demo page) in routes.ts.
+ * /v1/sessions, webhooks, the agent's own routes, the demo page) in routes.ts.
  */
 export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway {
   const clock = options.clock ?? systemClock;
@@ -93,19 +94,22 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     readonly script?: unknown;
     readonly offline: boolean;
     readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
+    /** Its `routes`, checked against the gateway's own paths. */
+    readonly routes: AgentRouteTable;
   }
   const prepare = <T>(agent: ResolvedAgentDef<T>, script: unknown): AgentSlot => {
     const def = agent as ResolvedAgentDef;
     const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
+    const routes = agentRouteTable(def);
     if (choice.offline) {
       log.info({ agent: choice.config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
     }
     const resolveModel =
       options.resolveModel ?? ((descriptor: ProviderDescriptor) => resolveLanguageModel(descriptor, { env, ...(script === undefined ? {} : { script }) }));
-    return { def, config: choice.config, ...(script === undefined ? {} : { script }), offline: choice.offline, resolveModel };
+    return { def, config: choice.config, ...(script === undefined ? {} : { script }), offline: choice.offline, resolveModel, routes };
   };
   let current = prepare(options.agent, options.script);
-  /** What the gateway was set up with: telephony routes, entry points and the token audience stay as first configured. */
+  /** What the gateway was set up with: telephony routes, its own entry points and the token audience stay as first configured. */
   const config = current.config;
   const voice: VoiceProviders = options.voice ?? {
     stt: (descriptor) => resolveStt(descriptor, env, log),
@@ -137,8 +141,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       startSession(link, { transport: call.carrier, maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs }),
   });
 
-  /** Every entry point and what authenticates it: logged at start, listed in docs/security.md. */
-  const entryPoints: EntryPoint[] = [
+  /** Every entry point of the gateway's own and what authenticates it: logged at start, listed in docs/security.md. */
+  const ownEntryPoints: EntryPoint[] = [
     {
       entry: "WS /websocket",
       auth: apiKey === undefined ? "none: set SWITCHBOARD_API_KEY" : `session token from POST /v1/sessions${allowedOrigins === undefined ? "" : "; Origin allow-list"}`,
@@ -148,7 +152,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     { entry: "GET /metrics", auth: metricsToken === undefined ? "none: set SWITCHBOARD_METRICS_TOKEN" : "bearer token (SWITCHBOARD_METRICS_TOKEN)", open: metricsToken === undefined },
     ...telephony.entryPoints,
   ];
-  log.info({ entryPoints: entryPoints.map((e) => `${e.entry}: ${e.auth}`) }, "entry points");
+  /** The gateway's entry points and the current agent's routes (a reload may change those). */
+  const entryPoints = (): EntryPoint[] => [...ownEntryPoints, ...routeEntryPoints(current.routes.entries, apiKey !== undefined)];
+  const logEntryPoints = (): void => log.info({ entryPoints: entryPoints().map((e) => `${e.entry}: ${e.auth}`) }, "entry points");
+  logEntryPoints();
 
   const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
@@ -170,6 +177,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       sessions: () => live.size,
       budget,
       telephony,
+      agentRoutes: agentRoutes({ clock, log, throttle, apiKey, tokenAgent: config.name, budget, table: () => current.routes }),
     }),
   );
   serveUpgrades(server, log, upgrade);
@@ -304,8 +312,11 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (mounted.join(",") !== wanted.join(",")) {
       log.warn({ agent: next.config.name, mounted, wanted }, "telephony changed: carrier changes need a restart; the carriers mounted at start stay");
     }
+    const routesBefore = current.routes.entries.map((e) => `${e.key} ${e.auth}`).join("\n");
     current = next;
     log.info({ agent: next.config.name, mode: next.config.mode, live: live.size }, "agent reloaded; new sessions use it");
+    // Routes follow the agent: a reload that changes them says who may now call what.
+    if (next.routes.entries.map((e) => `${e.key} ${e.auth}`).join("\n") !== routesBefore) logEntryPoints();
     return next.config;
   }
 
@@ -318,7 +329,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     get sessions() {
       return live.size;
     },
-    entryPoints,
+    get entryPoints() {
+      return entryPoints();
+    },
     async listen(port = 3000, host = "127.0.0.1") {
       // The Speex resampler (WASM) before the first session; the polyphase fallback if it cannot load.
       const engine = await loadResampler();

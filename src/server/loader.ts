@@ -13,6 +13,7 @@ import {
   type ResolvedAgentDef,
 } from "../manifest/index.js";
 import { isCoLocatedFile } from "../manifest/registry.js";
+import { agentRouteIssues } from "./agent-routes.js";
 import { loadFailure } from "./import-failure.js";
 import { startIssues } from "./start-issues.js";
 
@@ -148,8 +149,9 @@ export interface LoadOptions {
  * Load an agent from a directory (agent.ts + tools/ + workflows/ + offline.json) or a single
  * agent file (tools/ beside it, if any), attach its files and validate its config, then refuse
  * what would fail every session at its start (`startIssues`: offline.json, provider options,
- * builtins, dtmf.tool, the mode). Throws a ConfigError naming the file and the fix — for a file
- * that throws while it is imported, its place in the author's source (`tools/x.ts:7:3`).
+ * builtins, dtmf.tool, the mode) and a route on a path the gateway serves itself
+ * (`agentRouteIssues`). Throws a ConfigError naming the file and the fix — for a file that
+ * throws while it is imported, its place in the author's source (`tools/x.ts:7:3`).
  */
 export async function loadAgent(path: string, options: LoadOptions = {}): Promise<LoadedAgent> {
   const target = resolve(path);
@@ -188,7 +190,8 @@ export async function loadAgent(path: string, options: LoadOptions = {}): Promis
       throw new ConfigError("Cannot load agent", [{ path: "offline.json", message: `is not valid JSON (${String(error)}).` }]);
     }
   }
-  const issues = startIssues(script === undefined ? { def, config } : { def, config, script });
+  // What every session would fail on, and a route on a path the gateway serves itself.
+  const issues = [...startIssues(script === undefined ? { def, config } : { def, config, script }), ...agentRouteIssues(def)];
   if (issues.length > 0) throw new ConfigError(`Invalid agent "${config.name}"`, issues);
   const toolFiles = toolFilesOf(tools, toolModules);
   return script === undefined ? { def, config, dir, toolFiles } : { def, config, script, dir, toolFiles };

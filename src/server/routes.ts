@@ -1,20 +1,24 @@
 /**
  * The gateway's plain HTTP routes (docs/protocol.md "HTTP routes"): `GET /health`, `GET /ready`,
  * `GET /metrics` (behind its token when one is set), `GET /client-config`, `POST /v1/sessions`
- * (mints a session token; auth on only), then the telephony webhooks, the demo page, and a 404
- * naming the route. The WebSocket upgrades are not here: createGateway routes those.
+ * (mints a session token; auth on only), then the telephony webhooks, the agent's own `routes`
+ * (agent-routes.ts), the demo page, and a 404 naming the route. The WebSocket upgrades are not
+ * here: createGateway routes those.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage } from "node:http";
+import { relative, sep } from "node:path";
 import type { Clock } from "../clock.js";
 import { opusAvailable } from "../audio/opus.js";
 import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import type { Logger } from "../log.js";
 import type { AgentConfig } from "../manifest/index.js";
+import type { AgentRoutes } from "./agent-routes.js";
 import { bearer, keyMatches, mintToken } from "./auth.js";
 import type { ConnectionBudget } from "./connection-budget.js";
 import type { RequestHandler } from "./entry.js";
+import { json, tooMany } from "./json-reply.js";
 import type { GatewayMetrics } from "./metrics.js";
-import { serveStatic } from "./static.js";
+import { PUBLIC_DIR, publicFileAt, serveStatic } from "./static.js";
 import type { Telephony } from "./telephony/index.js";
 
 export interface RoutesDeps {
@@ -38,12 +42,34 @@ export interface RoutesDeps {
   readonly sessions: () => number;
   readonly budget: ConnectionBudget;
   readonly telephony: Pick<Telephony, "handleRequest">;
+  /** The agent's `routes` (agent-routes.ts): answers and returns true when the path is one of them. */
+  readonly agentRoutes: Pick<AgentRoutes, "handleRequest">;
 }
 
-function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers });
-  res.end(text);
+/**
+ * The paths the gateway answers itself, by the route it serves there: the routes below and the
+ * client protocol's upgrade. An agent route may take none of them, whatever its method
+ * (server/agent-routes.ts).
+ */
+export const GATEWAY_ROUTES: Readonly<Record<string, string>> = {
+  "/health": "GET /health",
+  "/ready": "GET /ready",
+  "/metrics": "GET /metrics",
+  "/client-config": "GET /client-config",
+  "/v1/sessions": "POST /v1/sessions",
+  "/websocket": "WS /websocket",
+};
+
+/**
+ * What of the gateway's own takes `path` (for any method), or undefined: its routes, the telephony
+ * webhooks and streams (all of `/telephony/`), the demo page (`/` and the files of `public/`).
+ */
+export function gatewayRouteAt(path: string, publicRoot: string = PUBLIC_DIR): string | undefined {
+  if (Object.hasOwn(GATEWAY_ROUTES, path)) return `the gateway's ${GATEWAY_ROUTES[path]}`;
+  if (path === "/telephony" || path.startsWith("/telephony/")) return "the gateway's telephony webhooks and streams (all of /telephony/)";
+  const file = publicFileAt(path, publicRoot);
+  if (file !== undefined) return `the gateway's demo page (public/${relative(publicRoot, file).split(sep).join("/")})`;
+  return undefined;
 }
 
 /** The scheme a browser reached us with (a TLS-terminating proxy says so in X-Forwarded-Proto). */
@@ -55,7 +81,6 @@ function wsBase(req: IncomingMessage): string {
 /** The request handler (for `serveRequests`, entry.ts, which contains its throws). */
 export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
   const { clock, log, apiKey, metricsToken, metrics, budget } = deps;
-  const tooMany = (res: ServerResponse): void => json(res, 429, { error: budget.refusal }, { "retry-after": "60" });
 
   return async (req, res, url) => {
     const route = `${req.method ?? "GET"} ${url.pathname}`;
@@ -94,7 +119,7 @@ export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
         });
       }
       case "POST /v1/sessions": {
-        if (!(await budget.admit(req.socket.remoteAddress))) return tooMany(res);
+        if (!(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);
         if (apiKey === undefined) return json(res, 404, { error: "auth is off on this gateway: connect to /websocket directly" });
         if (!keyMatches(apiKey, bearer(req.headers.authorization))) {
           log.warn({ remote: req.socket.remoteAddress }, "session token refused: bad api key");
@@ -104,8 +129,10 @@ export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
         return json(res, 201, { ...minted, agent: deps.tokenAgent, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
       }
       default:
-        if (url.pathname.startsWith("/telephony/") && !(await budget.admit(req.socket.remoteAddress))) return tooMany(res);
+        if (url.pathname.startsWith("/telephony/") && !(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);
         if (await deps.telephony.handleRequest(req, res, url)) return;
+        // The agent's own routes: none of them is a path above (refused at load, agent-routes.ts).
+        if (await deps.agentRoutes.handleRequest(req, res, url)) return;
         if (serveStatic(req, res, url.pathname)) return; // the demo page: GET / and public/*
         return json(res, 404, { error: `no route ${route}` });
     }

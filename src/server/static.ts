@@ -65,6 +65,12 @@ function regularFile(file: string): Stats | undefined {
   }
 }
 
+/** The file of `root` that a GET of `pathname` serves (`/` is index.html), or undefined when it serves none. */
+export function publicFileAt(pathname: string, root: string = PUBLIC_DIR): string | undefined {
+  const file = resolvePublicPath(pathname, root);
+  return file !== undefined && regularFile(file) !== undefined ? file : undefined;
+}
+
 /**
  * Serve `req` from `public/` when `pathname` (its target's, as `requestTarget` read it) names a
  * file there (GET or HEAD; `/` is index.html).

@@ -8,9 +8,9 @@ let served: Served | undefined;
 afterEach(() => served?.kill());
 
 describe("switchboard serve", () => {
-  it("names the unauthenticated entry points at start, and none once every secret is set", async () => {
+  it("names the unauthenticated entry points at start, and only the agent's public route once every secret is set", async () => {
     served = await serve(["examples/support"]);
-    expect(served.output()).toMatch(/unauthenticated: WS \/websocket, GET \/metrics, telephony \(twilio, telnyx, plivo, exotel, vonage\)/);
+    expect(served.output()).toMatch(/unauthenticated: WS \/websocket, GET \/metrics, GET \/support\/hours, telephony \(twilio, telnyx, plivo, exotel, vonage\)/);
     served.kill();
     served = await serve(["examples/support"], {
       SWITCHBOARD_API_KEY: "k",
@@ -22,8 +22,9 @@ describe("switchboard serve", () => {
       EXOTEL_API_TOKEN: "f",
       SWITCHBOARD_OPEN_CARRIERS: "",
     });
-    // Telnyx has no key here: with auth on it is refused (and said so), not open.
-    expect(served.output()).not.toMatch(/unauthenticated:/);
+    // Telnyx has no key here: with auth on it is refused (and said so), not open. What stays open
+    // is the route the agent made public on purpose.
+    expect(served.output()).toMatch(/unauthenticated: GET \/support\/hours — see/);
     expect(served.output()).toMatch(/telephony carriers refused/);
   }, 60_000);
 

@@ -67,7 +67,7 @@ async function healthy(): Promise<boolean> {
   return /^HTTP\/1\.1 200/.test(answer);
 }
 
-const ROUTES = ["/websocket", "/health", "/ready", "/metrics", "/client-config", "/v1/sessions", "/telephony/twilio", "/telephony/twilio/voice", "/telephony/telnyx", "/telephony/plivo/voice", "/telephony/vonage", "/telephony/exotel/voice", "/", "/app.js"];
+const ROUTES = ["/websocket", "/health", "/ready", "/metrics", "/client-config", "/v1/sessions", "/telephony/twilio", "/telephony/twilio/voice", "/telephony/telnyx", "/telephony/plivo/voice", "/telephony/vonage", "/telephony/exotel/voice", "/", "/app.js", "/support/hours"];
 
 /** Targets the WHATWG parser chokes on, or that look like hosts, ports, schemes or traversal. */
 const hostileTarget = fc.oneof(

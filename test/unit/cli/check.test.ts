@@ -93,6 +93,23 @@ describe("switchboard check fails an agent whose sessions would fail, naming the
     expect(err).toBe('warning: offline.json rules[1].call.tool: "pingg" is not a tool of this agent, so the offline model skips this rule\'s calls. Did you mean `ping`?\n');
   });
 
+  it("lists the agent's routes and who may call each: public when they opt out, or while the gateway's auth is off", async () => {
+    const routes = '{ "GET /shop/status": () => new Response("ok"), "GET /shop/hours": { handler: () => new Response("9-5"), auth: "none" } }';
+    const dir = await agentDir(`agent({ name: "shop", mode: "text", llm: { kind: "scripted", options: {} }, routes: ${routes} })`);
+    const off = await check(dir);
+    expect(off.code).toBe(0);
+    expect(off.out).toContain("\nroutes:\n  GET /shop/status   public while SWITCHBOARD_API_KEY is unset (the gateway's auth)\n  GET /shop/hours    public (auth: \"none\")\nproviders:\n");
+    expect((await check(dir, { SWITCHBOARD_API_KEY: "k" })).out).toContain("  GET /shop/status   API key or session token\n");
+    expect(off.err).toBe("");
+  });
+
+  it("fails an agent with a route on a path the gateway serves itself, naming the route", async () => {
+    const dir = await agentDir('agent({ name: "shop", mode: "text", llm: { kind: "scripted", options: {} }, routes: { "GET /health": () => new Response("mine") } })');
+    const { code, err } = await check(dir);
+    expect(code).toBe(1);
+    expect(err).toContain('routes["GET /health"]: /health is taken by the gateway\'s GET /health, whatever the method: give the route a path of its own, e.g. "GET /shop/health".');
+  });
+
   it("warns (exit 0) for an MCP server a session would start without", async () => {
     const dir = await agentDir('agent({ name: "docs", mode: "text", llm: { kind: "scripted", options: {} }, mcpServers: { docs: { url: "https://mcp.example.com/mcp", tokenEnv: "DOCS_TOKEN" }, wiki: {} } })');
     const { code, out, err } = await check(dir);

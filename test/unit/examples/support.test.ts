@@ -17,6 +17,19 @@ describe("examples/support (the agent npm start serves)", () => {
     expect(loaded.script).toMatchObject({ rules: expect.any(Array) as unknown });
   });
 
+  it("serves its opening hours at GET /support/hours, to anyone (auth: \"none\")", async () => {
+    const { createGateway } = await import("../../../src/server/index.js");
+    const { silentLogger } = await import("../../../src/log.js");
+    const loaded = await loadAgent(dir);
+    const gateway = createGateway({ agent: loaded.def, script: loaded.script, logger: silentLogger, env: {}, offline: true, processMetrics: false, apiKey: "sk-gateway" });
+    try {
+      const { url } = await gateway.listen(0);
+      expect(await (await fetch(`${url}/support/hours`)).json()).toEqual({ days: "Monday to Friday", hours: "09:00–17:00", timeZone: "Europe/Berlin" });
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it("on the offline brain: refuses the lookup until the PIN, then speaks the tool's lines and the status", async () => {
     const loaded = await loadAgent(dir);
     const { link, stt, tts, clock, started } = voiceSession(loaded.def, { script: loaded.script as Script, msPerChar: 10 });

@@ -210,7 +210,8 @@ describe("toAgentConfig: field rules", () => {
 describe("toAgentConfig: what crosses the wire", () => {
   it("strips every host-only field", () => {
     const source: Record<string, unknown> = { name: "x" };
-    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" ? {} : () => {};
+    // Each with a value of its shape where the field is checked (tools, routes).
+    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" ? {} : field === "routes" ? { "GET /x": () => new Response() } : () => {};
     const config = toAgentConfig(source as AgentConfigSource);
     for (const field of HOST_ONLY_AGENT_FIELDS) expect(config).not.toHaveProperty(field);
   });
@@ -260,7 +261,7 @@ describe("toAgentConfig: what crosses the wire", () => {
 });
 
 describe("fields this build accepts but does not honour yet", () => {
-  it("are named in a warning each, with where the docs say so; empty ones and honoured ones are not", () => {
+  it("are named in a warning each, with where the docs say so; empty ones and honoured ones (routes, sessionContext) are not", () => {
     const warnings: string[] = [];
     toAgentConfig(
       {
@@ -278,7 +279,6 @@ describe("fields this build accepts but does not honour yet", () => {
     expect(warnings).toEqual([
       'agent "guarded": `dialogs` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
       'agent "guarded": `inputGuardrails` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
-      'agent "guarded": `routes` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bearer, keyMatches, mintToken, verifyToken } from "../../../src/server/auth.js";
+import { bearer, bearerAuthorized, keyMatches, mintToken, verifyToken } from "../../../src/server/auth.js";
 
 describe("session tokens", () => {
   const now = 1_700_000_000_000;
@@ -36,5 +36,20 @@ describe("API keys", () => {
     expect(bearer("Bearer sk-1")).toBe("sk-1");
     expect(bearer("bearer  sk-1 ")).toBe("sk-1");
     expect(bearer("Basic x")).toBeUndefined();
+  });
+});
+
+describe("a plain HTTP request's credentials (an agent's routes)", () => {
+  const now = 1_700_000_000_000;
+
+  it("pass with the API key itself or a live session token for the agent; nothing else does", () => {
+    const { token } = mintToken("key", "support", now, 60_000);
+    expect(bearerAuthorized("key", "Bearer key", "support", now)).toBe(true);
+    expect(bearerAuthorized("key", `Bearer ${token}`, "support", now)).toBe(true);
+    expect(bearerAuthorized("key", `Bearer ${token}`, "support", now + 60_000)).toBe(false);
+    expect(bearerAuthorized("key", `Bearer ${token}`, "sales", now)).toBe(false);
+    expect(bearerAuthorized("key", "Bearer kex", "support", now)).toBe(false);
+    expect(bearerAuthorized("key", "Basic a2V5", "support", now)).toBe(false);
+    expect(bearerAuthorized("key", undefined, "support", now)).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 // The gateway's HTTP routes on their own, served by a bare node:http server through entry.ts:
 // each route's answer, the metrics token, minting session tokens, the connection budget, and
-// the hand-offs (telephony, the demo page, 404). test/integration/gateway-text.test.ts drives
+// the hand-offs (telephony, the agent's routes, the demo page, 404). test/integration/gateway-text.test.ts drives
 // them inside a whole gateway.
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import { ConnectionBudget } from "../../../src/server/connection-budget.js";
 import { MemoryCoordinator } from "../../../src/server/coordination.js";
 import { serveRequests } from "../../../src/server/entry.js";
 import { GatewayMetrics } from "../../../src/server/metrics.js";
-import { gatewayRoutes, type RoutesDeps } from "../../../src/server/routes.js";
+import { GATEWAY_ROUTES, gatewayRouteAt, gatewayRoutes, type RoutesDeps } from "../../../src/server/routes.js";
 import { virtualClock } from "../../../src/clock.js";
 
 const config = toAgentConfig(agent({ name: "shop", greeting: "Welcome to the shop." }), { warn: () => undefined });
@@ -43,6 +44,13 @@ async function serve(overrides: Partial<RoutesDeps> = {}): Promise<string> {
       handleRequest: (_req, res, url) => {
         if (url.pathname !== "/telephony/twilio/voice") return Promise.resolve(false);
         res.end("<Response/>");
+        return Promise.resolve(true);
+      },
+    },
+    agentRoutes: {
+      handleRequest: (_req, res, url) => {
+        if (url.pathname !== "/shop/status") return Promise.resolve(false);
+        res.end("open");
         return Promise.resolve(true);
       },
     },
@@ -102,12 +110,30 @@ describe("the gateway's HTTP routes", () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
   });
 
-  it("hands telephony webhooks and the demo page on; anything else is a 404 naming the route", async () => {
+  it("hands telephony webhooks, the agent's routes and the demo page on; anything else is a 404 naming the route", async () => {
     const base = await serve();
     expect(await (await fetch(`${base}/telephony/twilio/voice`, { method: "POST" })).text()).toBe("<Response/>");
+    expect(await (await fetch(`${base}/shop/status`)).text()).toBe("open");
     const page = await fetch(`${base}/`);
     expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
     const missing = await fetch(`${base}/nope`, { method: "DELETE" });
     expect([missing.status, await missing.json()]).toEqual([404, { error: "no route DELETE /nope" }]);
+  });
+});
+
+describe("the paths the gateway keeps for itself", () => {
+  it("every route this file serves, the upgrade, /telephony/… and the demo page's files", () => {
+    // The switch in routes.ts: a case added there and not to GATEWAY_ROUTES would let an agent take its path at load, and never be answered.
+    const source = readFileSync(new URL("../../../src/server/routes.ts", import.meta.url), "utf8");
+    const cases = [...source.matchAll(/case "([A-Z]+ (\/[^"]*))":/g)].map((m) => [m[2], m[1]]);
+    expect(cases.length).toBeGreaterThan(0);
+    for (const [path, route] of cases) expect(GATEWAY_ROUTES[path as string], path).toBe(route);
+    expect(gatewayRouteAt("/health")).toBe("the gateway's GET /health");
+    expect(gatewayRouteAt("/websocket")).toBe("the gateway's WS /websocket");
+    expect(gatewayRouteAt("/telephony")).toMatch(/telephony webhooks/);
+    expect(gatewayRouteAt("/telephony/acme/voice")).toMatch(/telephony webhooks/);
+    expect(gatewayRouteAt("/")).toBe("the gateway's demo page (public/index.html)");
+    expect(gatewayRouteAt("/app.js")).toBe("the gateway's demo page (public/app.js)");
+    for (const path of ["/status", "/health/", "/v1/orders", "/telephonyx", "/app.jsx", "/toString", "/constructor"]) expect(gatewayRouteAt(path), path).toBeUndefined();
   });
 });
