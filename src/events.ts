@@ -69,3 +69,13 @@ export type EventBody = { [K in EventType]: { type: K } & Fields<z.output<(typeo
 /** An event of one type, body only. */
 export type EventOf<K extends EventType> = Extract<EventBody, { type: K }>;
 
+
+export interface EventMeta {
+  /** "evt_" + a ULID: sortable, unique. */
+  readonly id: string;
+  /** Epoch ms when the event was emitted. */
+  readonly at: number;
+}
+
+/** An event on the wire: its body stamped once with its meta (src/transport/protocol.ts `stamp`). */
+export type ServerEvent = EventBody & { readonly meta: EventMeta };

@@ -19,6 +19,7 @@ export {
   type AgentConfig,
   type AgentDef,
   type AgentOptions,
+  type ObservedEvent,
   type SessionMode,
   type ToolContext,
   type ToolDef,

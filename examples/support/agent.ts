@@ -12,6 +12,7 @@ export interface Caller {
  * (pocketsphinx, the scripted brain in offline.json, flite); with keys, on the providers below.
  * It also answers phone calls from every carrier (docs/telephony.md); the PIN can be keyed in;
  * and it serves its opening hours over HTTP, at GET /support/hours (a route, docs/config.md §5).
+ * An event observer reports failed tool calls (a refused lookup too) on the server's console.
  */
 export default agent<Caller>({
   name: "support",
@@ -34,6 +35,12 @@ export default agent<Caller>({
     "GET /support/hours": {
       auth: "none",
       handler: () => Response.json({ days: "Monday to Friday", hours: "09:00–17:00", timeZone: "Europe/Berlin" }),
+    },
+  },
+  // Runs after the event reaches the caller, never in its way (docs/config.md "Event observers").
+  events: {
+    "tool.completed": (event, { sessionId }) => {
+      if (event.isError === true) console.warn(`support: tool call ${event.toolCallId} failed in session ${sessionId}: ${event.result}`);
     },
   },
 });

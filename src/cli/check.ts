@@ -5,6 +5,7 @@
  * stack covers, an MCP server it would go without, a scripted call of a tool the agent lacks).
  */
 import process from "node:process";
+import { EVERY_EVENT, observedKeys } from "../manifest/index.js";
 import type { LoadedAgent } from "../server/loader.js";
 import { describe, EXIT, fail, type Command } from "./command.js";
 import { dotEnvFor, noteDotEnv } from "./env.js";
@@ -84,6 +85,8 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
       out.push(`  ${route.key.padEnd(18)} ${access}`);
     }
   }
+  const observed = observedKeys(def.events).map((key) => (key === EVERY_EVENT ? `${key} (every event)` : key));
+  if (observed.length > 0) out.push(`observers: ${observed.join(", ")}`);
   out.push("providers:");
   let missing = 0;
   for (const slot of ["stt", "llm", "tts", "s2s"] as const) {

@@ -1,5 +1,6 @@
 import type { AgentConfigSource, HostOnlyAgentField } from "./agent-config.js";
 import type { AgentRoute } from "./agent-routes.js";
+import type { AgentEvents } from "./agent-events.js";
 import { ConfigError } from "./errors.js";
 import type { SessionMode } from "./mode.js";
 import type { JsonValue, ToolMap } from "./tool-def.js";
@@ -25,8 +26,6 @@ export type Guardrail<Session = unknown> = (
   ctx: { readonly sessionId: string; readonly session: Session },
 ) => GuardrailVerdict | undefined | Promise<GuardrailVerdict | undefined>;
 
-/** A server-side observer of the session's client-protocol events, keyed by event type. */
-export type AgentEvents = Readonly<Record<string, (event: { readonly type: string }, info: SessionInfo) => void>>;
 
 /** The host-only half of an agent definition: code, not configuration. */
 export interface AgentHostFields<Session = unknown> {
@@ -39,6 +38,7 @@ export interface AgentHostFields<Session = unknown> {
   readonly roster?: Readonly<Record<string, AgentDef>> | undefined;
   /** Scripted sub-conversations, by name. */
   readonly dialogs?: Readonly<Record<string, unknown>> | undefined;
+  /** Server-side observers of the session's client-protocol events, keyed by event type or `"*"`; never awaited by the session. */
   readonly events?: AgentEvents | undefined;
   readonly inputGuardrails?: readonly Guardrail<Session>[] | undefined;
   readonly outputGuardrails?: readonly Guardrail<Session>[] | undefined;

@@ -18,7 +18,6 @@ export {
 export {
   agent,
   type AgentDef,
-  type AgentEvents,
   type AgentHostFields,
   type AgentOptions,
   type Guardrail,
@@ -36,6 +35,7 @@ export {
   type RouteAuth,
   type RouteMethod,
 } from "./agent-routes.js";
+export { EVERY_EVENT, OBSERVABLE_KEYS, observedKeys, type AgentEvents, type EventObserver, type ObservedEvent } from "./agent-events.js";
 export { DEFAULTS } from "./defaults.js";
 export { resolveConfig, type ResolvedConfig } from "./resolve-config.js";
 export { ConfigError, ToolDefinitionError, closest, didYouMean, type ConfigIssue } from "./errors.js";

@@ -9,6 +9,7 @@ import {
   type AgentConfigSource,
 } from "./agent-config.js";
 import { parseAgentRoutes } from "./agent-routes.js";
+import { checkEventObservers } from "./agent-events.js";
 import { resolveConfig } from "./resolve-config.js";
 import { didYouMean, IssueList } from "./errors.js";
 import { deriveMode, noEffect, type AgentMode } from "./mode.js";
@@ -234,6 +235,8 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
   for (const key of Object.keys(raw)) {
     if (!KNOWN_TOP_LEVEL.has(key)) issues.add(key, `\`${key}\` is not an agent field.${didYouMean(key, candidates)}`);
   }
+
+  checkEventObservers(issues, raw.events);
 
   const derived = deriveMode(raw);
   for (const issue of derived.issues) issues.add(issue.path, issue.message);

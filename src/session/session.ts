@@ -22,6 +22,7 @@ import { StateProjection } from "./state-projection.js";
 import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
+import { EventObservers } from "./observers.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -54,6 +55,8 @@ export class Session {
   readonly #record: SessionRecord;
   readonly #ending: CallEnding;
   readonly #keypad: Keypad;
+  /** The agent's `events` observers, or undefined when it has none. */
+  readonly #observers: EventObservers | undefined;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
 
@@ -103,6 +106,7 @@ export class Session {
       userText: (text) => this.#mode?.userText(text),
       callTool: (call) => void this.#tools?.call(call),
     });
+    this.#observers = EventObservers.for(deps.agent.def.events, { sessionId: this.id, mode: this.mode }, { clock: deps.clock, log: this.#log });
     this.#metrics = deps.metrics ?? noMetrics;
     this.#tracer = new TurnTracer(deps.clock, {
       "switchboard.session.id": this.id,
@@ -129,9 +133,9 @@ export class Session {
       this.#fail(error instanceof GatewayError ? error : new GatewayError("audio", messageOf(error), { fatal: true }));
       return;
     }
-    link.emit({ type: "session.configured", ...format, sessionId: this.id, resumeKey: this.#resumeKey, mode: this.mode });
+    this.#emit({ type: "session.configured", ...format, sessionId: this.id, resumeKey: this.#resumeKey, mode: this.mode });
     if (this.#deps.resumeRefused === true) {
-      link.emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
+      this.#emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
     }
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
     const deadline = { clock, log: this.#log, timeoutMs: this.#deps.startTimeoutMs ?? START_TIMEOUT_MS, hungUp: link.hungUp };
@@ -202,6 +206,7 @@ export class Session {
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }
+    this.#observers?.ended();
     this.#log.info({ replies: this.#replies }, "session ended");
     this.#deps.ended?.(this);
     this.#resolveEnded();
@@ -347,7 +352,8 @@ export class Session {
     if (this.#phase === "ended") return;
     this.#metrics.event(this.mode, this.#deps.transport ?? "websocket", event);
     this.#tracer.event(event);
-    this.#deps.link.emit(event);
+    const sent = this.#deps.link.emit(event);
+    this.#observers?.observe(event, sent);
   }
 
   #report(code: ErrorCode, message: string): void {

@@ -175,10 +175,11 @@ export class CarrierBridge implements ClientLink {
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
 
-  /** A carrier takes no events: only the ones that move audio matter here (nothing is stamped). */
-  emit(body: EventBody): void {
+  /** A carrier takes no events: only the ones that move audio matter here (nothing is stamped, nothing returned). */
+  emit(body: EventBody): undefined {
     if (body.type === "reply.cancelled" || body.type === "session.reset") this.#clear();
     else if (body.type === "audio.completed") this.#endSegment();
+    return undefined;
   }
 
   /**

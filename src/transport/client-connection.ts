@@ -27,8 +27,11 @@ export interface ConnectionHandler {
 
 /** The session-facing side of any client link (browser socket today, carrier bridge later). */
 export interface ClientLink {
-  /** Emit an event now; ordering rules apply (see Pacer). A link that shows no events may drop it. */
-  emit(body: EventBody): void;
+  /**
+   * Emit an event now; ordering rules apply (see Pacer). Returns the event as stamped for the
+   * client, or `undefined` from a link that shows no events (a carrier), which may drop it.
+   */
+  emit(body: EventBody): ServerEvent | undefined;
   /** Queue agent audio of a known duration. */
   audio(chunk: Uint8Array, durationMs: number): void;
   /** Close with a code and a reason (≤ 123 bytes). Idempotent. */

@@ -114,18 +114,8 @@ export function parseCommand(text: string): ParsedFrame {
 
 // ── Events (server → client) ────────────────────────────────────────────────────────────────
 
-export { EventBodySchemas, EVENT_TYPES, type EventBody, type EventOf, type EventType } from "../events.js";
-import { EventBodySchemas, EVENT_TYPES, type EventBody, type EventType } from "../events.js";
-
-export interface EventMeta {
-  /** "evt_" + a ULID: sortable, unique. */
-  readonly id: string;
-  /** Epoch ms when the event was emitted. */
-  readonly at: number;
-}
-
-/** An event on the wire. */
-export type ServerEvent = EventBody & { readonly meta: EventMeta };
+export { EventBodySchemas, EVENT_TYPES, type EventBody, type EventMeta, type EventOf, type EventType, type ServerEvent } from "../events.js";
+import { EventBodySchemas, EVENT_TYPES, type EventBody, type EventType, type ServerEvent } from "../events.js";
 
 /** The wire schema of every event, meta included — for conformance checks. */
 export const ServerEventSchema = z.discriminatedUnion(

@@ -120,6 +120,25 @@ describe("switchboard check fails an agent whose sessions would fail, naming the
   });
 });
 
+describe("switchboard check and the agent's event observers", () => {
+  it("lists them by key, and lists none for an agent without", async () => {
+    const observed = await agentDir('agent({ name: "shop", mode: "text", llm: { kind: "scripted", options: {} }, events: { "tool.completed": () => {}, "*": async () => {} } })');
+    const { code, out } = await check(observed);
+    expect(code).toBe(0);
+    expect(out).toContain("\nobservers: tool.completed, * (every event)\nproviders:\n");
+    const plain = await agentDir('agent({ name: "shop", mode: "text", llm: { kind: "scripted", options: {} } })');
+    expect((await check(plain)).out).not.toContain("observers:");
+  });
+
+  it("fails a key that is no client-protocol event type, naming the key and the type meant", async () => {
+    const dir = await agentDir('agent({ name: "shop", mode: "text", llm: { kind: "scripted", options: {} }, events: { "reply.complete": () => {} } })');
+    const { code, out, err } = await check(dir);
+    expect(code).toBe(1);
+    expect(out).toBe("");
+    expect(err).toContain('events["reply.complete"]: "reply.complete" is not a client-protocol event type. Did you mean `reply.completed`?');
+  });
+});
+
 describe("switchboard check names the file and line of an agent or tool file that throws (the CLI, through tsx)", () => {
   async function cli(dir: string): Promise<{ code: number; stderr: string }> {
     return run(process.execPath, ["--import", "tsx", "src/cli.ts", "check", dir], { cwd: root }).then(

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { agentToolsToSchemas, agentToolsets } from "../../../src/manifest/index.js";
 import type { Script } from "../../../src/pipeline/providers/llm/script.js";
 import { loadAgent } from "../../../src/server/loader.js";
@@ -32,12 +32,17 @@ describe("examples/support (the agent npm start serves)", () => {
 
   it("on the offline brain: refuses the lookup until the PIN, then speaks the tool's lines and the status", async () => {
     const loaded = await loadAgent(dir);
-    const { link, stt, tts, clock, started } = voiceSession(loaded.def, { script: loaded.script as Script, msPerChar: 10 });
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { link, stt, tts, clock, started, session } = voiceSession(loaded.def, { script: loaded.script as Script, msPerChar: 10 });
     await started;
     await clock.advance(3000);
     stt.current.final("where is my order", true);
     await clock.advance(5000);
-    expect(link.of("tool.completed").at(-1)).toMatchObject({ isError: true, result: expect.stringContaining("the caller is not verified") as string });
+    const refused = link.of("tool.completed").at(-1);
+    expect(refused).toMatchObject({ isError: true, result: expect.stringContaining("the caller is not verified") as string });
+    // Its event observer reported the failed call on the console.
+    expect(warned.mock.calls).toEqual([[`support: tool call ${refused?.toolCallId} failed in session ${session.id}: ${refused?.result}`]]);
+    warned.mockRestore();
     stt.current.final("my pin is four five six seven", true);
     await clock.advance(5000);
     expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: true });

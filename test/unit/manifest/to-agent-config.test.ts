@@ -210,8 +210,8 @@ describe("toAgentConfig: field rules", () => {
 describe("toAgentConfig: what crosses the wire", () => {
   it("strips every host-only field", () => {
     const source: Record<string, unknown> = { name: "x" };
-    // Each with a value of its shape where the field is checked (tools, routes).
-    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" ? {} : field === "routes" ? { "GET /x": () => new Response() } : () => {};
+    // Each with a value of its shape where the field is checked (tools, events, routes).
+    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" || field === "events" ? {} : field === "routes" ? { "GET /x": () => new Response() } : () => {};
     const config = toAgentConfig(source as AgentConfigSource);
     for (const field of HOST_ONLY_AGENT_FIELDS) expect(config).not.toHaveProperty(field);
   });
