@@ -1,11 +1,13 @@
 /**
  * `switchboard check <agent>`: validate an agent the way a session start would, and list its
- * tools, routes (and who may call each), providers and keys. Exit 1 when any session would fail
- * to start; 0 otherwise, with a warning for what a session survives (a missing key the offline
- * stack covers, an MCP server it would go without, a scripted call of a tool the agent lacks).
+ * tools (a dialog's with its dialog and states), dialogs, routes (and who may call each), event
+ * observers, providers and keys. Exit 1 when any session would fail to start; 0 otherwise, with a
+ * warning for what a session survives (a missing key the offline stack covers, an MCP server it
+ * would go without, a scripted call of a tool the agent lacks).
  */
 import process from "node:process";
 import { EVERY_EVENT, observedKeys } from "../manifest/index.js";
+import type { AnyToolDef, DialogToolInfo } from "../manifest/index.js";
 import type { LoadedAgent } from "../server/loader.js";
 import { describe, EXIT, fail, type Command } from "./command.js";
 import { dotEnvFor, noteDotEnv } from "./env.js";
@@ -52,6 +54,30 @@ async function scriptWarnings(agent: LoadedAgent): Promise<string[]> {
   return warnings;
 }
 
+/** `dialogToolOf`, loaded with the rest of what `check` runs. */
+type DialogToolOf = (def: AnyToolDef) => DialogToolInfo | undefined;
+
+/** How a tool is gated: a dialog tool names its dialog and the states it runs in. */
+function gateNote(tool: AnyToolDef, dialogToolOf: DialogToolOf): string {
+  const dialog = dialogToolOf(tool);
+  if (dialog !== undefined) return `  (dialog ${dialog.dialog.id}: ${dialog.allowedIn.join(", ")})`;
+  return tool.gate === undefined ? "" : "  (gated)";
+}
+
+/** The agent's dialogs: each one's states from its start, its final states and its tools. */
+function dialogLines(def: LoadedAgent["def"], dialogToolOf: DialogToolOf): string[] {
+  const dialogs = Object.values(def.dialogs ?? {});
+  if (dialogs.length === 0) return [];
+  const lines = ["dialogs:"];
+  for (const dialog of dialogs) {
+    const states = Object.entries(dialog.states);
+    const finals = states.filter(([, state]) => state.type === "final").map(([name]) => name);
+    const tools = Object.entries(def.tools).filter(([, tool]) => dialogToolOf(tool)?.dialog === dialog).map(([name]) => name);
+    lines.push(`  ${dialog.id.padEnd(18)} ${states.length} states from ${dialog.initial} to ${finals.join(" or ") || "no final state"}; tools: ${tools.join(", ") || "none"}`);
+  }
+  return lines;
+}
+
 /** Validate the agent at `path` and report; resolves with the exit code. */
 export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<number> {
   const warn = (message: string): void => io.err(`warning: ${message}\n`);
@@ -65,15 +91,17 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   }
   const { missingKey } = await import("../server/offline.js");
   const { mcpConfigProblems } = await import("../session/mcp.js");
+  const { dialogToolOf } = await import("../manifest/dialog.js");
   const { config, def, toolFiles } = agent;
   const out: string[] = [`${config.name}: ${config.mode} agent`];
   out.push("tools:");
   for (const [name, tool] of Object.entries(def.tools)) {
     const kinds = Object.keys(tool.messages ?? {});
-    out.push(`  ${name.padEnd(18)} ${toolFiles[name] ?? "inline"}${kinds.length > 0 ? `  messages: ${kinds.join(", ")}` : ""}${tool.gate === undefined ? "" : "  (gated)"}`);
+    out.push(`  ${name.padEnd(18)} ${toolFiles[name] ?? "inline"}${kinds.length > 0 ? `  messages: ${kinds.join(", ")}` : ""}${gateNote(tool, dialogToolOf)}`);
   }
   for (const name of config.builtinTools ?? []) out.push(`  ${name.padEnd(18)} builtin`);
   for (const key of Object.keys(config.mcpServers ?? {})) out.push(`  mcp_${key}_*${" ".repeat(Math.max(1, 13 - key.length))}mcp server "${key}" (listed at session start)`);
+  out.push(...dialogLines(def, dialogToolOf));
   const { parseAgentRoutes } = await import("../manifest/index.js");
   const routes = parseAgentRoutes(def.routes).routes;
   if (routes.length > 0) {

@@ -1,6 +1,7 @@
 import type { AgentConfigSource, HostOnlyAgentField } from "./agent-config.js";
 import type { AgentRoute } from "./agent-routes.js";
 import type { AgentEvents } from "./agent-events.js";
+import type { AnyDialog, DialogPosition } from "./dialog.js";
 import { ConfigError } from "./errors.js";
 import type { SessionMode } from "./mode.js";
 import type { JsonValue, ToolMap } from "./tool-def.js";
@@ -27,17 +28,23 @@ export type Guardrail<Session = unknown> = (
 ) => GuardrailVerdict | undefined | Promise<GuardrailVerdict | undefined>;
 
 
+/** What `syncState` reads besides the session value. */
+export interface SyncStateContext {
+  /** Each registered dialog's position in this conversation, by id. */
+  readonly dialogs: Readonly<Record<string, DialogPosition>>;
+}
+
 /** The host-only half of an agent definition: code, not configuration. */
 export interface AgentHostFields<Session = unknown> {
   /** Its tools, keyed by the name the model calls — from tools/<name>.ts files via `withTools`. */
   readonly tools: ToolMap;
-  /** State projected to the client as `state.updated`, from the session context. */
-  readonly syncState?: ((session: Session) => JsonValue) | undefined;
+  /** State projected to the client as `state.updated`, from the session context and the dialogs' positions. */
+  readonly syncState?: ((session: Session, ctx: SyncStateContext) => JsonValue) | undefined;
   readonly workflows?: Readonly<Record<string, AnyWorkflowDef>> | undefined;
   /** Agents this one may hand a session to, by name. */
   readonly roster?: Readonly<Record<string, AgentDef>> | undefined;
-  /** Scripted sub-conversations, by name. */
-  readonly dialogs?: Readonly<Record<string, unknown>> | undefined;
+  /** Scripted sub-conversations (`dialog({...})`), each under its own id. */
+  readonly dialogs?: Readonly<Record<string, AnyDialog>> | undefined;
   /** Server-side observers of the session's client-protocol events, keyed by event type or `"*"`; never awaited by the session. */
   readonly events?: AgentEvents | undefined;
   readonly inputGuardrails?: readonly Guardrail<Session>[] | undefined;

@@ -24,6 +24,7 @@ export {
   type GuardrailVerdict,
   type ResolvedAgentDef,
   type SessionInfo,
+  type SyncStateContext,
 } from "./agent.js";
 export {
   parseAgentRoutes,
@@ -36,6 +37,21 @@ export {
   type RouteMethod,
 } from "./agent-routes.js";
 export { EVERY_EVENT, OBSERVABLE_KEYS, observedKeys, type AgentEvents, type EventObserver, type ObservedEvent } from "./agent-events.js";
+export {
+  dialog,
+  dialogPositions,
+  dialogToolOf,
+  isDialog,
+  type AnyDialog,
+  type Dialog,
+  type DialogDetails,
+  type DialogOptions,
+  type DialogPosition,
+  type DialogStateOptions,
+  type DialogToolInfo,
+  type DialogToolOptions,
+} from "./dialog.js";
+export { DialogStore } from "./dialog-store.js";
 export { DEFAULTS } from "./defaults.js";
 export { resolveConfig, type ResolvedConfig } from "./resolve-config.js";
 export { ConfigError, ToolDefinitionError, closest, didYouMean, type ConfigIssue } from "./errors.js";
@@ -75,6 +91,7 @@ export {
   tool,
   toToolResult,
   type AnyToolDef,
+  type ArgsOf,
   type ClientToolOptions,
   type JsonValue,
   type ToolContext,

@@ -11,7 +11,9 @@ import {
 import { parseAgentRoutes } from "./agent-routes.js";
 import { checkEventObservers } from "./agent-events.js";
 import { resolveConfig } from "./resolve-config.js";
-import { didYouMean, IssueList } from "./errors.js";
+import { dialogToolOf, isDialog } from "./dialog.js";
+import { didYouMean, IssueList, kindOf } from "./errors.js";
+import { isToolDef } from "./tool-def.js";
 import { deriveMode, noEffect, type AgentMode } from "./mode.js";
 import { CARRIERS, DEFAULT_PROVIDERS, PROVIDER_KINDS, parseLlmShorthand, type ProviderSlot } from "./providers.js";
 import { VOICE_PRESET_NAMES, isVoicePreset } from "./voice-presets.js";
@@ -173,6 +175,33 @@ function checkCrossField(issues: IssueList, config: AgentConfig, source: Record<
   }
 }
 
+/**
+ * `dialogs`: dialogs keyed by their own id, and every dialog tool of the agent's `tools` belongs
+ * to one of them — an unregistered dialog would run with no position in the session record and
+ * none in `syncState`.
+ */
+function checkDialogs(issues: IssueList, source: Record<string, unknown>): void {
+  const dialogs = source.dialogs;
+  if (dialogs !== undefined && dialogs !== null && (typeof dialogs !== "object" || Array.isArray(dialogs))) {
+    issues.add("dialogs", `must be an object of dialogs keyed by their id, such as dialogs: { verify } (got ${kindOf(dialogs)}).`);
+    return;
+  }
+  const registered = (dialogs ?? {}) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(registered)) {
+    if (!isDialog(value)) issues.add(`dialogs.${key}`, `is ${kindOf(value)}, not a dialog; pass what dialog({ id, initial, states }) returns.`);
+    else if (value.id !== key) issues.add(`dialogs.${key}`, `this dialog's id is "${value.id}": register it under its id, as dialogs: { ${value.id} }.`);
+  }
+  const tools = source.tools;
+  if (typeof tools !== "object" || tools === null) return;
+  for (const [name, def] of Object.entries(tools as Record<string, unknown>)) {
+    const info = isToolDef(def) ? dialogToolOf(def) : undefined;
+    if (info === undefined || registered[info.dialog.id] === info.dialog) continue;
+    const { id } = info.dialog;
+    const other = Object.hasOwn(registered, id) ? ` (the dialog registered as ${id} is another definition with the same id)` : "";
+    issues.add(`tools.${name}`, `is a tool of dialog "${id}", which this agent does not register${other}: add dialogs: { ${id} } to agent({...}).`);
+  }
+}
+
 /** Drop what the wire cannot carry: resolver functions, MCP url resolvers and headers. */
 function serializable(source: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -245,6 +274,8 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
   }
   // Host-only, so never on the wire, but a bad route key is the author's to fix here like any field.
   for (const issue of parseAgentRoutes(raw.routes).issues) issues.add(issue.path, issue.message);
+
+  checkDialogs(issues, raw);
 
   const wire = serializable(raw);
   for (const key of Object.keys(wire)) if (!AGENT_CONFIG_FIELDS.includes(key as keyof AgentConfig)) delete wire[key];

@@ -1,3 +1,4 @@
+import type { DialogStore } from "./dialog-store.js";
 import { ToolDefinitionError } from "./errors.js";
 import { compileParameters, NO_PARAMETERS, type CompiledSchema, type InferParameters, type ParameterSchema } from "./schema.js";
 import { normalizeToolMessages, type ToolMessages, type ToolMessagesInput } from "./tool-messages.js";
@@ -15,6 +16,12 @@ export interface ToolContext<Session = unknown> {
   readonly progress?: ((update: string) => void) | undefined;
   /** Ask the person on the line; undefined where there is nobody to answer. */
   readonly ask?: ((question: string) => Promise<string>) | undefined;
+  /**
+   * Where this conversation's dialogs are (one store per conversation), which a dialog's tools
+   * read and move. The gateway gives one per session; elsewhere it is absent and a dialog tool
+   * keeps its position by `session` object instead (docs/config.md, "Dialogs").
+   */
+  readonly dialogs?: DialogStore | undefined;
 }
 
 /** A refusal the model reads: why the tool cannot run now, and how to get there. */
@@ -107,7 +114,8 @@ interface CommonOptions<P extends ParameterSchema | undefined, Session> {
   readonly gate?: ToolDefGate<Session>;
 }
 
-type ArgsOf<P> = P extends ParameterSchema ? InferParameters<P> : Record<string, never>;
+/** The arguments a `parameters` schema validates to (none when it is left out). */
+export type ArgsOf<P> = P extends ParameterSchema ? InferParameters<P> : Record<string, never>;
 
 /** What `tool()` takes. */
 export interface ToolOptions<P extends ParameterSchema | undefined, Details, Session> extends CommonOptions<P, Session> {

@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { DialogStore } from "../manifest/index.js";
 import { trimHistory } from "../pipeline/history.js";
 import type { SessionRecord, ToolCallRecord, TranscriptLine } from "./store.js";
 
@@ -79,15 +80,17 @@ function clipRecord(record: ToolCallRecord): ToolCallRecord {
 }
 
 /**
- * One session's conversation: the model history, and the server's own record of what was
- * committed (for `history.restored`). `epoch` counts resets: async work that captured an older
- * epoch must not write into a newer conversation. Every part is bounded (see above).
+ * One session's conversation: the model history, the server's own record of what was committed
+ * (for `history.restored`) and where its dialogs are. `epoch` counts resets: async work that
+ * captured an older epoch must not write into a newer conversation. Every part is bounded (see
+ * above; the dialogs' positions hold one state name per registered dialog).
  */
 export class Conversation {
   #history: ModelMessage[] = [];
   #transcript: TranscriptLine[] = [];
   #transcriptChars = 0;
   #toolCalls: ToolCallRecord[] = [];
+  #dialogs = new DialogStore();
   #epoch = 0;
 
   get epoch(): number {
@@ -96,6 +99,14 @@ export class Conversation {
 
   get history(): readonly ModelMessage[] {
     return this.#history;
+  }
+
+  /**
+   * Where this conversation's dialogs are. A reset replaces the store, so a tool call that began
+   * before it (and holds the old one) cannot move the new conversation's dialogs.
+   */
+  get dialogs(): DialogStore {
+    return this.#dialogs;
   }
 
   get empty(): boolean {
@@ -132,6 +143,7 @@ export class Conversation {
     this.#transcript = [];
     this.#transcriptChars = 0;
     this.#toolCalls = [];
+    this.#dialogs = new DialogStore();
   }
 
   /** Take a stored record over, bounded as if it had been built here (a store may hold an older, larger one). */
@@ -141,6 +153,7 @@ export class Conversation {
     this.#transcriptChars = 0;
     for (const line of record.transcript.slice(-MAX_TRANSCRIPT_LINES)) this.#pushLine(line);
     this.#toolCalls = record.toolCalls.slice(-MAX_TOOL_RECORDS).map(clipRecord);
+    this.#dialogs = DialogStore.from(record.dialogs);
   }
 
   record(sessionId: string, agent: string, now: number, resumeKeyHash?: string): SessionRecord {
@@ -150,6 +163,7 @@ export class Conversation {
       transcript: [...this.#transcript],
       toolCalls: [...this.#toolCalls],
       history: [...this.#history],
+      ...(this.#dialogs.empty ? {} : { dialogs: this.#dialogs.toJSON() }),
       ...(resumeKeyHash === undefined ? {} : { resumeKeyHash }),
       updatedAt: now,
     };

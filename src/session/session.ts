@@ -78,7 +78,7 @@ export class Session {
       resumeKeyHash: this.resumeKeyHash,
       graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
     });
-    this.#state = new StateProjection(deps.agent.def.syncState, this.#log, (state) => this.#emit({ type: "state.updated", state }));
+    this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
     this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, {
       busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
@@ -245,7 +245,7 @@ export class Session {
       settled: (_call, outcome) => {
         this.#metrics.toolCall(outcome.status);
         this.#touch();
-        this.#state.project(this.#sessionValue);
+        this.#state.project(this.#sessionValue, this.#conversation.dialogs);
       },
     });
     this.#tools = tools;
@@ -289,6 +289,8 @@ export class Session {
     const { resumeId } = this.#deps;
     if (resumeId !== undefined && (await this.#record.restore(resumeId))) {
       this.#emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
+      // The restored dialogs' positions, before any turn.
+      this.#state.project(this.#sessionValue, this.#conversation.dialogs);
       return;
     }
     this.#greet();
@@ -340,7 +342,7 @@ export class Session {
       const totals = this.#usage.add(info.usage);
       if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...totals });
     }
-    this.#state.project(this.#sessionValue);
+    this.#state.project(this.#sessionValue, this.#conversation.dialogs);
     this.#touch();
     void this.#record.save();
     this.#ending.replySettled();

@@ -26,6 +26,8 @@ export interface SessionRecord {
   readonly transcript: readonly TranscriptLine[];
   readonly toolCalls: readonly ToolCallRecord[];
   readonly history: readonly ModelMessage[];
+  /** Each dialog's state, by dialog id, for the dialogs that moved (docs/config.md, "Dialogs"); absent when none did. */
+  readonly dialogs?: Readonly<Record<string, string>>;
   /** The hash of the session's resume key (resume-key.ts): resuming needs the key. Absent on records that cannot be resumed. */
   readonly resumeKeyHash?: string;
   readonly updatedAt: number;

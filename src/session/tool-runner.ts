@@ -56,7 +56,8 @@ export interface ToolRunnerDeps {
   /**
    * The conversation record every settled call is written to (what `history.restored` and the
    * resume record carry), under the epoch the call started in: a reset strands it. One place for
-   * every mode — pipeline, text, s2s — and every caller (the model, a keypad tool).
+   * every mode — pipeline, text, s2s — and every caller (the model, a keypad tool). Its dialogs
+   * are what the calls read and move as `ctx.dialogs`.
    */
   readonly conversation?: Conversation;
 }
@@ -227,7 +228,9 @@ export class ToolRunner {
     const args = checked.value;
     const timeoutMs = resolved.entry.timeoutMs ?? DEFAULTS.toolTimeoutMs;
     const deadline = linkedSignal(signal, clock, timeoutMs);
-    const ctx: ToolContext = { toolCallId, signal: deadline.signal, sessionId: this.#deps.sessionId, session: this.#deps.session };
+    // The conversation's dialogs as the call starts: a reset meanwhile strands the call's moves with the old conversation.
+    const dialogs = this.#deps.conversation?.dialogs;
+    const ctx: ToolContext = { toolCallId, signal: deadline.signal, sessionId: this.#deps.sessionId, session: this.#deps.session, dialogs };
     const timers: Timer[] = [];
     try {
       const refusal = resolved.toolset.gate(toolName, ctx);

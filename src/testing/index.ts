@@ -3,6 +3,7 @@
  * gateway, a network or a clock.
  */
 import {
+  DialogStore,
   invokeTool,
   refusalText,
   toToolResult,
@@ -24,7 +25,10 @@ export { s2sSession, type S2sSessionHarness } from "./s2s-session.js";
 export { FakeS2s } from "./fake-s2s.js";
 export { streamingModel } from "./streaming-model.js";
 
-/** A ToolContext for a test: a fresh signal, a fixed call id, and the session value given. */
+/**
+ * A ToolContext for a test: a fresh signal, a fixed call id, the session value given, and a fresh
+ * `DialogStore` (every dialog at its start; pass one `dialogs` to several calls to follow a dialog).
+ */
 export function toolContext<Session = undefined>(
   overrides: Partial<ToolContext<Session>> & { readonly session?: Session } = {},
 ): ToolContext<Session> {
@@ -33,6 +37,7 @@ export function toolContext<Session = undefined>(
     signal: new AbortController().signal,
     sessionId: "session_test",
     session: undefined as Session,
+    dialogs: new DialogStore(),
     ...overrides,
   };
 }

@@ -110,6 +110,20 @@ describe("switchboard check fails an agent whose sessions would fail, naming the
     expect(err).toContain('routes["GET /health"]: /health is taken by the gateway\'s GET /health, whatever the method: give the route a path of its own, e.g. "GET /shop/health".');
   });
 
+  it("lists the agent's dialogs, and each dialog tool with its dialog and states; a tool of an unregistered dialog fails", async () => {
+    const files = (dialogs: string): Record<string, string> => ({
+      "agent.ts": `import { agent } from ${SWITCHBOARD};\nimport { verify } from "./verify.js";\n\nexport default agent({ name: "bank", mode: "text", ${dialogs} });\n`,
+      "verify.ts": `import { dialog } from ${SWITCHBOARD};\nexport const verify = dialog({ id: "verify", initial: "ask", states: { ask: { instruction: "Ask.", on: { OK: "done", LOCK: "locked" } }, done: { instruction: "Done.", type: "final" }, locked: { instruction: "Locked.", type: "final" } } });\n`,
+      "tools/check_pin.ts": `import { verify } from "../verify.js";\nexport default verify.tool({ description: "Check the PIN", allowedIn: ["ask"], sends: "OK", execute: () => "ok" });\n`,
+    });
+    const { code, out } = await check(await agentDir("", files("dialogs: { verify }")), { OPENAI_API_KEY: "k" });
+    expect(code).toBe(0);
+    expect(out).toMatch(/\n {2}check_pin +tools\/check_pin\.ts {2}\(dialog verify: ask\)\ndialogs:\n {2}verify +3 states from ask to done or locked; tools: check_pin\nproviders:/);
+    const refused = await check(await agentDir("", files("")), { OPENAI_API_KEY: "k" });
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('tools.check_pin: is a tool of dialog "verify", which this agent does not register: add dialogs: { verify } to agent({...}).');
+  });
+
   it("warns (exit 0) for an MCP server a session would start without", async () => {
     const dir = await agentDir('agent({ name: "docs", mode: "text", llm: { kind: "scripted", options: {} }, mcpServers: { docs: { url: "https://mcp.example.com/mcp", tokenEnv: "DOCS_TOKEN" }, wiki: {} } })');
     const { code, out, err } = await check(dir);

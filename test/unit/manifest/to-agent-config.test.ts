@@ -210,8 +210,8 @@ describe("toAgentConfig: field rules", () => {
 describe("toAgentConfig: what crosses the wire", () => {
   it("strips every host-only field", () => {
     const source: Record<string, unknown> = { name: "x" };
-    // Each with a value of its shape where the field is checked (tools, events, routes).
-    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" || field === "events" ? {} : field === "routes" ? { "GET /x": () => new Response() } : () => {};
+    // Each with a value of its shape where the field is checked (tools, events, dialogs, routes).
+    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" || field === "events" || field === "dialogs" ? {} : field === "routes" ? { "GET /x": () => new Response() } : () => {};
     const config = toAgentConfig(source as AgentConfigSource);
     for (const field of HOST_ONLY_AGENT_FIELDS) expect(config).not.toHaveProperty(field);
   });
@@ -270,14 +270,12 @@ describe("fields this build accepts but does not honour yet", () => {
         inputGuardrails: [() => undefined],
         outputGuardrails: [],
         routes: { "GET /hi": () => new Response("hi") },
-        dialogs: { verify: {} },
         events: {},
         sessionContext: () => ({}),
       } as unknown as AgentConfigSource,
       { warn: (message) => warnings.push(message) },
     );
     expect(warnings).toEqual([
-      'agent "guarded": `dialogs` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
       'agent "guarded": `inputGuardrails` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
     ]);
   });
