@@ -108,11 +108,16 @@ export interface DialogToolInfo {
   readonly allowedIn: readonly string[];
 }
 
-const dialogTools = new WeakMap<AnyToolDef, DialogToolInfo>();
+/**
+ * Where a dialog tool's def carries its `DialogToolInfo`: a registered symbol, like the tool brand,
+ * so a second copy of this module (an agent that imports the package's source while the CLI runs
+ * its build) still recognizes the def.
+ */
+const DIALOG_TOOL = Symbol.for("switchboard.dialogTool");
 
 /** The dialog a tool def belongs to, if it was made by `<dialog>.tool()`. */
 export function dialogToolOf(def: AnyToolDef): DialogToolInfo | undefined {
-  return dialogTools.get(def);
+  return (def as unknown as Record<PropertyKey, DialogToolInfo | undefined>)[DIALOG_TOOL];
 }
 
 /** Whether a value is a dialog made by `dialog()`. */
@@ -342,8 +347,8 @@ export function dialog<Name extends string>(options: DialogOptions<Name>): Dialo
           return withPosition(result, position(store)) as ToolReturn<DialogDetails<Details, Name>>;
         },
       });
-      dialogTools.set(def, { dialog: self, allowedIn: [...allowedIn] });
-      return def;
+      const info: DialogToolInfo = { dialog: self, allowedIn: [...allowedIn] };
+      return Object.defineProperty(def, DIALOG_TOOL, { value: info, enumerable: false });
     },
   };
   return Object.freeze(self);
