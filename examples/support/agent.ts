@@ -1,14 +1,17 @@
 import { agent } from "switchboard";
+import { returns } from "./returns.js";
 
 /** What every tool of this agent sees as `ctx.session`. */
 export interface Caller {
   verified: boolean;
+  /** The order a return was started for (dialog `returns`). */
+  returnOrder?: string;
 }
 
 /**
  * The demo agent `npm start` serves: order support by voice. It shows the headline features —
- * a slow tool with start/delayed/complete lines, a gate (orders only after the PIN), interruption
- * tuning, a silence nudge and voice presets. With no API keys it runs on the offline stack
+ * a slow tool with start/delayed/complete lines, a gate (orders only after the PIN), a dialog (an
+ * order return, one step at a time), interruption tuning, a silence nudge and voice presets. With no API keys it runs on the offline stack
  * (pocketsphinx, the scripted brain in offline.json, flite); with keys, on the providers below.
  * It also answers phone calls from every carrier (docs/telephony.md); the PIN can be keyed in;
  * and it serves its opening hours over HTTP, at GET /support/hours (a route, docs/config.md §5).
@@ -18,7 +21,7 @@ export default agent<Caller>({
   name: "support",
   greeting: "Hi, this is order support. Say your PIN, or ask me where your order is.",
   systemPrompt:
-    "You help callers track their orders. Verify the caller with their four-digit PIN (verify_caller) before looking up an order (lookup_order). Keep replies short.",
+    "You help callers track and return their orders. Verify the caller with their four-digit PIN (verify_caller) before looking up an order (lookup_order) or starting a return (start_return, then confirm_return). Keep replies short.",
   voicePresets: ["phoneEtiquette", "speechNormalization", "echoVerification"],
   builtinTools: ["current_time", "calculate", "end_call"],
   telephony: true,
@@ -27,8 +30,9 @@ export default agent<Caller>({
   tts: { kind: "cartesia", options: { model: "sonic-3" } },
   interruption: { minWords: 2, minDurationMs: 400, backoffMs: 300 },
   silence: { nudge: { afterMs: 20_000, prompt: "The caller has been silent for a while. Ask if they are still there." } },
+  dialogs: { returns },
   sessionContext: () => ({ verified: false }),
-  syncState: (caller) => ({ verified: caller.verified }),
+  syncState: (caller, { dialogs }) => ({ verified: caller.verified, returns: dialogs.returns?.state ?? null }),
   routes: {
     // For the shop's contact page, before anyone calls: public on purpose (auth: "none"), so it
     // holds nothing a stranger may not read. A route without `auth` is behind the gateway's API key.

@@ -86,7 +86,10 @@ describe("the built package", () => {
       cwd: root,
       env: { ...process.env, OPENAI_API_KEY: "", DEEPGRAM_API_KEY: "", CARTESIA_API_KEY: "" },
     });
-    expect(stdout).toMatch(/^support: pipeline agent\ntools:\n {2}lookup_order +tools\/lookup_order\.ts {2}messages: start, delayed, complete {2}\(gated\)/);
+    expect(stdout).toMatch(/^support: pipeline agent\ntools:\n/);
+    expect(stdout).toMatch(/\n {2}lookup_order +tools\/lookup_order\.ts {2}messages: start, delayed, complete {2}\(gated\)\n/);
+    expect(stdout).toMatch(/\n {2}start_return +tools\/start_return\.ts {2}\(dialog returns: choose_order\)\n/);
+    expect(stdout).toMatch(/\ndialogs:\n {2}returns +3 states from choose_order to booked; tools: confirm_return, start_return\n/);
     expect(stdout).toMatch(/ {2}calculate +builtin/);
     expect(stdout).toMatch(/llm {2}openai {2}— needs OPENAI_API_KEY/);
     const bad = await run(process.execPath, ["dist/cli.js", "serve"], { cwd: root }).catch((error: { code: number; stderr: string }) => error);

@@ -11,7 +11,8 @@ describe("examples/support (the agent npm start serves)", () => {
   it("loads from its directory: a pipeline agent with its tool files, builtins and offline script", async () => {
     const loaded = await loadAgent(dir);
     expect(loaded.config.mode).toBe("pipeline");
-    expect(agentToolsToSchemas(agentToolsets(loaded.def)).map((s) => s.name)).toEqual(["lookup_order", "verify_caller"]);
+    expect(agentToolsToSchemas(agentToolsets(loaded.def)).map((s) => s.name)).toEqual(["confirm_return", "lookup_order", "start_return", "verify_caller"]);
+    expect(Object.keys(loaded.def.dialogs ?? {})).toEqual(["returns"]);
     expect(loaded.config.builtinTools).toEqual(["current_time", "calculate", "end_call"]);
     expect(loaded.config.silence?.nudge?.afterMs).toBe(20_000);
     expect(loaded.script).toMatchObject({ rules: expect.any(Array) as unknown });
@@ -45,7 +46,7 @@ describe("examples/support (the agent npm start serves)", () => {
     warned.mockRestore();
     stt.current.final("my pin is four five six seven", true);
     await clock.advance(5000);
-    expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: true });
+    expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: true, returns: "choose_order" });
     stt.current.final("where is my order", true);
     await clock.advance(2000);
     // The lookup takes 2.5 s of real time (a real setTimeout in the tool).
@@ -55,5 +56,30 @@ describe("examples/support (the agent npm start serves)", () => {
     expect(spoken).toMatch(/Let me check that order\.|One moment while I look that up\./);
     expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("Order A1234 shipped on Friday and arrives Tuesday.");
     expect(spoken).not.toContain("[guidance]");
+  }, 20_000);
+
+  it("on the offline brain, a pipeline session: the return dialog refuses a step out of turn, then books the return step by step", async () => {
+    const loaded = await loadAgent(dir);
+    const { link, stt, tts, clock, started } = voiceSession(loaded.def, { script: loaded.script as Script, msPerChar: 10 });
+    await started;
+    await clock.advance(3000);
+    const turn = async (text: string): Promise<string | undefined> => {
+      stt.current.final(text, true);
+      await clock.advance(8000);
+      return link.of("tool.completed").at(-1)?.result;
+    };
+    expect(await turn("yes please")).toBe(
+      "confirm_return cannot run now: the dialog returns is at choose_order. First: Ask which order the caller wants to return, then call start_return with its id.",
+    );
+    expect(await turn("I want to return my order")).toBe("start_return cannot run now: the caller is not verified. Ask for their four-digit PIN first.");
+    await turn("my pin is four five six seven");
+    expect(await turn("I want to return my order")).toBe(
+      "Return started for order A1234. Shall I book it?\n[guidance] Dialog returns is now at confirm. Next: Read the order id back, ask the caller to confirm the return, and call confirm_return with their answer.",
+    );
+    expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: true, returns: "confirm" });
+    expect(await turn("yes")).toMatch(/^The return of order A1234 is booked, and a prepaid label is on its way by email\.\n\[guidance\] Dialog returns is done \(at booked\)\./);
+    expect(link.of("state.updated").at(-1)?.state).toEqual({ verified: true, returns: "booked" });
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("The return of order A1234 is booked, and a prepaid label is on its way by email.");
+    expect(tts.spoken.join(" ")).not.toContain("[guidance]");
   }, 20_000);
 });
