@@ -524,6 +524,14 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         send(conn, { type: "conversation.item.truncated", item_id: itemId, content_index: 0, audio_end_ms: end });
         return;
       }
+      case "conversation.item.delete": {
+        const itemId = String(message.item_id);
+        const index = conn.items.findIndex((item) => item.id === itemId);
+        if (index === -1) return error(conn, message, { code: "item_not_found", message: `delete: no item ${itemId}` });
+        conn.items.splice(index, 1);
+        send(conn, { type: "conversation.item.deleted", item_id: itemId });
+        return;
+      }
       case "response.create": {
         const request = message.response as Record<string, unknown> | undefined;
         if (request?.conversation !== "none" && conn.active !== undefined) {

@@ -29,7 +29,8 @@ export const EventBodySchemas = {
   "speech.started": z.object({}),
   "speech.stopped": z.object({}),
   "user-transcript.updated": z.object({ text: z.string(), eotConfidence: z.number().optional() }),
-  "user-transcript.committed": z.object({ text: z.string() }),
+  /** `refused`: an input guardrail refused the turn (docs/config.md "Guardrails"); absent otherwise. */
+  "user-transcript.committed": z.object({ text: z.string(), refused: z.literal(true).optional() }),
   "agent-transcript.updated": z.object({ text: z.string() }),
   "agent-transcript.committed": z.object({ text: z.string() }),
   "tool.called": z.object({ toolCallId: z.string(), toolName: z.string(), args: z.unknown() }),
@@ -43,7 +44,7 @@ export const EventBodySchemas = {
   "error.reported": z.object({ code: ErrorCodeSchema, message: z.string(), fatal: z.boolean() }),
   "state.updated": z.object({ state: z.unknown() }),
   "history.restored": z.object({
-    messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string() })),
+    messages: z.array(z.object({ role: z.enum(["user", "assistant"]), text: z.string(), refused: z.literal(true).optional() })),
     toolCalls: z.array(ToolCallRecordSchema),
   }),
   "usage.updated": z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), steps: z.number() }),

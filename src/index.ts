@@ -24,6 +24,8 @@ export {
   type ObservedEvent,
   type Dialog,
   type DialogPosition,
+  type Guardrail,
+  type GuardrailVerdict,
   type SessionMode,
   type SyncStateContext,
   type ToolContext,

@@ -1,4 +1,4 @@
-import { agent } from "switchboard";
+import { agent, type Guardrail } from "switchboard";
 import { returns } from "./returns.js";
 
 /** What every tool of this agent sees as `ctx.session`. */
@@ -8,10 +8,22 @@ export interface Caller {
   returnOrder?: string;
 }
 
+/** Thirteen to nineteen digits, spaced or dashed or not: a full payment card number. */
+const CARD_NUMBER = /\b(?:\d[ -]?){12,18}\d\b/;
+
+/** Order support never needs a card number: one the caller reads out is not passed on to the model. */
+export const noCardNumbersIn: Guardrail<Caller> = (text) =>
+  CARD_NUMBER.test(text) ? { replacement: "Please don't read me your card number: I never need it to help with an order.", reason: "card number from the caller" } : undefined;
+
+/** Nor is one ever spoken: checked on every sentence before it goes to the voice. */
+export const noCardNumbersOut: Guardrail<Caller> = (text) =>
+  CARD_NUMBER.test(text) ? { replacement: "I can't read card numbers out loud.", reason: "card number in the reply" } : undefined;
+
 /**
  * The demo agent `npm start` serves: order support by voice. It shows the headline features —
  * a slow tool with start/delayed/complete lines, a gate (orders only after the PIN), a dialog (an
- * order return, one step at a time), interruption tuning, a silence nudge and voice presets. With no API keys it runs on the offline stack
+ * order return, one step at a time), interruption tuning, a silence nudge, voice presets, and
+ * guardrails that keep card numbers out both ways. With no API keys it runs on the offline stack
  * (pocketsphinx, the scripted brain in offline.json, flite); with keys, on the providers below.
  * It also answers phone calls from every carrier (docs/telephony.md); the PIN can be keyed in;
  * and it serves its opening hours over HTTP, at GET /support/hours (a route, docs/config.md §5).
@@ -31,6 +43,8 @@ export default agent<Caller>({
   interruption: { minWords: 2, minDurationMs: 400, backoffMs: 300 },
   silence: { nudge: { afterMs: 20_000, prompt: "The caller has been silent for a while. Ask if they are still there." } },
   dialogs: { returns },
+  inputGuardrails: [noCardNumbersIn],
+  outputGuardrails: [noCardNumbersOut],
   sessionContext: () => ({ verified: false }),
   syncState: (caller, { dialogs }) => ({ verified: caller.verified, returns: dialogs.returns?.state ?? null }),
   routes: {

@@ -1,6 +1,6 @@
 /**
  * `switchboard check <agent>`: validate an agent the way a session start would, and list its
- * tools (a dialog's with its dialog and states), dialogs, routes (and who may call each), event
+ * tools (a dialog's with its dialog and states), dialogs, guardrails, routes (and who may call each), event
  * observers, providers and keys. Exit 1 when any session would fail to start; 0 otherwise, with a
  * warning for what a session survives (a missing key the offline stack covers, an MCP server it
  * would go without, a scripted call of a tool the agent lacks).
@@ -9,6 +9,7 @@ import process from "node:process";
 import { EVERY_EVENT, observedKeys } from "../manifest/index.js";
 import type { AnyToolDef, DialogToolInfo } from "../manifest/index.js";
 import type { LoadedAgent } from "../server/loader.js";
+import { guardrailName } from "../turn/guardrails.js";
 import { describe, EXIT, fail, type Command } from "./command.js";
 import { dotEnvFor, noteDotEnv } from "./env.js";
 
@@ -78,6 +79,14 @@ function dialogLines(def: LoadedAgent["def"], dialogToolOf: DialogToolOf): strin
   return lines;
 }
 
+/** The agent's guardrails, in the order they run, each by its function's name (docs/config.md "Guardrails"). */
+function guardrailLines(def: LoadedAgent["def"]): string[] {
+  const lines = (["input", "output"] as const).flatMap((direction) =>
+    (def[`${direction}Guardrails`] ?? []).map((guardrail, i) => `  ${direction.padEnd(7)}${guardrailName(guardrail, i)}`),
+  );
+  return lines.length === 0 ? [] : ["guardrails:", ...lines];
+}
+
 /** Validate the agent at `path` and report; resolves with the exit code. */
 export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<number> {
   const warn = (message: string): void => io.err(`warning: ${message}\n`);
@@ -115,6 +124,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   }
   const observed = observedKeys(def.events).map((key) => (key === EVERY_EVENT ? `${key} (every event)` : key));
   if (observed.length > 0) out.push(`observers: ${observed.join(", ")}`);
+  out.push(...guardrailLines(def));
   out.push("providers:");
   let missing = 0;
   for (const slot of ["stt", "llm", "tts", "s2s"] as const) {

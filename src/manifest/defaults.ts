@@ -40,4 +40,12 @@ export const DEFAULTS = {
   dtmf: "text",
   /** Per-call tool deadline (ms). */
   toolTimeoutMs: 30_000,
+  /**
+   * One guardrail check — every guardrail of a direction, in order, on one text — answers within
+   * this (ms; docs/config.md "Guardrails"). Past it the check has failed: a pause longer than a
+   * second is audible in a voice conversation, and an output check delays the words it holds.
+   */
+  guardrailBudgetMs: 1_000,
+  /** Said instead when a guardrail throws, rejects, returns something that is not a verdict, or overruns its budget (it fails closed). */
+  guardrailFailedPhrase: "Sorry, I can't help with that right now.",
 } as const;

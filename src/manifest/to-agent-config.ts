@@ -223,6 +223,26 @@ function serializable(source: Record<string, unknown>): Record<string, unknown> 
   return out;
 }
 
+/** `inputGuardrails` / `outputGuardrails`: each a list of functions (docs/config.md "Guardrails"). */
+function checkGuardrails(issues: IssueList, raw: Record<string, unknown>): void {
+  const shape = "(text, { sessionId, session }) => ({ replacement, reason? }) | undefined, or a Promise of one";
+  for (const field of ["inputGuardrails", "outputGuardrails"] as const) {
+    const value = raw[field];
+    if (value === undefined) continue;
+    if (!Array.isArray(value)) {
+      issues.add(field, `must be a list of guardrails, each ${shape} (got ${typeof value}). Wrap a single one: ${field}: [check].`);
+      continue;
+    }
+    value.forEach((guardrail: unknown, i) => {
+      if (typeof guardrail !== "function") issues.add(`${field}[${i}]`, `must be a guardrail function ${shape} (got ${guardrail === null ? "null" : typeof guardrail}).`);
+    });
+  }
+  // In s2s an input guardrail reads the service's transcript of the caller: without one it would never run.
+  if (isSet(raw.inputGuardrails) && valueAt(raw, ["s2s", "options", "transcription"]) === false) {
+    issues.add("s2s.options.transcription", "`false` leaves the input guardrails nothing to read: in s2s they check the service's transcript of the caller. Remove it, or drop inputGuardrails.");
+  }
+}
+
 /** A host-only field set to something (an empty list or record sets nothing). */
 function isSet(value: unknown): boolean {
   if (value === undefined || value === null) return false;
@@ -266,6 +286,7 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
   }
 
   checkEventObservers(issues, raw.events);
+  checkGuardrails(issues, raw);
 
   const derived = deriveMode(raw);
   for (const issue of derived.issues) issues.add(issue.path, issue.message);

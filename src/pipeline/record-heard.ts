@@ -19,15 +19,9 @@ function firstWords(text: string, words: number): string {
   return text.slice(0, end);
 }
 
-/**
- * History for an interrupted reply, recording what was heard: the model text of completed
- * steps and of the unfinished one, cut after the first `heardWords` words, with `[interrupted]`
- * after the last heard word. Tool calls and their results are kept whole (a completed tool
- * step is never re-run); assistant text nobody heard is dropped; nothing heard → no assistant
- * text at all.
- */
-export function recordHeard(messages: readonly ModelMessage[], partialText: string | undefined, heardWords: number): ModelMessage[] {
-  let remaining = heardWords;
+/** The model text of a reply's messages (and its unfinished step) cut after its first `words` words; where the last kept text is. */
+function keepWords(messages: readonly ModelMessage[], partialText: string | undefined, words: number): { out: ModelMessage[]; lastText: { message: number; part: number } | undefined } {
+  let remaining = words;
   let lastText: { message: number; part: number } | undefined;
   const out: ModelMessage[] = [];
   const keepText = (text: string): string => {
@@ -61,12 +55,41 @@ export function recordHeard(messages: readonly ModelMessage[], partialText: stri
       lastText = { message: out.length - 1, part: 0 };
     }
   }
+  return { out, lastText };
+}
+
+/**
+ * History for an interrupted reply, recording what was heard: the model text of completed
+ * steps and of the unfinished one, cut after the first `heardWords` words, with `[interrupted]`
+ * after the last heard word. Tool calls and their results are kept whole (a completed tool
+ * step is never re-run); assistant text nobody heard is dropped; nothing heard → no assistant
+ * text at all.
+ */
+export function recordHeard(messages: readonly ModelMessage[], partialText: string | undefined, heardWords: number): ModelMessage[] {
+  const { out, lastText } = keepWords(messages, partialText, heardWords);
   if (lastText !== undefined) {
     const message = out[lastText.message] as Extract<ModelMessage, { role: "assistant" }>;
     const content = [...(message.content as AssistantPart[])];
     const part = content[lastText.part] as Extract<AssistantPart, { type: "text" }>;
     content[lastText.part] = { ...part, text: `${part.text.trimEnd()} ${INTERRUPTED}` };
     out[lastText.message] = { ...message, content };
+  }
+  return out;
+}
+
+/**
+ * History for a reply an output guardrail cut (docs/config.md "Guardrails"), recording what was
+ * said: the model text released before the verdict (its first `saidWords` words, tool steps
+ * whole, as `recordHeard` keeps them), then the replacement as the reply's last words.
+ */
+export function recordReplaced(messages: readonly ModelMessage[], partialText: string | undefined, saidWords: number, replacement: string): ModelMessage[] {
+  const { out } = keepWords(messages, partialText, saidWords);
+  const last = out.at(-1);
+  if (last?.role === "assistant") {
+    const content: AssistantPart[] = typeof last.content === "string" ? [{ type: "text", text: last.content }] : [...last.content];
+    out[out.length - 1] = { ...last, content: [...content, { type: "text", text: replacement }] };
+  } else {
+    out.push({ role: "assistant", content: [{ type: "text", text: replacement }] });
   }
   return out;
 }

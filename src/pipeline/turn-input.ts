@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import type { ReplyUsage } from "./reply-loop.js";
 
 export const DEFAULT_NUDGE_PROMPT = "The caller has been silent for a while. Check in with them briefly, in one short sentence.";
@@ -6,9 +7,21 @@ export const DEFAULT_NUDGE_PROMPT = "The caller has been silent for a while. Che
 /** The longest turn continuations may merge into (characters): a typed turn's bound (protocol.md, `MAX_USER_TEXT_CHARS`). */
 export const MAX_MERGED_TURN_CHARS = 20_000;
 
-/** What a reply answers: the caller's turn, a resume after a false interruption, a nudge, or a fixed line (the greeting). */
+/**
+ * What a reply answers: the caller's turn, a resume after a false interruption, a nudge, or a
+ * fixed line (the greeting). A caller turn an input guardrail refused carries the `refusal` that
+ * answers it instead of the model (docs/config.md "Guardrails").
+ */
 export type TurnInput =
-  | { readonly kind: "user"; text: string; readonly endedAt: number; readonly committedAt: number; readonly startedAt: number; speculation?: Speculation }
+  | {
+      readonly kind: "user";
+      text: string;
+      readonly endedAt: number;
+      readonly committedAt: number;
+      readonly startedAt: number;
+      speculation?: Speculation;
+      readonly refusal?: string;
+    }
   | { readonly kind: "resume"; readonly quote: string }
   | { readonly kind: "nudge" }
   | { readonly kind: "say"; readonly text: string; readonly record: boolean };
@@ -32,10 +45,12 @@ export function sameWords(a: string, b: string): boolean {
  * The continuation window (`interruption.continuationWindowMs`, ms; 0 = off): an utterance that
  * started within `windowMs` of `previous`'s commit joins that user turn — its text appended, its
  * speculation aborted (the words changed) — unless the merged text would pass
- * MAX_MERGED_TURN_CHARS (then it is a turn of its own). True when it joined.
+ * MAX_MERGED_TURN_CHARS (then it is a turn of its own), or `previous` was refused by an input
+ * guardrail. True when it joined.
  */
 export function mergeContinuation(previous: Extract<TurnInput, { kind: "user" }>, text: string, startedAt: number, windowMs: number): boolean {
-  if (windowMs === 0 || startedAt > previous.committedAt + windowMs) return false;
+  // A refused turn is answered by its replacement: nothing joins it.
+  if (previous.refusal !== undefined || windowMs === 0 || startedAt > previous.committedAt + windowMs) return false;
   if (previous.text.length + 1 + text.length > MAX_MERGED_TURN_CHARS) return false;
   previous.text = `${previous.text} ${text}`;
   previous.speculation?.controller.abort(new Error("merged"));
@@ -47,7 +62,7 @@ export function mergeContinuation(previous: Extract<TurnInput, { kind: "user" }>
 export function promptFor(input: TurnInput, nudgePrompt: string | undefined): ModelMessage[] {
   switch (input.kind) {
     case "user":
-      return [{ role: "user", content: input.text }];
+      return [{ role: "user", content: input.refusal === undefined ? input.text : REFUSED_TURN_PROMPT }];
     case "resume":
       return [{ role: "user", content: `[The caller interrupted you but said nothing. Continue your previous reply from where they stopped hearing it: "…${input.quote}"]` }];
     case "nudge":

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
+import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLedger } from "../turn/ledger.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import { TurnState, type TurnPhase } from "../turn/turn-state.js";
@@ -25,6 +26,8 @@ export interface VoiceLoopDeps {
   readonly tts: TtsSession;
   /** The turn record shared by every mode: committed lines, settled replies, their events. */
   readonly ledger: TurnLedger;
+  /** The agent's guardrails: caller turns are checked before they are committed, replies before they are spoken. */
+  readonly guardrails: Guardrails;
   readonly emit: (event: EventBody) => void;
   /** Agent audio to the client, PCM16 at `tts.sampleRate`. */
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
@@ -55,6 +58,11 @@ export class VoiceLoop {
   readonly #utterances: Utterances;
   readonly #nudger: Nudger;
   #queue: TurnInput[] = [];
+  /** Caller turns waiting for the input guardrails, checked in the order they ended. */
+  #checks: Promise<void> = Promise.resolve();
+  #checking = 0;
+  /** Counts cancels and resets: a turn whose check outlived one is dropped, as a queued turn would be. */
+  #drops = 0;
   #pumping = false;
   #reply: VoiceReply | undefined;
   #holdUntil = 0;
@@ -68,7 +76,8 @@ export class VoiceLoop {
     this.#playback = new PlaybackClock(clock);
     this.#resume = new FalseInterruption(deps.log);
     this.#preemption = new Preemption({
-      enabled: settings.preemptiveGeneration,
+      // A speculation shows the model the caller's words before the input guardrails could check them.
+      enabled: settings.preemptiveGeneration && !deps.guardrails.checksInput,
       history: () => deps.ledger.history,
       speculate: (history, signal) => deps.reply.speculate(history, signal),
       busy: () => this.busy,
@@ -111,14 +120,14 @@ export class VoiceLoop {
     return this.#utterances.current !== undefined;
   }
 
-  /** A reply is in flight, or a turn waits for one. */
+  /** A reply is in flight, or a turn waits for one (or for its guardrail check). */
   get busy(): boolean {
-    return this.#state.replying || this.#queue.length > 0;
+    return this.#state.replying || this.#queue.length > 0 || this.#checking > 0;
   }
 
-  /** User turns (spoken or typed) waiting behind the reply in flight; greetings, resumes and nudges do not count. */
+  /** User turns (spoken or typed) waiting behind the reply in flight, or for their check; greetings, resumes and nudges do not count. */
   get queuedTurns(): number {
-    let count = 0;
+    let count = this.#checking;
     for (const input of this.#queue) if (input.kind === "user") count += 1;
     return count;
   }
@@ -189,6 +198,7 @@ export class VoiceLoop {
   /** The client's `cancel`: stop the reply in flight (no resume is armed). */
   cancel(): void {
     this.#queue = [];
+    this.#drops += 1;
     const reply = this.#reply;
     if (reply !== undefined && !reply.interrupted) this.#interrupt(reply, false);
     else this.#flushOutput();
@@ -197,6 +207,7 @@ export class VoiceLoop {
   /** A `reset`: strand everything in flight; the session then clears history and greets. */
   reset(): void {
     this.#queue = [];
+    this.#drops += 1;
     this.#resume.reset();
     this.#nudger.resetCount();
     this.#nudger.cancel();
@@ -264,10 +275,30 @@ export class VoiceLoop {
     this.#resume.reset();
     this.#nudger.resetCount();
     this.#nudger.cancel();
-    this.#deps.ledger.user(text);
-    if (this.#continue(text, startedAt)) return;
-    const input: TurnInput = { kind: "user", text, endedAt, committedAt: this.#deps.clock.now(), startedAt };
-    const speculation = this.#preemption.adopt(text);
+    const { guardrails, clock } = this.#deps;
+    const turn = { text, endedAt, startedAt, committedAt: clock.now() };
+    if (!guardrails.checksInput) {
+      this.#admitUser(turn, undefined);
+      return;
+    }
+    // Checked before it is committed (so its event can say it was refused), in the order turns ended.
+    const drops = this.#drops;
+    this.#checking += 1;
+    this.#checks = this.#checks.then(async () => {
+      const verdict = await guardrails.check("input", text);
+      this.#checking -= 1;
+      if (this.#closed || drops !== this.#drops) return;
+      this.#admitUser(turn, verdict?.replacement);
+    }).catch((error: unknown) => this.#deps.log.error({ err: error }, "voice loop failed"));
+  }
+
+  /** The caller's turn is committed: answered by the model, or by the replacement an input guardrail gave (`refusal`). */
+  #admitUser(turn: { readonly text: string; readonly endedAt: number; readonly startedAt: number; readonly committedAt: number }, refusal: string | undefined): void {
+    const { text, startedAt } = turn;
+    this.#deps.ledger.user(text, { refused: refusal !== undefined });
+    if (refusal === undefined && this.#continue(text, startedAt)) return;
+    const input: TurnInput = { kind: "user", ...turn, ...(refusal === undefined ? {} : { refusal }) };
+    const speculation = refusal === undefined ? this.#preemption.adopt(text) : undefined;
     if (speculation !== undefined) input.speculation = speculation;
     this.#enqueue(input);
   }
@@ -331,11 +362,13 @@ export class VoiceLoop {
         model: this.#deps.reply,
         tts: this.#deps.tts,
         ledger: this.#deps.ledger,
+        guardrails: this.#deps.guardrails,
         playback: this.#playback,
         emit: this.#deps.emit,
         audio: this.#deps.audio,
         admitTurn: this.#deps.admitTurn,
         toolCovering: this.#deps.toolCovering,
+        toolsRunning: this.#deps.toolsRunning,
         userSpeaking: () => this.userSpeaking,
         current: () => ref.reply !== undefined && this.#reply === ref.reply,
         closed: () => this.#closed,

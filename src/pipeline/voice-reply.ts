@@ -1,17 +1,21 @@
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
+import { GuardedOutput } from "../turn/guarded-output.js";
+import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLatencies, TurnLedger } from "../turn/ledger.js";
 import type { PlaybackClock } from "../turn/playback-clock.js";
+import type { GuardrailVerdict } from "../manifest/index.js";
 import { countWords } from "./barge-in.js";
+import { fixedReply } from "./fixed-reply.js";
 import { EAR_LAG_MS } from "./heard-cursor.js";
 import { joinSpoken } from "./join-spoken.js";
-import { recordHeard } from "./record-heard.js";
+import { recordHeard, recordReplaced } from "./record-heard.js";
 import type { ReplyLoop, ReplyObserver, ReplyResult } from "./reply-loop.js";
 import { ReplyGate, type SpeechKind } from "./reply-gate.js";
 import { SentenceBatcher } from "./sentence-batcher.js";
 import { DeadAirCover } from "./silence.js";
-import type { TtsSession } from "./tts-port.js";
+import type { TtsSession, TtsStream } from "./tts-port.js";
 import { promptFor, type TurnInput } from "./turn-input.js";
 import type { VoiceSettings } from "./voice-settings.js";
 
@@ -23,11 +27,15 @@ export interface VoiceReplyDeps {
   readonly model: ReplyLoop;
   readonly tts: TtsSession;
   readonly ledger: TurnLedger;
+  /** The agent's output guardrails check the model's words before they go to TTS. */
+  readonly guardrails: Guardrails;
   readonly playback: PlaybackClock;
   readonly emit: (event: EventBody) => void;
   readonly audio: (pcm: Uint8Array, durationMs: number) => void;
   readonly admitTurn: () => boolean;
   readonly toolCovering: () => boolean;
+  /** Tool calls still running (an output guardrail's verdict lets them finish, as a barge-in does). */
+  readonly toolsRunning: () => boolean;
   readonly userSpeaking: () => boolean;
   /** This reply still holds the floor (a newer one did not replace it). */
   readonly current: () => boolean;
@@ -43,11 +51,15 @@ export interface VoiceReplyDeps {
  * sentence batches through its `ReplyGate`, `agent-transcript.updated` snapshots show model text
  * and tool lines, dead air is covered, and once its audio has played (or it was cut) the ledger
  * records what the caller heard. The coordinator interrupts it (`interrupt`) or supersedes it.
+ * With output guardrails each batch waits for its check (`GuardedOutput`) before TTS and the
+ * snapshots see it; a verdict ends the model's part and its replacement is spoken in its place.
  */
 export class VoiceReply {
   readonly id: string;
   readonly epoch: number;
   readonly controller = new AbortController();
+  /** Aborts the model's stream alone (an output guardrail's verdict): the reply itself goes on to speak its replacement. */
+  readonly #model = new AbortController();
   readonly gate: ReplyGate;
   readonly #deadAir: DeadAirCover;
   readonly #deps: VoiceReplyDeps;
@@ -63,6 +75,8 @@ export class VoiceReply {
   #firstTextAt: number | undefined;
   /** Heard ms of the model stream, latched at the interruption. */
   #heardLatch: number | undefined;
+  /** The model's words on their way to TTS, through the output guardrails. */
+  #output: GuardedOutput | undefined;
 
   /** `releaseAt`: epoch ms before which its audio is held (the floor, or the backoff after a barge-in). */
   constructor(deps: VoiceReplyDeps, releaseAt: number) {
@@ -126,6 +140,7 @@ export class VoiceReply {
 
   /** Close the gate and cancel every stream; abort the model unless tools must finish first. */
   stop(abort = true): void {
+    this.#output?.stop();
     this.gate.close();
     this.#deadAir.cancel();
     if (abort) this.controller.abort(new Error("interrupted"));
@@ -139,11 +154,17 @@ export class VoiceReply {
 
   /** A tool's start/delayed line, shown and spoken as filler. */
   filler(text: string): void {
-    if (this.#live.trim() !== "") this.#shown.push(this.#live);
-    this.#live = "";
-    this.#shown.push(text);
-    this.#snapshot();
-    void this.gate.speak(text, "filler");
+    const speak = (): void => {
+      if (!this.gate.open) return;
+      if (this.#live.trim() !== "") this.#shown.push(this.#live);
+      this.#live = "";
+      this.#shown.push(text);
+      this.#snapshot();
+      void this.gate.speak(text, "filler");
+    };
+    // After the model text before the tool call, which may still be waiting for its check.
+    if (this.#output === undefined) speak();
+    else this.#output.after(speak);
   }
 
   async run(input: TurnInput): Promise<void> {
@@ -151,16 +172,22 @@ export class VoiceReply {
     if (!this.#deps.admitTurn()) return;
     this.input = input;
     const stream = this.gate.stream("model");
-    const batcher = new SentenceBatcher((text) => {
-      this.gate.addModelText(text);
-      stream.push(text);
+    const output = new GuardedOutput(this.#deps.guardrails, {
+      release: (text) => {
+        // Checked text is shown as it is released; unchecked, as it streams (below).
+        if (output.checked) this.#showLive(text);
+        this.gate.addModelText(text);
+        stream.push(text);
+      },
+      tripped: (verdict) => this.#replace(verdict, stream),
     });
+    this.#output = output;
+    const batcher = new SentenceBatcher((text) => output.push(text));
     let firstTokenMs: number | undefined;
     const observer: ReplyObserver = {
       text: (delta: string) => {
         this.#firstTextAt ??= this.#deps.clock.now();
-        this.#live += delta;
-        this.#snapshot();
+        if (!output.checked) this.#showLive(delta);
         if (this.gate.open) batcher.push(delta);
       },
       toolCall: () => batcher.flush(),
@@ -170,13 +197,15 @@ export class VoiceReply {
     };
     const result = await this.#generate(input, observer);
     batcher.flush();
+    await output.settled();
     stream.end();
     if (this.superseded) return;
     // The prompt (user turn, resume or nudge) and the reply are recorded together when the reply settles.
     const prompt = promptFor(input, this.#deps.settings.nudge?.prompt);
     const settled = { usage: result.usage, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) };
     const { ledger } = this.#deps;
-    if (result.status === "failed") {
+    const verdict = output.verdict;
+    if (result.status === "failed" && verdict === undefined) {
       this.#deps.log.warn({ err: result.error }, "llm failed");
       ledger.modelFailed(result.error);
       ledger.append(this.epoch, [...prompt, ...result.messages]);
@@ -192,19 +221,44 @@ export class VoiceReply {
       if (ledger.settle(this.epoch, { status: "failed", text: phrase, record: false, ...settled, metrics: this.#metrics(input, firstTokenMs) })) this.#deps.settled();
       return;
     }
+    // A reply an output guardrail cut said the words released before the verdict, then the replacement.
+    const said =
+      verdict === undefined
+        ? { text: result.text, messages: result.messages, partialText: result.partialText }
+        : { text: joinSpoken([output.released, verdict.replacement]), messages: recordReplaced(result.messages, result.partialText, countWords(output.released), verdict.replacement), partialText: undefined };
+    const spoken = result.status === "completed" || verdict !== undefined;
     await this.gate.drain();
     // A reply is recorded once it has been heard: until its audio has played it can still be interrupted.
-    if (result.status === "completed") await this.#played();
+    if (spoken) await this.#played();
     if (this.epoch !== ledger.epoch || this.superseded) return;
-    if (this.#interrupted || result.status === "cancelled") {
+    if (this.#interrupted || !spoken) {
       const heard = this.gate.heard(this.#heardLatch ?? this.#deps.playback.heardModelMs(EAR_LAG_MS));
-      const messages = [...prompt, ...recordHeard(result.messages, result.partialText, countWords(heard))];
+      const messages = [...prompt, ...recordHeard(said.messages, said.partialText, countWords(heard))];
       ledger.settle(this.epoch, { status: "cancelled", messages, ...settled, metrics: this.#metrics(input, firstTokenMs) });
       return;
     }
-    if (ledger.settle(this.epoch, { status: "completed", text: result.text, messages: [...prompt, ...result.messages], ...settled, metrics: this.#metrics(input, firstTokenMs) })) {
+    if (ledger.settle(this.epoch, { status: "completed", text: said.text, messages: [...prompt, ...said.messages], ...settled, metrics: this.#metrics(input, firstTokenMs) })) {
       this.#deps.settled();
     }
+  }
+
+  /** Show model text as part of the live snapshot. */
+  #showLive(text: string): void {
+    this.#live += text;
+    this.#snapshot();
+  }
+
+  /**
+   * An output guardrail refused the next batch: the model's part ends (aborted, unless tool calls
+   * are running: those finish, as after a barge-in, and the reply stops after their step), and
+   * the replacement is spoken on the model's stream, after what was released.
+   */
+  #replace(verdict: GuardrailVerdict, stream: TtsStream): void {
+    if (!this.gate.open) return;
+    if (!this.#deps.toolsRunning()) this.#model.abort(new Error("output guardrail"));
+    this.#showLive(` ${verdict.replacement}`);
+    this.gate.addModelText(verdict.replacement);
+    stream.push(` ${verdict.replacement}`);
   }
 
   /** A fixed line (the greeting) spoken as the agent's reply; recorded once heard, unless `record` is off. */
@@ -221,6 +275,8 @@ export class VoiceReply {
 
   /** The model's reply: an adopted speculation (its text, spoken now), or one streamed now. */
   async #generate(input: TurnInput, observer: ReplyObserver): Promise<ReplyResult> {
+    // A turn an input guardrail refused: its replacement answers it, and the model is not called.
+    if (input.kind === "user" && input.refusal !== undefined) return fixedReply(input.refusal, observer);
     const prompt = promptFor(input, this.#deps.settings.nudge?.prompt);
     const messages = [...this.#deps.ledger.history, ...prompt];
     if (input.kind === "user" && input.speculation !== undefined) {
@@ -233,7 +289,8 @@ export class VoiceReply {
       }
       this.#deps.log.debug({ reply: this.id }, "preemptive reply discarded");
     }
-    return this.#deps.model.run(messages, this.controller.signal, observer, () => this.#interrupted || this.superseded);
+    const signal = AbortSignal.any([this.controller.signal, this.#model.signal]);
+    return this.#deps.model.run(messages, signal, observer, () => this.#interrupted || this.superseded || this.#output?.verdict !== undefined);
   }
 
   /** All text is out: send what the floor still holds, `audio.completed`, then wait until the caller has heard it. */

@@ -63,8 +63,12 @@ export interface S2sEvents {
    * stop is inferred from the model starting to answer, so it dates nothing (no turn is timed from it).
    */
   speechStopped(info?: { readonly inferred?: boolean }): void;
-  /** The caller's words, as the service transcribed them: interim deltas, then the final text. */
-  userTranscript(text: string, info: { readonly final: boolean }): void;
+  /**
+   * The caller's words, as the service transcribed them: interim deltas, then the final text.
+   * `itemId`: the conversation item of the caller's audio they belong to, where the service names
+   * one (OpenAI Realtime; Gemini Live has no items).
+   */
+  userTranscript(text: string, info: { readonly final: boolean; readonly itemId?: string }): void;
   responseStarted(info: { readonly responseId: string; readonly outOfBand: boolean }): void;
   responseDone(info: {
     readonly responseId: string;
@@ -103,6 +107,16 @@ export interface S2sSession {
   cancelResponse(responseId?: string): void;
   /** The caller heard only `audioEndMs` of this item: cut the model's memory there. */
   truncate(itemId: string, audioEndMs: number): void;
+  /**
+   * Remove an item from the model's memory (a caller turn an input guardrail refused, and the
+   * answer to it). Absent where the service lets a client remove nothing (Gemini Live).
+   */
+  deleteItem?(itemId: string): void;
+  /**
+   * Add a line to the model's memory without asking for a response (what a guardrail had said
+   * instead). Absent where the service cannot (Gemini Live).
+   */
+  remember?(item: S2sHistoryItem): void;
   /** Every result of one response's calls, then one request for the next response. */
   sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void;
   close(): Promise<void>;

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { EventBody } from "../events.js";
+import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLedger } from "../turn/ledger.js";
 import type { Conversation } from "./conversation.js";
 import type { MetricCount } from "./metrics-port.js";
@@ -45,6 +46,8 @@ export interface RunnerContext {
   readonly fatal: (error: GatewayError) => void;
   /** The session's turn record: every runner commits lines and settles replies through it. */
   readonly ledger: TurnLedger;
+  /** The agent's input and output guardrails: every runner checks caller turns and agent words through them. */
+  readonly guardrails: Guardrails;
   /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, a provider socket replaced. */
   readonly count: (what: MetricCount) => void;
   /** Caller audio a provider link dropped by its backlog policy (bytes), reported at close. */

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { GuardedOutput } from "../turn/guarded-output.js";
 import type { ToolOutcome } from "./tool-runner.js";
 
 /** A response the service gives as the agent's reply (out-of-band lines are not replies). */
@@ -13,6 +14,12 @@ export interface Reply {
   done: boolean;
   /** When its first audio arrived (ms, session clock). */
   firstAudioAt: number | undefined;
+  /** Ms of its audio that arrived. */
+  audioMs: number;
+  /** Its transcript on the way to the client, through the output guardrails (the runner sets it when the reply starts). */
+  output: GuardedOutput | undefined;
+  /** It answers a caller turn an input guardrail refused: cut, its calls not run, its item removed from the model's memory. */
+  forget: boolean;
   /** The caller's speech this reply answers, if it answers speech. */
   speech: SpeechTurn | undefined;
 }
@@ -40,6 +47,7 @@ export class S2sReplies {
   /** The caller's last speech, until a response answers it. */
   #speech: SpeechTurn | undefined;
   #current: Reply | undefined;
+  #latest: Reply | undefined;
   readonly #byResponse = new Map<string, Reply>();
   readonly #playing = new Set<Reply>();
 
@@ -57,6 +65,21 @@ export class S2sReplies {
     return this.#current !== undefined || this.#playing.size > 0;
   }
 
+  /** The caller's speech has ended and no response answers it yet. */
+  get awaitingAnswer(): boolean {
+    return this.#speech !== undefined;
+  }
+
+  /** The reply started last: the one answering the caller's last speech, unless that still waits for one (`awaitingAnswer`). */
+  get latest(): Reply | undefined {
+    return this.#latest;
+  }
+
+  /** The caller still hears, or waits to hear, `reply`. */
+  heard(reply: Reply): boolean {
+    return reply === this.#current || this.#playing.has(reply);
+  }
+
   /** The reply a response started, until the service has finished it. */
   get(responseId: string): Reply | undefined {
     return this.#byResponse.get(responseId);
@@ -72,9 +95,22 @@ export class S2sReplies {
     const speech = this.#speech;
     this.#speech = undefined;
     if (speech !== undefined) speech.respondedAt ??= this.#clock.now();
-    const reply: Reply = { responseId, text: "", itemId: undefined, calls: new Map(), interrupted: false, done: false, firstAudioAt: undefined, speech };
+    const reply: Reply = {
+      responseId,
+      text: "",
+      itemId: undefined,
+      calls: new Map(),
+      interrupted: false,
+      done: false,
+      firstAudioAt: undefined,
+      audioMs: 0,
+      output: undefined,
+      forget: false,
+      speech,
+    };
     this.#byResponse.set(responseId, reply);
     this.#current = reply;
+    this.#latest = reply;
     return reply;
   }
 
@@ -101,6 +137,13 @@ export class S2sReplies {
   ended(reply: Reply, step: boolean): void {
     if (reply === this.#current) this.#current = undefined;
     if (step && reply.speech !== undefined) this.#speech ??= reply.speech;
+  }
+
+  /** `reply` alone is cut before any of it was heard (an input guardrail refused what it answers). */
+  cut(reply: Reply): void {
+    reply.interrupted = true;
+    this.#playing.delete(reply);
+    if (reply === this.#current) this.#current = undefined;
   }
 
   /** Barge-in or cancel: every reply the caller was hearing or waiting for is interrupted; none is in flight any more. */

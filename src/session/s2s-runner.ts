@@ -1,10 +1,16 @@
 import { formatDurationMs, g711, pcm16, type SessionAudio } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
-import type { ResolvedConfig } from "../manifest/index.js";
+import type { GuardrailVerdict, ResolvedConfig } from "../manifest/index.js";
+import { snapToWord } from "../pipeline/heard-cursor.js";
+import { joinSpoken } from "../pipeline/join-spoken.js";
+import { GuardedOutput } from "../turn/guarded-output.js";
+import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
-import type { S2sAudioFormat, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
+import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
+import { CallerChecks, type CallerWords } from "./caller-checks.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
+import { OutOfBandLines } from "./s2s-lines.js";
 import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
 
 export interface S2sRunnerOptions {
@@ -32,12 +38,23 @@ export function sayExactly(text: string): string {
   return `Say exactly the following, word for word, and nothing else: "${text}"`;
 }
 
+/** A tool call of a reply that answers a refused caller turn: answered, never run. */
+const REFUSED_CALL = "Not run: the caller's turn was refused by an input guardrail.";
+
+/** The conversation as a new socket replays it: a refused caller turn as the model history records it (docs/config.md "Guardrails"). */
+function replayed(lines: readonly { readonly role: "user" | "assistant"; readonly text: string; readonly refused?: true }[]): S2sHistoryItem[] {
+  return lines.map((line) => (line.refused === true ? { role: "user", text: REFUSED_TURN_PROMPT } : { role: line.role, text: line.text }));
+}
+
 /**
  * Speech-to-speech mode: the service hears and speaks; the gateway bridges audio (converted once,
  * at the link, to and from the service's own formats), maps the service's events to the client protocol, runs tool calls through the
  * shared runner (answered once per call, results batched per response), speaks tool lines in
  * the model's own voice out of band, and on barge-in clears playback and truncates the model's
- * memory at what the caller actually heard.
+ * memory at what the caller actually heard. Guardrails (docs/config.md "Guardrails"): the
+ * caller's transcript is checked as it arrives and a refused turn's answer is cut and removed
+ * from the model's memory; the agent's transcript is checked as it streams and a verdict cuts the
+ * reply where the caller stopped hearing it; either replacement is spoken out of band.
  */
 export class S2sRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
@@ -47,9 +64,13 @@ export class S2sRunner implements ModeRunner {
   #session: S2sSession | undefined;
   /** What the service hears and speaks (its formats, declared to the link). */
   #audio: SessionAudio | undefined;
-  readonly #outOfBand = new Set<string>();
-  #greeting: string | undefined;
-  #greetingResponse: string | undefined;
+  readonly #lines = new OutOfBandLines();
+  /** The caller's transcripts through the input guardrails (when the agent has some). */
+  readonly #checks: CallerChecks | undefined;
+  /** Typed turns wait for their check in the order they came. */
+  #typed: Promise<void> = Promise.resolve();
+  /** A refused caller turn whose answer has not started yet: the next in-band response is that answer, cut as it starts. */
+  #refusedAwaitingAnswer = false;
   #userSpeaking = false;
   #stepsSinceUser = 0;
   #closed = false;
@@ -60,6 +81,9 @@ export class S2sRunner implements ModeRunner {
     this.#options = options;
     this.#playback = new PlaybackClock(ctx.clock);
     this.#replies = new S2sReplies(ctx.clock);
+    this.#checks = ctx.guardrails.checksInput
+      ? new CallerChecks({ guardrails: ctx.guardrails, passed: (words) => this.#passed(words), refused: (words, verdict) => this.#refuseSpoken(words, verdict) })
+      : undefined;
   }
 
   /** Open the service's socket: one setup message with the frozen tools and instructions. */
@@ -68,7 +92,7 @@ export class S2sRunner implements ModeRunner {
     runner.#session = await options.provider.open(
       {
         setup: options.setup,
-        history: () => ctx.conversation.restoredEvent().messages,
+        history: () => replayed(ctx.conversation.restoredEvent().messages),
         signal: options.signal,
         ...(options.audioFormat === undefined ? {} : { audioFormat: options.audioFormat }),
       },
@@ -77,7 +101,7 @@ export class S2sRunner implements ModeRunner {
         agentTranscript: (delta, info) => runner.#onTranscript(delta, info.responseId, info.itemId),
         speechStarted: () => runner.#onSpeechStarted(),
         speechStopped: (info) => runner.#onSpeechStopped(info?.inferred === true),
-        userTranscript: (text, info) => runner.#onUserTranscript(text, info.final),
+        userTranscript: (text, info) => runner.#onUserTranscript(text, info.final, info.itemId),
         responseStarted: (info) => runner.#onResponseStarted(info.responseId, info.outOfBand),
         responseDone: (info) => void runner.#onResponseDone(info.responseId, info.status, info.usage),
         toolCall: (call) => runner.#onToolCall(call),
@@ -114,18 +138,36 @@ export class S2sRunner implements ModeRunner {
   /** The greeting: an out-of-band response ("Say exactly: …"), recorded as the agent's. */
   greet(text: string): void {
     if (text === "") return;
-    this.#greeting = text;
-    this.#greetingResponse = undefined;
-    this.#session?.createResponse({ instructions: sayExactly(text), outOfBand: true });
+    this.#say(text, text);
   }
 
   userText(text: string): void {
-    if (this.#session?.sendText === undefined) {
+    const session = this.#session;
+    if (session?.sendText === undefined) {
       this.#ctx.emit({ type: "error.reported", code: "s2s", message: "this speech-to-speech service does not take typed turns", fatal: false });
       return;
     }
-    this.#commitUser(text);
-    this.#session.sendText(text);
+    const { guardrails } = this.#ctx;
+    if (!guardrails.checksInput) {
+      this.#commitUser(text);
+      session.sendText(text);
+      return;
+    }
+    // Checked before the service hears it: a refused one never reaches it.
+    this.#typed = this.#typed
+      .then(async () => {
+        const verdict = await guardrails.check("input", text);
+        if (this.#closed) return;
+        if (verdict === undefined) {
+          this.#commitUser(text);
+          session.sendText?.(text);
+          return;
+        }
+        this.#stepsSinceUser = 0;
+        this.#ctx.ledger.user(text, { refused: true });
+        this.#answerRefused(verdict);
+      })
+      .catch((error: unknown) => this.#ctx.log.error({ err: error }, "typed turn failed"));
   }
 
   cancel(): void {
@@ -152,8 +194,9 @@ export class S2sRunner implements ModeRunner {
 
   /** A tool's start or delayed line, in the model's own voice, never entering the conversation. */
   toolLine(line: ToolLine): void {
-    if (this.#userSpeaking) return;
-    this.#session?.createResponse({ instructions: sayExactly(line.text), outOfBand: true });
+    if (this.#userSpeaking || this.#session === undefined) return;
+    this.#lines.ask({ kind: "tool" });
+    this.#session.createResponse({ instructions: sayExactly(line.text), outOfBand: true });
   }
 
   async close(): Promise<void> {
@@ -176,23 +219,35 @@ export class S2sRunner implements ModeRunner {
 
   #onResponseStarted(responseId: string, outOfBand: boolean): void {
     if (outOfBand) {
-      this.#outOfBand.add(responseId);
-      if (this.#greeting !== undefined && this.#greetingResponse === undefined) this.#greetingResponse = responseId;
+      this.#lines.started(responseId);
       return;
     }
-    this.#replies.start(responseId);
+    const reply = this.#replies.start(responseId);
     this.#playback.resetTimeline();
+    // Its transcript goes out through the output guardrails: at once without any, else once checked.
+    const output = new GuardedOutput(this.#ctx.guardrails, {
+      release: () => this.#ctx.emit({ type: "agent-transcript.updated", text: output.released.trim() }),
+      tripped: (verdict) => this.#refuseOutput(reply, verdict),
+    });
+    reply.output = output;
+    if (this.#refusedAwaitingAnswer) {
+      this.#refusedAwaitingAnswer = false;
+      this.#forget(reply);
+    }
   }
 
   #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
     const reply = this.#replies.get(responseId);
-    const filler = this.#outOfBand.has(responseId) && responseId !== this.#greetingResponse;
+    const filler = this.#lines.get(responseId)?.kind === "tool";
     if (reply !== undefined) reply.itemId ??= itemId;
     if (reply !== undefined && reply !== this.#replies.current) return;
-    if (reply !== undefined) reply.firstAudioAt ??= this.#ctx.clock.now();
     const output = this.#audio?.output;
     if (output === undefined) return;
     const ms = formatDurationMs(pcm.byteLength, output);
+    if (reply !== undefined) {
+      reply.firstAudioAt ??= this.#ctx.clock.now();
+      reply.audioMs += ms;
+    }
     this.#playback.queued(ms, filler ? "filler" : "model");
     this.#options.audio(pcm, ms);
   }
@@ -202,7 +257,7 @@ export class S2sRunner implements ModeRunner {
     if (reply === undefined || reply !== this.#replies.current) return;
     reply.itemId ??= itemId;
     reply.text += delta;
-    this.#ctx.emit({ type: "agent-transcript.updated", text: reply.text.trim() });
+    reply.output?.push(delta);
   }
 
   /** The service heard the caller: a barge-in when the agent is audible; tool lines stop. */
@@ -227,12 +282,11 @@ export class S2sRunner implements ModeRunner {
     this.#ctx.emit({ type: "speech.stopped" });
   }
 
-  #onUserTranscript(text: string, final: boolean): void {
-    if (!final) {
-      this.#ctx.emit({ type: "user-transcript.updated", text });
-      return;
-    }
-    if (text.trim() !== "") this.#commitUser(text.trim());
+  #onUserTranscript(text: string, final: boolean, itemId: string | undefined): void {
+    if (!final) this.#ctx.emit({ type: "user-transcript.updated", text });
+    // With input guardrails every transcript is checked as it arrives; the final is committed once it passed.
+    if (this.#checks !== undefined) this.#checks.heard(text, final, itemId);
+    else if (final && text.trim() !== "") this.#commitUser(text.trim());
   }
 
   #commitUser(text: string): void {
@@ -240,26 +294,103 @@ export class S2sRunner implements ModeRunner {
     this.#ctx.ledger.user(text);
   }
 
-  /** Stop the out-of-band tool lines still being spoken (never the greeting). */
-  #cancelToolLines(): void {
-    for (const id of this.#outOfBand) if (id !== this.#greetingResponse) this.#session?.cancelResponse(id);
+  /**
+   * An input guardrail refused what the caller said (docs/config.md "Guardrails"). The service
+   * heard it: the caller's item leaves the model's memory, and so does the answer — cut where the
+   * caller is hearing it, or as it starts when it has not yet; then the replacement is spoken.
+   */
+  #refuseSpoken(words: CallerWords, verdict: GuardrailVerdict): void {
+    this.#stepsSinceUser = 0;
+    this.#ctx.ledger.user(words.text, { refused: true });
+    if (words.itemId !== undefined) this.#session?.deleteItem?.(words.itemId);
+    // Still speaking (Gemini transcribes as the caller talks), or spoken and not answered yet: the answer is the next response.
+    const answer = this.#replies.latest;
+    if (this.#userSpeaking || this.#replies.awaitingAnswer || answer === undefined) this.#refusedAwaitingAnswer = true;
+    else this.#forget(answer);
+    this.#answerRefused(verdict);
   }
 
-  /** Barge-in or cancel: playback cleared, the response stopped, the model's memory cut at what was heard. */
-  #interrupt(options: { readonly serviceCancels?: boolean } = {}): void {
+  /** A later caller turn passed: the next response answers it, not a refused one whose answer never came. */
+  #passed(words: CallerWords): void {
+    this.#refusedAwaitingAnswer = false;
+    this.#commitUser(words.text);
+  }
+
+  /** A refused turn's answer: the model remembers that a turn was refused and what was said instead, and the caller hears it. */
+  #answerRefused(verdict: GuardrailVerdict): void {
+    this.#session?.remember?.({ role: "user", text: REFUSED_TURN_PROMPT });
+    this.#session?.remember?.({ role: "assistant", text: verdict.replacement });
+    this.#say(verdict.replacement, verdict.replacement);
+  }
+
+  /** `reply` answers a refused caller turn: what the caller hears of it stops, its calls are not run, and its item leaves the model's memory. */
+  #forget(reply: Reply): void {
+    reply.forget = true;
+    if (this.#replies.heard(reply) && reply.audioMs > 0) {
+      this.#interrupt();
+      this.#ctx.emit({ type: "reply.cancelled" });
+    } else if (!reply.done) {
+      // Nothing of it reached the caller: it alone is stopped, and no playback is flushed.
+      this.#replies.cut(reply);
+      this.#session?.cancelResponse(reply.responseId);
+    }
+    // One still running is removed when it is done (`#onResponseDone`): its items are complete then.
+    if (reply.done && reply.itemId !== undefined) this.#session?.deleteItem?.(reply.itemId);
+  }
+
+  /**
+   * An output guardrail refused the reply's next words (docs/config.md "Guardrails"): it is cut
+   * where the caller stopped hearing it (the model's memory truncated there, as for a barge-in),
+   * and the replacement is spoken; the agent's line records the heard part of what was shown,
+   * then the replacement.
+   */
+  #refuseOutput(reply: Reply, verdict: GuardrailVerdict): void {
+    if (reply.interrupted) return;
+    const heardMs = this.#interrupt();
+    this.#ctx.emit({ type: "reply.cancelled" });
+    const shown = reply.output?.released ?? "";
+    // Words heard, by the share of its audio played; never past what the guardrails had passed.
+    const heard = reply.audioMs > 0 ? snapToWord(reply.text, Math.floor((reply.text.length * Math.min(heardMs, reply.audioMs)) / reply.audioMs)) : "";
+    const said = heard.length <= shown.length ? heard : shown;
+    this.#session?.remember?.({ role: "assistant", text: verdict.replacement });
+    this.#say(verdict.replacement, joinSpoken([said, verdict.replacement]));
+  }
+
+  /** A line in the model's own voice, out of band; `record` is committed as the agent's line once the service has spoken it. */
+  #say(text: string, record: string): void {
+    if (this.#session === undefined) return;
+    this.#lines.ask({
+      kind: "recorded",
+      settle: () => {
+        const { ledger } = this.#ctx;
+        this.#ctx.emit({ type: "audio.completed" });
+        ledger.settle(ledger.epoch, { status: "spoken", text: record });
+      },
+    });
+    this.#session.createResponse({ instructions: sayExactly(text), outOfBand: true });
+  }
+
+  /** Stop the out-of-band tool lines still being spoken (never a recorded line). */
+  #cancelToolLines(): void {
+    for (const id of this.#lines.toolLines()) this.#session?.cancelResponse(id);
+  }
+
+  /** Barge-in or cancel: playback cleared, the response stopped, the model's memory cut at what was heard; returns the heard ms. */
+  #interrupt(options: { readonly serviceCancels?: boolean } = {}): number {
     // Model audio only: a tool line spoken out of band in between is not part of the item.
     const heardMs = Math.max(0, Math.round(this.#playback.heardModelMs(0)));
     this.#playback.cleared();
     const { playing, current } = this.#replies.interrupt();
-    // Finished at the service but still playing: the caller heard only part of it.
+    // Finished at the service but still playing: the caller heard only part of it. A forgotten reply is removed instead.
     for (const reply of playing) {
-      if (reply.itemId !== undefined) this.#session?.truncate(reply.itemId, heardMs);
+      if (reply.itemId !== undefined && !reply.forget) this.#session?.truncate(reply.itemId, heardMs);
       this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in during playback");
     }
-    if (current === undefined) return;
+    if (current === undefined) return heardMs;
     if (!current.done && options.serviceCancels !== true) this.#session?.cancelResponse(current.responseId);
-    if (current.itemId !== undefined) this.#session?.truncate(current.itemId, heardMs);
+    if (current.itemId !== undefined && !current.forget) this.#session?.truncate(current.itemId, heardMs);
     this.#ctx.log.info({ response: current.responseId, heardMs }, "barge-in");
+    return heardMs;
   }
 
   /** Wait until the reply's audio has played to the caller (marks or client reports), or it was interrupted. */
@@ -270,14 +401,11 @@ export class S2sRunner implements ModeRunner {
   #onToolCall(call: S2sToolCall): void {
     const reply = this.#replies.get(call.responseId);
     const maxSteps = this.#options.settings.maxSteps;
+    const refusal =
+      reply?.forget === true ? REFUSED_CALL : this.#stepsSinceUser >= maxSteps ? "Tool step limit reached for this turn. Answer the caller now without tools." : undefined;
     const outcome =
-      this.#stepsSinceUser >= maxSteps
-        ? Promise.resolve<ToolOutcome>({
-            status: "refused",
-            result: { text: "Tool step limit reached for this turn. Answer the caller now without tools.", isError: true },
-            modelText: "Tool step limit reached for this turn. Answer the caller now without tools.",
-            isError: true,
-          })
+      refusal !== undefined
+        ? Promise.resolve<ToolOutcome>({ status: "refused", result: { text: refusal, isError: true }, modelText: refusal, isError: true })
         : this.#options.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#signal.signal });
     // Tool lines cover the call's silence only: once it settles, any line still being spoken stops.
     void outcome.then(() => this.#cancelToolLines());
@@ -286,18 +414,16 @@ export class S2sRunner implements ModeRunner {
   }
 
   async #onResponseDone(responseId: string, status: string, usage?: { inputTokens: number; outputTokens: number; totalTokens: number }): Promise<void> {
-    if (this.#outOfBand.delete(responseId)) {
-      if (responseId === this.#greetingResponse && this.#greeting !== undefined) {
-        const text = this.#greeting;
-        this.#greeting = undefined;
-        const { ledger } = this.#ctx;
-        this.#ctx.emit({ type: "audio.completed" });
-        ledger.settle(ledger.epoch, { status: "spoken", text });
-      }
+    const line = this.#lines.done(responseId);
+    if (line !== undefined) {
+      if (line.kind === "recorded") line.settle();
       return;
     }
     const reply = this.#replies.done(responseId);
     if (reply === undefined) return;
+    if (reply.forget && reply.itemId !== undefined) this.#session?.deleteItem?.(reply.itemId);
+    // Its transcript still waiting for a check: the reply is what it is once that has answered (a verdict cuts it).
+    if (reply.output?.checked === true) await reply.output.settled();
     const inFlight = reply === this.#replies.current;
     const completed = status === "completed" && inFlight && !reply.interrupted;
     // A response that only called tools is a step of the reply, not its end: the response after the results completes it.
@@ -316,6 +442,7 @@ export class S2sRunner implements ModeRunner {
     this.#replies.ended(reply, step);
     const { ledger } = this.#ctx;
     const settledUsage = usage === undefined ? undefined : { ...usage, steps: 1 };
+    reply.output?.stop();
     if (step) ledger.step({ status: heard ? "completed" : "cancelled", usage: settledUsage });
     else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, metrics: { turnId: ledger.nextTurnId(), ...turnLatencies(reply, this.#playback.startedAt) } });
     await answered;

@@ -2,6 +2,7 @@ import { CLOSE, GatewayError, messageOf, type CloseCode, type ErrorCode } from "
 import type { Logger } from "../log.js";
 import { resolveConfig, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
 import type { EventBody, SessionCommand } from "../transport/protocol.js";
+import { Guardrails } from "../turn/guardrails.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
 import { Keypad } from "./keypad.js";
@@ -271,8 +272,11 @@ export class Session {
       activity: () => this.#touch(),
       settled: (info) => this.#replySettled(info),
     });
+    const { def } = this.#deps.agent;
+    const guardrails = new Guardrails({ clock: this.#deps.clock, log: this.#log, sessionId: this.id, session: () => this.#sessionValue, input: def.inputGuardrails, output: def.outputGuardrails });
     return {
       ledger,
+      guardrails,
       conversation: this.#conversation,
       clock: this.#deps.clock,
       log: this.#log,

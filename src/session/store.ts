@@ -5,6 +5,8 @@ import type { Clock, Timer } from "../clock.js";
 export interface TranscriptLine {
   readonly role: "user" | "assistant";
   readonly text: string;
+  /** A caller turn an input guardrail refused (docs/config.md "Guardrails"); absent otherwise. */
+  readonly refused?: true;
 }
 
 /** A tool call as `history.restored` reports it. */

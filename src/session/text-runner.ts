@@ -1,11 +1,20 @@
+import type { ModelMessage } from "ai";
+import { countWords } from "../pipeline/barge-in.js";
+import { fixedReply } from "../pipeline/fixed-reply.js";
 import { joinSpoken } from "../pipeline/join-spoken.js";
-import type { ReplyLoop, ReplyResult } from "../pipeline/reply-loop.js";
+import { recordHeard, recordReplaced } from "../pipeline/record-heard.js";
+import type { ReplyLoop, ReplyObserver, ReplyResult } from "../pipeline/reply-loop.js";
+import { SentenceBatcher } from "../pipeline/sentence-batcher.js";
+import { GuardedOutput } from "../turn/guarded-output.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine } from "./tool-runner.js";
 
 /**
  * Text mode: `user_text` in, the reply loop's text out as `agent-transcript.*` snapshots (tool
- * lines shown inline), one turn at a time; no audio at all.
+ * lines shown inline), one turn at a time; no audio at all. Input guardrails check each turn
+ * before the model sees it (a refused one is answered with the verdict's replacement); with
+ * output guardrails the reply is shown in sentence batches, each checked before it goes out
+ * (docs/config.md "Guardrails").
  */
 export class TextRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
@@ -16,6 +25,8 @@ export class TextRunner implements ModeRunner {
   #reply: AbortController | undefined;
   #shown: string[] = [];
   #modelText = "";
+  /** The reply in flight's words on their way out (checked by the output guardrails). */
+  #output: GuardedOutput | undefined;
   #audioWarned = false;
   #closed = false;
 
@@ -73,10 +84,15 @@ export class TextRunner implements ModeRunner {
   }
 
   toolLine(line: ToolLine): void {
-    const model = joinSpoken([this.#modelText]);
-    this.#shown.push(...(model === "" ? [] : [model]), line.text);
-    this.#modelText = "";
-    this.#snapshot();
+    const show = (): void => {
+      const model = joinSpoken([this.#modelText]);
+      this.#shown.push(...(model === "" ? [] : [model]), line.text);
+      this.#modelText = "";
+      this.#snapshot();
+    };
+    // After the model text before the call, which may still be waiting for its check.
+    if (this.#output === undefined) show();
+    else this.#output.after(show);
   }
 
   close(): Promise<void> {
@@ -99,39 +115,67 @@ export class TextRunner implements ModeRunner {
 
   async #turn(text: string): Promise<void> {
     if (!this.#ctx.admitTurn()) return;
-    const { ledger } = this.#ctx;
+    const { ledger, guardrails } = this.#ctx;
     const epoch = ledger.epoch;
     const turnId = ledger.nextTurnId();
-    ledger.user(text, { prompt: true });
     const controller = new AbortController();
     this.#reply = controller;
+    // The model never sees a turn an input guardrail refused: the replacement answers it.
+    const refusal = guardrails.checksInput ? await guardrails.check("input", text) : undefined;
+    if (controller.signal.aborted || epoch !== ledger.epoch || this.#closed) {
+      if (this.#reply === controller) this.#reply = undefined;
+      return;
+    }
+    ledger.user(text, { prompt: true, refused: refusal !== undefined });
     this.#shown = [];
     this.#modelText = "";
-    let firstTokenMs: number | undefined;
-    const result = await this.#loop.run(ledger.history, controller.signal, {
-      text: (delta) => {
-        this.#modelText += delta;
+    const output = new GuardedOutput(guardrails, {
+      release: (released) => {
+        if (controller.signal.aborted) return;
+        this.#modelText += released;
         this.#snapshot();
       },
+      tripped: () => controller.abort(new Error("output guardrail")),
+    });
+    this.#output = output;
+    // Checked output is shown a sentence at a time: a check per token would cost more than it shows.
+    const batcher = output.checked ? new SentenceBatcher((batch) => output.push(batch)) : undefined;
+    let firstTokenMs: number | undefined;
+    const observer: ReplyObserver = {
+      text: (delta) => (batcher === undefined ? output.push(delta) : batcher.push(delta)),
+      toolCall: () => batcher?.flush(),
       firstToken: (ms) => {
         firstTokenMs = ms;
       },
-    });
+    };
+    const result = refusal === undefined ? await this.#loop.run(ledger.history, controller.signal, observer) : fixedReply(refusal.replacement, observer);
+    batcher?.flush();
+    await output.settled();
+    output.stop();
+    if (this.#output === output) this.#output = undefined;
     if (this.#reply === controller) this.#reply = undefined;
     if (epoch !== ledger.epoch || this.#closed) return;
-    this.#settle(epoch, turnId, result, firstTokenMs);
+    this.#settle(epoch, turnId, result, firstTokenMs, output);
   }
 
   #snapshot(): void {
     this.#ctx.emit({ type: "agent-transcript.updated", text: joinSpoken([...this.#shown, this.#modelText]) });
   }
 
-  #settle(epoch: number, turnId: string, result: ReplyResult, firstTokenMs: number | undefined): void {
+  #settle(epoch: number, turnId: string, result: ReplyResult, firstTokenMs: number | undefined, output: GuardedOutput): void {
     const { ledger } = this.#ctx;
     const settled = { metrics: { turnId, ...(firstTokenMs === undefined ? {} : { llmFirstTokenMs: firstTokenMs }) }, usage: result.usage, llmFirstTokenMs: firstTokenMs };
-    // What was shown of an interrupted step is what the reader saw.
-    const shown = joinSpoken([result.partialText ?? ""]);
-    const messages = result.status === "cancelled" && shown !== "" ? [...result.messages, { role: "assistant" as const, content: `${shown} [interrupted]` }] : result.messages;
+    const verdict = output.verdict;
+    if (verdict !== undefined) {
+      // An output guardrail cut the reply: what was shown, then the replacement, is what it said.
+      const text = joinSpoken([output.released, verdict.replacement]);
+      this.#modelText = joinSpoken([this.#modelText, verdict.replacement]);
+      this.#snapshot();
+      const messages = recordReplaced(result.messages, result.partialText, countWords(output.released), verdict.replacement);
+      ledger.settle(epoch, { status: "completed", text, messages, ...settled });
+      return;
+    }
+    const messages = result.status === "cancelled" ? this.#shownOf(result, output) : result.messages;
     if (result.status === "failed") {
       this.#ctx.log.warn({ err: result.error }, "llm failed");
       ledger.modelFailed(result.error);
@@ -140,5 +184,14 @@ export class TextRunner implements ModeRunner {
       return;
     }
     ledger.settle(epoch, { status: result.status, text: result.text, messages, ...settled });
+  }
+
+  /** A cancelled reply's history: what was shown of it, `[interrupted]` after the last shown word. */
+  #shownOf(result: ReplyResult, output: GuardedOutput): ModelMessage[] {
+    // Checked output shows only what passed; the text still waiting for its check was never seen.
+    if (output.checked) return recordHeard(result.messages, result.partialText, countWords(output.released));
+    // Unchecked, every delta was shown at once: the unfinished step's text whole.
+    const shown = joinSpoken([result.partialText ?? ""]);
+    return shown === "" ? result.messages : [...result.messages, { role: "assistant" as const, content: `${shown} [interrupted]` }];
   }
 }

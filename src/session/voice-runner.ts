@@ -91,6 +91,7 @@ export class VoiceRunner implements ModeRunner {
       stt,
       tts,
       ledger: ctx.ledger,
+      guardrails: ctx.guardrails,
       emit: (event) => ctx.emit(event),
       audio: (pcm, ms) => options.audio(pcm, ms),
       activity: () => ctx.activity(),

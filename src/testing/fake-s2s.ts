@@ -1,10 +1,12 @@
-import type { S2sAudioFormat, S2sEvents, S2sOpenOptions, S2sProvider, S2sSession } from "../s2s/s2s-port.js";
+import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession } from "../s2s/s2s-port.js";
 
 /** What the runner asked the fake service to do, in order. */
 export type FakeS2sCall =
   | { readonly kind: "response"; readonly instructions?: string | undefined; readonly outOfBand: boolean }
   | { readonly kind: "cancel"; readonly responseId?: string | undefined }
   | { readonly kind: "truncate"; readonly itemId: string; readonly audioEndMs: number }
+  | { readonly kind: "delete"; readonly itemId: string }
+  | { readonly kind: "remember"; readonly item: S2sHistoryItem }
   | { readonly kind: "results"; readonly results: readonly { readonly callId: string; readonly output: string }[]; readonly respond: boolean }
   | { readonly kind: "text"; readonly text: string };
 
@@ -39,6 +41,8 @@ export class FakeS2s implements S2sProvider {
       sendText: (text) => calls.push({ kind: "text", text }),
       cancelResponse: (responseId) => calls.push({ kind: "cancel", responseId }),
       truncate: (itemId, audioEndMs) => calls.push({ kind: "truncate", itemId, audioEndMs }),
+      deleteItem: (itemId) => calls.push({ kind: "delete", itemId }),
+      remember: (item) => calls.push({ kind: "remember", item }),
       sendToolResults: (results, respond) => calls.push({ kind: "results", results, respond }),
       close: () => Promise.resolve(),
     });

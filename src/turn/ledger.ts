@@ -1,6 +1,7 @@
 import type { ModelMessage } from "ai";
 import { messageOf } from "../errors.js";
 import type { EventBody } from "../events.js";
+import { REFUSED_TURN_PROMPT } from "./guardrails.js";
 
 /**
  * The conversation as a turn writes it. `epoch` counts resets: a write carrying an older epoch is
@@ -11,8 +12,8 @@ export interface LedgerHistory {
   readonly history: readonly ModelMessage[];
   /** Model messages (what the model sees next turn). */
   append(epoch: number, messages: readonly ModelMessage[]): boolean;
-  /** A transcript line (what `history.restored` shows). */
-  commit(epoch: number, line: { readonly role: "user" | "assistant"; readonly text: string }): boolean;
+  /** A transcript line (what `history.restored` shows); `refused`: a caller turn an input guardrail refused. */
+  commit(epoch: number, line: { readonly role: "user" | "assistant"; readonly text: string; readonly refused?: true }): boolean;
 }
 
 /** Token usage of one reply (summed over its steps). */
@@ -95,14 +96,17 @@ export class TurnLedger {
   /**
    * The caller's line is final: `user-transcript.committed` and the transcript line. `prompt`
    * also appends it to the model history now (text mode; a spoken turn's prompt is appended
-   * with its reply, so an interrupted reply records both together).
+   * with its reply, so an interrupted reply records both together). `refused`: an input
+   * guardrail refused it — the event and the line say so, and the model history gets
+   * `REFUSED_TURN_PROMPT` instead of the caller's words.
    */
-  user(text: string, options: { readonly prompt?: boolean } = {}): void {
+  user(text: string, options: { readonly prompt?: boolean; readonly refused?: boolean } = {}): void {
     const { history, emit } = this.#deps;
     const epoch = history.epoch;
-    emit({ type: "user-transcript.committed", text });
-    history.commit(epoch, { role: "user", text });
-    if (options.prompt === true) history.append(epoch, [{ role: "user", content: text }]);
+    const refused = options.refused === true ? { refused: true as const } : {};
+    emit({ type: "user-transcript.committed", text, ...refused });
+    history.commit(epoch, { role: "user", text, ...refused });
+    if (options.prompt === true) history.append(epoch, [{ role: "user", content: options.refused === true ? REFUSED_TURN_PROMPT : text }]);
     this.#deps.activity();
   }
 

@@ -124,6 +124,15 @@ describe("switchboard check fails an agent whose sessions would fail, naming the
     expect(refused.err).toContain('tools.check_pin: is a tool of dialog "verify", which this agent does not register: add dialogs: { verify } to agent({...}).');
   });
 
+  it("lists the agent's guardrails in the order they run, each by its function's name", async () => {
+    const dir = await agentDir(
+      'agent({ name: "guarded", mode: "text", llm: { kind: "scripted", options: {} }, inputGuardrails: [function noCardNumbers() { return undefined; }, () => undefined], outputGuardrails: [function neverSayCardNumber() { return undefined; }] })',
+    );
+    const { code, out } = await check(dir);
+    expect(code).toBe(0);
+    expect(out).toContain("guardrails:\n  input  noCardNumbers\n  input  #2\n  output neverSayCardNumber\n");
+  });
+
   it("warns (exit 0) for an MCP server a session would start without", async () => {
     const dir = await agentDir('agent({ name: "docs", mode: "text", llm: { kind: "scripted", options: {} }, mcpServers: { docs: { url: "https://mcp.example.com/mcp", tokenEnv: "DOCS_TOKEN" }, wiki: {} } })');
     const { code, out, err } = await check(dir);

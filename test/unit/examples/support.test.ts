@@ -82,4 +82,23 @@ describe("examples/support (the agent npm start serves)", () => {
     expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("The return of order A1234 is booked, and a prepaid label is on its way by email.");
     expect(tts.spoken.join(" ")).not.toContain("[guidance]");
   }, 20_000);
+
+  it("never passes a card number the caller reads out to the model, nor speaks one the model writes", async () => {
+    const loaded = await loadAgent(dir);
+    // A script whose model would answer a card number, and read one back.
+    const script: Script = { rules: [{ when: "card on file", say: "Sure. The card on file is 4111 1111 1111 1111. Anything else?" }, { when: "card", say: "Thanks for the card number." }] };
+    const { link, stt, tts, clock, started } = voiceSession(loaded.def, { script, msPerChar: 10 });
+    await started;
+    await clock.advance(3000);
+    stt.current.final("my card number is 4111 1111 1111 1111", true);
+    await clock.advance(5000);
+    expect(link.of("user-transcript.committed").at(-1)).toMatchObject({ refused: true });
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("Please don't read me your card number: I never need it to help with an order.");
+    stt.current.final("read me the card on file", true);
+    await clock.advance(5000);
+    expect(link.of("agent-transcript.committed").at(-1)?.text).toBe("Sure. I can't read card numbers out loud.");
+    const spoken = tts.spoken.join(" ");
+    expect(spoken).not.toContain("4111");
+    expect(spoken).not.toContain("Thanks for the card number");
+  });
 });

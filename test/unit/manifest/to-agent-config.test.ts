@@ -210,8 +210,9 @@ describe("toAgentConfig: field rules", () => {
 describe("toAgentConfig: what crosses the wire", () => {
   it("strips every host-only field", () => {
     const source: Record<string, unknown> = { name: "x" };
-    // Each with a value of its shape where the field is checked (tools, events, dialogs, routes).
-    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" || field === "events" || field === "dialogs" ? {} : field === "routes" ? { "GET /x": () => new Response() } : () => {};
+    // Each with a value of its shape where the field is checked (tools, events, dialogs, routes, guardrails).
+    const guardrails = new Set(["inputGuardrails", "outputGuardrails"]);
+    for (const field of HOST_ONLY_AGENT_FIELDS) source[field] = field === "tools" || field === "events" || field === "dialogs" ? {} : field === "routes" ? { "GET /x": () => new Response() } : guardrails.has(field) ? [() => undefined] : () => {};
     const config = toAgentConfig(source as AgentConfigSource);
     for (const field of HOST_ONLY_AGENT_FIELDS) expect(config).not.toHaveProperty(field);
   });
@@ -261,7 +262,7 @@ describe("toAgentConfig: what crosses the wire", () => {
 });
 
 describe("fields this build accepts but does not honour yet", () => {
-  it("are named in a warning each, with where the docs say so; empty ones and honoured ones (routes, sessionContext) are not", () => {
+  it("are named in a warning each, with where the docs say so; empty ones and honoured ones (guardrails, routes, events, sessionContext) are not", () => {
     const warnings: string[] = [];
     toAgentConfig(
       {
@@ -271,13 +272,40 @@ describe("fields this build accepts but does not honour yet", () => {
         outputGuardrails: [],
         routes: { "GET /hi": () => new Response("hi") },
         events: {},
+        roster: { billing: {} },
         sessionContext: () => ({}),
       } as unknown as AgentConfigSource,
       { warn: (message) => warnings.push(message) },
     );
     expect(warnings).toEqual([
-      'agent "guarded": `inputGuardrails` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
+      'agent "guarded": `roster` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
     ]);
+  });
+
+  it("refuses guardrails that are not a list of functions, naming the entry and the shape", () => {
+    const issues = (source: Record<string, unknown>): string[] => problems({ name: "g", mode: "text", ...source }).map((i) => `${i.path}: ${i.message}`);
+    expect(issues({ inputGuardrails: () => undefined, outputGuardrails: [() => undefined, "no card numbers"] })).toEqual([
+      "inputGuardrails: must be a list of guardrails, each (text, { sessionId, session }) => ({ replacement, reason? }) | undefined, or a Promise of one (got function). Wrap a single one: inputGuardrails: [check].",
+      "outputGuardrails[1]: must be a guardrail function (text, { sessionId, session }) => ({ replacement, reason? }) | undefined, or a Promise of one (got string).",
+    ]);
+  });
+
+  it("refuses input guardrails on an s2s service told not to transcribe the caller", () => {
+    expect(problems({ name: "rt", s2s: { kind: "openai-realtime", options: { transcription: false } }, inputGuardrails: [() => undefined] })).toEqual([
+      {
+        path: "s2s.options.transcription",
+        message: "`false` leaves the input guardrails nothing to read: in s2s they check the service's transcript of the caller. Remove it, or drop inputGuardrails.",
+      },
+    ]);
+  });
+
+  it("guardrails are honoured in every mode: no warning", () => {
+    const warnings: string[] = [];
+    const guardrails = { inputGuardrails: [() => undefined], outputGuardrails: [() => undefined] };
+    toAgentConfig({ name: "voice", ...guardrails }, { warn: (message) => warnings.push(message) });
+    toAgentConfig({ name: "rt", s2s: { kind: "openai-realtime" }, ...guardrails }, { warn: (message) => warnings.push(message) });
+    toAgentConfig({ name: "chat", mode: "text", ...guardrails }, { warn: (message) => warnings.push(message) });
+    expect(warnings).toEqual([]);
   });
 
   it("warn when transfer_call is advertised to the model", () => {

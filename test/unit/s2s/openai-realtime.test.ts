@@ -228,13 +228,15 @@ describe("openAiRealtime: conversation", () => {
     server.enqueue({ say: "A table for two, sure." });
     await server.userSays("book a table for two");
     await waitFor(() => expect(rec.done()).toHaveLength(1));
+    // Each names the caller's item, which deleteItem may remove.
+    const item = server.connections[0]?.items.find((i) => i.role === "user")?.id;
     expect(rec.of("userTranscript")).toEqual([
-      ["book ", { final: false }],
-      ["book a ", { final: false }],
-      ["book a table ", { final: false }],
-      ["book a table for ", { final: false }],
-      ["book a table for two", { final: false }],
-      ["book a table for two", { final: true }],
+      ["book ", { final: false, itemId: item }],
+      ["book a ", { final: false, itemId: item }],
+      ["book a table ", { final: false, itemId: item }],
+      ["book a table for ", { final: false, itemId: item }],
+      ["book a table for two", { final: false, itemId: item }],
+      ["book a table for two", { final: true, itemId: item }],
     ]);
     const order = rec.log.map((e) => e.event).filter((e) => e !== "audio" && e !== "agentTranscript" && e !== "userTranscript");
     expect(order).toEqual(["speechStarted", "speechStopped", "responseStarted", "responseDone"]);
@@ -327,6 +329,28 @@ describe("openAiRealtime: conversation", () => {
       { type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: 0 },
     ]);
     await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.violations).toEqual([]);
+    expect(rec.errors()).toEqual([]);
+  });
+
+  it("deleteItem removes a caller item and an answer from the conversation (one not on this socket is skipped); remember adds a line", async () => {
+    const server = await fake();
+    const { session, rec } = await open(server);
+    server.enqueue({ say: "Sure, reading it back.", audioMs: 100 });
+    await server.userSays("my card is 4111");
+    await waitFor(() => expect(rec.done()).toHaveLength(1));
+    const caller = server.connections[0]!.items.find((i) => i.role === "user")!.id;
+    const answer = (rec.of("audio")[0]![1] as { itemId: string }).itemId;
+    session.deleteItem(caller);
+    session.deleteItem(answer);
+    session.deleteItem("item_unknown");
+    session.remember({ role: "assistant", text: "I can't take card numbers." });
+    await waitFor(() => expect(sent(server, "conversation.item.create")).toHaveLength(1));
+    expect(sent(server, "conversation.item.delete")).toEqual([
+      { type: "conversation.item.delete", item_id: caller },
+      { type: "conversation.item.delete", item_id: answer },
+    ]);
+    expect(server.connections[0]!.items.map((i) => i.role)).toEqual(["assistant"]);
     expect(server.violations).toEqual([]);
     expect(rec.errors()).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
 import type { EventBody } from "../../../src/events.js";
+import { REFUSED_TURN_PROMPT } from "../../../src/turn/guardrails.js";
 import { TurnLedger, type LedgerHistory, type SettledInfo } from "../../../src/turn/ledger.js";
 
 /** A conversation that refuses writes of a stale epoch, like session/conversation.ts. */
@@ -56,6 +57,14 @@ describe("the turn ledger", () => {
     ]);
     expect(conversation.history).toEqual([{ role: "user", content: "typed" }]);
     expect(activity()).toBe(2);
+  });
+
+  it("a refused caller line says so in its event and transcript line; the model history gets the refusal marker, not the words", () => {
+    const { turns, conversation, events } = ledger();
+    turns.user("my card is 4111 1111 1111 1111", { prompt: true, refused: true });
+    expect(events).toEqual([{ type: "user-transcript.committed", text: "my card is 4111 1111 1111 1111", refused: true }]);
+    expect(conversation.lines).toEqual([{ role: "user", text: "my card is 4111 1111 1111 1111", refused: true }]);
+    expect(conversation.history).toEqual([{ role: "user", content: REFUSED_TURN_PROMPT }]);
   });
 
   it("settles a heard reply in one order: committed, reply.completed, metrics.turn, then the session's accounting", () => {

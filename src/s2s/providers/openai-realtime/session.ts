@@ -18,6 +18,10 @@ import { errorText, historyItem, isOutOfBand, OOB_METADATA, parseArgs, readStatu
 export interface OpenAiRealtimeSession extends S2sSession {
   /** Mic audio dropped: over the backlog limit, or while reconnecting. */
   readonly droppedAudioBytes: number;
+  /** `conversation.item.delete`: the service removes items a client names. */
+  deleteItem(itemId: string): void;
+  /** `conversation.item.create`: a line added without a response. */
+  remember(item: S2sHistoryItem): void;
 }
 
 interface ToolCallRecord {
@@ -43,6 +47,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   readonly #itemAudio = new Map<string, number>();
   /** Interim user transcript per input item. */
   readonly #userText = new Map<string, string>();
+  /** Caller items transcribed on this socket: the ones `deleteItem` may name. */
+  readonly #userItems = new Set<string>();
   /** `function_call` items by item id (their name, should `.done` omit it). */
   readonly #callItems = new Map<string, string>();
   /** Tool calls made, by call_id (re-declared before their result on a newer socket). */
@@ -166,6 +172,24 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.#conn.send(link, { type: "conversation.item.truncate", item_id: itemId, content_index: 0, audio_end_ms: end });
   }
 
+  deleteItem(itemId: string): void {
+    const link = this.#conn.readyLink();
+    // Items live on their socket: one from before a reconnect is not in this conversation (the replay carries only committed lines).
+    if (link === undefined || (!this.#itemAudio.has(itemId) && !this.#userItems.has(itemId))) {
+      this.runtime.log.debug({ itemId }, `${VENDOR}: delete of an item not on this socket; skipped`);
+      return;
+    }
+    this.#itemAudio.delete(itemId);
+    this.#userItems.delete(itemId);
+    this.#conn.send(link, { type: "conversation.item.delete", item_id: itemId });
+  }
+
+  remember(item: S2sHistoryItem): void {
+    // While reconnecting there is nothing to add to: the replay carries the committed lines.
+    const link = this.#conn.readyLink();
+    if (link !== undefined) this.#conn.send(link, historyItem(item));
+  }
+
   sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void {
     // Kept until a response starts after them: a drop before that re-sends them on the next socket.
     for (const { callId, output } of results) this.#pendingResults.set(callId, output);
@@ -200,6 +224,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.#inBand.lost();
     this.#itemAudio.clear();
     this.#userText.clear();
+    this.#userItems.clear();
     this.#callItems.clear();
   }
 
@@ -239,13 +264,15 @@ export class RealtimeSession implements OpenAiRealtimeSession {
         const itemId = stringAt(message, "item_id") ?? "";
         const text = (this.#userText.get(itemId) ?? "") + (stringAt(message, "delta") ?? "");
         this.#userText.set(itemId, text);
-        events.userTranscript(text, { final: false });
+        this.#userItems.add(itemId);
+        events.userTranscript(text, { final: false, itemId });
         return;
       }
       case "conversation.item.input_audio_transcription.completed": {
         const itemId = stringAt(message, "item_id") ?? "";
         this.#userText.delete(itemId);
-        events.userTranscript(stringAt(message, "transcript") ?? "", { final: true });
+        this.#userItems.add(itemId);
+        events.userTranscript(stringAt(message, "transcript") ?? "", { final: true, itemId });
         return;
       }
       case "conversation.item.input_audio_transcription.failed":
