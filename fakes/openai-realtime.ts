@@ -7,7 +7,8 @@
 // events → `response.done`, or for a tool call the `function_call` item with
 // `response.function_call_arguments.delta/.done`. It checks the Bearer key (401 otherwise), records
 // every client message with its connection index, and notes protocol mistakes the real service
-// would answer with an `error` in `violations`.
+// would answer with an `error` in `violations` (among them a `session.update` that changes the
+// voice once the model has responded with audio on that socket).
 //
 // Audio is deterministic: `chunkMs` (20 ms) per delta at 24 kHz, a ramp (`rampPcm`) so a test can
 // compare bytes; the transcript deltas are the turn's words spread over the audio chunks.
@@ -256,6 +257,8 @@ interface Conn extends FakeRealtimeConnection {
   readonly sent: Record<string, unknown>[];
   /** The item of the caller's speech in progress (`speechStarted` … `speechStopped`). */
   speechItem: string | undefined;
+  /** The model has responded with audio on this socket: from then on its voice cannot change. */
+  spoke: boolean;
 }
 
 /** A function call opened in a response (`openCall`), until `closeCall`. */
@@ -421,6 +424,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         const chunk = Math.min(chunkMs, ms - sentMs);
         const audio = driver.audio?.(conn, chunk, sentMs) ?? (outputIsG711(conn.session) ? rampG711(chunk, sentMs * 8) : rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000)));
         send(conn, { type: `${audioName}.delta`, ...base, delta: audio.toString("base64") });
+        conn.spoke = true;
         sentMs += chunk;
         conn.itemAudioMs.set(itemId, sentMs);
         // Words spread over the chunks: word j goes out with chunk floor(j * chunks / words).
@@ -487,6 +491,12 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         if (sessionUpdates[conn.index]! > 1 && options.oneSessionUpdate !== false) violation(`connection ${conn.index}: session.update #${sessionUpdates[conn.index]}`);
         const session = (message.session ?? {}) as Record<string, unknown>;
         if (session.type !== "realtime") return error(conn, message, { code: "invalid_value", message: "session.type must be 'realtime'" });
+        // The service's rule (session.update, `voice`): it cannot change once the model has responded with audio.
+        const voiceOf = (s: Record<string, unknown>): unknown => (s.audio as { output?: { voice?: unknown } } | undefined)?.output?.voice;
+        const voice = voiceOf(session);
+        if (conn.spoke && voice !== undefined && JSON.stringify(voice) !== JSON.stringify(voiceOf(conn.session))) {
+          return error(conn, message, { code: "invalid_value", message: "the voice cannot be changed once the model has responded with audio" });
+        }
         conn.session = { ...conn.session, ...session };
         if (conn.holdSetup) return;
         send(conn, { type: "session.updated", session: conn.session });
@@ -581,6 +591,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       waiting: [],
       sent: [],
       speechItem: undefined,
+      spoke: false,
     };
     connections.push(conn);
     holdNext = false;
@@ -761,6 +772,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
         const chunk = Math.min(chunkMs, ms - sentMs);
         const audio = outputIsG711(conn.session) ? rampG711(chunk, sentMs * 8) : rampPcm(chunk, Math.round((sentMs * REALTIME_RATE) / 1000));
         send(conn, { type: `${audioName}.delta`, ...base, delta: audio.toString("base64") });
+        conn.spoke = true;
         sentMs += chunk;
         conn.itemAudioMs.set(itemId, sentMs);
         while (word < words.length && Math.floor((word * chunks) / words.length) <= i) send(conn, { type: `${transcriptName}.delta`, ...base, delta: words[word++]! });

@@ -48,6 +48,8 @@ export const EventBodySchemas = {
     toolCalls: z.array(ToolCallRecordSchema),
   }),
   "usage.updated": z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), steps: z.number() }),
+  /** A hand-off: `agent` (its `name`) speaks on the session from now on, after `previous`. */
+  "agent.changed": z.object({ agent: z.string(), previous: z.string() }),
   "user-turn.exceeded": z.object({ limit: z.enum(["words", "duration"]), words: z.number(), durationMs: z.number() }),
   "metrics.turn": z.object({
     turnId: z.string(),

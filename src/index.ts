@@ -10,6 +10,7 @@ export {
   clientTool,
   dialog,
   DialogStore,
+  subagent,
   tool,
   workflow,
   withTools,
@@ -34,5 +35,7 @@ export {
   type ToolRefusal,
   type ToolResult,
   type ProviderDescriptor,
+  type SubagentDef,
+  type SubagentOptions,
 } from "./manifest/index.js";
 export { safeFetch, isPublicAddress, BlockedUrlError, type SafeFetchOptions } from "./session/safe-fetch.js";

@@ -8,6 +8,7 @@
 import process from "node:process";
 import { EVERY_EVENT, observedKeys } from "../manifest/index.js";
 import type { AnyToolDef, DialogToolInfo } from "../manifest/index.js";
+import type { Delegation, Team, TeamAgent } from "../manifest/index.js";
 import type { LoadedAgent } from "../server/loader.js";
 import { guardrailName } from "../turn/guardrails.js";
 import { describe, EXIT, fail, type Command } from "./command.js";
@@ -28,19 +29,51 @@ const PROCESS_IO: CheckIo = {
   err: (text) => void process.stderr.write(text),
 };
 
-/** The tool names a scripted rule may call: the agent's own (files, inline, toolsets) and its builtins. */
-function offeredTools(agent: LoadedAgent): string[] {
-  const toolsets = (agent.def.toolsets ?? []).flatMap((set) => Object.keys(set.list()));
-  return [...Object.keys(agent.def.tools), ...toolsets, ...(agent.config.builtinTools ?? [])];
+/**
+ * The tool names a scripted rule may call: those of every agent of the team (offline.json answers
+ * for all of them) — its own (files, inline, toolsets), its builtins, its sub-agents and its roster's.
+ */
+function offeredTools(team: Team, handOffTool: string): string[] {
+  return team.agents.flatMap(({ def, config, roster, subagents }) => [
+    ...Object.keys(def.tools),
+    ...(def.toolsets ?? []).flatMap((set) => Object.keys(set.list())),
+    ...(config.builtinTools ?? []),
+    ...subagents.keys(),
+    ...(roster.size > 0 ? [handOffTool] : []),
+  ]);
+}
+
+/** A sub-agent tool as `check` lists it: who answers, on which model, within what, and whom it delegates to in turn. */
+function subagentLine(delegation: Delegation, defaultTimeoutMs: number): string {
+  const { agent, tool } = delegation;
+  const nested = [...agent.subagents.keys()];
+  const budget = agent.config.usageLimits?.totalTokens;
+  return [
+    `subagent "${agent.config.name}": llm ${agent.config.llm?.kind ?? "none"}`,
+    `up to ${tool.timeoutMs ?? defaultTimeoutMs} ms`,
+    ...(budget === undefined ? [] : [`${budget} tokens`]),
+    ...(nested.length === 0 ? [] : [`delegates to ${nested.join(", ")}`]),
+  ].join(", ");
+}
+
+/** A roster member as `check` lists it: its name, what it speaks with, its own tools and whom it hands to in turn. */
+function memberLine(member: TeamAgent): string {
+  const { config, def } = member;
+  const tools = [...Object.keys(def.tools), ...(config.builtinTools ?? []), ...member.subagents.keys()];
+  return [
+    `"${config.name}": llm ${config.llm?.kind ?? "none"}${config.tts === undefined ? "" : `, tts ${config.tts.kind}`}`,
+    `tools ${tools.length === 0 ? "none" : tools.join(", ")}`,
+    ...(member.roster.size === 0 ? [] : [`hands to ${[...member.roster.keys()].join(", ")}`]),
+  ].join("; ");
 }
 
 /** `offline.json` rules that call a tool the agent does not offer: the scripted model skips those calls (and warns at run time). */
-async function scriptWarnings(agent: LoadedAgent): Promise<string[]> {
+async function scriptWarnings(agent: LoadedAgent, team: Team, handOffTool: string): Promise<string[]> {
   if (agent.script === undefined) return [];
   const { ScriptSchema } = await import("../pipeline/providers/llm/script.js");
   const parsed = ScriptSchema.safeParse(agent.script);
   if (!parsed.success) return [];
-  const offered = offeredTools(agent);
+  const offered = [...new Set(offeredTools(team, handOffTool))];
   const mcp = Object.keys(agent.config.mcpServers ?? {}).map((key) => `mcp_${key}_`);
   const { didYouMean } = await import("../manifest/errors.js");
   const warnings: string[] = [];
@@ -109,6 +142,12 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
     out.push(`  ${name.padEnd(18)} ${toolFiles[name] ?? "inline"}${kinds.length > 0 ? `  messages: ${kinds.join(", ")}` : ""}${gateNote(tool, dialogToolOf)}`);
   }
   for (const name of config.builtinTools ?? []) out.push(`  ${name.padEnd(18)} builtin`);
+  const { DEFAULTS, HAND_OFF_TOOL, resolveTeam, sameJson } = await import("../manifest/index.js");
+  const team = resolveTeam(def, config, { warn: () => {} });
+  if (team.root.roster.size > 0) out.push(`  ${HAND_OFF_TOOL.padEnd(18)} roster: ${[...team.root.roster.keys()].join(", ")}`);
+  for (const delegation of team.root.subagents.values()) out.push(`  ${delegation.name.padEnd(18)} ${subagentLine(delegation, DEFAULTS.toolTimeoutMs)}`);
+  const members = team.agents.filter((agent) => agent.role === "member");
+  if (members.length > 0) out.push("roster:", ...members.map((member) => `  ${member.path.padEnd(18)} ${memberLine(member)}`));
   for (const key of Object.keys(config.mcpServers ?? {})) out.push(`  mcp_${key}_*${" ".repeat(Math.max(1, 13 - key.length))}mcp server "${key}" (listed at session start)`);
   out.push(...dialogLines(def, dialogToolOf));
   const { parseAgentRoutes } = await import("../manifest/index.js");
@@ -134,6 +173,16 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
     out.push(`  ${slot.padEnd(4)} ${descriptor.kind}${variable === undefined ? "" : `  — needs ${variable}`}`);
     if (variable !== undefined) missing += 1;
   }
+  // A member's or sub-agent's own provider without its key takes the whole team offline too (serve).
+  for (const agent of team.agents.slice(1)) {
+    for (const slot of agent.role === "member" ? (["llm", "tts"] as const) : (["llm"] as const)) {
+      const descriptor = agent.config[slot];
+      const variable = descriptor === undefined || sameJson(descriptor, config[slot]) ? undefined : missingKey(descriptor, io.env);
+      if (descriptor === undefined || variable === undefined) continue;
+      out.push(`  ${agent.path} ${slot} ${descriptor.kind}  — needs ${variable}`);
+      missing += 1;
+    }
+  }
   /** `serve` runs the offline stack (its own `scripted` llm, with no options). */
   const offline = missing > 0;
   for (const variable of config.requiredEnv ?? []) {
@@ -145,7 +194,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   if (agent.script !== undefined) {
     const rules = (agent.script as { rules?: readonly unknown[] }).rules?.length ?? 0;
     out.push(`offline.json: ${rules} ${rules === 1 ? "rule" : "rules"} (the scripted model's script)`);
-  } else if (!offline && config.llm?.kind === "scripted" && config.llm.options.script !== undefined) {
+  } else if (config.llm?.kind === "scripted" && config.llm.options.script !== undefined) {
     out.push("offline.json: none — the scripted llm runs llm.options.script");
   } else if (offline || config.llm?.kind === "scripted") {
     out.push("offline.json: none — the scripted model answers every turn with its fallback line");
@@ -153,7 +202,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   if (missing > 0) out.push(`${missing} missing; serve falls back to the offline stack for missing provider keys.`);
   io.out(`${out.join("\n")}\n`);
   for (const problem of mcpConfigProblems(def.mcpServers, io.env)) warn(`${problem} Sessions start without this server's tools.`);
-  for (const problem of await scriptWarnings(agent)) warn(problem);
+  for (const problem of await scriptWarnings(agent, team, HAND_OFF_TOOL)) warn(problem);
   return EXIT.ok;
 }
 

@@ -151,6 +151,7 @@ export const HOST_ONLY_AGENT_FIELDS = [
   "syncState",
   "workflows",
   "roster",
+  "subagents",
   "toolsets",
   "dialogs",
   "events",
@@ -169,7 +170,7 @@ export type HostOnlyAgentField = (typeof HOST_ONLY_AGENT_FIELDS)[number];
  * that sets one is warned by `check` and `serve`, and docs/config.md §5 says so. Remove a name
  * here in the change that makes it work.
  */
-export const UNHONOURED_HOST_FIELDS: readonly HostOnlyAgentField[] = ["workflows", "roster"];
+export const UNHONOURED_HOST_FIELDS: readonly HostOnlyAgentField[] = ["workflows"];
 
 /** Builtin tools advertised to the model that no connection can carry out yet (answered "not supported" at call time). */
 export const UNHONOURED_BUILTIN_TOOLS: readonly string[] = ["transfer_call"];

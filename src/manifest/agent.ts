@@ -4,6 +4,7 @@ import type { AgentEvents } from "./agent-events.js";
 import type { AnyDialog, DialogPosition } from "./dialog.js";
 import { ConfigError } from "./errors.js";
 import type { SessionMode } from "./mode.js";
+import type { SubagentDef } from "./subagent.js";
 import type { JsonValue, ToolMap } from "./tool-def.js";
 import type { Toolset } from "./toolset.js";
 import type { AnyWorkflowDef } from "./workflow.js";
@@ -41,8 +42,18 @@ export interface AgentHostFields<Session = unknown> {
   /** State projected to the client as `state.updated`, from the session context and the dialogs' positions. */
   readonly syncState?: ((session: Session, ctx: SyncStateContext) => JsonValue) | undefined;
   readonly workflows?: Readonly<Record<string, AnyWorkflowDef>> | undefined;
-  /** Agents this one may hand a session to, by name. */
-  readonly roster?: Readonly<Record<string, AgentDef>> | undefined;
+  /**
+   * Agents this one may hand the session to, keyed by the name the model gives
+   * (docs/config.md "Roster and hand-off"). A function returning the def names one declared
+   * later in the module (a hand-back). Members share the session, hence the shared `Session` type.
+   */
+  readonly roster?: Readonly<Record<string, TeamMemberDef<Session> | (() => TeamMemberDef<Session>)>> | undefined;
+  /**
+   * Tools that run another agent on a sub-task and answer with its reply, keyed by the name the
+   * model calls: `subagent(def, { description })` (docs/config.md "Sub-agents"). The sub-agent's
+   * tools see this session's `ctx.session`, hence the shared `Session` type.
+   */
+  readonly subagents?: Readonly<Record<string, SubagentDef<Session>>> | undefined;
   /** Scripted sub-conversations (`dialog({...})`), each under its own id. */
   readonly dialogs?: Readonly<Record<string, AnyDialog>> | undefined;
   /** Server-side observers of the session's client-protocol events, keyed by event type or `"*"`; never awaited by the session. */
@@ -62,6 +73,16 @@ export interface AgentHostFields<Session = unknown> {
 
 /** An agent definition as an author writes it (through `agent()`). */
 export type AgentDef<Session = unknown> = Omit<AgentConfigSource, HostOnlyAgentField> & AgentHostFields<Session>;
+
+/**
+ * An agent as another one holds it (a roster member, a sub-agent): its tools and hooks take the
+ * session's value, `Session` (an agent whose take a wider type fits, `agent({...})` included).
+ * Its own `sessionContext` is typed loosely: only the served agent's makes the value, and a
+ * member's or sub-agent's own is refused when the agent loads (docs/config.md §11, §12).
+ */
+export type TeamMemberDef<Session = unknown> = Omit<AgentDef<Session>, "sessionContext"> & {
+  readonly sessionContext?: ((info: SessionInfo) => unknown) | undefined;
+};
 
 /** An AgentDef as the RUNTIME holds it: plus every toolset beyond the tools/ files, resolved. */
 export type ResolvedAgentDef<Session = unknown> = AgentDef<Session> & { readonly toolsets?: readonly Toolset[] };

@@ -25,6 +25,7 @@ export {
   type ResolvedAgentDef,
   type SessionInfo,
   type SyncStateContext,
+  type TeamMemberDef,
 } from "./agent.js";
 export {
   parseAgentRoutes,
@@ -80,6 +81,8 @@ export {
 } from "./registry.js";
 export { compileJsonSchema, compileParameters, type CompiledSchema, type InferParameters, type ParameterSchema, type Validation } from "./schema.js";
 export { toAgentConfig, type ToAgentConfigOptions } from "./to-agent-config.js";
+export { isSubagentDef, subagent, subagentPrompt, type SubagentDef, type SubagentOptions } from "./subagent.js";
+export { HAND_OFF_TOOL, MAX_DELEGATION_DEPTH, resolveTeam, type Delegation, type Team, type TeamAgent, type TeamOptions } from "./team.js";
 export {
   CLIENT_TOOL_TIMEOUT_MS,
   clientTool,
@@ -113,6 +116,7 @@ export {
   normalizeToolMessages,
   pickVariant,
   planDelayedLadder,
+  sameJson,
   seededRandom,
   spokenDurationMs,
   type LadderStep,

@@ -244,7 +244,7 @@ function checkGuardrails(issues: IssueList, raw: Record<string, unknown>): void 
 }
 
 /** A host-only field set to something (an empty list or record sets nothing). */
-function isSet(value: unknown): boolean {
+export function isSet(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (Array.isArray(value)) return value.length > 0;
   if (typeof value === "object") return Object.keys(value).length > 0;

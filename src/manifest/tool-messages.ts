@@ -190,7 +190,8 @@ export function seededRandom(seed: number): RandomSource {
   };
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
+/** Whether two values are the same JSON (objects compared as serialized, key order included). */
+export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return JSON.stringify(a) === JSON.stringify(b);

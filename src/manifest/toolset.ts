@@ -30,9 +30,10 @@ export interface ToolsetEntry {
 /**
  * A source of tools, as the runtime consumes it.
  *
- * The advertised list is fixed per session on every transport (an s2s service holds its tool
- * list for the whole session), so a rule about WHEN a tool may run is a `gate` at the call —
- * which is also where the model is told why, and how to recover.
+ * The advertised list is fixed for an agent's segment of a session on every transport (an s2s
+ * service holds its tool list until it is told another; only a hand-off changes the agent, and
+ * with it the whole list), so a rule about WHEN a tool may run is a `gate` at the call — which is
+ * also where the model is told why, and how to recover.
  */
 export interface Toolset {
   readonly source: ToolSource;

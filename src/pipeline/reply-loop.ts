@@ -24,6 +24,9 @@ export interface ReplyLoopDeps {
   readonly instructions: () => string | Promise<string>;
 }
 
+/** What a hand-off changes: the agent whose model, tools, settings and prompt the next replies run on. */
+export type ReplyAgentDeps = Pick<ReplyLoopDeps, "model" | "tools" | "settings" | "instructions">;
+
 /** What a reply reports while it runs. */
 export interface ReplyObserver {
   /** Model text as it streams. */
@@ -60,6 +63,25 @@ interface StepRecord {
 }
 
 const emptyStep = (): StepRecord => ({ text: "", calls: [], results: new Map() });
+
+/** A step's usage as the AI SDK reports it (a count the provider lacks is undefined). */
+interface StepUsage {
+  readonly inputTokens?: number | undefined;
+  readonly outputTokens?: number | undefined;
+  readonly totalTokens?: number | undefined;
+}
+
+const NO_USAGE: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
+
+/** `sum` plus one step (a count the provider lacks is 0). */
+function addStep(sum: ReplyUsage, usage: StepUsage): ReplyUsage {
+  return {
+    inputTokens: sum.inputTokens + (usage.inputTokens ?? 0),
+    outputTokens: sum.outputTokens + (usage.outputTokens ?? 0),
+    totalTokens: sum.totalTokens + (usage.totalTokens ?? 0),
+    steps: sum.steps + 1,
+  };
+}
 
 export { joinSpoken };
 
@@ -103,10 +125,10 @@ export function stepsToMessages(steps: readonly StepRecord[], partialText: strin
  * those lines instead of another model call.
  */
 export class ReplyLoop {
-  readonly #deps: ReplyLoopDeps;
-  readonly #toolSet: ToolSet;
+  #deps: ReplyLoopDeps;
+  #toolSet: ToolSet;
   /** The same tools declared without execute: a speculative reply may never run one. */
-  readonly #declaredOnly: ToolSet;
+  #declaredOnly: ToolSet;
 
   constructor(deps: ReplyLoopDeps) {
     this.#deps = deps;
@@ -115,21 +137,33 @@ export class ReplyLoop {
   }
 
   /**
+   * A hand-off: replies from the next one on run on another agent's model, tools, settings and
+   * prompt (the history is the caller's, unchanged). A reply in flight keeps the agent it began with.
+   */
+  switchAgent(agent: ReplyAgentDeps): void {
+    this.#deps = { ...this.#deps, ...agent };
+    this.#toolSet = aiToolSet(agent.tools, this.#deps.invoke);
+    this.#declaredOnly = aiToolSet(agent.tools, undefined);
+  }
+
+  /**
    * Preemptive generation: the first step of a reply to a turn that may not be final yet, with
    * tools declared but never executed. It writes nothing anywhere; the caller adopts its text
    * only if the turn's final text matches, and only when the step wanted no tool.
    */
   async speculate(history: readonly ModelMessage[], signal: AbortSignal): Promise<{ readonly text: string; readonly usable: boolean; readonly usage: ReplyUsage }> {
-    const { settings } = this.#deps;
+    const deps = this.#deps;
+    const { settings } = deps;
+    const tools = this.#declaredOnly;
     let text = "";
     let usable = true;
     let usage: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
     try {
       const result = streamText({
-        model: this.#deps.model,
-        system: await this.#deps.instructions(),
+        model: deps.model,
+        system: await deps.instructions(),
         messages: [...history],
-        tools: this.#declaredOnly,
+        tools,
         toolChoice: settings.toolChoice as ToolChoice<ToolSet>,
         stopWhen: isStepCount(1),
         maxRetries: 0,
@@ -152,15 +186,23 @@ export class ReplyLoop {
   }
 
   /**
-   * Run one reply. `stopAfterStep` is asked after every step: true ends the reply before the
-   * next model call (a barge-in during a tool call lets the tool finish and keeps its result).
+   * Run one reply. `stopAfterStep` is asked after every step whose tool calls all settled, with
+   * the reply's usage so far: true ends the reply before the next model call (a barge-in during a
+   * tool call lets the tool finish and keeps its result; a sub-agent's token budget stops it).
    */
-  async run(history: readonly ModelMessage[], signal: AbortSignal, observer: ReplyObserver = {}, stopAfterStep?: () => boolean): Promise<ReplyResult> {
-    const { settings, clock } = this.#deps;
+  async run(
+    history: readonly ModelMessage[],
+    signal: AbortSignal,
+    observer: ReplyObserver = {},
+    stopAfterStep?: (usage: ReplyUsage) => boolean,
+  ): Promise<ReplyResult> {
+    const deps = this.#deps;
+    const toolSet = this.#toolSet;
+    const { settings, clock } = deps;
     const started = clock.now();
     const steps: StepRecord[] = [];
     let current = emptyStep();
-    let usage: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
+    let usage: ReplyUsage = NO_USAGE;
     let firstTokenSeen = false;
     let streamError: unknown;
     const markFirst = (): void => {
@@ -181,14 +223,14 @@ export class ReplyLoop {
     };
 
     try {
-      const system = await this.#deps.instructions();
+      const system = await deps.instructions();
       const result = streamText({
-        model: this.#deps.model,
+        model: deps.model,
         system,
         messages: [...history],
-        tools: this.#toolSet,
+        tools: toolSet,
         toolChoice: toolChoiceFor(0),
-        stopWhen: [isStepCount(settings.maxSteps + 1), verbatimStop, () => stopAfterStep?.() === true],
+        stopWhen: [isStepCount(settings.maxSteps + 1), verbatimStop, ({ steps: done }) => stopAfterStep?.(done.reduce((sum, step) => addStep(sum, step.usage), NO_USAGE)) === true],
         prepareStep: ({ stepNumber }) => ({ toolChoice: toolChoiceFor(stepNumber) }),
         maxRetries: settings.maxRetries,
         abortSignal: signal,
@@ -218,12 +260,7 @@ export class ReplyLoop {
             current.results.set(part.toolCallId, { modelText: messageOf(part.error), isError: true });
             break;
           case "finish-step":
-            usage = {
-              inputTokens: usage.inputTokens + (part.usage.inputTokens ?? 0),
-              outputTokens: usage.outputTokens + (part.usage.outputTokens ?? 0),
-              totalTokens: usage.totalTokens + (part.usage.totalTokens ?? 0),
-              steps: usage.steps + 1,
-            };
+            usage = addStep(usage, part.usage);
             steps.push(current);
             current = emptyStep();
             break;

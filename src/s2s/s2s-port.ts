@@ -5,7 +5,7 @@
  */
 import type { JSONSchema7 } from "json-schema";
 
-/** A tool as the service is told about it (the session's frozen list). */
+/** A tool as the service is told about it (the agent segment's frozen list). */
 export interface S2sTool {
   readonly name: string;
   readonly description: string;
@@ -29,6 +29,9 @@ export interface S2sSetup {
   /** Vocabulary biasing for the service's input transcription (`sttPrompt`). */
   readonly transcriptionPrompt?: string | undefined;
 }
+
+/** What a hand-off changes on the service: the new agent's instructions, tools and tool choice. */
+export type S2sSegment = Pick<S2sSetup, "instructions" | "tools" | "toolChoice">;
 
 /** Audio on the service's socket: PCM16 LE mono, or G.711 μ-law / A-law at 8 kHz (telephony passthrough). */
 export type S2sAudioFormat = "pcm16" | "pcmu" | "pcma";
@@ -119,6 +122,12 @@ export interface S2sSession {
   remember?(item: S2sHistoryItem): void;
   /** Every result of one response's calls, then one request for the next response. */
   sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void;
+  /**
+   * A hand-off: the service runs on another agent's instructions and tools from now on (one
+   * update; later sockets are set up with it). Absent where the service fixes them for the whole
+   * session (Gemini Live): such a session cannot hand off.
+   */
+  update?(segment: S2sSegment): void;
   close(): Promise<void>;
 }
 

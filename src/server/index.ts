@@ -1,19 +1,19 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import type { LanguageModel } from "ai";
 import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { loadResampler } from "../audio/resample.js";
 import { createLogger, LogThrottle } from "../log.js";
-import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
 import type { VoiceProviders } from "../session/voice-runner.js";
 import { resolveS2s } from "../s2s/providers/index.js";
 import { connectMcpServers } from "../session/mcp.js";
+import type { ModelResolver } from "../session/reply-agent.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { resumeKeyMatches } from "../session/resume-key.js";
@@ -24,7 +24,7 @@ import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
 import { TOKEN_TTL_MS, verifyToken } from "./auth.js";
 import { ConnectionBudget } from "./connection-budget.js";
 import { GatewayMetrics } from "./metrics.js";
-import { chooseProviders } from "./offline.js";
+import { chooseTeamProviders } from "./offline.js";
 import { serveRequests, serveUpgrades } from "./entry.js";
 import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } from "./agent-routes.js";
 import { gatewayRoutes } from "./routes.js";
@@ -91,22 +91,27 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   interface AgentSlot {
     readonly def: ResolvedAgentDef;
     readonly config: AgentConfig;
+    /** The agent and its sub-agents, their configs after the offline choice. */
+    readonly team: Team;
     readonly script?: unknown;
     readonly offline: boolean;
-    readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
+    readonly resolveModel: ModelResolver;
     /** Its `routes`, checked against the gateway's own paths. */
     readonly routes: AgentRouteTable;
   }
   const prepare = <T>(agent: ResolvedAgentDef<T>, script: unknown): AgentSlot => {
     const def = agent as ResolvedAgentDef;
-    const choice = chooseProviders(toAgentConfig(def, { warn: (message) => log.warn({ agent: def.name }, message) }), env, options.offline ?? false);
+    const warn = (message: string): void => log.warn({ agent: def.name }, message);
+    const choice = chooseTeamProviders(def, toAgentConfig(def, { warn }), env, options.offline ?? false, warn);
+    const config = choice.team.root.config;
     const routes = agentRouteTable(def);
     if (choice.offline) {
-      log.info({ agent: choice.config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
+      log.info({ agent: config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
     }
-    const resolveModel =
-      options.resolveModel ?? ((descriptor: ProviderDescriptor) => resolveLanguageModel(descriptor, { env, ...(script === undefined ? {} : { script }) }));
-    return { def, config: choice.config, ...(script === undefined ? {} : { script }), offline: choice.offline, resolveModel, routes };
+    // A sub-agent with a scripted llm of its own answers from its own script; everyone else from offline.json.
+    const resolveModel: ModelResolver =
+      options.resolveModel ?? ((descriptor, own = script) => resolveLanguageModel(descriptor, { env, ...(own === undefined ? {} : { script: own }) }));
+    return { def, config, team: choice.team, ...(script === undefined ? {} : { script }), offline: choice.offline, resolveModel, routes };
   };
   let current = prepare(options.agent, options.script);
   /** What the gateway was set up with: telephony routes, its own entry points and the token audience stay as first configured. */
@@ -241,11 +246,11 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; transport: string; maxCallDurationMs?: number },
   ): void {
     // This session's agent for its whole life, whatever a later `reload` swaps in.
-    const { def, config, script, resolveModel } = current;
+    const { def, config, team, script, resolveModel } = current;
     let session: Session;
     try {
       session = new Session({
-        agent: { def, config, ...(script === undefined ? {} : { script }) },
+        agent: { def, config, team, ...(script === undefined ? {} : { script }) },
         link,
         clock,
         log,

@@ -4,7 +4,7 @@
  * session builds them, the built-in tools. An agent with no start issues starts a session.
  */
 import { MissingKeyError } from "../errors.js";
-import { agentToolsets, ConfigError, type AgentConfig, type ConfigIssue, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import { agentToolsets, ConfigError, resolveTeam, sameJson, type AgentConfig, type ConfigIssue, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { languageModelSettings, type Env } from "../pipeline/providers/llm/index.js";
 import { scriptedModel } from "../pipeline/providers/llm/scripted.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
@@ -52,6 +52,30 @@ function buildProvider(slot: "stt" | "llm" | "tts" | "s2s", descriptor: Provider
 }
 
 /**
+ * Each provider of `config` in `slots` built as a session builds it, with a stand-in for a
+ * missing key; `path` prefixes the issues of an agent of the team other than the session's own.
+ * A `scripted` llm without a script of its own answers from offline.json (checked on its own).
+ */
+function providerIssues(config: AgentConfig, slots: readonly ("stt" | "llm" | "tts" | "s2s")[], where: { env: Env; script: unknown; path?: string }): ConfigIssue[] {
+  const { env, path } = where;
+  const issues: ConfigIssue[] = [];
+  for (const slot of slots) {
+    const descriptor = config[slot];
+    // A team agent's scripted llm with a script of its own answers from it (docs/config.md §11).
+    const own = path !== undefined && descriptor?.kind === "scripted" ? descriptor.options.script : undefined;
+    // Otherwise a scripted llm answers from offline.json, checked above.
+    if (descriptor === undefined || (descriptor.kind === "scripted" && own === undefined && where.script !== undefined)) continue;
+    try {
+      buildProvider(slot, descriptor, withStandInKey(descriptor, env), own === undefined ? where.script : undefined);
+    } catch (error) {
+      if (error instanceof MissingKeyError) continue;
+      issues.push(...(error instanceof ConfigError ? scriptIssues(error, `${slot}.options.script`) : [providerIssue(slot, error)]));
+    }
+  }
+  return path === undefined ? issues : issues.map((issue) => ({ path: `${path}.${issue.path}`, message: issue.message }));
+}
+
+/**
  * What would fail every session of this agent when it starts, whatever keys are set — the
  * checks a session runs as it opens (src/session/session.ts), run without a connection:
  * - the offline script (offline.json; or `llm.options.script` for a `scripted` llm without one),
@@ -61,6 +85,8 @@ function buildProvider(slot: "stt" | "llm" | "tts" | "s2s", descriptor: Provider
  *   the offline stack);
  * - the builtin tool names, and `dtmf.tool` against the agent's tools (MCP tools are listed
  *   only at session start, so a `mcp_<server>_…` name of a configured server is taken on trust);
+ * - its team (`resolveTeam`: roster members and sub-agents, what each is, how deep delegation
+ *   nests) and each member's llm and tts, each sub-agent's llm;
  * - the mode: a `workflow-app` agent serves no sessions.
  * Pure: nothing is opened, spawned or called.
  */
@@ -78,16 +104,17 @@ export function startIssues(agent: StartableAgent, env: Env = process.env): Conf
       issues.push(...scriptIssues(error, "offline.json"));
     }
   }
-  for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
-    const descriptor = config[slot];
-    // A scripted llm runs offline.json, checked above.
-    if (descriptor === undefined || (slot === "llm" && descriptor.kind === "scripted" && script !== undefined)) continue;
-    try {
-      buildProvider(slot, descriptor, withStandInKey(descriptor, env), script);
-    } catch (error) {
-      if (error instanceof MissingKeyError) continue;
-      issues.push(...(error instanceof ConfigError ? scriptIssues(error, `${slot}.options.script`) : [providerIssue(slot, error)]));
+  issues.push(...providerIssues(config, ["stt", "llm", "tts", "s2s"], { env, script }));
+  try {
+    // A roster member opens its model and (pipeline) its voice; a sub-agent runs in text mode: its model is all it opens.
+    for (const member of resolveTeam(def, config, { warn: () => {} }).agents.slice(1)) {
+      // What a member inherits from the served agent (the same descriptor) is checked above.
+      const slots = (member.role === "member" ? (["llm", "tts"] as const) : (["llm"] as const)).filter((slot) => !sameJson(member.config[slot], config[slot]));
+      issues.push(...providerIssues(member.config, slots, { env, script, path: member.path }));
     }
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    issues.push(...error.issues);
   }
   const builtins = config.builtinTools ?? [];
   try {
@@ -98,7 +125,7 @@ export function startIssues(agent: StartableAgent, env: Env = process.env): Conf
   }
   const dtmf = config.dtmf;
   if (typeof dtmf === "object") {
-    const names = [...agentToolsets(def).flatMap((set) => Object.keys(set.list())), ...builtins];
+    const names = [...agentToolsets(def).flatMap((set) => Object.keys(set.list())), ...builtins, ...Object.keys(def.subagents ?? {})];
     const fromMcp = Object.keys(config.mcpServers ?? {}).some((key) => dtmf.tool.startsWith(`mcp_${key}_`));
     if (!names.includes(dtmf.tool) && !fromMcp) {
       issues.push({ path: "dtmf.tool", message: `this agent has no tool named ${dtmf.tool}; add it to the agent's tools or set dtmf: "text".${didYouMean(dtmf.tool, names)}` });

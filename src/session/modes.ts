@@ -1,17 +1,19 @@
-import type { LanguageModel } from "ai";
 import { GatewayError } from "../errors.js";
 import type { AgentConfig, ProviderDescriptor, ResolvedConfig, SessionMode, ToolTable } from "../manifest/index.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import type { SegmentSwitcher } from "./hand-off.js";
+import { declared, openReplyLoop, replyLoopSwitch, type ModelResolver } from "./reply-agent.js";
 import { S2sRunner } from "./s2s-runner.js";
 import { TextRunner } from "./text-runner.js";
 import type { ToolRunner } from "./tool-runner.js";
 import { VoiceRunner, type VoiceProviders } from "./voice-runner.js";
+import { VoiceSwitch } from "./voice-switch.js";
 
 /** The providers a gateway offers its sessions; a mode takes the ones it needs. */
 export interface ModeProviders {
-  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
+  readonly resolveModel: ModelResolver;
   /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
   readonly voice?: VoiceProviders | undefined;
   /** Speech-to-speech providers for s2s sessions. */
@@ -34,11 +36,8 @@ export interface ModeOpening {
   readonly providers: ModeProviders;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
   readonly signal: AbortSignal;
-}
-
-/** The frozen tool list as a provider declares it (name, description, JSON Schema): built once per session. */
-function declared(table: ToolTable): { readonly name: string; readonly description: string; readonly parameters: object }[] {
-  return table.tools.map(({ name, entry }) => ({ name, description: entry.def.description, parameters: entry.def.parameters.json }));
+  /** Where the mode says how it takes another agent (a hand-off, `session/hand-off.ts`). */
+  readonly switchesAgent: (switcher: SegmentSwitcher) => void;
 }
 
 /** The reply loop over the agent's model (text and pipeline). */
@@ -46,37 +45,28 @@ async function replyLoop(opening: ModeOpening) {
   const { config, settings, table, tools, ctx } = opening;
   if (config.llm === undefined) throw new GatewayError("internal", `a ${opening.mode} agent needs an llm provider.`, { fatal: true });
   const model = await opening.providers.resolveModel(config.llm);
-  // The reply loop brings the AI SDK (~6 MB): loaded by the first session that needs it, not by an idle or s2s gateway.
-  const { ReplyLoop } = await import("../pipeline/reply-loop.js");
-  return new ReplyLoop({
-    model,
-    tools: declared(table),
-    invoke: (call) => tools.call(call),
-    settings: {
-      maxSteps: settings.maxSteps,
-      toolChoice: settings.toolChoice,
-      resetToolChoice: settings.resetToolChoice,
-      maxRetries: settings.maxRetries,
-      temperature: config.temperature,
-      maxOutputTokens: config.maxOutputTokens,
-    },
-    clock: ctx.clock,
-    instructions: opening.instructions,
-  });
+  return openReplyLoop({ model, table, invoke: (call) => tools.call(call), config, settings, clock: ctx.clock, instructions: opening.instructions });
 }
 
 /** How each mode opens (docs/architecture.md "A session's life"): the only place a session's mode is built. */
 export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promise<ModeRunner>>> = {
-  text: async (opening) => new TextRunner(opening.ctx, await replyLoop(opening), opening.settings.errorPhrase),
+  text: async (opening) => {
+    const loop = await replyLoop(opening);
+    opening.switchesAgent(replyLoopSwitch(loop, opening.providers.resolveModel));
+    return new TextRunner(opening.ctx, loop, opening.settings.errorPhrase);
+  },
 
   pipeline: async (opening) => {
     const voice = opening.providers.voice;
     if (voice === undefined) throw new GatewayError("internal", "this gateway has no speech providers configured for pipeline sessions.", { fatal: true });
+    const loop = await replyLoop(opening);
+    const speaking = new VoiceSwitch(voice, opening.link, opening.ctx.log, opening.config.tts);
+    opening.switchesAgent(replyLoopSwitch(loop, opening.providers.resolveModel, speaking));
     return VoiceRunner.open(opening.ctx, {
       config: opening.config,
       settings: opening.settings,
-      loop: await replyLoop(opening),
-      providers: voice,
+      loop,
+      providers: speaking.providers,
       tools: opening.tools,
       audio: (pcm, ms) => opening.link.audio(pcm, ms),
       playbackRate: opening.link.playbackRate,
@@ -110,6 +100,12 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       },
     });
     if (passthrough !== undefined && runner.audioFormat === passthrough) ctx.log.info({ format: passthrough }, "g711 passthrough");
+    // A hand-off is one update of the service's session: the new agent's instructions, tools and tool choice (the voice stays).
+    opening.switchesAgent(async (segment) => {
+      if (!runner.canHandOff) throw new GatewayError("s2s", `this speech-to-speech service (${provider.kind}) cannot change its instructions and tools mid-session, so it cannot hand off.`);
+      const next = { instructions: await segment.instructions(), tools: declared(segment.table), toolChoice: segment.settings.toolChoice };
+      return { commit: () => runner.handOff(next, segment.settings.maxSteps), dispose: () => Promise.resolve() };
+    });
     return runner;
   },
 };

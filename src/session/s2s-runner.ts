@@ -6,7 +6,7 @@ import { joinSpoken } from "../pipeline/join-spoken.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
 import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
-import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
+import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSegment, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
 import { CallerChecks, type CallerWords } from "./caller-checks.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
@@ -73,6 +73,8 @@ export class S2sRunner implements ModeRunner {
   #refusedAwaitingAnswer = false;
   #userSpeaking = false;
   #stepsSinceUser = 0;
+  /** Tool steps a turn may take: the agent segment's `maxSteps` (a hand-off brings its own). */
+  #maxSteps: number;
   #closed = false;
   readonly #signal = new AbortController();
 
@@ -84,6 +86,7 @@ export class S2sRunner implements ModeRunner {
     this.#checks = ctx.guardrails.checksInput
       ? new CallerChecks({ guardrails: ctx.guardrails, passed: (words) => this.#passed(words), refused: (words, verdict) => this.#refuseSpoken(words, verdict) })
       : undefined;
+    this.#maxSteps = options.settings.maxSteps;
   }
 
   /** Open the service's socket: one setup message with the frozen tools and instructions. */
@@ -128,6 +131,17 @@ export class S2sRunner implements ModeRunner {
   /** Typed turns go to the service as they come (`sendText`): none wait here. */
   get queuedTurns(): number {
     return 0;
+  }
+
+  /** The service can take another agent mid-session (`S2sSession.update`): a hand-off is possible. */
+  get canHandOff(): boolean {
+    return this.#session?.update !== undefined;
+  }
+
+  /** A hand-off: the service is told the new agent's instructions and tools (one update), and its `maxSteps` caps tool steps from now on. */
+  handOff(segment: S2sSegment, maxSteps: number): void {
+    this.#maxSteps = maxSteps;
+    this.#session?.update?.(segment);
   }
 
   /** The audio both ways: PCM16, or G.711 passed through untouched. */
@@ -400,7 +414,7 @@ export class S2sRunner implements ModeRunner {
 
   #onToolCall(call: S2sToolCall): void {
     const reply = this.#replies.get(call.responseId);
-    const maxSteps = this.#options.settings.maxSteps;
+    const maxSteps = this.#maxSteps;
     const refusal =
       reply?.forget === true ? REFUSED_CALL : this.#stepsSinceUser >= maxSteps ? "Tool step limit reached for this turn. Answer the caller now without tools." : undefined;
     const outcome =

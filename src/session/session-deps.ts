@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import type { LanguageModel } from "ai";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { buildSystemPrompt, type AgentConfig, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode } from "../manifest/index.js";
+import { buildSystemPrompt, type AgentConfig, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode, type Team } from "../manifest/index.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { McpTools } from "./mcp.js";
+import type { ModelResolver } from "./reply-agent.js";
 import type { SessionMetrics } from "./metrics-port.js";
 import type { SessionStore } from "./store.js";
 import type { VoiceProviders } from "./voice-runner.js";
@@ -18,6 +18,8 @@ export interface SessionAgent {
   readonly config: AgentConfig;
   /** The agent's offline script (offline.json), if any. */
   readonly script?: unknown;
+  /** The agent's team (its sub-agents), as the host resolved it; default `resolveTeam(def, config)`. */
+  readonly team?: Team;
 }
 
 /** Everything a session needs, injected: a test builds one with fakes and a virtual clock. */
@@ -36,7 +38,7 @@ export interface SessionDeps {
   readonly resumeKey?: string | undefined;
   /** The client asked to resume a session it could not (unknown, expired, or a wrong key): told so after `session.configured`. */
   readonly resumeRefused?: boolean;
-  readonly resolveModel: (descriptor: ProviderDescriptor) => LanguageModel | Promise<LanguageModel>;
+  readonly resolveModel: ModelResolver;
   /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
   readonly voice?: VoiceProviders | undefined;
   /** Speech-to-speech providers for s2s sessions. */

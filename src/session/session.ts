@@ -1,9 +1,9 @@
 import { CLOSE, GatewayError, messageOf, type CloseCode, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
-import { resolveConfig, type ResolvedConfig, type SessionMode } from "../manifest/index.js";
+import { resolveConfig, resolveTeam, type ResolvedConfig, type SessionMode, type Team } from "../manifest/index.js";
 import type { EventBody, SessionCommand } from "../transport/protocol.js";
 import { Guardrails } from "../turn/guardrails.js";
-import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
+import { TurnLedger, type SettledInfo, type TurnUsage } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
 import { Keypad } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
@@ -24,6 +24,8 @@ import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
 import { EventObservers } from "./observers.js";
+import { openDelegation } from "./delegation.js";
+import { HandOff } from "./hand-off.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -44,10 +46,13 @@ export class Session {
   readonly #conversation = new Conversation();
   /** The agent's config with every default applied, resolved once. */
   readonly #settings: ResolvedConfig;
+  /** The agent and the agents it delegates to. */
+  readonly #team: Team;
   #phase: Phase = "starting";
   #tools: ToolRunner | undefined;
   #mode: ModeRunner | undefined;
   #mcp: McpTools | undefined;
+  #handOff: HandOff | undefined;
   #sessionValue: unknown;
   readonly #state: StateProjection;
   readonly #idle: IdleTimer;
@@ -69,6 +74,7 @@ export class Session {
     this.mode = sessionMode(deps.agent.config);
     this.#settings = resolveConfig(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
+    this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
     this.#record = new SessionRecord({
       store: deps.store,
       conversation: this.#conversation,
@@ -203,6 +209,7 @@ export class Session {
       await this.#mode?.close();
       await this.#record.save();
       await this.#mcp?.close();
+      await this.#handOff?.close();
       await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#sessionValue });
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
@@ -220,15 +227,8 @@ export class Session {
     const { config, def } = agent;
     this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
     this.#mcp = await this.#deps.connectMcp?.(def);
-    const table = composeToolTable({
-      def,
-      builtinTools: config.builtinTools,
-      settings: this.#settings,
-      mcp: this.#mcp,
-      log: this.#log,
-      now: () => new Date(clock.now()),
-      endCall: () => this.#ending.afterReply("call ended by the agent"),
-    });
+    this.#handOff = await this.#openHandOff();
+    const table = this.#handOff.table;
 
     const tools = new ToolRunner({
       table,
@@ -262,6 +262,43 @@ export class Session {
       link: this.#deps.link,
       providers: { resolveModel, voice, s2s },
       signal,
+      switchesAgent: (switcher) => this.#handOff?.accept(switcher),
+    });
+  }
+
+  /** Who speaks: the served agent first, its tools composed (its sub-agents opened); its roster may hand the session on. */
+  #openHandOff(): Promise<HandOff> {
+    const { clock } = this.#deps;
+    const delegation = {
+      clock,
+      log: this.#log,
+      random: this.#deps.random ?? Math.random,
+      sessionId: this.id,
+      session: this.#sessionValue,
+      resolveModel: this.#deps.resolveModel,
+      spent: () => this.#usage.refusal()?.message,
+      meter: (usage: TurnUsage) => this.#usage.add(usage),
+    };
+    return HandOff.open({
+      team: this.#team,
+      log: this.#log,
+      emit: (event) => this.#emit(event),
+      live: () => this.#phase === "live",
+      greet: (text) => this.#mode?.greet(text),
+      delegation: (agent) => openDelegation(agent, delegation),
+      table: (agent, extra) =>
+        composeToolTable({
+          def: agent.def,
+          builtinTools: agent.config.builtinTools,
+          settings: this.#settings,
+          // The served agent's MCP servers are its own (a roster member with servers is refused at load).
+          mcp: agent.role === "served" ? this.#mcp : undefined,
+          log: this.#log,
+          now: () => new Date(clock.now()),
+          endCall: () => this.#ending.afterReply("call ended by the agent"),
+          extra,
+        }),
+      instructions: (agent) => () => sessionInstructions(agent, this.id),
     });
   }
 
@@ -301,7 +338,7 @@ export class Session {
   }
 
   #greet(): void {
-    this.#mode?.greet(this.#deps.agent.config.greeting);
+    this.#mode?.greet((this.#handOff?.active.config ?? this.#deps.agent.config).greeting);
   }
 
   // ── input ─────────────────────────────────────────────────────────────────────────────
@@ -319,6 +356,7 @@ export class Session {
 
   #reset(mode: ModeRunner): void {
     mode.strand();
+    this.#handOff?.reset();
     this.#conversation.reset();
     // Usage is counted per session, not per conversation: a reset does not lift usageLimits.
     this.#emit({ type: "session.reset" });
@@ -350,6 +388,8 @@ export class Session {
     this.#touch();
     void this.#record.save();
     this.#ending.replySettled();
+    // A hand-off waits for the end of the reply that announced it, not a step of it (s2s).
+    if (info.step !== true) this.#handOff?.replySettled();
   }
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────

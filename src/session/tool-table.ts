@@ -15,18 +15,22 @@ export interface ToolTableSources {
   readonly now: () => Date;
   /** The `end_call` built-in: end the session after the reply. */
   readonly endCall: () => void;
+  /** Toolsets the session builds for this agent (its roster's, its sub-agents'), after the built-ins, before MCP. */
+  readonly extra?: readonly Toolset[];
 }
 
 /**
- * The session's tool table, composed once: the agent's toolsets, then the built-ins, then MCP
- * (first wins; a shadowed tool is logged). Frozen from here on (advertised unchanged for the whole
- * session; call-time gates decide when); its schema hash is logged so two sessions can be compared.
- * A `dtmf.tool` that names no tool in the table is refused.
+ * An agent's tool table, composed once: its toolsets, then the built-ins, then what the session
+ * built for it (its roster's hand-off tool, its sub-agent tools), then MCP (first wins; a shadowed
+ * tool is logged). Frozen from here on: advertised unchanged for the agent's segment of the
+ * session (until a hand-off, `hand-off.ts`; call-time gates decide when); its schema hash is
+ * logged so two sessions can be compared. A `dtmf.tool` that names no tool in the table is refused.
  */
 export function composeToolTable(sources: ToolTableSources): ToolTable {
   const { def, builtinTools, mcp, log, settings } = sources;
   const sets: Toolset[] = [...agentToolsets(def)];
   if (builtinTools !== undefined && builtinTools.length > 0) sets.push(builtinToolset(builtinTools, { now: sources.now, endCall: sources.endCall }));
+  sets.push(...(sources.extra ?? []));
   if (mcp !== undefined) sets.push(mcp.toolset);
   const table = composeToolsets(sets, (name, kept, dropped) => log.warn({ tool: name, kept, dropped }, "tool shadowed"));
   const dtmf = settings.dtmf;

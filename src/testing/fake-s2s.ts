@@ -1,4 +1,4 @@
-import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSession } from "../s2s/s2s-port.js";
+import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sProvider, S2sSegment, S2sSession } from "../s2s/s2s-port.js";
 
 /** What the runner asked the fake service to do, in order. */
 export type FakeS2sCall =
@@ -8,7 +8,8 @@ export type FakeS2sCall =
   | { readonly kind: "delete"; readonly itemId: string }
   | { readonly kind: "remember"; readonly item: S2sHistoryItem }
   | { readonly kind: "results"; readonly results: readonly { readonly callId: string; readonly output: string }[]; readonly respond: boolean }
-  | { readonly kind: "text"; readonly text: string };
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "update"; readonly segment: S2sSegment };
 
 /**
  * An in-memory speech-to-speech service for tests: a test plays the service (`respond`,
@@ -44,6 +45,7 @@ export class FakeS2s implements S2sProvider {
       deleteItem: (itemId) => calls.push({ kind: "delete", itemId }),
       remember: (item) => calls.push({ kind: "remember", item }),
       sendToolResults: (results, respond) => calls.push({ kind: "results", results, respond }),
+      update: (segment) => calls.push({ kind: "update", segment }),
       close: () => Promise.resolve(),
     });
   }

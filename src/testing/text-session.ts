@@ -1,7 +1,7 @@
 import type { LanguageModel } from "ai";
 import { systemClock, type Clock } from "../clock.js";
 import { silentLogger } from "../log.js";
-import { toAgentConfig, type AgentConfigSource, type ResolvedAgentDef } from "../manifest/index.js";
+import { resolveTeam, toAgentConfig, type AgentConfig, type ResolvedAgentDef } from "../manifest/index.js";
 import { VOICE_ONLY_FIELDS } from "../manifest/to-agent-config.js";
 import { scriptedModel } from "../pipeline/providers/llm/scripted.js";
 import { type Script } from "../pipeline/providers/llm/script.js";
@@ -10,7 +10,10 @@ import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { MemoryLink } from "./memory-link.js";
 
 export interface TextSessionOptions {
-  /** The brain: a script for the `scripted` model, or any `ai` LanguageModel. */
+  /**
+   * The brain: a script for the `scripted` model, or any `ai` LanguageModel. It answers for the
+   * agent and every sub-agent, except one whose llm is `scripted` with a script of its own.
+   */
   readonly script?: Script;
   readonly model?: LanguageModel;
   readonly clock?: Clock;
@@ -41,19 +44,26 @@ export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessi
   const clock = options.clock ?? systemClock;
   const link = new MemoryLink(clock);
   const store = options.store ?? new MemorySessionStore(clock);
-  // The same agent with its voice left out (speech providers, turn-taking, telephony…: nothing a
-  // text session has), so a voice agent's logic is testable by text as it stands.
-  const textual = Object.fromEntries(Object.entries(def).filter(([field]) => !VOICE_ONLY_FIELDS.includes(field))) as AgentConfigSource;
-  const config = toAgentConfig({ ...textual, mode: "text", llm: { kind: "scripted", options: {} } }, { warn: () => {} });
-  const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep: (ms, signal) => clock.sleep(ms, signal) });
+  // The same agents with their voice left out (speech providers, turn-taking, telephony…: nothing a
+  // text session has), so a voice agent's logic is testable by text as it stands: its team is
+  // checked as written, then every config made textual (a scripted llm with a script of its own is kept).
+  const textual = (config: AgentConfig): AgentConfig => {
+    const kept = Object.fromEntries(Object.entries(config).filter(([field]) => !VOICE_ONLY_FIELDS.includes(field))) as AgentConfig;
+    return { ...kept, mode: "text", llm: config.llm?.kind === "scripted" ? config.llm : { kind: "scripted", options: {} } };
+  };
+  const team = resolveTeam(def, toAgentConfig(def, { warn: () => {} }), { warn: () => {}, adapt: textual });
+  const config = team.root.config;
+  const sleep = (ms: number, signal?: AbortSignal): Promise<void> => clock.sleep(ms, signal);
+  const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep });
   const session = new Session({
-    agent: { def, config },
+    agent: { def, config, team },
     link,
     clock,
     log: silentLogger,
     store,
     resumeId: options.resumeId,
-    resolveModel: () => model,
+    // A sub-agent whose scripted llm has a script of its own answers from it; every other agent from this model.
+    resolveModel: (_descriptor, own) => (own === undefined ? model : scriptedModel(own, { sleep })),
     ...(options.random === undefined ? {} : { random: options.random }),
   });
   const started = session.start();

@@ -1,7 +1,8 @@
 import type { LanguageModel } from "ai";
 import { type VirtualClock, virtualClock } from "../clock.js";
 import { silentLogger } from "../log.js";
-import { toAgentConfig, type AgentConfigSource, type ResolvedAgentDef } from "../manifest/index.js";
+import { toAgentConfig, type AgentConfigSource, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
+import type { TtsProvider } from "../pipeline/tts-port.js";
 import { scriptedModel } from "../pipeline/providers/llm/scripted.js";
 import { type Script } from "../pipeline/providers/llm/script.js";
 import { Session } from "../session/session.js";
@@ -27,6 +28,11 @@ export interface VoiceSessionOptions {
   readonly resumeId?: string;
   /** The rate the link plays (Hz; default the browser's 24 kHz, 8000 for a phone line). */
   readonly playbackRate?: number;
+  /**
+   * The TTS for a descriptor other than the agent's own (a roster member's `tts`, opened at a
+   * hand-off); undefined, or left out, means the harness's fake TTS (`tts`).
+   */
+  readonly ttsFor?: (descriptor: ProviderDescriptor) => TtsProvider | undefined;
 }
 
 export interface VoiceSessionHarness {
@@ -57,7 +63,8 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
     { ...(def as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },
     { warn: () => {} },
   );
-  const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep: (ms, signal) => clock.sleep(ms, signal) });
+  const sleep = (ms: number, signal?: AbortSignal): Promise<void> => clock.sleep(ms, signal);
+  const model = options.model ?? scriptedModel(options.script ?? { rules: [] }, { sleep });
   const session = new Session({
     agent: { def, config },
     link,
@@ -65,8 +72,9 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
     log: silentLogger,
     store,
     ...(options.resumeId === undefined ? {} : { resumeId: options.resumeId }),
-    resolveModel: () => model,
-    voice: { stt: () => stt, tts: () => tts, vad: (rate) => Promise.resolve(fakeVad(rate)) },
+    // A team agent whose scripted llm has a script of its own answers from it; every other agent from this model.
+    resolveModel: (_descriptor, own) => (own === undefined ? model : scriptedModel(own, { sleep })),
+    voice: { stt: () => stt, tts: (descriptor) => (descriptor === config.tts ? undefined : options.ttsFor?.(descriptor)) ?? tts, vad: (rate) => Promise.resolve(fakeVad(rate)) },
   });
   return { session, link, stt, tts, clock, store, started: session.start() };
 }

@@ -27,6 +27,8 @@ export interface TurnUsage {
 /** What the session learns when a reply settles: its outcome, usage and first-token latency. */
 export interface SettledInfo {
   readonly status: "completed" | "cancelled" | "failed" | "spoken";
+  /** A step of a reply (an s2s response that only called tools), not its end. */
+  readonly step?: boolean;
   readonly usage?: TurnUsage | undefined;
   readonly llmFirstTokenMs?: number | undefined;
 }
@@ -127,7 +129,7 @@ export class TurnLedger {
 
   /** A step of a reply settled (an s2s response that only called tools): accounted, nothing shown or recorded. */
   step(info: SettledInfo): void {
-    this.#deps.settled(info);
+    this.#deps.settled({ ...info, step: true });
   }
 
   /** A reply settled. False (nothing written or emitted) when the conversation was reset since `epoch`. */

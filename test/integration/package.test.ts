@@ -29,7 +29,7 @@ describe("the built package", () => {
       const table = composeToolsets([toolset("files", { weather })]);
       console.log(JSON.stringify({ mode: toAgentConfig({ name: "x" }).mode, tools: table.tools.map((t) => t.name), n: HOST_ONLY_AGENT_FIELDS.length }));
     `);
-    expect(JSON.parse(out)).toEqual({ mode: "pipeline", tools: ["weather"], n: 12 });
+    expect(JSON.parse(out)).toEqual({ mode: "pipeline", tools: ["weather"], n: 13 });
   });
 
   it("exports toAiTool at switchboard/ai and the authoring API at the root", async () => {

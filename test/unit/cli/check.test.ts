@@ -30,13 +30,13 @@ afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
-/** An agent directory: agent.ts exporting `agentExpr` (in scope: agent, tool, withTools), plus files. */
+/** An agent directory: agent.ts exporting `agentExpr` (in scope: agent, subagent, tool, withTools), plus files. */
 async function agentDir(agentExpr: string, files: Readonly<Record<string, string>> = {}): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "switchboard-check-"));
   dirs.push(dir);
   const all = {
     "package.json": '{ "type": "module" }\n',
-    "agent.ts": `import { agent, tool, withTools } from ${SWITCHBOARD};\n\nexport default ${agentExpr};\n`,
+    "agent.ts": `import { agent, subagent, tool, withTools } from ${SWITCHBOARD};\n\nexport default ${agentExpr};\n`,
     ...files,
   };
   for (const [path, source] of Object.entries(all)) {
@@ -131,6 +131,31 @@ describe("switchboard check fails an agent whose sessions would fail, naming the
     const { code, out } = await check(dir);
     expect(code).toBe(0);
     expect(out).toContain("guardrails:\n  input  noCardNumbers\n  input  #2\n  output neverSayCardNumber\n");
+  });
+
+  it("lists each sub-agent tool: who answers it, on which model, within what", async () => {
+    const researcher = 'agent({ name: "researcher", mode: "text", llm: "openai/gpt-4.1-mini", usageLimits: { totalTokens: 2000 } })';
+    const dir = await agentDir(`agent({ name: "desk", mode: "text", llm: { kind: "scripted", options: {} }, subagents: { research: subagent(${researcher}, { description: "Researches.", timeoutMs: 20000 }) } })`);
+    const { code, out } = await check(dir, { OPENAI_API_KEY: "k" });
+    expect(code).toBe(0);
+    expect(out).toMatch(/\n {2}research +subagent "researcher": llm openai, up to 20000 ms, 2000 tokens\n/);
+  });
+
+  it("lists the roster: its hand-off tool, and each member with its voice, tools and whom it hands to", async () => {
+    const billing = 'agent({ name: "billing", mode: "text", llm: { kind: "scripted", options: {} }, roster: { desk: () => desk } })';
+    const dir = await agentDir(`(() => { const desk = agent({ name: "desk", mode: "text", llm: { kind: "scripted", options: {} }, roster: { billing: ${billing} } }); return desk; })()`);
+    const { code, out } = await check(dir);
+    expect(code).toBe(0);
+    expect(out).toMatch(/\n {2}transfer_to_agent +roster: billing\n/);
+    expect(out).toMatch(/\nroster:\n {2}roster\.billing +"billing": llm scripted; tools none; hands to desk\n/);
+  });
+
+  it("names a member's own provider whose key is missing: serve would take the team offline", async () => {
+    const dir = await agentDir('agent({ name: "desk", mode: "text", llm: { kind: "scripted", options: {} }, roster: { billing: agent({ name: "billing", mode: "text", llm: "anthropic/claude-sonnet-4-5" }) } })');
+    const { code, out } = await check(dir);
+    expect(code).toBe(0);
+    expect(out).toContain("  roster.billing llm anthropic  — needs ANTHROPIC_API_KEY\n");
+    expect(out).toContain("1 missing; serve falls back to the offline stack for missing provider keys.");
   });
 
   it("warns (exit 0) for an MCP server a session would start without", async () => {
@@ -270,6 +295,11 @@ const CASES: readonly Case[] = [
   { name: "unknown builtin", agent: 'agent({ name: "p", builtinTools: ["current_tim"] })', env: KEYS, starts: false },
   { name: "workflow-app agent", agent: 'agent({ name: "w", mode: "workflow-app" })', env: KEYS, starts: false },
   { name: "voice agent, no keys: the offline stack", agent: 'agent({ name: "v", tts: { kind: "cartesia", options: { voice: "x" } } })', env: {}, starts: true },
+  { name: "sub-agent, valid", agent: `agent({ ${TEXT}, subagents: { ask: subagent(agent({ ${TEXT} }), { description: "Asks." }) } })`, env: {}, starts: true },
+  { name: "sub-agent on a speech-to-speech service", agent: `agent({ ${TEXT}, subagents: { ask: subagent(agent({ name: "v", s2s: { kind: "openai-realtime", options: {} } }), { description: "Asks." }) } })`, env: KEYS, starts: false },
+  { name: "sub-agent whose llm lacks its baseURL", agent: `agent({ ${TEXT}, subagents: { ask: subagent(agent({ name: "a", mode: "text", llm: { kind: "openai-compatible", options: { model: "m" } } }), { description: "Asks." }) } })`, env: {}, starts: false },
+  { name: "roster, valid", agent: `agent({ ${TEXT}, roster: { other: agent({ ${TEXT.replace('"t"', '"other"')} }) } })`, env: {}, starts: true },
+  { name: "roster member of another mode", agent: `agent({ ${TEXT}, roster: { voice: agent({ name: "v" }) } })`, env: KEYS, starts: false },
   { name: "MCP server whose token is unset", agent: `agent({ ${TEXT}, mcpServers: { docs: { url: "http://127.0.0.1:9/mcp", tokenEnv: "DOCS_TOKEN" } } })`, env: {}, starts: true },
 ];
 

@@ -272,13 +272,13 @@ describe("fields this build accepts but does not honour yet", () => {
         outputGuardrails: [],
         routes: { "GET /hi": () => new Response("hi") },
         events: {},
-        roster: { billing: {} },
+        workflows: { nightly: {} },
         sessionContext: () => ({}),
       } as unknown as AgentConfigSource,
       { warn: (message) => warnings.push(message) },
     );
     expect(warnings).toEqual([
-      'agent "guarded": `roster` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
+      'agent "guarded": `workflows` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
     ]);
   });
 

@@ -23,12 +23,13 @@ describe("the serialization boundary", () => {
     expectTypeOf<Superfluous>().toEqualTypeOf<never>();
   });
 
-  it("HOST_ONLY_AGENT_FIELDS is exactly the 12 names, disjoint from the config", () => {
+  it("HOST_ONLY_AGENT_FIELDS is exactly the 13 names, disjoint from the config", () => {
     expect([...HOST_ONLY_AGENT_FIELDS]).toEqual([
       "tools",
       "syncState",
       "workflows",
       "roster",
+      "subagents",
       "toolsets",
       "dialogs",
       "events",

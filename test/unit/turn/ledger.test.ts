@@ -112,6 +112,6 @@ describe("the turn ledger", () => {
       { type: "reply.cancelled" },
       { type: "error.reported", code: "llm", message: "the model failed: boom", fatal: false },
     ]);
-    expect(settled).toEqual([{ status: "completed" }]);
+    expect(settled).toEqual([{ status: "completed", step: true }]);
   });
 });

@@ -7,12 +7,12 @@
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
-import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession } from "../../s2s-port.js";
+import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
 import { shieldEvents } from "../../shield-events.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
 import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
 import { InBandResponses, type InBandRequest } from "./in-band.js";
-import { errorText, historyItem, isOutOfBand, OOB_METADATA, parseArgs, readStatus, readUsage, sessionUpdate } from "./wire.js";
+import { errorText, historyItem, isOutOfBand, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
 
 /** The session, plus what it dropped. */
 export interface OpenAiRealtimeSession extends S2sSession {
@@ -58,6 +58,10 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   #pendingRespond = false;
   /** Out-of-band `response.create`s asked for while reconnecting (they never wait for the slot). */
   #queuedOutOfBand: object[] = [];
+  /** What each new socket is set up with: the opening setup, with the latest hand-off's agent in it. */
+  #setup: S2sSetup;
+  /** A hand-off came while no socket was ready: the next one to become ready is told it (its setup may predate it). */
+  #segmentPending = false;
 
   constructor(
     config: RealtimeConfig,
@@ -71,8 +75,9 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.inputSampleRate = wire.rate;
     this.outputSampleRate = wire.rate;
     this.#bytesPerMs = wire.bytesPerMs;
+    this.#setup = openOptions.setup;
     this.#conn = new RealtimeConnection(config, runtime, {
-      sessionUpdate: () => sessionUpdate(config, openOptions.setup, this.audioFormat),
+      sessionUpdate: () => sessionUpdate(config, this.#setup, this.audioFormat),
       ready: (link) => this.#replay(link),
       event: (link, type, message) => this.#onEvent(link, type, message),
       lost: () => this.#lost(),
@@ -201,6 +206,14 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     if (respond) this.#ask({ response: undefined });
   }
 
+  /** A hand-off: one `session.update` with the new agent's part; a socket set up later gets it in its own. */
+  update(segment: S2sSegment): void {
+    this.#setup = { ...this.#setup, ...segment };
+    const link = this.#conn.readyLink();
+    if (link !== undefined) this.#conn.send(link, segmentUpdate(segment));
+    this.#segmentPending = link === undefined;
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#conn.close().then((live) => {
       if (live) this.#events.closed({ expected: true });
@@ -241,6 +254,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     } catch (error) {
       this.runtime.log.warn({ err: messageOf(error) }, `${VENDOR}: history() threw; the conversation is not replayed`);
     }
+    if (this.#segmentPending) this.#conn.send(link, segmentUpdate(this.#setup));
+    this.#segmentPending = false;
     for (const item of history) this.#conn.send(link, historyItem(item));
     for (const [callId, output] of this.#pendingResults) this.#sendToolResult(link, callId, output);
     for (const message of this.#queuedOutOfBand.splice(0)) this.#conn.send(link, message);

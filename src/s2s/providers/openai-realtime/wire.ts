@@ -3,7 +3,7 @@ import { GatewayError } from "../../../errors.js";
 import { isKeyRefused, isRetryableStatus } from "../../../providers/key-refusal.js";
 import { isTransientClose } from "../../../providers/close-codes.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
-import type { S2sAudioFormat, S2sHistoryItem, S2sSetup } from "../../s2s-port.js";
+import type { S2sAudioFormat, S2sHistoryItem, S2sSegment, S2sSetup } from "../../s2s-port.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
 
 /** Tags our out-of-band responses (docs/vendors.md (OpenAI Realtime), "Out of band": `metadata`, up to 16 string pairs). */
@@ -21,7 +21,6 @@ export function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S
     session: {
       type: "realtime",
       model: config.model,
-      instructions: setup.instructions,
       output_modalities: ["audio"],
       audio: {
         input: {
@@ -32,11 +31,29 @@ export function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S
         },
         output: { format: wire, voice: config.voice },
       },
-      // Function tools are flat objects (GA), not `{type, function:{…}}`.
-      tools: setup.tools.map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters })),
-      tool_choice: typeof setup.toolChoice === "string" ? setup.toolChoice : { type: "function", name: setup.toolChoice.toolName },
+      ...agentFields(setup),
     },
   };
+}
+
+/** The session fields that are the agent's: its instructions, tools and tool choice. */
+function agentFields(segment: S2sSegment): { instructions: string; tools: object[]; tool_choice: unknown } {
+  return {
+    instructions: segment.instructions,
+    // Function tools are flat objects (GA), not `{type, function:{…}}`.
+    tools: segment.tools.map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters })),
+    tool_choice: typeof segment.toolChoice === "string" ? segment.toolChoice : { type: "function", name: segment.toolChoice.toolName },
+  };
+}
+
+/**
+ * A hand-off's `session.update` (docs/vendors.md (OpenAI Realtime), "Hand-off"): the new agent's
+ * instructions, tools and tool choice, and nothing of the call — formats, voice, turn detection,
+ * transcription are left out, so none of them changes (the voice could not, once the model has
+ * spoken).
+ */
+export function segmentUpdate(segment: S2sSegment): object {
+  return { type: "session.update", session: { type: "realtime", ...agentFields(segment) } };
 }
 
 /** A committed line as a conversation item: user `input_text`, assistant `output_text` (docs/vendors.md (OpenAI Realtime), "Conversation items"). */
