@@ -1,5 +1,5 @@
 /**
- * Hand-off (docs/config.md "11. Roster and hand-off"): the agent speaking on a session calls
+ * Hand-off (docs/config.md "12. Roster and hand-off"): the agent speaking on a session calls
  * `transfer_to_agent` with a roster name, and once the reply that made the call has settled
  * (shown, or played to the caller) the session runs on the other agent — its prompt, its tools,
  * its model and voice — with the conversation as it is, and the new agent's greeting follows.
