@@ -98,6 +98,8 @@ export class HandOff {
   #switcher: SegmentSwitcher | undefined;
 
   readonly #request: Transfer;
+  /** Aborted when the session ends. */
+  readonly #closed = new AbortController();
 
   private constructor(deps: HandOffDeps, first: AgentSegment, request: Transfer) {
     this.#deps = deps;
@@ -134,14 +136,41 @@ export class HandOff {
     const state = this.#state;
     if (state.kind !== "ready" || !this.#deps.live()) return;
     this.#state = { kind: "steady" };
+    this.#switch(state.target, state.segment, state.prepared);
+    if (state.target.config.greeting !== "") this.#deps.greet(state.target.config.greeting);
+  }
+
+  /**
+   * A resumed session whose record says the roster member at `path` was speaking: that member
+   * speaks again, at once and without a greeting (the conversation goes on where it was). A path
+   * this team has no member at (the agent changed since), or a mode that cannot switch, leaves
+   * the served agent speaking, logged.
+   */
+  async resume(path: string): Promise<void> {
+    const target = this.#deps.team.agents.find((agent) => agent.role === "member" && agent.path === path);
+    const switcher = this.#switcher;
+    if (target === undefined || switcher === undefined) {
+      this.#deps.log.warn({ speaking: path }, "resumed session's agent is not in this team; the served agent speaks");
+      return;
+    }
+    try {
+      const segment = await segmentOf(target, this.#deps, this.#request);
+      const prepared = await switcher(segment, this.#closed.signal);
+      if (this.#closed.signal.aborted) return void (await prepared.dispose());
+      this.#switch(target, segment, prepared);
+    } catch (error) {
+      this.#deps.log.warn({ err: error, speaking: path }, "resumed session's agent could not take over; the served agent speaks");
+    }
+  }
+
+  /** Make `target` the agent speaking: its tool table, the mode's prepared side, `agent.changed`. */
+  #switch(target: TeamAgent, segment: AgentSegment, prepared: PreparedSwitch): void {
     const previous = this.#active;
-    const next = state.target;
-    this.#table.use(state.segment.table);
-    state.prepared.commit();
-    this.#active = next;
-    this.#deps.log.info({ from: previous.config.name, to: next.config.name, tools: state.segment.table.tools.map((t) => t.name) }, "agent handed off");
-    this.#deps.emit({ type: "agent.changed", agent: next.config.name, previous: previous.config.name });
-    if (next.config.greeting !== "") this.#deps.greet(next.config.greeting);
+    this.#table.use(segment.table);
+    prepared.commit();
+    this.#active = target;
+    this.#deps.log.info({ from: previous.config.name, to: target.config.name, tools: segment.table.tools.map((t) => t.name) }, "agent handed off");
+    this.#deps.emit({ type: "agent.changed", agent: target.config.name, previous: previous.config.name });
   }
 
   /** The conversation was reset: a hand-off not yet made is dropped (the agent speaking stays). */
@@ -149,8 +178,9 @@ export class HandOff {
     void this.#drop();
   }
 
-  /** The session ended: release what a hand-off had prepared. */
+  /** The session ended: release what a hand-off had prepared, and stop a resume's preparation. */
   close(): Promise<void> {
+    this.#closed.abort(new Error("the session ended"));
     return this.#drop();
   }
 

@@ -84,6 +84,10 @@ export class Session {
       agentName: deps.agent.config.name,
       resumeKeyHash: this.resumeKeyHash,
       graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
+      speaking: () => {
+        const active = this.#handOff?.active;
+        return active?.role === "member" ? active.path : undefined;
+      },
     });
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
@@ -328,8 +332,11 @@ export class Session {
 
   async #restoreOrGreet(): Promise<void> {
     const { resumeId } = this.#deps;
-    if (resumeId !== undefined && (await this.#record.restore(resumeId))) {
+    const restored = resumeId === undefined ? undefined : await this.#record.restore(resumeId);
+    if (restored !== undefined) {
       this.#emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
+      // The roster member that was speaking speaks again (no greeting: the conversation goes on).
+      if (restored.speaking !== undefined) await this.#handOff?.resume(restored.speaking);
       // The restored dialogs' positions, before any turn.
       this.#state.project(this.#sessionValue, this.#conversation.dialogs);
       return;

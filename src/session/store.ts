@@ -30,6 +30,8 @@ export interface SessionRecord {
   readonly history: readonly ModelMessage[];
   /** Each dialog's state, by dialog id, for the dialogs that moved (docs/config.md, "Dialogs"); absent when none did. */
   readonly dialogs?: Readonly<Record<string, string>>;
+  /** The roster member speaking when the record was saved, by its path (`roster.billing`); absent when the served agent was (docs/config.md "12. Roster and hand-off"). */
+  readonly speaking?: string;
   /** The hash of the session's resume key (resume-key.ts): resuming needs the key. Absent on records that cannot be resumed. */
   readonly resumeKeyHash?: string;
   readonly updatedAt: number;

@@ -77,7 +77,10 @@ export class VoiceSwitch {
         },
       };
     };
-    return { ...this.#voice, tts };
+    // Not a spread: a gateway's providers may be a class instance, whose methods live on its prototype.
+    const voice = this.#voice;
+    const vad = voice.vad;
+    return { stt: (descriptor) => voice.stt(descriptor), tts, ...(vad === undefined ? {} : { vad: (sampleRate: number) => vad.call(voice, sampleRate) }) };
   }
 
   /** The new agent's voice, opened now and put behind the loop's TTS at `commit`; undefined when it speaks with the voice speaking now. */

@@ -141,6 +141,34 @@ describe("a roster hand-off over the gateway", () => {
     client.close();
   });
 
+  it("a session resumed after a hand-off goes on with the member that was speaking: its prompt, model and tools, no second greeting", async () => {
+    const billing = withTools(agent({ name: "billing", mode: "text", greeting: "Billing here.", systemPrompt: "You handle billing.", llm: llm("billing-model"), maxRetries: 0 }), { refund });
+    const desk = agent({ name: "desk", mode: "text", greeting: "Front desk.", systemPrompt: "You run the front desk.", llm: llm("desk-model"), maxRetries: 0, roster: { billing } });
+    fake.enqueue({ toolCalls: [{ name: "transfer_to_agent", args: { agent: "billing" }, id: "call_t" }] }, { text: "Putting you through to billing." });
+    const url = await serve(desk);
+    const first = await connect(url);
+    const configured = first.of("session.configured")[0];
+    await first.say("I need a refund.");
+    await first.next("agent.changed", 0);
+    await first.next("agent-transcript.committed", first.events.indexOf(first.of("agent.changed")[0]!));
+    first.close();
+    await first.closed;
+
+    fake.enqueue({ text: "Your refund is on its way." });
+    const second = await connect(`${url}?sessionId=${configured?.sessionId ?? ""}&resumeKey=${configured?.resumeKey ?? ""}`);
+    await second.next("history.restored", 0);
+    expect(second.of("agent.changed")).toMatchObject([{ agent: "billing", previous: "desk" }]);
+    await second.say("Yes please.");
+    const resumed = fake.requests.at(-1);
+    expect(resumed?.model).toBe("billing-model");
+    expect(resumed?.messages[0]).toEqual({ role: "system", content: "You handle billing." });
+    expect(resumed?.tools?.map((t) => t.function.name)).toEqual(["refund"]);
+    // The conversation goes on: no greeting from either agent on the resumed socket.
+    expect(second.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Your refund is on its way."]);
+    expect(fake.violations).toEqual([]);
+    second.close();
+  });
+
   it("is refused when the gateway is created, for a member that cannot share the connection", () => {
     const voice = agent({ name: "voice", tts: { kind: "cartesia", options: {} } });
     const desk = agent({ name: "desk", mode: "text", llm: llm("m"), roster: { voice } });
