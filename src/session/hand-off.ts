@@ -126,6 +126,11 @@ export class HandOff {
     return this.#active;
   }
 
+  /** The roster member speaking now, by its path (what a resume record keeps); undefined while the served agent speaks. */
+  get speaking(): string | undefined {
+    return this.#active.role === "member" ? this.#active.path : undefined;
+  }
+
   /** How the session's mode takes another agent (text, pipeline). */
   accept(switcher: SegmentSwitcher): void {
     this.#switcher = switcher;

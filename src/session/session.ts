@@ -3,7 +3,7 @@ import type { Logger } from "../log.js";
 import { resolveConfig, resolveTeam, type ResolvedConfig, type SessionMode, type Team } from "../manifest/index.js";
 import type { EventBody, SessionCommand } from "../transport/protocol.js";
 import { Guardrails } from "../turn/guardrails.js";
-import { TurnLedger, type SettledInfo, type TurnUsage } from "../turn/ledger.js";
+import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
 import { Keypad } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
@@ -15,7 +15,6 @@ import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import { newSessionId, sessionInstructions, sessionMode, type SessionDeps } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
-import { composeToolTable } from "./tool-table.js";
 import { ToolRunner } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { UsageMeter } from "./usage-meter.js";
@@ -24,8 +23,8 @@ import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
 import { EventObservers } from "./observers.js";
-import { openDelegation } from "./delegation.js";
 import { HandOff } from "./hand-off.js";
+import { teamSegments } from "./team-segments.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -84,10 +83,7 @@ export class Session {
       agentName: deps.agent.config.name,
       resumeKeyHash: this.resumeKeyHash,
       graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
-      speaking: () => {
-        const active = this.#handOff?.active;
-        return active?.role === "member" ? active.path : undefined;
-      },
+      speaking: () => this.#handOff?.speaking,
     });
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
@@ -272,37 +268,25 @@ export class Session {
 
   /** Who speaks: the served agent first, its tools composed (its sub-agents opened); its roster may hand the session on. */
   #openHandOff(): Promise<HandOff> {
-    const { clock } = this.#deps;
-    const delegation = {
-      clock,
-      log: this.#log,
-      random: this.#deps.random ?? Math.random,
-      sessionId: this.id,
-      session: this.#sessionValue,
-      resolveModel: this.#deps.resolveModel,
-      spent: () => this.#usage.refusal()?.message,
-      meter: (usage: TurnUsage) => this.#usage.add(usage),
-    };
     return HandOff.open({
       team: this.#team,
       log: this.#log,
       emit: (event) => this.#emit(event),
       live: () => this.#phase === "live",
       greet: (text) => this.#mode?.greet(text),
-      delegation: (agent) => openDelegation(agent, delegation),
-      table: (agent, extra) =>
-        composeToolTable({
-          def: agent.def,
-          builtinTools: agent.config.builtinTools,
-          settings: this.#settings,
-          // The served agent's MCP servers are its own (a roster member with servers is refused at load).
-          mcp: agent.role === "served" ? this.#mcp : undefined,
-          log: this.#log,
-          now: () => new Date(clock.now()),
-          endCall: () => this.#ending.afterReply("call ended by the agent"),
-          extra,
-        }),
-      instructions: (agent) => () => sessionInstructions(agent, this.id),
+      ...teamSegments({
+        clock: this.#deps.clock,
+        log: this.#log,
+        random: this.#deps.random ?? Math.random,
+        sessionId: this.id,
+        session: this.#sessionValue,
+        resolveModel: this.#deps.resolveModel,
+        spent: () => this.#usage.refusal()?.message,
+        meter: (usage) => this.#usage.add(usage),
+        settings: this.#settings,
+        mcp: this.#mcp,
+        endCall: () => this.#ending.afterReply("call ended by the agent"),
+      }),
     });
   }
 
