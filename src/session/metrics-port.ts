@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../errors.js";
 import type { EventBody } from "../events.js";
 import type { SessionMode } from "../manifest/index.js";
+import type { SettledInfo } from "../turn/ledger.js";
 import type { ToolStatus } from "./tool-runner.js";
 
 /** Events counted for metrics. */
@@ -35,3 +36,10 @@ export const noMetrics: SessionMetrics = {
   count: () => {},
   audioDropped: () => {},
 };
+
+/** A settled reply: a turn (a greeting or notice only spoken is not one), the LLM's first-token latency, an LLM failure. */
+export function countReply(metrics: SessionMetrics, mode: SessionMode, llm: string, info: SettledInfo): void {
+  if (info.status !== "spoken") metrics.turn(mode);
+  if (info.llmFirstTokenMs !== undefined) metrics.providerLatency(llm, "llm_first_token", info.llmFirstTokenMs);
+  if (info.status === "failed") metrics.error("llm");
+}

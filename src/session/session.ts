@@ -1,13 +1,13 @@
-import { CLOSE, GatewayError, messageOf, type CloseCode, type ErrorCode } from "../errors.js";
+import { CLOSE, GatewayError, messageOf, type CloseCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { resolveConfig, resolveTeam, type ResolvedConfig, type SessionMode, type Team } from "../manifest/index.js";
-import type { EventBody, SessionCommand } from "../transport/protocol.js";
+import type { SessionCommand } from "../transport/protocol.js";
 import { Guardrails } from "../turn/guardrails.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
 import { Keypad } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
-import { noMetrics, type SessionMetrics } from "./metrics-port.js";
+import { countReply, noMetrics, type SessionMetrics } from "./metrics-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { MODES } from "./modes.js";
 import { routeCommand } from "./commands.js";
@@ -16,13 +16,12 @@ import { newSessionId, sessionInstructions, sessionMode, type SessionDeps } from
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
 import { ToolRunner } from "./tool-runner.js";
-import { TurnTracer } from "./turn-tracer.js";
 import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
 import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
-import { EventObservers } from "./observers.js";
+import { EventOutlet } from "./event-outlet.js";
 import { HandOff } from "./hand-off.js";
 import { teamSegments } from "./team-segments.js";
 
@@ -41,7 +40,8 @@ export class Session {
   readonly #deps: SessionDeps;
   readonly #log: Logger;
   readonly #metrics: SessionMetrics;
-  readonly #tracer: TurnTracer;
+  /** Where events leave: metrics, the turn's trace, the link, the agent's observers. */
+  readonly #events: EventOutlet;
   readonly #conversation = new Conversation();
   /** The agent's config with every default applied, resolved once. */
   readonly #settings: ResolvedConfig;
@@ -60,8 +60,6 @@ export class Session {
   readonly #record: SessionRecord;
   readonly #ending: CallEnding;
   readonly #keypad: Keypad;
-  /** The agent's `events` observers, or undefined when it has none. */
-  readonly #observers: EventObservers | undefined;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
 
@@ -85,14 +83,14 @@ export class Session {
       graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
       speaking: () => this.#handOff?.speaking,
     });
-    this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#emit({ type: "state.updated", state }));
+    this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#events.emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
     this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, {
       busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
       expired: () => {
         if (this.#phase !== "live") return;
         this.#log.info({ idleTimeoutMs: this.#settings.idleTimeoutMs }, "session idle");
-        this.#emit({ type: "session.timed-out" });
+        this.#events.emit({ type: "session.timed-out" });
         this.#close(CLOSE.normal, "idle timeout");
       },
     });
@@ -113,13 +111,17 @@ export class Session {
       userText: (text) => this.#mode?.userText(text),
       callTool: (call) => void this.#tools?.call(call),
     });
-    this.#observers = EventObservers.for(deps.agent.def.events, { sessionId: this.id, mode: this.mode }, { clock: deps.clock, log: this.#log });
     this.#metrics = deps.metrics ?? noMetrics;
-    this.#tracer = new TurnTracer(deps.clock, {
-      "switchboard.session.id": this.id,
-      "switchboard.agent": deps.agent.config.name,
-      "switchboard.mode": this.mode,
-      "switchboard.transport": deps.transport ?? "websocket",
+    this.#events = new EventOutlet({
+      clock: deps.clock,
+      log: this.#log,
+      sessionId: this.id,
+      agentName: deps.agent.config.name,
+      mode: this.mode,
+      transport: deps.transport ?? "websocket",
+      metrics: this.#metrics,
+      link: deps.link,
+      observers: deps.agent.def.events,
     });
     this.#endedPromise = new Promise((resolve) => {
       this.#resolveEnded = resolve;
@@ -140,9 +142,9 @@ export class Session {
       this.#fail(error instanceof GatewayError ? error : new GatewayError("audio", messageOf(error), { fatal: true }));
       return;
     }
-    this.#emit({ type: "session.configured", ...format, sessionId: this.id, resumeKey: this.#resumeKey, mode: this.mode });
+    this.#events.emit({ type: "session.configured", ...format, sessionId: this.id, resumeKey: this.#resumeKey, mode: this.mode });
     if (this.#deps.resumeRefused === true) {
-      this.#emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
+      this.#events.emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
     }
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
     const deadline = { clock, log: this.#log, timeoutMs: this.#deps.startTimeoutMs ?? START_TIMEOUT_MS, hungUp: link.hungUp };
@@ -199,12 +201,12 @@ export class Session {
   async end(): Promise<void> {
     if (this.#phase === "ended") return;
     this.#phase = "ended";
+    this.#events.close();
     this.#idle.stop();
     this.#ending.stop();
     this.#keypad.close();
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
-    this.#tracer.close();
     try {
       await this.#mode?.close();
       await this.#record.save();
@@ -214,7 +216,7 @@ export class Session {
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }
-    this.#observers?.ended();
+    this.#events.settle();
     this.#log.info({ replies: this.#replies }, "session ended");
     this.#deps.ended?.(this);
     this.#resolveEnded();
@@ -238,7 +240,7 @@ export class Session {
       sessionId: this.id,
       session: this.#sessionValue,
       conversation: this.#conversation,
-      emit: (event) => this.#emit(event),
+      emit: (event) => this.#events.emit(event),
       line: (line) => {
         if (line.kind === "start" || line.kind === "delayed") this.#mode?.toolLine(line);
       },
@@ -271,7 +273,7 @@ export class Session {
     return HandOff.open({
       team: this.#team,
       log: this.#log,
-      emit: (event) => this.#emit(event),
+      emit: (event) => this.#events.emit(event),
       live: () => this.#phase === "live",
       greet: (text) => this.#mode?.greet(text),
       ...teamSegments({
@@ -293,7 +295,7 @@ export class Session {
   #runnerContext(): RunnerContext {
     const ledger = new TurnLedger({
       history: this.#conversation,
-      emit: (event) => this.#emit(event),
+      emit: (event) => this.#events.emit(event),
       activity: () => this.#touch(),
       settled: (info) => this.#replySettled(info),
     });
@@ -305,7 +307,7 @@ export class Session {
       conversation: this.#conversation,
       clock: this.#deps.clock,
       log: this.#log,
-      emit: (event) => this.#emit(event),
+      emit: (event) => this.#events.emit(event),
       activity: () => this.#touch(),
       admitTurn: () => this.#admitTurn(),
       fatal: (error) => this.#fail(error),
@@ -318,7 +320,7 @@ export class Session {
     const { resumeId } = this.#deps;
     const restored = resumeId === undefined ? undefined : await this.#record.restore(resumeId);
     if (restored !== undefined) {
-      this.#emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
+      this.#events.emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
       // The roster member that was speaking speaks again (no greeting: the conversation goes on).
       if (restored.speaking !== undefined) await this.#handOff?.resume(restored.speaking);
       // The restored dialogs' positions, before any turn.
@@ -341,7 +343,7 @@ export class Session {
       activity: () => this.#touch(),
       reset: () => this.#reset(mode),
       toolResult: (id, result, error) => this.#tools?.settleClientCall(id, result, error) === true,
-      report: (message) => this.#report("protocol", message),
+      report: (message) => this.#events.report("protocol", message),
     });
   }
 
@@ -350,7 +352,7 @@ export class Session {
     this.#handOff?.reset();
     this.#conversation.reset();
     // Usage is counted per session, not per conversation: a reset does not lift usageLimits.
-    this.#emit({ type: "session.reset" });
+    this.#events.emit({ type: "session.reset" });
     this.#greet();
     void this.#record.save();
     this.#touch();
@@ -368,12 +370,10 @@ export class Session {
   #replySettled(info: SettledInfo): void {
     if (this.#phase !== "live") return;
     this.#replies += 1;
-    if (info.status !== "spoken") this.#metrics.turn(this.mode);
-    if (info.llmFirstTokenMs !== undefined) this.#metrics.providerLatency(this.#deps.agent.config.llm?.kind ?? "llm", "llm_first_token", info.llmFirstTokenMs);
-    if (info.status === "failed") this.#metrics.error("llm");
+    countReply(this.#metrics, this.mode, this.#deps.agent.config.llm?.kind ?? "llm", info);
     if (info.usage !== undefined) {
       const totals = this.#usage.add(info.usage);
-      if (this.#deps.agent.config.usageLimits !== undefined) this.#emit({ type: "usage.updated", ...totals });
+      if (this.#deps.agent.config.usageLimits !== undefined) this.#events.emit({ type: "usage.updated", ...totals });
     }
     this.#state.project(this.#sessionValue, this.#conversation.dialogs);
     this.#touch();
@@ -385,24 +385,10 @@ export class Session {
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────
 
-  #emit(event: EventBody): void {
-    if (this.#phase === "ended") return;
-    this.#metrics.event(this.mode, this.#deps.transport ?? "websocket", event);
-    this.#tracer.event(event);
-    const sent = this.#deps.link.emit(event);
-    this.#observers?.observe(event, sent);
-  }
-
-  #report(code: ErrorCode, message: string): void {
-    this.#metrics.error(code);
-    this.#emit({ type: "error.reported", code, message, fatal: false });
-  }
-
   /** A fatal error: reported once, then the socket closes with the error's code. */
   #fail(error: GatewayError): void {
     if (this.#phase === "ended") return;
-    this.#metrics.error(error.code);
-    this.#emit({ type: "error.reported", code: error.code, message: error.message, fatal: true });
+    this.#events.fatal(error);
     this.#close(error.closeCode, error.message);
   }
 
