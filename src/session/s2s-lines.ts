@@ -3,6 +3,11 @@
  * line (filler, never recorded), or a line recorded as the agent's once the service has spoken it
  * (the greeting, a farewell, a guardrail's replacement).
  */
+/** "Say exactly" instructions for a line spoken in the model's own voice. */
+export function sayExactly(text: string): string {
+  return `Say exactly the following, word for word, and nothing else: "${text}"`;
+}
+
 export type OutOfBandLine = { readonly kind: "tool" } | { readonly kind: "recorded"; readonly settle: () => void };
 
 /**

@@ -1,17 +1,15 @@
 import { formatDurationMs, g711, pcm16, type SessionAudio } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
-import type { GuardrailVerdict, ResolvedConfig } from "../manifest/index.js";
-import { snapToWord } from "../pipeline/heard-cursor.js";
-import { joinSpoken } from "../pipeline/join-spoken.js";
-import { GuardedOutput } from "../turn/guarded-output.js";
+import type { ResolvedConfig } from "../manifest/index.js";
 import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
-import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSegment, S2sSession, S2sSetup, S2sToolCall } from "../s2s/s2s-port.js";
-import { CallerChecks, type CallerWords } from "./caller-checks.js";
+import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSegment, S2sSession, S2sSetup } from "../s2s/s2s-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import { S2sRefusals } from "./s2s-refusals.js";
 import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
-import { OutOfBandLines } from "./s2s-lines.js";
-import type { ToolLine, ToolOutcome, ToolRunner } from "./tool-runner.js";
+import { OutOfBandLines, sayExactly } from "./s2s-lines.js";
+import { S2sToolCalls } from "./s2s-tool-calls.js";
+import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
 export interface S2sRunnerOptions {
   /** The config with every default applied (manifest `resolveConfig`). */
@@ -33,14 +31,6 @@ export interface S2sRunnerOptions {
   readonly signal?: AbortSignal;
 }
 
-/** "Say exactly" instructions for a line spoken in the model's own voice. */
-export function sayExactly(text: string): string {
-  return `Say exactly the following, word for word, and nothing else: "${text}"`;
-}
-
-/** A tool call of a reply that answers a refused caller turn: answered, never run. */
-const REFUSED_CALL = "Not run: the caller's turn was refused by an input guardrail.";
-
 /** The conversation as a new socket replays it: a refused caller turn as the model history records it (docs/config.md "Guardrails"). */
 function replayed(lines: readonly { readonly role: "user" | "assistant"; readonly text: string; readonly refused?: true }[]): S2sHistoryItem[] {
   return lines.map((line) => (line.refused === true ? { role: "user", text: REFUSED_TURN_PROMPT } : { role: line.role, text: line.text }));
@@ -48,13 +38,11 @@ function replayed(lines: readonly { readonly role: "user" | "assistant"; readonl
 
 /**
  * Speech-to-speech mode: the service hears and speaks; the gateway bridges audio (converted once,
- * at the link, to and from the service's own formats), maps the service's events to the client protocol, runs tool calls through the
- * shared runner (answered once per call, results batched per response), speaks tool lines in
- * the model's own voice out of band, and on barge-in clears playback and truncates the model's
- * memory at what the caller actually heard. Guardrails (docs/config.md "Guardrails"): the
- * caller's transcript is checked as it arrives and a refused turn's answer is cut and removed
- * from the model's memory; the agent's transcript is checked as it streams and a verdict cuts the
- * reply where the caller stopped hearing it; either replacement is spoken out of band.
+ * at the link, to and from the service's own formats), maps the service's events to the client
+ * protocol, runs tool calls through the shared runner (`S2sToolCalls`: answered once per call,
+ * results batched per response), speaks tool lines in the model's own voice out of band, and on
+ * barge-in clears playback and truncates the model's memory at what the caller actually heard.
+ * What guardrails refuse is undone after the fact (`S2sRefusals`, docs/config.md "Guardrails").
  */
 export class S2sRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
@@ -65,28 +53,37 @@ export class S2sRunner implements ModeRunner {
   /** What the service hears and speaks (its formats, declared to the link). */
   #audio: SessionAudio | undefined;
   readonly #lines = new OutOfBandLines();
-  /** The caller's transcripts through the input guardrails (when the agent has some). */
-  readonly #checks: CallerChecks | undefined;
-  /** Typed turns wait for their check in the order they came. */
-  #typed: Promise<void> = Promise.resolve();
-  /** A refused caller turn whose answer has not started yet: the next in-band response is that answer, cut as it starts. */
-  #refusedAwaitingAnswer = false;
+  /** What the guardrails refuse, undone after the fact. */
+  readonly #refusals: S2sRefusals;
   #userSpeaking = false;
-  #stepsSinceUser = 0;
-  /** Tool steps a turn may take: the agent segment's `maxSteps` (a hand-off brings its own). */
-  #maxSteps: number;
   #closed = false;
   readonly #signal = new AbortController();
+  /** The service's tool calls: run or refused, answered per response. */
+  readonly #calls: S2sToolCalls;
 
   private constructor(ctx: RunnerContext, options: S2sRunnerOptions) {
     this.#ctx = ctx;
     this.#options = options;
     this.#playback = new PlaybackClock(ctx.clock);
     this.#replies = new S2sReplies(ctx.clock);
-    this.#checks = ctx.guardrails.checksInput
-      ? new CallerChecks({ guardrails: ctx.guardrails, passed: (words) => this.#passed(words), refused: (words, verdict) => this.#refuseSpoken(words, verdict) })
-      : undefined;
-    this.#maxSteps = options.settings.maxSteps;
+    this.#refusals = new S2sRefusals({
+      ctx,
+      replies: this.#replies,
+      session: () => this.#session,
+      closed: () => this.#closed,
+      userSpeaking: () => this.#userSpeaking,
+      interrupt: () => this.#interrupt(),
+      say: (text, record) => this.#say(text, record),
+      commitUser: (text, refused) => this.#commitUser(text, refused),
+    });
+    this.#calls = new S2sToolCalls({
+      tools: options.tools,
+      signal: this.#signal.signal,
+      maxSteps: options.settings.maxSteps,
+      session: () => this.#session,
+      closed: () => this.#closed,
+      settled: () => this.#cancelToolLines(),
+    });
   }
 
   /** Open the service's socket: one setup message with the frozen tools and instructions. */
@@ -107,7 +104,7 @@ export class S2sRunner implements ModeRunner {
         userTranscript: (text, info) => runner.#onUserTranscript(text, info.final, info.itemId),
         responseStarted: (info) => runner.#onResponseStarted(info.responseId, info.outOfBand),
         responseDone: (info) => void runner.#onResponseDone(info.responseId, info.status, info.usage),
-        toolCall: (call) => runner.#onToolCall(call),
+        toolCall: (call) => runner.#calls.call(call, runner.#replies.get(call.responseId)),
         error: (error, info) => runner.#onError(error, info.fatal),
         reconnected: () => ctx.count("provider_reconnect"),
         closed: (info) => {
@@ -140,7 +137,7 @@ export class S2sRunner implements ModeRunner {
 
   /** A hand-off: the service is told the new agent's instructions and tools (one update), and its `maxSteps` caps tool steps from now on. */
   handOff(segment: S2sSegment, maxSteps: number): void {
-    this.#maxSteps = maxSteps;
+    this.#calls.limitSteps(maxSteps);
     this.#session?.update?.(segment);
   }
 
@@ -161,27 +158,7 @@ export class S2sRunner implements ModeRunner {
       this.#ctx.emit({ type: "error.reported", code: "s2s", message: "this speech-to-speech service does not take typed turns", fatal: false });
       return;
     }
-    const { guardrails } = this.#ctx;
-    if (!guardrails.checksInput) {
-      this.#commitUser(text);
-      session.sendText(text);
-      return;
-    }
-    // Checked before the service hears it: a refused one never reaches it.
-    this.#typed = this.#typed
-      .then(async () => {
-        const verdict = await guardrails.check("input", text);
-        if (this.#closed) return;
-        if (verdict === undefined) {
-          this.#commitUser(text);
-          session.sendText?.(text);
-          return;
-        }
-        this.#stepsSinceUser = 0;
-        this.#ctx.ledger.user(text, { refused: true });
-        this.#answerRefused(verdict);
-      })
-      .catch((error: unknown) => this.#ctx.log.error({ err: error }, "typed turn failed"));
+    this.#refusals.typed(text, (passed) => session.sendText?.(passed));
   }
 
   cancel(): void {
@@ -239,15 +216,7 @@ export class S2sRunner implements ModeRunner {
     const reply = this.#replies.start(responseId);
     this.#playback.resetTimeline();
     // Its transcript goes out through the output guardrails: at once without any, else once checked.
-    const output = new GuardedOutput(this.#ctx.guardrails, {
-      release: () => this.#ctx.emit({ type: "agent-transcript.updated", text: output.released.trim() }),
-      tripped: (verdict) => this.#refuseOutput(reply, verdict),
-    });
-    reply.output = output;
-    if (this.#refusedAwaitingAnswer) {
-      this.#refusedAwaitingAnswer = false;
-      this.#forget(reply);
-    }
+    this.#refusals.started(reply);
   }
 
   #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
@@ -298,76 +267,12 @@ export class S2sRunner implements ModeRunner {
 
   #onUserTranscript(text: string, final: boolean, itemId: string | undefined): void {
     if (!final) this.#ctx.emit({ type: "user-transcript.updated", text });
-    // With input guardrails every transcript is checked as it arrives; the final is committed once it passed.
-    if (this.#checks !== undefined) this.#checks.heard(text, final, itemId);
-    else if (final && text.trim() !== "") this.#commitUser(text.trim());
+    this.#refusals.heard(text, final, itemId);
   }
 
-  #commitUser(text: string): void {
-    this.#stepsSinceUser = 0;
-    this.#ctx.ledger.user(text);
-  }
-
-  /**
-   * An input guardrail refused what the caller said (docs/config.md "Guardrails"). The service
-   * heard it: the caller's item leaves the model's memory, and so does the answer — cut where the
-   * caller is hearing it, or as it starts when it has not yet; then the replacement is spoken.
-   */
-  #refuseSpoken(words: CallerWords, verdict: GuardrailVerdict): void {
-    this.#stepsSinceUser = 0;
-    this.#ctx.ledger.user(words.text, { refused: true });
-    if (words.itemId !== undefined) this.#session?.deleteItem?.(words.itemId);
-    // Still speaking (Gemini transcribes as the caller talks), or spoken and not answered yet: the answer is the next response.
-    const answer = this.#replies.latest;
-    if (this.#userSpeaking || this.#replies.awaitingAnswer || answer === undefined) this.#refusedAwaitingAnswer = true;
-    else this.#forget(answer);
-    this.#answerRefused(verdict);
-  }
-
-  /** A later caller turn passed: the next response answers it, not a refused one whose answer never came. */
-  #passed(words: CallerWords): void {
-    this.#refusedAwaitingAnswer = false;
-    this.#commitUser(words.text);
-  }
-
-  /** A refused turn's answer: the model remembers that a turn was refused and what was said instead, and the caller hears it. */
-  #answerRefused(verdict: GuardrailVerdict): void {
-    this.#session?.remember?.({ role: "user", text: REFUSED_TURN_PROMPT });
-    this.#session?.remember?.({ role: "assistant", text: verdict.replacement });
-    this.#say(verdict.replacement, verdict.replacement);
-  }
-
-  /** `reply` answers a refused caller turn: what the caller hears of it stops, its calls are not run, and its item leaves the model's memory. */
-  #forget(reply: Reply): void {
-    reply.forget = true;
-    if (this.#replies.heard(reply) && reply.audioMs > 0) {
-      this.#interrupt();
-      this.#ctx.emit({ type: "reply.cancelled" });
-    } else if (!reply.done) {
-      // Nothing of it reached the caller: it alone is stopped, and no playback is flushed.
-      this.#replies.cut(reply);
-      this.#session?.cancelResponse(reply.responseId);
-    }
-    // One still running is removed when it is done (`#onResponseDone`): its items are complete then.
-    if (reply.done && reply.itemId !== undefined) this.#session?.deleteItem?.(reply.itemId);
-  }
-
-  /**
-   * An output guardrail refused the reply's next words (docs/config.md "Guardrails"): it is cut
-   * where the caller stopped hearing it (the model's memory truncated there, as for a barge-in),
-   * and the replacement is spoken; the agent's line records the heard part of what was shown,
-   * then the replacement.
-   */
-  #refuseOutput(reply: Reply, verdict: GuardrailVerdict): void {
-    if (reply.interrupted) return;
-    const heardMs = this.#interrupt();
-    this.#ctx.emit({ type: "reply.cancelled" });
-    const shown = reply.output?.released ?? "";
-    // Words heard, by the share of its audio played; never past what the guardrails had passed.
-    const heard = reply.audioMs > 0 ? snapToWord(reply.text, Math.floor((reply.text.length * Math.min(heardMs, reply.audioMs)) / reply.audioMs)) : "";
-    const said = heard.length <= shown.length ? heard : shown;
-    this.#session?.remember?.({ role: "assistant", text: verdict.replacement });
-    this.#say(verdict.replacement, joinSpoken([said, verdict.replacement]));
+  #commitUser(text: string, refused?: true): void {
+    this.#calls.userTurn();
+    this.#ctx.ledger.user(text, refused === true ? { refused } : undefined);
   }
 
   /** A line in the model's own voice, out of band; `record` is committed as the agent's line once the service has spoken it. */
@@ -412,21 +317,6 @@ export class S2sRunner implements ModeRunner {
     return this.#replies.hear(reply, () => this.#playback.playedOut(this.#signal.signal, () => reply.interrupted || this.#closed));
   }
 
-  #onToolCall(call: S2sToolCall): void {
-    const reply = this.#replies.get(call.responseId);
-    const maxSteps = this.#maxSteps;
-    const refusal =
-      reply?.forget === true ? REFUSED_CALL : this.#stepsSinceUser >= maxSteps ? "Tool step limit reached for this turn. Answer the caller now without tools." : undefined;
-    const outcome =
-      refusal !== undefined
-        ? Promise.resolve<ToolOutcome>({ status: "refused", result: { text: refusal, isError: true }, modelText: refusal, isError: true })
-        : this.#options.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#signal.signal });
-    // Tool lines cover the call's silence only: once it settles, any line still being spoken stops.
-    void outcome.then(() => this.#cancelToolLines());
-    reply?.calls.set(call.callId, outcome);
-    if (reply === undefined) void this.#answer([call.callId], [outcome], true);
-  }
-
   async #onResponseDone(responseId: string, status: string, usage?: { inputTokens: number; outputTokens: number; totalTokens: number }): Promise<void> {
     const line = this.#lines.done(responseId);
     if (line !== undefined) {
@@ -445,8 +335,7 @@ export class S2sRunner implements ModeRunner {
     // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
     // A response lost with the service link (failed) was not the caller's doing: its results still ask for one.
     const continues = completed || (status === "failed" && inFlight && !reply.interrupted);
-    const answered = reply.calls.size > 0 ? this.#answer([...reply.calls.keys()], [...reply.calls.values()], continues) : undefined;
-    if (reply.calls.size > 0) this.#stepsSinceUser += 1;
+    const answered = this.#calls.answer(reply, continues);
     if (completed && !step) {
       this.#ctx.emit({ type: "audio.completed" });
       // Recorded once heard: the service is done, but a phone line may still be playing seconds of it.
@@ -460,20 +349,6 @@ export class S2sRunner implements ModeRunner {
     if (step) ledger.step({ status: heard ? "completed" : "cancelled", usage: settledUsage });
     else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, metrics: { turnId: ledger.nextTurnId(), ...turnLatencies(reply, this.#playback.startedAt) } });
     await answered;
-  }
-
-  /** Send a response's results as one batch; verbatim completion lines are spoken instead of a model turn. */
-  async #answer(callIds: readonly string[], outcomes: readonly Promise<ToolOutcome>[], respond: boolean): Promise<void> {
-    const settled = await Promise.all(outcomes);
-    const session = this.#session;
-    if (this.#closed || session === undefined) return;
-    const verbatim = settled.map((o) => o.verbatim).filter((v): v is string => v !== undefined);
-    const allVerbatim = verbatim.length === settled.length && settled.length > 0;
-    session.sendToolResults(
-      settled.map((outcome, i) => ({ callId: callIds[i] ?? "", output: outcome.modelText })),
-      respond && !allVerbatim,
-    );
-    if (respond && allVerbatim) session.createResponse({ instructions: sayExactly(verbatim.join(" ")), outOfBand: true });
   }
 
   #onError(error: Error, fatal: boolean): void {

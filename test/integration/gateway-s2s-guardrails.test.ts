@@ -3,7 +3,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, type Guardrail } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
-import { sayExactly } from "../../src/session/s2s-runner.js";
+import { sayExactly } from "../../src/session/s2s-lines.js";
 import { REFUSED_TURN_PROMPT } from "../../src/turn/guardrails.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";

@@ -8,7 +8,7 @@ import { agent, tool, withTools, type AgentDef, type ResolvedAgentDef } from "..
 import type { Script } from "../../../src/pipeline/providers/llm/script.js";
 import { scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
 import type { S2sSession } from "../../../src/s2s/s2s-port.js";
-import { sayExactly } from "../../../src/session/s2s-runner.js";
+import { sayExactly } from "../../../src/session/s2s-lines.js";
 import { FakeS2s } from "../../../src/testing/fake-s2s.js";
 import { FakeTts } from "../../../src/testing/fake-speech.js";
 import { s2sSession as s2sHarness } from "../../../src/testing/s2s-session.js";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { agent, tool, withTools, type Guardrail, type ResolvedAgentDef } from "../../../src/manifest/index.js";
-import { sayExactly } from "../../../src/session/s2s-runner.js";
+import { sayExactly } from "../../../src/session/s2s-lines.js";
 import { REFUSED_TURN_PROMPT } from "../../../src/turn/guardrails.js";
 import { s2sSession } from "../../../src/testing/s2s-session.js";
 

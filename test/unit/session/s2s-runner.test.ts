@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
 import { agent, toAgentConfig, tool, withTools, type ResolvedAgentDef } from "../../../src/manifest/index.js";
-import { sayExactly } from "../../../src/session/s2s-runner.js";
+import { sayExactly } from "../../../src/session/s2s-lines.js";
 import { Session } from "../../../src/session/session.js";
 import { MemorySessionStore } from "../../../src/session/store.js";
 import { FakeS2s } from "../../../src/testing/fake-s2s.js";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { DEFAULTS, agent, tool, withTools, type ResolvedAgentDef } from "../../../src/manifest/index.js";
-import { sayExactly } from "../../../src/session/s2s-runner.js";
+import { sayExactly } from "../../../src/session/s2s-lines.js";
 import type { FakeS2s } from "../../../src/testing/fake-s2s.js";
 import { s2sSession } from "../../../src/testing/s2s-session.js";
 
