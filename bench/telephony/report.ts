@@ -143,6 +143,8 @@ export interface Report {
   readonly windowMs: number;
   readonly idleRss: Readonly<Partial<Record<ServerName, number>>>;
   readonly elapsedMs: number;
+  /** Where the gateway was loaded from: its TypeScript sources through tsx, or the built `dist/`. */
+  readonly gatewayFrom: "src" | "dist";
 }
 
 const SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
@@ -267,7 +269,7 @@ export function runLine(report: Report): string {
   const cpu = cpus();
   return (
     `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
-    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, after a 10-call warm-up per server; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
+    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, after a 10-call warm-up per server; the gateway ${report.gatewayFrom === "dist" ? "built (`dist/`, as deployed)" : "from its sources through tsx"}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
   );
 }
 

@@ -11,14 +11,20 @@
  * call to a child is bounded; the whole run too.
  *
  * Options: --calls 50,100,200 (env BENCH_CALLS), --window S (BENCH_WINDOW_S, default 12),
- * --no-docs (print only). Results go to stdout and to docs/benchmarks.md between the
+ * --dist (host the gateway built, from `dist/` as deployed: run `npm run build` first), --dist-of
+ * DIR (the `dist/` of another checkout, built there: that revision's gateway under this harness, for
+ * a before/after of the gateway alone), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
+ * function names (`keepNames`): every closure then carries a property store of its own (about
+ * 256 bytes on V8), so its heap per call reads higher than the deployed build's. Results go to stdout and to docs/benchmarks.md between the
  * bench:telephony markers.
  */
 import type { ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { createLogger } from "../../src/log.js";
-import { agent } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
+import { resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { existsSync } from "node:fs";
+import type * as LogModule from "../../src/log.js";
+import type * as ManifestModule from "../../src/manifest/index.js";
+import type * as ServerModule from "../../src/server/index.js";
 import { countOption, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { connectChild, type CallersTaken, type DialPlan, type FakeTaken } from "./protocol.js";
@@ -44,6 +50,9 @@ interface Options {
   readonly counts: number[];
   readonly windowMs: number;
   readonly docs: boolean;
+  /** The gateway's module root: this tree's `src/` (through tsx) or a built `dist/`. */
+  readonly gatewayRoot: URL;
+  readonly gatewayFrom: "src" | "dist";
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
@@ -52,6 +61,7 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
     counts: list.split(",").map((n) => countOption(n.trim(), 50, "calls")),
     windowMs: countOption(flagValue(argv, "window") ?? env.BENCH_WINDOW_S, 12, "window") * 1000,
     docs: !argv.includes("--no-docs"),
+    ...gatewayRoot(argv),
   };
 }
 
@@ -88,7 +98,25 @@ class LogTally {
   }
 }
 
-async function startGateway(providerUrl: string, meter: ProcessMeter): Promise<{ server: Server; close: () => Promise<void> }> {
+function gatewayRoot(argv: readonly string[]): Pick<Options, "gatewayRoot" | "gatewayFrom"> {
+  const other = flagValue(argv, "dist-of");
+  if (other !== undefined) return { gatewayRoot: pathToFileURL(`${resolve(other, "dist")}/`), gatewayFrom: "dist" };
+  return argv.includes("--dist") ? { gatewayRoot: new URL("../../dist/", import.meta.url), gatewayFrom: "dist" } : { gatewayRoot: new URL("../../src/", import.meta.url), gatewayFrom: "src" };
+}
+
+/** The gateway's modules, from its sources or a build (the same API: `dist/` is `src/` compiled). */
+async function gatewayModules(root: URL) {
+  if (root.pathname.endsWith("/dist/") && !existsSync(new URL("server/index.js", root))) throw new Error(`no ${fileURLToPath(root)}server/index.js: run \`npm run build\` in that checkout first`);
+  const [log, manifest, server] = await Promise.all([
+    import(new URL("log.js", root).href) as Promise<typeof LogModule>,
+    import(new URL("manifest/index.js", root).href) as Promise<typeof ManifestModule>,
+    import(new URL("server/index.js", root).href) as Promise<typeof ServerModule>,
+  ]);
+  return { createLogger: log.createLogger, agent: manifest.agent, createGateway: server.createGateway };
+}
+
+async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL): Promise<{ server: Server; close: () => Promise<void> }> {
+  const { createLogger, agent, createGateway } = await gatewayModules(root);
   const def = agent({ name: "bench-telephony", greeting: "Welcome to the bench line.", s2s: { kind: "openai-realtime", options: { url: providerUrl } }, telephony: ["twilio"] });
   const logs = new LogTally();
   // Logs at info, as deployed, written nowhere; Prometheus process metrics on. No carrier REST calls.
@@ -195,7 +223,8 @@ async function main(): Promise<number> {
     };
     const providerUrl = await rig.fake<string>("url");
     const meter = new ProcessMeter();
-    const gateway = await startGateway(providerUrl, meter);
+    const gateway = await startGateway(providerUrl, meter, options.gatewayRoot);
+    console.log(`bench:telephony: the gateway from ${fileURLToPath(options.gatewayRoot)}`);
     closeGateway = gateway.close;
     const idleRss: Partial<Record<ServerName, number>> = { gateway: meter.memory().rss };
     const servers = new Map<ServerName, Server | string>([["gateway", gateway.server]]);
@@ -232,7 +261,7 @@ async function main(): Promise<number> {
         console.log(`bench:telephony: ${LABEL[name]}, ${calls} calls: ${failed(result) ? `failed (${result.reason})` : `${result.cpuPercentPerCall.toFixed(3)} % of a core per call`}`);
       }
     }
-    const report: Report = { phases, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began };
+    const report: Report = { phases, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began, gatewayFrom: options.gatewayFrom };
     print(report);
     if (options.docs) {
       writeSection(DOCS, START, END, section(report, { start: START, end: END }));
