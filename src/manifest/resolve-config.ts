@@ -43,8 +43,22 @@ export interface ResolvedConfig {
   };
 }
 
-/** Resolve a validated config: every runtime default applied once, here. */
+/** Resolved configs by the config they resolve: every session of an agent shares its one. */
+const RESOLVED = new WeakMap<AgentConfig, ResolvedConfig>();
+
+/** Resolve a validated config: every runtime default applied once, here, and once per config object (frozen: sessions share it). */
 export function resolveConfig(config: AgentConfig): ResolvedConfig {
+  let resolved = RESOLVED.get(config);
+  if (resolved === undefined) {
+    const fresh = resolve(config);
+    // The groups resolve() built; values taken from the config as they are (nudge, dtmf) stay the config's.
+    resolved = Object.freeze({ ...fresh, turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence) });
+    RESOLVED.set(config, resolved);
+  }
+  return resolved;
+}
+
+function resolve(config: AgentConfig): ResolvedConfig {
   const turn = config.turnTaking;
   const interruption = config.interruption;
   const tuned = typeof interruption === "object" ? interruption : {};

@@ -17,7 +17,7 @@ export class PlaybackClock {
   #modelPlayEnd = 0;
   /** Ms of audio queued since `resetTimeline()`. */
   #timelineMs = 0;
-  /** Timeline ranges of model audio: [start, end) in the reply's timeline, and the model-stream offset at start. */
+  /** Timeline ranges of model audio: [start, end) in the reply's timeline, and the model-stream offset at start; contiguous model audio is one range. */
   #modelRanges: { start: number; end: number; offset: number }[] = [];
   #modelMs = 0;
   /** Epoch ms at which this timeline's first audio starts playing, by the estimate (reports can push it later). */
@@ -41,7 +41,11 @@ export class PlaybackClock {
     if (this.#timelineMs === 0) this.#startAt = Math.max(this.#playEnd, now);
     this.#playEnd = Math.max(this.#playEnd, now) + ms;
     if (kind === "model") {
-      this.#modelRanges.push({ start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs });
+      // Model audio right after model audio extends its range: one range per run of model audio
+      // between fillers, not one per chunk (a long reply of 20 ms deltas would hold thousands).
+      const last = this.#modelRanges.at(-1);
+      if (last?.end === this.#timelineMs) last.end += ms;
+      else this.#modelRanges.push({ start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs });
       this.#modelMs += ms;
       this.#modelPlayEnd = this.#playEnd;
     }
