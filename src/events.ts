@@ -50,6 +50,17 @@ export const EventBodySchemas = {
   "usage.updated": z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), steps: z.number() }),
   /** A hand-off: `agent` (its `name`) speaks on the session from now on, after `previous`. */
   "agent.changed": z.object({ agent: z.string(), previous: z.string() }),
+  /**
+   * `transfer_call` on a client's session: hand the user to a person at `destination` (one of the
+   * agent's `transfer.destinations`), after the agent's line has played. The socket closes 1000 right after.
+   */
+  "transfer.requested": z.object({
+    destination: z.string(),
+    number: z.string().optional(),
+    sip: z.string().optional(),
+    mode: z.enum(["cold", "warm"]),
+    summary: z.string().optional(),
+  }),
   "user-turn.exceeded": z.object({ limit: z.enum(["words", "duration"]), words: z.number(), durationMs: z.number() }),
   "metrics.turn": z.object({
     turnId: z.string(),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULTS } from "./defaults.js";
 import type { AgentMode } from "./mode.js";
 import { parseLlmShorthand } from "./providers.js";
+import { TransferSchema } from "./transfer-config.js";
 
 const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
@@ -128,6 +129,7 @@ export const AgentConfigSchema = z.strictObject({
   telephony: z.union([z.boolean(), z.array(z.string()).readonly()], { error: "must be true or a list of carrier names" }).optional(),
   temperature: z.number().min(0, { error: "must be between 0 and 2" }).max(2, { error: "must be between 0 and 2" }).optional(),
   toolChoice: ToolChoiceSchema.optional(),
+  transfer: TransferSchema.optional(),
   tts: ProviderDescriptorSchema.optional(),
   turnTaking: TurnTakingSchema.optional(),
   usageLimits: z.strictObject({ totalTokens: positiveInt.optional() }).optional(),
@@ -171,9 +173,6 @@ export type HostOnlyAgentField = (typeof HOST_ONLY_AGENT_FIELDS)[number];
  * here in the change that makes it work.
  */
 export const UNHONOURED_HOST_FIELDS: readonly HostOnlyAgentField[] = ["workflows"];
-
-/** Builtin tools advertised to the model that no connection can carry out yet (answered "not supported" at call time). */
-export const UNHONOURED_BUILTIN_TOOLS: readonly string[] = ["transfer_call"];
 
 /** A system prompt computed per request by the host; dropped from the wire. */
 export type SystemPromptResolver = (ctx: { readonly sessionId?: string }) => string | Promise<string>;

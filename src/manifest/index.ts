@@ -81,6 +81,16 @@ export {
 } from "./registry.js";
 export { compileJsonSchema, compileParameters, type CompiledSchema, type InferParameters, type ParameterSchema, type Validation } from "./schema.js";
 export { toAgentConfig, type ToAgentConfigOptions } from "./to-agent-config.js";
+export {
+  DEFAULT_RING_TIMEOUT_S,
+  E164,
+  SIP_URI,
+  transferTarget,
+  type TransferConfig,
+  type TransferDestination,
+  type TransferMode,
+  type TransferTarget,
+} from "./transfer-config.js";
 export { isSubagentDef, subagent, subagentPrompt, type SubagentDef, type SubagentOptions } from "./subagent.js";
 export { HAND_OFF_TOOL, MAX_DELEGATION_DEPTH, resolveTeam, type Delegation, type Team, type TeamAgent, type TeamOptions } from "./team.js";
 export {

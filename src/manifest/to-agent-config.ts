@@ -3,7 +3,6 @@ import {
   AGENT_CONFIG_FIELDS,
   AgentConfigSchema,
   HOST_ONLY_AGENT_FIELDS,
-  UNHONOURED_BUILTIN_TOOLS,
   UNHONOURED_HOST_FIELDS,
   type AgentConfig,
   type AgentConfigSource,
@@ -17,6 +16,7 @@ import { isToolDef } from "./tool-def.js";
 import { deriveMode, noEffect, type AgentMode } from "./mode.js";
 import { CARRIERS, DEFAULT_PROVIDERS, PROVIDER_KINDS, parseLlmShorthand, type ProviderSlot } from "./providers.js";
 import { VOICE_PRESET_NAMES, isVoicePreset } from "./voice-presets.js";
+import { transferIssues } from "./transfer-config.js";
 
 /** What `toAgentConfig` may be told besides the source. */
 export interface ToAgentConfigOptions {
@@ -165,6 +165,7 @@ function checkCrossField(issues: IssueList, config: AgentConfig, source: Record<
   if (limit !== undefined && limit.maxWords === undefined && limit.maxDurationMs === undefined) {
     issues.add("turnTaking.userTurnLimit", "set maxWords, maxDurationMs or both — or remove the limit.");
   }
+  for (const issue of transferIssues(config)) issues.add(issue.path, issue.message);
   const tools = source.tools;
   if (typeof tools === "object" && tools !== null) {
     for (const name of config.builtinTools ?? []) {
@@ -252,14 +253,9 @@ export function isSet(value: unknown): boolean {
 }
 
 /** Say which fields the agent sets that this build accepts but does nothing with yet. */
-function warnUnhonoured(raw: Record<string, unknown>, config: AgentConfig, name: string, warn: (message: string) => void): void {
+function warnUnhonoured(raw: Record<string, unknown>, name: string, warn: (message: string) => void): void {
   for (const field of UNHONOURED_HOST_FIELDS) {
     if (isSet(raw[field])) warn(`${name}: \`${field}\` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).`);
-  }
-  for (const tool of config.builtinTools ?? []) {
-    if (UNHONOURED_BUILTIN_TOOLS.includes(tool)) {
-      warn(`${name}: builtin tool \`${tool}\` is advertised to the model, but no connection can carry it out yet: every call of it answers that it is not supported (docs/config.md §5).`);
-    }
   }
 }
 
@@ -324,7 +320,7 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
     }
     if (unknown.length > 0) config.voicePresets = config.voicePresets.filter(isVoicePreset);
   }
-  warnUnhonoured(raw, config, name, warn);
+  warnUnhonoured(raw, name, warn);
   const telephony = config.telephony;
   if (typeof telephony === "object") {
     const carriers: readonly string[] = CARRIERS;

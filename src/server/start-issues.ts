@@ -118,7 +118,7 @@ export function startIssues(agent: StartableAgent, env: Env = process.env): Conf
   }
   const builtins = config.builtinTools ?? [];
   try {
-    builtinToolset(builtins, { now: () => new Date(), endCall: () => undefined });
+    builtinToolset(builtins, { now: () => new Date(), endCall: () => undefined, transfer: config.transfer });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     issues.push(...error.issues);

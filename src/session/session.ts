@@ -22,6 +22,7 @@ import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
 import { EventOutlet } from "./event-outlet.js";
+import { CallTransfer } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
 import { teamSegments } from "./team-segments.js";
 
@@ -59,6 +60,7 @@ export class Session {
   readonly #usage: UsageMeter;
   readonly #record: SessionRecord;
   readonly #ending: CallEnding;
+  readonly #transfer: CallTransfer;
   readonly #keypad: Keypad;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
@@ -98,6 +100,14 @@ export class Session {
       clock: deps.clock,
       log: this.#log,
       live: () => this.#phase === "live",
+      say: (text) => this.#mode?.greet(text),
+      close: (reason) => this.#close(CLOSE.normal, reason),
+    });
+    this.#transfer = new CallTransfer({
+      log: this.#log,
+      live: () => this.#phase === "live",
+      link: deps.link,
+      emit: (event) => this.#events.emit(event),
       say: (text) => this.#mode?.greet(text),
       close: (reason) => this.#close(CLOSE.normal, reason),
     });
@@ -288,6 +298,7 @@ export class Session {
         settings: this.#settings,
         mcp: this.#mcp,
         endCall: () => this.#ending.afterReply("call ended by the agent"),
+        transferCall: (target) => this.#transfer.request(target),
       }),
     });
   }
@@ -379,6 +390,7 @@ export class Session {
     this.#touch();
     void this.#record.save();
     this.#ending.replySettled();
+    this.#transfer.replySettled();
     // A hand-off waits for the end of the reply that announced it, not a step of it (s2s).
     if (info.step !== true) this.#handOff?.replySettled();
   }

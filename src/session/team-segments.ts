@@ -6,6 +6,7 @@
  * prompt, built per request.
  */
 import type { ResolvedConfig } from "../manifest/index.js";
+import type { BuiltinHooks } from "./builtins/index.js";
 import { openDelegation, type DelegationDeps } from "./delegation.js";
 import type { HandOffDeps } from "./hand-off.js";
 import type { McpTools } from "./mcp.js";
@@ -19,11 +20,13 @@ export interface TeamSegmentParts extends DelegationDeps {
   readonly mcp: McpTools | undefined;
   /** `end_call`: end the session once the current reply has been heard. */
   readonly endCall: () => void;
+  /** `transfer_call`: hand the caller over once the current reply has been heard. */
+  readonly transferCall: BuiltinHooks["transferCall"];
 }
 
 /** The per-agent parts of `HandOffDeps`: tool tables, sub-agent tools and prompts for every agent of the team. */
 export function teamSegments(parts: TeamSegmentParts): Pick<HandOffDeps, "delegation" | "table" | "instructions"> {
-  const { clock, log, settings, mcp, endCall, sessionId } = parts;
+  const { clock, log, settings, mcp, endCall, transferCall, sessionId } = parts;
   return {
     delegation: (agent) => openDelegation(agent, parts),
     table: (agent, extra) =>
@@ -35,6 +38,8 @@ export function teamSegments(parts: TeamSegmentParts): Pick<HandOffDeps, "delega
         log,
         now: () => new Date(clock.now()),
         endCall,
+        transfer: agent.config.transfer,
+        transferCall,
         extra,
       }),
     instructions: (agent) => () => sessionInstructions(agent, sessionId),

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { agentToolsToSchemas, agentToolsets, composeToolsets, type ResolvedAgentDef, type ResolvedConfig, type ToolTable, type Toolset } from "../manifest/index.js";
-import { builtinToolset } from "./builtins/index.js";
+import { builtinToolset, type BuiltinHooks } from "./builtins/index.js";
 import type { McpTools } from "./mcp.js";
 
 export interface ToolTableSources {
@@ -15,6 +15,9 @@ export interface ToolTableSources {
   readonly now: () => Date;
   /** The `end_call` built-in: end the session after the reply. */
   readonly endCall: () => void;
+  /** The agent's `transfer` allow-list, and the `transfer_call` built-in's hook (absent: it cannot transfer). */
+  readonly transfer?: BuiltinHooks["transfer"];
+  readonly transferCall?: BuiltinHooks["transferCall"];
   /** Toolsets the session builds for this agent (its roster's, its sub-agents'), after the built-ins, before MCP. */
   readonly extra?: readonly Toolset[];
 }
@@ -29,7 +32,7 @@ export interface ToolTableSources {
 export function composeToolTable(sources: ToolTableSources): ToolTable {
   const { def, builtinTools, mcp, log, settings } = sources;
   const sets: Toolset[] = [...agentToolsets(def)];
-  if (builtinTools !== undefined && builtinTools.length > 0) sets.push(builtinToolset(builtinTools, { now: sources.now, endCall: sources.endCall }));
+  if (builtinTools !== undefined && builtinTools.length > 0) sets.push(builtinToolset(builtinTools, { now: sources.now, endCall: sources.endCall, transfer: sources.transfer, transferCall: sources.transferCall }));
   sets.push(...(sources.extra ?? []));
   if (mcp !== undefined) sets.push(mcp.toolset);
   const table = composeToolsets(sets, (name, kept, dropped) => log.warn({ tool: name, kept, dropped }, "tool shadowed"));

@@ -15,6 +15,7 @@ import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
 import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
+import type { TransferMode, TransferTarget } from "../manifest/index.js";
 import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
@@ -61,6 +62,11 @@ export interface CarrierBridgeOptions {
    * up is the one a verified webhook named, never one the stream claims.
    */
   readonly hangUp?: () => Promise<void>;
+  /**
+   * Hand the caller to a person through the carrier's API (`transfer_call`), for a call the gateway
+   * answered itself and whose carrier and credentials allow it: the modes it can do, and the run.
+   */
+  readonly transfer?: { readonly modes: readonly TransferMode[]; run(target: TransferTarget): Promise<void> };
 }
 
 type Pending = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
@@ -194,6 +200,25 @@ export class CarrierBridge implements ClientLink {
       this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
       if (frame.markAfter) this.#pacer.afterAudio(() => this.#mark());
     }
+  }
+
+  /** How this call can be handed to a person (empty: not at all). */
+  get transferModes(): readonly TransferMode[] {
+    return this.#options.transfer?.modes ?? [];
+  }
+
+  /**
+   * Hand the caller to `target` (the agent's line has been heard): the carrier's API replaces the
+   * call's instructions, then the stream closes 1000 `call transferred` with no hang-up. Rejects,
+   * leaving the stream open, when the carrier refused.
+   */
+  async transfer(target: TransferTarget): Promise<void> {
+    const port = this.#options.transfer;
+    if (port === undefined || !port.modes.includes(target.mode)) throw new Error(`this call cannot be transferred (${target.mode})`);
+    if (!this.open) throw new Error("the call has ended");
+    await port.run(target);
+    this.#log.info({ destination: target.name, mode: target.mode }, "call transferred");
+    this.#finish(CLOSE.normal, "call transferred", false);
   }
 
   attach(handler: ConnectionHandler): void {

@@ -2,6 +2,7 @@ import type { WebSocket } from "ws";
 import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
+import type { TransferMode, TransferTarget } from "../manifest/index.js";
 import { LogThrottle, type Logger } from "../log.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
 import { InputBudget } from "./input-budget.js";
@@ -60,6 +61,13 @@ export interface ClientLink {
    * Until told, the protocol's defaults (`DEFAULT_SESSION_AUDIO`). Throws for a format it cannot carry.
    */
   useAudio(audio: SessionAudio): void;
+  /**
+   * A phone call's link: how it can hand the caller to a person (`transfer_call`; empty: it
+   * cannot). Absent on a link that shows events: its client is sent `transfer.requested` and acts on it.
+   */
+  readonly transferModes?: readonly TransferMode[];
+  /** Hand the caller to `target` (its line has been heard); resolves once the carrier accepted, rejects when it refused. */
+  transfer?(target: TransferTarget): Promise<void>;
 }
 
 type Buffered =

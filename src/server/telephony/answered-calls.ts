@@ -10,10 +10,11 @@ import { createHash, randomBytes } from "node:crypto";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
 
-/** A call the gateway answered: its carrier and, when the webhook named it, its call id. */
+/** A call the gateway answered: its carrier and, when the webhook named them, its call id (and Telnyx TeXML's `AccountSid`, which its REST API needs). */
 export interface AnsweredCall {
   readonly carrier: CarrierName;
   readonly callId?: string | undefined;
+  readonly accountId?: string | undefined;
 }
 
 /** How long a minted ticket waits for its stream (ms): carriers connect within seconds of the answer. */
@@ -38,7 +39,8 @@ export class CallTickets {
   async issue(call: AnsweredCall): Promise<string | undefined> {
     const ticket = randomBytes(18).toString("base64url");
     const callId = call.callId !== undefined && CALL_ID.test(call.callId) ? call.callId : undefined;
-    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId }), this.#ttlMs);
+    const accountId = call.accountId !== undefined && CALL_ID.test(call.accountId) ? call.accountId : undefined;
+    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId }), this.#ttlMs);
     return kept ? ticket : undefined;
   }
 
@@ -47,14 +49,14 @@ export class CallTickets {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#coordinator.take(`ticket:${ticket}`);
     if (held === undefined) return undefined;
-    let call: { carrier?: unknown; callId?: unknown };
+    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown };
     try {
       call = JSON.parse(held) as typeof call;
     } catch {
       return undefined;
     }
     if (call.carrier !== carrier) return undefined;
-    return { carrier, callId: typeof call.callId === "string" ? call.callId : undefined };
+    return { carrier, callId: typeof call.callId === "string" ? call.callId : undefined, accountId: typeof call.accountId === "string" ? call.accountId : undefined };
   }
 }
 
@@ -84,7 +86,16 @@ export function firstUse(coordinator: Coordinator, carrier: CarrierName, signatu
 
 /** The call id a carrier's voice webhook names, from its form body, JSON body or query; undefined when it names none. */
 export function webhookCallId(carrier: CarrierName, url: URL, body: string): string | undefined {
-  const name = carrier === "plivo" ? "CallUUID" : carrier === "vonage" ? "uuid" : "CallSid";
+  return webhookField(carrier === "plivo" ? "CallUUID" : carrier === "vonage" ? "uuid" : "CallSid", url, body);
+}
+
+/** The account a Telnyx TeXML webhook names (`AccountSid`): its update-call endpoint is under it. Other carriers: undefined. */
+export function webhookAccountId(carrier: CarrierName, url: URL, body: string): string | undefined {
+  return carrier === "telnyx" ? webhookField("AccountSid", url, body) : undefined;
+}
+
+/** A webhook parameter, from its query, JSON body or form body. */
+function webhookField(name: string, url: URL, body: string): string | undefined {
   const fromQuery = url.searchParams.get(name);
   if (fromQuery !== null && fromQuery !== "") return fromQuery;
   const trimmed = body.trimStart();

@@ -1,22 +1,40 @@
 /**
- * Hanging up through the carriers' REST APIs, after the gateway closed a call's stream (end_call,
- * idle timeout, call limit). Twilio, Plivo and Vonage end the call when the stream closes (their
- * instructions run out); Telnyx TeXML holds it in `<Pause>`, so it needs the API. A network
- * client, injectable: codecs never call it. It acts with the operator's credentials, so it is
- * only ever given a call the gateway answered itself (the id a verified webhook named, see
- * answered-calls.ts).
+ * The carriers' REST APIs on a call the gateway answered: hanging up after the gateway closed a
+ * call's stream (end_call, idle timeout, call limit), and handing the caller to a person
+ * (`transfer_call`). Twilio, Plivo and Vonage end the call when the stream closes (their
+ * instructions run out); Telnyx TeXML holds it in `<Pause>`, so it needs the API to hang up. A
+ * network client, injectable: codecs never call it. It acts with the operator's credentials, so it
+ * is only ever given a call the gateway answered itself (the id a verified webhook named, see
+ * answered-calls.ts). One vendor per file under rest/.
  */
 import type { CarrierName } from "../../transport/carriers/index.js";
+import { updateTwilioCall, twilioConfigured, TWILIO_API } from "./rest/twilio.js";
+import { hangUpTelnyxCall, telnyxConfigured, updateTexmlCall, TELNYX_API } from "./rest/telnyx.js";
+import { plivoConfigured, transferPlivoCall, PLIVO_API } from "./rest/plivo.js";
+import { transferVonageCall, vonageApplication, VONAGE_API } from "./rest/vonage.js";
+import type { RestContext } from "./rest/request.js";
 
-/** A call to act on: the carrier and the id its verified webhook named. */
+/** A call to act on: the carrier and the id its verified webhook named (and, for Telnyx TeXML, its `AccountSid`). */
 export interface CallRef {
   readonly carrier: CarrierName;
   readonly callId: string;
+  readonly accountId?: string | undefined;
 }
 
+/** What replaces a call's instructions to put the caller through, in its carrier's terms. */
+export type TransferOrder =
+  | { readonly kind: "twiml"; readonly twiml: string }
+  | { readonly kind: "texml"; readonly texml: string }
+  | { readonly kind: "plivo"; readonly alegUrl: string }
+  | { readonly kind: "ncco"; readonly ncco: unknown[] };
+
 export interface CarrierClient {
-  /** Hang the call up; resolves when the carrier accepted the request. */
+  /** Hang the call up; resolves when the carrier accepted the request (nothing to do without credentials). */
   hangUp(call: CallRef): Promise<void>;
+  /** Whether `transfer` can act on this call: the carrier has an API for it and its credentials are set. Absent: never. */
+  canTransfer?(call: CallRef): boolean;
+  /** Replace the call's instructions with `order`; resolves when the carrier accepted, rejects when it refused. */
+  transfer?(call: CallRef, order: TransferOrder): Promise<void>;
 }
 
 export interface CarrierClientOptions {
@@ -24,57 +42,60 @@ export interface CarrierClientOptions {
   /** API base URLs (tests point them at a loopback fake). */
   readonly twilioBaseUrl?: string;
   readonly telnyxBaseUrl?: string;
+  readonly plivoBaseUrl?: string;
+  readonly vonageBaseUrl?: string;
   readonly fetch?: typeof fetch;
   /** Per request (ms). */
   readonly timeoutMs?: number;
-}
-
-async function expectOk(response: Response, what: string): Promise<void> {
-  if (response.ok) return;
-  const body = (await response.text().catch(() => "")).slice(0, 200);
-  throw new Error(`${what} answered ${response.status}: ${body}`);
+  /** Epoch ms (Vonage's JWT `iat`). */
+  readonly now?: () => number;
 }
 
 /**
- * The default client, from the environment: Twilio with `TWILIO_ACCOUNT_SID` + `TWILIO_AUTH_TOKEN`
- * (`POST /2010-04-01/Accounts/{sid}/Calls/{callSid}.json`, `Status=completed`), Telnyx with
- * `TELNYX_API_KEY` (`POST /v2/calls/{call_control_id}/actions/hangup`). Other carriers, or missing
- * credentials: nothing to do (closing the stream was the hang-up).
+ * The default client, from the environment. Hang-up: Twilio with `TWILIO_ACCOUNT_SID` +
+ * `TWILIO_AUTH_TOKEN`, Telnyx with `TELNYX_API_KEY`; other carriers end the call when the stream
+ * closes. Transfer: Twilio (the same two), Telnyx TeXML (`TELNYX_API_KEY`, and the `AccountSid`
+ * the webhook named), Plivo (`PLIVO_AUTH_ID` + `PLIVO_AUTH_TOKEN`), Vonage
+ * (`VONAGE_APPLICATION_ID` + `VONAGE_PRIVATE_KEY`). Exotel has no API that moves a call out of
+ * a Voicebot stream: never. Throws at construction when `VONAGE_PRIVATE_KEY` is not a key.
  */
 export function carrierClient(options: CarrierClientOptions): CarrierClient {
-  const { env } = options;
-  const doFetch = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? 5000;
+  const ctx: RestContext = { env: options.env, fetch: options.fetch ?? fetch, timeoutMs: options.timeoutMs ?? 5000 };
+  const now = options.now ?? Date.now;
+  const vonage = vonageApplication(options.env);
+  const twilioBase = options.twilioBaseUrl ?? TWILIO_API;
+  const telnyxBase = options.telnyxBaseUrl ?? TELNYX_API;
   return {
     async hangUp(call) {
-      if (call.carrier === "twilio") {
-        const sid = env.TWILIO_ACCOUNT_SID;
-        const token = env.TWILIO_AUTH_TOKEN;
-        if (sid === undefined || sid === "" || token === undefined || token === "") return;
-        const base = options.twilioBaseUrl ?? "https://api.twilio.com";
-        const url = `${base}/2010-04-01/Accounts/${encodeURIComponent(sid)}/Calls/${encodeURIComponent(call.callId)}.json`;
-        const response = await doFetch(url, {
-          method: "POST",
-          headers: {
-            authorization: `Basic ${Buffer.from(`${sid}:${token}`).toString("base64")}`,
-            "content-type": "application/x-www-form-urlencoded",
-          },
-          body: "Status=completed",
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        return expectOk(response, "Twilio hang-up");
+      if (call.carrier === "twilio") return updateTwilioCall(ctx, twilioBase, call.callId, { Status: "completed" }, "Twilio hang-up");
+      if (call.carrier === "telnyx") return hangUpTelnyxCall(ctx, telnyxBase, call.callId);
+    },
+    canTransfer(call) {
+      switch (call.carrier) {
+        case "twilio":
+          return twilioConfigured(ctx);
+        case "telnyx":
+          return telnyxConfigured(ctx) && call.accountId !== undefined;
+        case "plivo":
+          return plivoConfigured(ctx);
+        case "vonage":
+          return vonage !== undefined;
+        case "exotel":
+          return false;
       }
-      if (call.carrier === "telnyx") {
-        const key = env.TELNYX_API_KEY;
-        if (key === undefined || key === "") return;
-        const base = options.telnyxBaseUrl ?? "https://api.telnyx.com";
-        const response = await doFetch(`${base}/v2/calls/${encodeURIComponent(call.callId)}/actions/hangup`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-          body: "{}",
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        return expectOk(response, "Telnyx hang-up");
+    },
+    async transfer(call, order) {
+      switch (order.kind) {
+        case "twiml":
+          if (!twilioConfigured(ctx)) throw new Error("TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are not set");
+          return updateTwilioCall(ctx, twilioBase, call.callId, { Twiml: order.twiml }, "Twilio transfer");
+        case "texml":
+          if (call.accountId === undefined) throw new Error("the Telnyx webhook named no AccountSid");
+          return updateTexmlCall(ctx, telnyxBase, call.accountId, call.callId, order.texml);
+        case "plivo":
+          return transferPlivoCall(ctx, options.plivoBaseUrl ?? PLIVO_API, call.callId, order.alegUrl);
+        case "ncco":
+          return transferVonageCall(ctx, options.vonageBaseUrl ?? VONAGE_API, vonage, call.callId, order.ncco, now());
       }
     },
   };

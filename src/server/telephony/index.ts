@@ -35,9 +35,10 @@ import type { Limits } from "../../transport/protocol.js";
 import { keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
 import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
-import { CallTickets, firstUse, webhookCallId, type AnsweredCall } from "./answered-calls.js";
+import { CallTickets, firstUse, webhookAccountId, webhookCallId, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
+import { CallTransfers, TRANSFER_DOCUMENT_PATH } from "./transfers.js";
 import { describeEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
 import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
 import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
@@ -112,6 +113,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const carriers = mountedCarriers(config);
   const mounted = new Set<string>(carriers);
   const tickets = new CallTickets(deps.coordinator, deps.ticketTtlMs);
+  const transfers = new CallTransfers({ client: deps.client, coordinator: deps.coordinator });
   /** Refusals strangers cause, at most one line per kind every 10 s. */
   const throttle = new LogThrottle(() => clock.now());
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
@@ -207,7 +209,25 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     }
   }
 
+  /** A transfer document the carrier fetches (Plivo's `aleg_url`): signed by the carrier, served once. */
+  async function transferDocument(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
+    const method = req.method ?? "GET";
+    const body = await readBody(req);
+    if (body === undefined) return send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
+    if (!mounted.has(carrier) || access[carrier] !== "signed") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
+    const verified = verify(carrier, req, url, method, body);
+    if ("refusal" in verified) return refused(res, carrier, 403, verified.refusal);
+    const document = await transfers.document(ticket);
+    if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
+    send(res, 200, "text/xml; charset=utf-8", document);
+  }
+
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const document = TRANSFER_DOCUMENT_PATH.exec(url.pathname);
+    if (document !== null) {
+      await transferDocument(req, res, url, document[1] as CarrierName, document[2] ?? "");
+      return true;
+    }
     const match = /^\/telephony\/([a-z]+)\/voice$/.exec(url.pathname);
     if (match === null) return false;
     const carrier = match[1] as CarrierName;
@@ -249,7 +269,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
         refused(res, carrier, 403, "this signed webhook was already answered: a replayed request mints nothing");
         return true;
       }
-      ticket = await tickets.issue({ carrier, callId: webhookCallId(carrier, url, body) });
+      ticket = await tickets.issue({ carrier, callId: webhookCallId(carrier, url, body), accountId: webhookAccountId(carrier, url, body) });
       if (ticket === undefined) {
         log.error({ carrier }, "call ticket not stored");
         send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call now; try again\n");
@@ -315,11 +335,14 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     } else if (ticket !== undefined) {
       return refuseUpgrade(socket, 404, "Not Found");
     }
-    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, carrier, answered));
+    const httpBase = publicBase(req, "http");
+    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, carrier, answered, httpBase));
   }
 
-  async function accept(ws: WebSocket, carrier: CarrierName, answered: AnsweredCall | undefined): Promise<void> {
+  async function accept(ws: WebSocket, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {
     const callId = answered?.callId;
+    // The REST API acts only on the call the verified webhook named.
+    const transfer = callId === undefined ? undefined : transfers.port({ carrier, callId, accountId: answered?.accountId }, httpBase);
     const bridge = new CarrierBridge(ws, {
       codec: CARRIER_CODECS[carrier],
       clock,
@@ -327,6 +350,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       limits: deps.limits,
       // The REST API acts only on the call the verified webhook named.
       ...(callId === undefined ? {} : { hangUp: () => deps.client.hangUp({ carrier, callId }) }),
+      ...(transfer === undefined ? {} : { transfer }),
     });
     let call: CarrierCall;
     try {

@@ -3,18 +3,22 @@
  * against host hooks (clock, call control), so the runtime builds them per session.
  */
 import { Type } from "@sinclair/typebox";
-import { ConfigError, didYouMean, tool, toolset, type AnyToolDef, type ConfigIssue, type Toolset } from "../../manifest/index.js";
+import { ConfigError, didYouMean, tool, toolset, type AnyToolDef, type ConfigIssue, type Toolset, type TransferConfig, type TransferTarget } from "../../manifest/index.js";
 import { CalculationError, evaluate } from "./calculator.js";
+import { transferCallTool, type TransferAnswer } from "./transfer-call.js";
 
 export { CalculationError, evaluate, MAX_EXPRESSION_LENGTH, MAX_NESTING_DEPTH } from "./calculator.js";
+export { MAX_SUMMARY_CHARS, type TransferAnswer } from "./transfer-call.js";
 
 /** What the builtins need from the session that runs them. */
 export interface BuiltinHooks {
   now(): Date;
   /** The session ends after the current reply is spoken. */
   endCall(): void;
-  /** Undefined when the transport (carrier) cannot transfer; resolves to the text the model reads. */
-  transferCall?: (destination: string) => Promise<string>;
+  /** The agent's `transfer` allow-list: `transfer_call` offers these destinations and no other. */
+  transfer?: TransferConfig | undefined;
+  /** Ask for a transfer once the current reply has been heard; undefined when the connection cannot transfer. */
+  transferCall?: ((target: TransferTarget) => TransferAnswer) | undefined;
   /** IANA zone used when the model names none; default "UTC". */
   defaultTimeZone?: string;
 }
@@ -120,26 +124,6 @@ function endCall(hooks: BuiltinHooks): AnyToolDef {
   });
 }
 
-function transferCall(hooks: BuiltinHooks): AnyToolDef {
-  return tool({
-    description:
-      "Transfer the caller to another phone number or SIP address. Tell the caller you are transferring them before calling this.",
-    parameters: Type.Object({
-      destination: Type.String({
-        description: 'Where to transfer the call: a phone number in E.164 format such as "+14155550123", or a SIP URI such as "sip:support@example.com".',
-      }),
-    }),
-    effect: "write",
-    onError: "The transfer did not go through. Tell the caller and offer another way to help.",
-    execute: async ({ destination }) => {
-      if (hooks.transferCall === undefined) {
-        return { text: "Transferring calls is not supported on this connection.", isError: true };
-      }
-      return hooks.transferCall(destination);
-    },
-  });
-}
-
 function checkNames(names: readonly string[], hooks: BuiltinHooks): void {
   const issues: ConfigIssue[] = [];
   const known = BUILTIN_TOOL_NAMES.join(", ");
@@ -151,6 +135,9 @@ function checkNames(names: readonly string[], hooks: BuiltinHooks): void {
   const zone = hooks.defaultTimeZone;
   if (zone !== undefined && names.includes("current_time") && zoneFormatter(zone, {}) === undefined) {
     issues.push({ path: "defaultTimeZone", message: `"${zone}" is not an IANA time zone; use a name such as ${EXAMPLE_ZONES}.` });
+  }
+  if (names.includes("transfer_call") && hooks.transfer === undefined) {
+    issues.push({ path: "transfer", message: 'transfer_call needs an allow-list: add transfer: { destinations: [{ name: "sales", number: "+14155550123" }] }, or drop transfer_call.' });
   }
   if (issues.length > 0) throw new ConfigError("builtinTools", issues);
 }
@@ -165,7 +152,7 @@ export function builtinToolset(names: readonly string[], hooks: BuiltinHooks): T
     current_time: () => currentTime(hooks, hooks.defaultTimeZone ?? "UTC"),
     calculate,
     end_call: () => endCall(hooks),
-    transfer_call: () => transferCall(hooks),
+    transfer_call: () => transferCallTool(hooks.transfer ?? { destinations: [] }, hooks.transferCall),
   };
   const tools: Record<string, AnyToolDef> = {};
   for (const name of names) {

@@ -308,11 +308,56 @@ describe("fields this build accepts but does not honour yet", () => {
     expect(warnings).toEqual([]);
   });
 
-  it("warn when transfer_call is advertised to the model", () => {
-    const warnings: string[] = [];
-    toAgentConfig({ name: "phone", builtinTools: ["end_call", "transfer_call"] }, { warn: (message) => warnings.push(message) });
-    expect(warnings).toEqual([
-      'agent "phone": builtin tool `transfer_call` is advertised to the model, but no connection can carry it out yet: every call of it answers that it is not supported (docs/config.md §5).',
+  it("transfer_call needs an allow-list: refused without one, naming the field and the fix", () => {
+    expect(problems({ name: "phone", builtinTools: ["end_call", "transfer_call"] })).toEqual([
+      {
+        path: "transfer",
+        message: 'builtinTools lists transfer_call but no destination is allowed: add transfer: { destinations: [{ name: "sales", number: "+14155550123" }] } (the model may only transfer to these), or drop transfer_call.',
+      },
     ]);
+  });
+
+  it("transfer without transfer_call does nothing: refused", () => {
+    expect(problems({ name: "phone", transfer: { destinations: [{ name: "sales", number: "+14155550123" }] } })).toEqual([
+      { path: "transfer", message: 'does nothing without the transfer_call builtin: add "transfer_call" to builtinTools, or remove transfer.' },
+    ]);
+  });
+
+  it("transfer destinations: E.164 numbers or SIP URIs, one of them, named once", () => {
+    const issues = problems({
+      name: "phone",
+      builtinTools: ["transfer_call"],
+      transfer: {
+        destinations: [
+          { name: "sales", number: "4155550123" },
+          { name: "Desk", sip: "desk@pbx" },
+          { name: "both", number: "+14155550123", sip: "sip:a@b.example" },
+          { name: "ok", number: "+14155550123", mode: "blind" },
+        ],
+        ringTimeoutS: 2,
+      },
+    });
+    expect(issues.map((i) => i.path)).toEqual([
+      "transfer.destinations[0].number",
+      "transfer.destinations[1].name",
+      "transfer.destinations[1].sip",
+      "transfer.destinations[2]",
+      "transfer.destinations[3].mode",
+      "transfer.ringTimeoutS",
+    ]);
+    expect(issues[0]?.message).toContain('"+14155550123"');
+    expect(issues[3]?.message).toContain("set exactly one of number (E.164) or sip (a SIP URI)");
+    expect(problems({ name: "p", builtinTools: ["transfer_call"], transfer: { destinations: [] } })).toMatchObject([{ path: "transfer.destinations" }]);
+    expect(
+      problems({ name: "p", builtinTools: ["transfer_call"], transfer: { destinations: [{ name: "a", number: "+14155550123" }, { name: "a", sip: "sip:x@y.example" }] } }),
+    ).toEqual([{ path: "transfer.destinations[1].name", message: '"a" is listed twice: each destination needs its own name.' }]);
+  });
+
+  it("an allow-listed transfer_call is accepted with no warning, and its destinations cross the wire", () => {
+    const warnings: string[] = [];
+    const transfer = { destinations: [{ name: "sales", number: "+14155550123" }, { name: "desk", sip: "sips:desk@pbx.example.com:5061;transport=tls", mode: "warm" as const }], ringTimeoutS: 25 };
+    const config = toAgentConfig({ name: "phone", builtinTools: ["transfer_call"], transfer }, { warn: (message) => warnings.push(message) });
+    expect(config.transfer).toEqual(transfer);
+    expect(warnings).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { ConfigError, toolSchema, toToolResult, type ToolContext, type Toolset } from "../../../src/manifest/index.js";
-import { BUILTIN_TOOL_NAMES, builtinToolset, type BuiltinHooks } from "../../../src/session/builtins/index.js";
+import { ConfigError, toolSchema, toToolResult, type AnyToolDef, type ToolContext, type Toolset, type TransferConfig } from "../../../src/manifest/index.js";
+import { BUILTIN_TOOL_NAMES, builtinToolset, type BuiltinHooks, type TransferAnswer } from "../../../src/session/builtins/index.js";
 
 /** 14:05:00 UTC on Monday 30 November 2026. */
 const NOW = new Date("2026-11-30T14:05:00Z");
@@ -52,13 +52,13 @@ describe("the catalog", () => {
   });
 
   it("declares effects: reads for time and math, writes for call control", () => {
-    const set = builtinToolset(BUILTIN_TOOL_NAMES, hooks());
+    const set = builtinToolset(BUILTIN_TOOL_NAMES, hooks({ transfer: { destinations: [{ name: "sales", number: "+14155550123" }] } }));
     const effects = Object.fromEntries(Object.entries(set.list()).map(([name, e]) => [name, e.def.effect]));
     expect(effects).toEqual({ current_time: "read", calculate: "read", end_call: "write", transfer_call: "write" });
   });
 
   it("describes every parameter for the model", () => {
-    const set = builtinToolset(BUILTIN_TOOL_NAMES, hooks());
+    const set = builtinToolset(BUILTIN_TOOL_NAMES, hooks({ transfer: { destinations: [{ name: "sales", number: "+14155550123" }] } }));
     for (const [name, entry] of Object.entries(set.list())) {
       const schema = toolSchema(name, entry.def);
       expect(schema.description.length).toBeGreaterThan(20);
@@ -213,29 +213,66 @@ describe("end_call", () => {
   });
 });
 
+const DESTINATIONS: TransferConfig = {
+  destinations: [
+    { name: "sales", number: "+14155550123", description: "new orders" },
+    { name: "desk", sip: "sip:desk@pbx.example.com", mode: "warm" },
+  ],
+};
+
 describe("transfer_call", () => {
+  it("offers only the allow-listed destinations, by name, each described", () => {
+    const def = builtinToolset(["transfer_call"], hooks({ transfer: DESTINATIONS })).list().transfer_call?.def;
+    const schema = toolSchema("transfer_call", def as AnyToolDef) as { description: string; parameters: { properties: Record<string, { anyOf?: { const: string }[] }> } };
+    expect(schema.parameters.properties.destination?.anyOf?.map((c) => c.const)).toEqual(["sales", "desk"]);
+    expect(schema.parameters.properties).toHaveProperty("summary");
+    expect(schema.description).toContain('"sales": new orders');
+    expect(schema.description).toContain('"desk" (warm: give a summary)');
+    expect(JSON.stringify(schema)).not.toContain("+14155550123");
+  });
+
+  it("leaves the summary out when no destination is warm", () => {
+    const cold = builtinToolset(["transfer_call"], hooks({ transfer: { destinations: [{ name: "sales", number: "+14155550123" }] } })).list().transfer_call?.def;
+    expect(JSON.stringify(toolSchema("transfer_call", cold as AnyToolDef))).not.toContain("summary");
+  });
+
+  it("refuses a destination that is not on the list, even past the schema", async () => {
+    const transferCall = vi.fn((): TransferAnswer => ({ text: "ok" }));
+    const set = builtinToolset(["transfer_call"], hooks({ transfer: DESTINATIONS, transferCall }));
+    await expect(call(set, "transfer_call", { destination: "+19005550000" })).rejects.toThrow();
+    const result = toToolResult(await set.execute("transfer_call", { destination: "+19005550000" }, ctx()));
+    expect(result).toMatchObject({ isError: true, text: '"+19005550000" is not a destination I may transfer to. I may transfer to: sales, desk.' });
+    expect(transferCall).not.toHaveBeenCalled();
+  });
+
   it("answers plainly when the connection cannot transfer", async () => {
-    const set = builtinToolset(["transfer_call"], hooks());
-    expect(await call(set, "transfer_call", { destination: "+14155550123" })).toEqual({
-      text: "Transferring calls is not supported on this connection.",
-      isError: true,
-    });
+    const set = builtinToolset(["transfer_call"], hooks({ transfer: DESTINATIONS }));
+    expect(await call(set, "transfer_call", { destination: "sales" })).toEqual({ text: "Transferring calls is not supported on this connection.", isError: true });
   });
 
-  it("awaits the host's transfer and returns its text", async () => {
-    const transferCall = vi.fn((destination: string) => Promise.resolve(`Transferring you to ${destination} now.`));
-    const set = builtinToolset(["transfer_call"], hooks({ transferCall }));
-    expect(await call(set, "transfer_call", { destination: "+14155550123" })).toEqual({ text: "Transferring you to +14155550123 now." });
-    expect(transferCall).toHaveBeenCalledWith("+14155550123");
+  it("resolves the named destination and hands it to the host", async () => {
+    const transferCall = vi.fn((): TransferAnswer => ({ text: "The transfer starts once this reply has been heard." }));
+    const set = builtinToolset(["transfer_call"], hooks({ transfer: { ...DESTINATIONS, ringTimeoutS: 30 }, transferCall }));
+    expect(await call(set, "transfer_call", { destination: "sales" })).toEqual({ text: "The transfer starts once this reply has been heard.", details: { destination: "sales", mode: "cold" } });
+    expect(transferCall).toHaveBeenCalledWith({ name: "sales", address: { kind: "number", number: "+14155550123" }, mode: "cold", summary: undefined, ringTimeoutS: 30 });
   });
 
-  it("lets a failed transfer reach the runtime, which speaks the tool's onError", async () => {
-    const set = builtinToolset(["transfer_call"], hooks({ transferCall: () => Promise.reject(new Error("SIP 486 busy")) }));
-    await expect(call(set, "transfer_call", { destination: "+14155550123" })).rejects.toThrow("SIP 486 busy");
+  it("needs a summary for a warm destination, and passes it on", async () => {
+    const transferCall = vi.fn((): TransferAnswer => ({ text: "ok" }));
+    const set = builtinToolset(["transfer_call"], hooks({ transfer: DESTINATIONS, transferCall }));
+    expect(await call(set, "transfer_call", { destination: "desk" })).toMatchObject({ isError: true, text: expect.stringContaining("needs a summary") as string });
+    await call(set, "transfer_call", { destination: "desk", summary: "  Ann Lee, order 1234 arrived broken.  " });
+    expect(transferCall).toHaveBeenCalledWith({ name: "desk", address: { kind: "sip", uri: "sip:desk@pbx.example.com" }, mode: "warm", summary: "Ann Lee, order 1234 arrived broken.", ringTimeoutS: 20 });
+  });
+
+  it("passes the host's refusal to the model as an error", async () => {
+    const set = builtinToolset(["transfer_call"], hooks({ transfer: DESTINATIONS, transferCall: () => ({ text: "not on this call", isError: true }) }));
+    expect(await call(set, "transfer_call", { destination: "sales" })).toEqual({ text: "not on this call", isError: true });
     expect(set.list().transfer_call?.def.onError).toBe("The transfer did not go through. Tell the caller and offer another way to help.");
   });
 
-  it("needs a destination", async () => {
-    await expect(call(builtinToolset(["transfer_call"], hooks()), "transfer_call", {})).rejects.toThrow(/destination/);
+  it("is refused without an allow-list, naming the field and the fix", () => {
+    const error = configError(() => builtinToolset(["transfer_call"], hooks()));
+    expect(error.issues).toEqual([{ path: "transfer", message: expect.stringContaining('add transfer: { destinations: [{ name: "sales", number: "+14155550123" }] }') as string }]);
   });
 });

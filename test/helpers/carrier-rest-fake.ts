@@ -1,0 +1,103 @@
+/**
+ * A loopback stand-in for the carriers' REST APIs, modelling what their docs say each endpoint
+ * takes and answers: it records every request, checks the authentication the carrier requires
+ * (answering 401 as the carrier would without it), and answers with the documented status.
+ *
+ * - Twilio `POST /2010-04-01/Accounts/{sid}/Calls/{callSid}.json`: Basic `sid:token`, form body; 200 with the call resource.
+ * - Telnyx `POST /v2/calls/{id}/actions/hangup` (JSON) and `POST /v2/texml/Accounts/{account}/Calls/{callSid}` (form): Bearer key; 200.
+ * - Plivo `POST /v1/Account/{authId}/Call/{uuid}/`: Basic `authId:token`, JSON; 202 `{"message":"call transferred"}`.
+ * - Vonage `PUT /v1/calls/{uuid}`: Bearer RS256 application JWT; 204 No Content.
+ */
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { verify, type KeyObject } from "node:crypto";
+
+export interface SeenRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly authorization: string | undefined;
+  readonly contentType: string | undefined;
+  readonly body: string;
+  /** When it arrived (the test's clock, if given). */
+  readonly at: number;
+}
+
+export interface CarrierRestFake {
+  readonly url: string;
+  readonly seen: SeenRequest[];
+  /** Resolves with the next request not yet taken by `next` (at once if it came already). */
+  next(): Promise<SeenRequest>;
+  close(): Promise<void>;
+}
+
+export interface CarrierRestFakeOptions {
+  /** Basic credentials Twilio and Plivo requests must carry. */
+  readonly basic?: { readonly user: string; readonly password: string };
+  /** The Bearer key Telnyx requests must carry. */
+  readonly bearer?: string;
+  /** The public key a Vonage JWT must verify against. */
+  readonly vonagePublicKey?: KeyObject;
+  /** Answer this status instead (a refusal). */
+  readonly status?: number;
+  readonly now?: () => number;
+}
+
+function vonageJwtValid(authorization: string | undefined, key: KeyObject): boolean {
+  const token = /^Bearer (.+)$/.exec(authorization ?? "")?.[1];
+  const [header, payload, signature] = token?.split(".") ?? [];
+  if (header === undefined || payload === undefined || signature === undefined) return false;
+  const alg = (JSON.parse(Buffer.from(header, "base64url").toString()) as { alg?: string }).alg;
+  const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { application_id?: string; iat?: number; jti?: string };
+  return alg === "RS256" && typeof claims.application_id === "string" && typeof claims.iat === "number" && typeof claims.jti === "string" && verify("sha256", Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, "base64url"));
+}
+
+export async function carrierRestFake(options: CarrierRestFakeOptions = {}): Promise<CarrierRestFake> {
+  const seen: SeenRequest[] = [];
+  const waiters: ((request: SeenRequest) => void)[] = [];
+  let taken = 0;
+  const now = options.now ?? Date.now;
+  const server = createServer((req: IncomingMessage, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      const request: SeenRequest = { method: req.method ?? "", path: req.url ?? "", authorization: req.headers.authorization, contentType: req.headers["content-type"], body, at: now() };
+      seen.push(request);
+      const waiter = waiters.shift();
+      if (waiter !== undefined) {
+        taken += 1;
+        waiter(request);
+      }
+      const basic = options.basic === undefined ? undefined : `Basic ${Buffer.from(`${options.basic.user}:${options.basic.password}`).toString("base64")}`;
+      const path = request.path;
+      let status = 404;
+      let answer = '{"message":"The requested resource was not found"}';
+      if (/^\/2010-04-01\/Accounts\/[^/]+\/Calls\/[^/]+\.json$/.test(path) && req.method === "POST") {
+        [status, answer] = basic !== undefined && request.authorization !== basic ? [401, '{"code":20003,"message":"Authenticate"}'] : [200, '{"sid":"CA42","status":"in-progress"}'];
+      } else if (/^\/v2\/(calls\/[^/]+\/actions\/hangup|texml\/Accounts\/[^/]+\/Calls\/[^/]+)$/.test(path) && req.method === "POST") {
+        [status, answer] = options.bearer !== undefined && request.authorization !== `Bearer ${options.bearer}` ? [401, '{"errors":[{"code":"10009"}]}'] : [200, '{"data":{"result":"ok"}}'];
+      } else if (/^\/v1\/Account\/[^/]+\/Call\/[^/]+\/$/.test(path) && req.method === "POST") {
+        [status, answer] = basic !== undefined && request.authorization !== basic ? [401, '{"error":"authentication failed"}'] : [202, '{"message":"call transferred","api_id":"1"}'];
+      } else if (/^\/v1\/calls\/[^/]+$/.test(path) && req.method === "PUT") {
+        [status, answer] = options.vonagePublicKey !== undefined && !vonageJwtValid(request.authorization, options.vonagePublicKey) ? [401, '{"title":"Unauthorized"}'] : [204, ""];
+      }
+      if (options.status !== undefined) status = options.status;
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(status === 204 ? undefined : answer);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    next: () => {
+      const ready = seen[taken];
+      if (ready !== undefined) {
+        taken += 1;
+        return Promise.resolve(ready);
+      }
+      return new Promise((resolve) => waiters.push(resolve));
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
