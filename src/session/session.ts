@@ -390,7 +390,8 @@ export class Session {
     this.#touch();
     void this.#record.save();
     this.#ending.replySettled();
-    this.#transfer.replySettled();
+    // A transfer waits for the reply that announces it to be heard, not a tool-only step (s2s).
+    if (info.step !== true) this.#transfer.replySettled();
     // A hand-off waits for the end of the reply that announced it, not a step of it (s2s).
     if (info.step !== true) this.#handOff?.replySettled();
   }

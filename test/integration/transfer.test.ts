@@ -1,0 +1,159 @@
+// transfer_call end to end (docs/telephony.md "Transfer"): on a Twilio call the gateway answered,
+// the model asks for an allow-listed destination, the agent's line plays out on the line, and only
+// then does the gateway update the call over Twilio's REST API (a loopback fake that checks the
+// request as Twilio documents it) with a <Dial> to that destination; the stream closes with no
+// hang-up. A browser session gets transfer.requested after the line, and then the socket closes.
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.js";
+import { agent, type AgentDef } from "../../src/manifest/index.js";
+import { createGateway } from "../../src/server/index.js";
+import { carrierClient } from "../../src/server/telephony/carrier-client.js";
+import { plivoSignatureV3 } from "../../src/server/telephony/signatures.js";
+import type { GatewayOptions } from "../../src/server/gateway-types.js";
+import { answerTwilio, FakeCarrier } from "../../fakes/carrier.js";
+import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
+import { startFakeOpenAiServer } from "../../fakes/openai-chat.js";
+import { carrierRestFake } from "../helpers/carrier-rest-fake.js";
+import { connect } from "../helpers/ws-client.js";
+
+const closers: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+const transfer = {
+  destinations: [
+    { name: "sales", number: "+14155550123", description: "new orders" },
+    { name: "desk", sip: "sip:desk@pbx.example.com", mode: "warm" as const },
+  ],
+};
+
+async function serve(def: AgentDef, options: Partial<Omit<GatewayOptions, "agent">> = {}): Promise<{ base: string; ws: string }> {
+  const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, ...options });
+  const { port } = await gateway.listen(0);
+  closers.push(() => gateway.close());
+  return { base: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}` };
+}
+
+describe("transfer_call on a Twilio call", () => {
+  it("updates the call with <Dial> to the allow-listed number only after the agent's line has played, then closes the stream without hanging up", async () => {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const probe: { line?: FakeCarrier } = {};
+    // Each request is stamped with how much agent audio the line still had to play when it came.
+    const api = await carrierRestFake({ basic: { user: "AC1", password: "twilio-token" }, now: () => probe.line?.bufferedMs ?? -1 });
+    closers.push(() => api.close());
+    const env = { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: "twilio-token", TWILIO_ACCOUNT_SID: "AC1" };
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["twilio"], builtinTools: ["transfer_call"], transfer });
+    const { base } = await serve(def, { env, carrierClient: carrierClient({ env, twilioBaseUrl: api.url }) });
+
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const answered = await answerTwilio(base, "twilio-token", "CA-ours");
+    const line = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: "CA-ours", playbackDelayMs: 300 });
+    probe.line = line;
+    closers.push(() => line.close());
+    await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
+
+    const tool = service.connections[0]?.session?.tools as { name: string; parameters: { properties: { destination: { enum?: string[]; anyOf?: { const: string }[] } } } }[] | undefined;
+    const offered = tool?.find((t) => t.name === "transfer_call")?.parameters.properties.destination;
+    expect(offered?.enum ?? offered?.anyOf?.map((c) => c.const)).toEqual(["sales", "desk"]);
+
+    service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "sales" } } }, { say: "Putting you through to sales now.", audioMs: 800 });
+    void service.userSays("I want to place an order");
+    const request = await api.next();
+    // The line had played everything the agent said when Twilio was asked.
+    expect(request.at).toBe(0);
+    expect(line.playedMs).toBeGreaterThan(100 + 800 - 40);
+    expect(request).toMatchObject({ method: "POST", path: "/2010-04-01/Accounts/AC1/Calls/CA-ours.json", contentType: "application/x-www-form-urlencoded" });
+    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
+      Twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Dial><Number>+14155550123</Number></Dial></Response>',
+    });
+    expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });
+    // No hang-up followed: the one request was the transfer.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(api.seen).toHaveLength(1);
+  }, 30_000);
+
+  it("without TWILIO_ACCOUNT_SID the gateway has no REST API on the call: transfer_call answers that it is not supported, and nothing is sent", async () => {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const api = await carrierRestFake({});
+    closers.push(() => api.close());
+    const env = { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: "twilio-token", TWILIO_ACCOUNT_SID: "AC1" };
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["twilio"], builtinTools: ["transfer_call"], transfer });
+    const { base } = await serve(def, { env, carrierClient: carrierClient({ env: { ...env, TWILIO_ACCOUNT_SID: "" }, twilioBaseUrl: api.url }) });
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const answered = await answerTwilio(base, "twilio-token", "CA-1");
+    const line = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: "CA-1" });
+    closers.push(() => line.close());
+    await line.until(() => line.audio.length > 0, "the greeting");
+    // Without TWILIO_ACCOUNT_SID the gateway has no REST API on this call: transfer_call says so.
+    service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "sales" } } }, { say: "Sorry, I cannot transfer you.", audioMs: 100 });
+    void service.userSays("put me through to sales");
+    await line.until(() => service.messages.some((m) => m.message.type === "conversation.item.create" && JSON.stringify(m.message).includes("not supported on this connection")), "the refusal");
+    expect(api.seen).toEqual([]);
+  }, 30_000);
+});
+
+describe("transfer_call on a Plivo call", () => {
+  it("asks Plivo to fetch a <Dial> from a ticketed URL, which answers once, and only to Plivo's signature", async () => {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const api = await carrierRestFake({ basic: { user: "MA1", password: "plivo-token" } });
+    closers.push(() => api.close());
+    const publicUrl = "https://gw.example.com";
+    const env = { OPENAI_API_KEY: "test-key", PLIVO_AUTH_ID: "MA1", PLIVO_AUTH_TOKEN: "plivo-token", SWITCHBOARD_PUBLIC_URL: publicUrl };
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["plivo"], builtinTools: ["transfer_call"], transfer });
+    const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, plivoBaseUrl: api.url }) });
+    /** A request signed as Plivo signs: V3 over the public URL, the POST parameters and a nonce. */
+    const signed = (path: string, params: Record<string, string>, nonce: string): Promise<Response> =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "x-plivo-signature-v3": plivoSignatureV3("plivo-token", "POST", `${publicUrl}${path}`, Object.entries(params), nonce), "x-plivo-signature-v3-nonce": nonce, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(params),
+      });
+
+    const callUuid = "55a1e0e2-3f2c-4f5b-9a0e-1c2d3e4f5a6b";
+    const answer = await (await signed("/telephony/plivo/voice", { CallUUID: callUuid, From: "14155550100" }, "n1")).text();
+    const streamUrl = /<Stream[^>]*>([^<]+)<\/Stream>/.exec(answer)?.[1]?.replace("wss://gw.example.com", ws).replace(/&amp;/g, "&");
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const line = await FakeCarrier.dial({ url: streamUrl ?? "", dialect: "plivo", callId: callUuid });
+    closers.push(() => line.close());
+    await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
+
+    service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "sales" } } }, { say: "Putting you through.", audioMs: 300 });
+    void service.userSays("sales please");
+    const request = await api.next();
+    expect(request).toMatchObject({ method: "POST", path: `/v1/Account/MA1/Call/${callUuid}/`, contentType: "application/json" });
+    const body = JSON.parse(request.body) as { legs: string; aleg_url: string; aleg_method: string };
+    expect(body).toMatchObject({ legs: "aleg", aleg_method: "POST" });
+    expect(body.aleg_url).toMatch(/^https:\/\/gw\.example\.com\/telephony\/plivo\/transfer\/[A-Za-z0-9_-]{24}$/);
+    expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });
+
+    const path = new URL(body.aleg_url).pathname;
+    const params = { CallUUID: callUuid };
+    expect((await fetch(`${base}${path}`, { method: "POST", body: new URLSearchParams(params) })).status).toBe(403);
+    const fetched = await signed(path, params, "n2");
+    expect(fetched.status).toBe(200);
+    expect(await fetched.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Dial><Number>14155550123</Number></Dial></Response>');
+    expect((await signed(path, params, "n3")).status).toBe(404);
+  }, 30_000);
+});
+
+describe("transfer_call in a browser session", () => {
+  it("sends transfer.requested with the destination and summary after the reply, then closes 1000", async () => {
+    const llm = await startFakeOpenAiServer();
+    closers.push(() => llm.close());
+    const def = agent({ name: "chat", mode: "text", greeting: "Hi.", llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "m" } }, maxRetries: 0, builtinTools: ["transfer_call"], transfer });
+    const { ws } = await serve(def, { env: {} });
+    llm.enqueue({ toolCalls: [{ name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken." }, id: "call_1" }] }, { text: "Connecting you to the desk now." });
+    const client = await connect(`${ws}/websocket`);
+    client.send({ type: "user_text", text: "my order arrived broken, I want a person" });
+    const event = await client.next("transfer.requested");
+    expect(event).toMatchObject({ destination: "desk", sip: "sip:desk@pbx.example.com", mode: "warm", summary: "Ann Lee; order 1234 arrived broken." });
+    const types = client.types();
+    expect(types.indexOf("reply.completed", types.indexOf("tool.completed"))).toBeLessThan(types.indexOf("transfer.requested"));
+    expect(client.of("agent-transcript.committed").at(-1)?.text).toBe("Connecting you to the desk now.");
+    expect(await client.closed).toEqual({ code: 1000, reason: "call transferred" });
+  }, 20_000);
+});
