@@ -142,8 +142,12 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     coordinator,
     client: options.carrierClient ?? carrierClient({ env }),
     draining: () => draining,
-    startSession: (link, call) =>
-      startSession(link, { transport: call.carrier, maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs }),
+    startSession: (link, call, resume) =>
+      startSession(link, {
+        transport: call.carrier,
+        maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs,
+        ...(resume === undefined ? {} : { resumeId: resume.sessionId, resumeNotice: resume.notice }),
+      }),
   });
 
   /** Every entry point of the gateway's own and what authenticates it: logged at start, listed in docs/security.md. */
@@ -243,7 +247,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   /** One session on a link (a browser socket or a carrier bridge); refused with a fatal error if it cannot be built. */
   function startSession(
     link: ClientLink,
-    extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; transport: string; maxCallDurationMs?: number },
+    extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; resumeNotice?: string; transport: string; maxCallDurationMs?: number },
   ): void {
     // This session's agent for its whole life, whatever a later `reload` swaps in.
     const { def, config, team, script, resolveModel } = current;
@@ -258,6 +262,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         resumeId: extra.resumeId,
         resumeKey: extra.resumeKey,
         resumeRefused: extra.resumeRefused ?? false,
+        resumeNotice: extra.resumeNotice,
         resolveModel,
         voice,
         s2s,

@@ -20,6 +20,8 @@ export interface CallTransferHooks {
   readonly live: () => boolean;
   /** The session's link: a carrier's hands the caller over itself; a client's is sent `transfer.requested`. */
   readonly link: Pick<ClientLink, "transferModes" | "transfer">;
+  /** The session handing over: a warm transfer nobody answers comes back to it. */
+  readonly sessionId: string;
   /** Emit an event to the client (through the session: observers and metrics see it). */
   readonly emit: (event: EventBody) => void;
   /** Speak a line as the agent's. */
@@ -82,7 +84,7 @@ export class CallTransfer {
 
   #handOver(target: TransferTarget): Promise<void> {
     const { link, emit } = this.#hooks;
-    if (link.transferModes !== undefined && link.transfer !== undefined) return link.transfer(target);
+    if (link.transferModes !== undefined && link.transfer !== undefined) return link.transfer(target, this.#hooks.sessionId);
     const { address } = target;
     emit({
       type: "transfer.requested",

@@ -38,6 +38,8 @@ export interface SessionDeps {
   readonly resumeKey?: string | undefined;
   /** The client asked to resume a session it could not (unknown, expired, or a wrong key): told so after `session.configured`. */
   readonly resumeRefused?: boolean;
+  /** Said once the session has started (after `history.restored`, or instead of the greeting): a warm transfer nobody answered comes back with it. */
+  readonly resumeNotice?: string | undefined;
   readonly resolveModel: ModelResolver;
   /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
   readonly voice?: VoiceProviders | undefined;

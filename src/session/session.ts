@@ -107,6 +107,7 @@ export class Session {
       log: this.#log,
       live: () => this.#phase === "live",
       link: deps.link,
+      sessionId: this.id,
       emit: (event) => this.#events.emit(event),
       say: (text) => this.#mode?.greet(text),
       close: (reason) => this.#close(CLOSE.normal, reason),
@@ -336,9 +337,11 @@ export class Session {
       if (restored.speaking !== undefined) await this.#handOff?.resume(restored.speaking);
       // The restored dialogs' positions, before any turn.
       this.#state.project(this.#sessionValue, this.#conversation.dialogs);
+      if (this.#deps.resumeNotice !== undefined) this.#mode?.greet(this.#deps.resumeNotice);
       return;
     }
-    this.#greet();
+    if (this.#deps.resumeNotice !== undefined) this.#mode?.greet(this.#deps.resumeNotice);
+    else this.#greet();
   }
 
   #greet(): void {

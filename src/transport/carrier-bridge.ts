@@ -66,7 +66,7 @@ export interface CarrierBridgeOptions {
    * Hand the caller to a person through the carrier's API (`transfer_call`), for a call the gateway
    * answered itself and whose carrier and credentials allow it: the modes it can do, and the run.
    */
-  readonly transfer?: { readonly modes: readonly TransferMode[]; run(target: TransferTarget): Promise<void> };
+  readonly transfer?: { readonly modes: readonly TransferMode[]; run(target: TransferTarget, sessionId: string): Promise<void> };
 }
 
 type Pending = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
@@ -212,11 +212,11 @@ export class CarrierBridge implements ClientLink {
    * call's instructions, then the stream closes 1000 `call transferred` with no hang-up. Rejects,
    * leaving the stream open, when the carrier refused.
    */
-  async transfer(target: TransferTarget): Promise<void> {
+  async transfer(target: TransferTarget, sessionId: string): Promise<void> {
     const port = this.#options.transfer;
     if (port === undefined || !port.modes.includes(target.mode)) throw new Error(`this call cannot be transferred (${target.mode})`);
     if (!this.open) throw new Error("the call has ended");
-    await port.run(target);
+    await port.run(target, sessionId);
     this.#log.info({ destination: target.name, mode: target.mode }, "call transferred");
     this.#finish(CLOSE.normal, "call transferred", false);
   }

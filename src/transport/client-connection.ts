@@ -66,8 +66,11 @@ export interface ClientLink {
    * cannot). Absent on a link that shows events: its client is sent `transfer.requested` and acts on it.
    */
   readonly transferModes?: readonly TransferMode[];
-  /** Hand the caller to `target` (its line has been heard); resolves once the carrier accepted, rejects when it refused. */
-  transfer?(target: TransferTarget): Promise<void>;
+  /**
+   * Hand the caller to `target` (its line has been heard); resolves once the carrier accepted,
+   * rejects when it refused. A warm transfer nobody answers comes back to session `sessionId`.
+   */
+  transfer?(target: TransferTarget, sessionId: string): Promise<void>;
 }
 
 type Buffered =

@@ -8,7 +8,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import { carrierClient } from "../../src/server/telephony/carrier-client.js";
-import { plivoSignatureV3 } from "../../src/server/telephony/signatures.js";
+import { plivoSignatureV3, twilioSignature } from "../../src/server/telephony/signatures.js";
 import type { GatewayOptions } from "../../src/server/gateway-types.js";
 import { answerTwilio, FakeCarrier } from "../../fakes/carrier.js";
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
@@ -92,6 +92,79 @@ describe("transfer_call on a Twilio call", () => {
     void service.userSays("put me through to sales");
     await line.until(() => service.messages.some((m) => m.message.type === "conversation.item.create" && JSON.stringify(m.message).includes("not supported on this connection")), "the refusal");
     expect(api.seen).toEqual([]);
+  }, 30_000);
+});
+
+describe("a warm transfer on a Twilio call", () => {
+  async function warmCall() {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const api = await carrierRestFake({ basic: { user: "AC1", password: "twilio-token" } });
+    closers.push(() => api.close());
+    const env = { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: "twilio-token", TWILIO_ACCOUNT_SID: "AC1" };
+    const restored: { sessionId: string; messages: string[] }[] = [];
+    const def = agent({
+      name: "phone",
+      greeting: "Hello.",
+      s2s: { kind: "openai-realtime", options: { url: service.url } },
+      telephony: ["twilio"],
+      builtinTools: ["transfer_call"],
+      transfer,
+      events: { "history.restored": (event, info) => void restored.push({ sessionId: info.sessionId, messages: event.messages.map((m) => m.text) }) },
+    });
+    const { base } = await serve(def, { env, carrierClient: carrierClient({ env, twilioBaseUrl: api.url }) });
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const answered = await answerTwilio(base, "twilio-token", "CA-warm");
+    const line = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: "CA-warm" });
+    closers.push(() => line.close());
+    await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
+    service.enqueue(
+      { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
+      { say: "Let me get someone from the desk for you.", audioMs: 300 },
+    );
+    void service.userSays("I want to talk to a person");
+    const request = await api.next();
+    const twiml = new URLSearchParams(request.body).get("Twiml") ?? "";
+    const whisperUrl = /<Sip url="([^"]+)"/.exec(twiml)?.[1] ?? "";
+    const actionUrl = /<Dial action="([^"]+)"/.exec(twiml)?.[1] ?? "";
+    expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });
+    /** A POST signed as Twilio signs its requests: HMAC-SHA1 over the URL and the sorted parameters. */
+    const twilioPost = (url: string, params: Record<string, string>): Promise<Response> =>
+      fetch(url, { method: "POST", headers: { "x-twilio-signature": twilioSignature("twilio-token", url, Object.entries(params)) }, body: new URLSearchParams(params) });
+    return { service, base, twiml, whisperUrl, actionUrl, twilioPost, restored };
+  }
+
+  it("dials the desk with a whisper of the summary for whoever answers, and hangs up after the two talked", async () => {
+    const { base, twiml, whisperUrl, actionUrl, twilioPost } = await warmCall();
+    expect(twiml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><Response><Dial action="[^"]+" method="POST" timeout="20"><Sip url="[^"]+" method="POST">sip:desk@pbx.example.com<\/Sip><\/Dial><\/Response>$/);
+    expect(whisperUrl.startsWith(`${base}/telephony/twilio/transfer/`)).toBe(true);
+    expect(actionUrl.startsWith(`${base}/telephony/twilio/dialed/`)).toBe(true);
+    // Unsigned: refused.
+    expect((await fetch(whisperUrl, { method: "POST", body: new URLSearchParams({ CallSid: "CA-desk" }) })).status).toBe(403);
+    const whisper = await twilioPost(whisperUrl, { CallSid: "CA-desk" });
+    expect(await whisper.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Say>Ann Lee; order 1234 arrived broken; she wants a refund.</Say></Response>');
+    const ended = await twilioPost(actionUrl, { CallSid: "CA-warm", DialCallStatus: "completed" });
+    expect(await ended.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
+    // Each is answered once.
+    expect((await twilioPost(actionUrl, { CallSid: "CA-warm", DialCallStatus: "completed", Again: "1" })).status).toBe(404);
+  }, 30_000);
+
+  it("nobody answers: the caller comes back to the same conversation, and the agent says so first", async () => {
+    const { service, actionUrl, twilioPost, restored } = await warmCall();
+    service.enqueue({ say: "I'm sorry, nobody at desk could take your call just now.", audioMs: 200 });
+    const back = await twilioPost(actionUrl, { CallSid: "CA-warm", DialCallStatus: "no-answer" });
+    const twiml = await back.text();
+    const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? "";
+    expect(streamUrl).toMatch(/\/telephony\/twilio\/[A-Za-z0-9_-]{24}$/);
+    const line = await FakeCarrier.dial({ url: streamUrl, headers: { "x-twilio-signature": twilioSignature("twilio-token", streamUrl, []) }, callId: "CA-warm" });
+    closers.push(() => line.close());
+    await line.until(() => line.audio.length > 0, "the agent speaks again");
+    const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
+    // The session is resumed (its record restored, so no greeting) and the notice is what the agent says first.
+    await line.until(() => restored.length > 0, "history.restored");
+    expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
+    expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
+    expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
   }, 30_000);
 });
 

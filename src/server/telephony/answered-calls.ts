@@ -15,6 +15,8 @@ export interface AnsweredCall {
   readonly carrier: CarrierName;
   readonly callId?: string | undefined;
   readonly accountId?: string | undefined;
+  /** A caller coming back from a warm transfer nobody answered: the session to resume, and what it says first. */
+  readonly resume?: { readonly sessionId: string; readonly notice: string } | undefined;
 }
 
 /** How long a minted ticket waits for its stream (ms): carriers connect within seconds of the answer. */
@@ -40,7 +42,7 @@ export class CallTickets {
     const ticket = randomBytes(18).toString("base64url");
     const callId = call.callId !== undefined && CALL_ID.test(call.callId) ? call.callId : undefined;
     const accountId = call.accountId !== undefined && CALL_ID.test(call.accountId) ? call.accountId : undefined;
-    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId }), this.#ttlMs);
+    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, resume: call.resume }), this.#ttlMs);
     return kept ? ticket : undefined;
   }
 
@@ -49,14 +51,20 @@ export class CallTickets {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#coordinator.take(`ticket:${ticket}`);
     if (held === undefined) return undefined;
-    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown };
+    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; resume?: { sessionId?: unknown; notice?: unknown } };
     try {
       call = JSON.parse(held) as typeof call;
     } catch {
       return undefined;
     }
     if (call.carrier !== carrier) return undefined;
-    return { carrier, callId: typeof call.callId === "string" ? call.callId : undefined, accountId: typeof call.accountId === "string" ? call.accountId : undefined };
+    const { resume } = call;
+    return {
+      carrier,
+      callId: typeof call.callId === "string" ? call.callId : undefined,
+      accountId: typeof call.accountId === "string" ? call.accountId : undefined,
+      resume: typeof resume?.sessionId === "string" && typeof resume.notice === "string" ? { sessionId: resume.sessionId, notice: resume.notice } : undefined,
+    };
   }
 }
 

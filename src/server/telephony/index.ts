@@ -38,7 +38,8 @@ import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
 import { CallTickets, firstUse, webhookAccountId, webhookCallId, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
-import { CallTransfers, TRANSFER_DOCUMENT_PATH } from "./transfers.js";
+import { CallTransfers, TRANSFER_PATH } from "./transfers.js";
+import { hangupTwiml } from "./transfer-instructions.js";
 import { describeEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
 import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
 import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
@@ -63,8 +64,8 @@ export interface TelephonyDeps {
   readonly coordinator: Coordinator;
   readonly client: CarrierClient;
   readonly draining: () => boolean;
-  /** Run a session on the bridged call. */
-  readonly startSession: (link: CarrierBridge, call: CarrierCall) => void;
+  /** Run a session on the bridged call; `resume`: a caller back from a warm transfer nobody took, to the session it left. */
+  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume?: AnsweredCall["resume"]) => void;
   /** How long a minted ticket waits for its stream (ms); default `CALL_TICKET_TTL_MS`. */
   readonly ticketTtlMs?: number;
 }
@@ -209,23 +210,36 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     }
   }
 
-  /** A transfer document the carrier fetches (Plivo's `aleg_url`): signed by the carrier, served once. */
-  async function transferDocument(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
+  /**
+   * A carrier's request a transfer made (docs/telephony.md "Transfer"), signed by the carrier and
+   * answered once: a kept document (Plivo's `aleg_url`, Twilio's whisper), or a warm dial's outcome
+   * (Twilio `<Dial action>`: hang up, or reconnect the caller to the session it left).
+   */
+  async function transferRequest(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, kind: string, ticket: string): Promise<void> {
     const method = req.method ?? "GET";
     const body = await readBody(req);
     if (body === undefined) return send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
     if (!mounted.has(carrier) || access[carrier] !== "signed") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
     const verified = verify(carrier, req, url, method, body);
     if ("refusal" in verified) return refused(res, carrier, 403, verified.refusal);
-    const document = await transfers.document(ticket);
-    if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
-    send(res, 200, "text/xml; charset=utf-8", document);
+    if (kind === "transfer") {
+      const document = await transfers.document(ticket);
+      if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
+      return send(res, 200, "text/xml; charset=utf-8", document);
+    }
+    const outcome = await transfers.dialed(ticket, new URLSearchParams(body).get("DialCallStatus") ?? undefined);
+    if (outcome === undefined) return refused(res, carrier, 404, "the dial outcome is unknown, expired or already reported");
+    if (outcome.kind === "taken") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
+    const back = await tickets.issue({ carrier, callId: outcome.callId, resume: { sessionId: outcome.sessionId, notice: outcome.notice } });
+    if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
+    log.info({ carrier }, "warm transfer not taken: the caller comes back to the agent");
+    send(res, 200, "text/xml; charset=utf-8", twiml(target(req, carrier, back)));
   }
 
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-    const document = TRANSFER_DOCUMENT_PATH.exec(url.pathname);
-    if (document !== null) {
-      await transferDocument(req, res, url, document[1] as CarrierName, document[2] ?? "");
+    const transferred = TRANSFER_PATH.exec(url.pathname);
+    if (transferred !== null) {
+      await transferRequest(req, res, url, transferred[1] as CarrierName, transferred[2] ?? "", transferred[3] ?? "");
       return true;
     }
     const match = /^\/telephony\/([a-z]+)\/voice$/.exec(url.pathname);
@@ -363,7 +377,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       bridge.refuse("this stream is not the call its ticket was minted for");
       return;
     }
-    deps.startSession(bridge, call);
+    deps.startSession(bridge, call, answered?.resume);
   }
 
   return {

@@ -12,7 +12,7 @@ function setup(link: { transferModes?: readonly TransferMode[]; transfer?: (t: T
   const said: string[] = [];
   const closed: string[] = [];
   const events: EventBody[] = [];
-  const transfer = new CallTransfer({ log: silentLogger, live: () => closed.length === 0, link, emit: (e) => events.push(e), say: (t) => said.push(t), close: (r) => closed.push(r) });
+  const transfer = new CallTransfer({ log: silentLogger, sessionId: "s1", live: () => closed.length === 0, link, emit: (e) => events.push(e), say: (t) => said.push(t), close: (r) => closed.push(r) });
   return { transfer, said, closed, events };
 }
 
@@ -26,7 +26,7 @@ describe("CallTransfer", () => {
     expect(run).not.toHaveBeenCalled();
     transfer.replySettled();
     await settle();
-    expect(run).toHaveBeenCalledWith(sales);
+    expect(run).toHaveBeenCalledWith(sales, "s1");
     expect(closed).toEqual(["call transferred"]);
     expect(transfer.request(sales)).toEqual({ text: "A transfer is already under way.", isError: true });
   });
