@@ -3,6 +3,7 @@
 // then does the gateway update the call over Twilio's REST API (a loopback fake that checks the
 // request as Twilio documents it) with a <Dial> to that destination; the stream closes with no
 // hang-up. A browser session gets transfer.requested after the line, and then the socket closes.
+import { generateKeyPairSync, sign } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
@@ -165,6 +166,47 @@ describe("a warm transfer on a Twilio call", () => {
     expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
     expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
     expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+  }, 30_000);
+});
+
+describe("transfer_call on a Telnyx TeXML call", () => {
+  it("replaces the call's TeXML through the update-call endpoint under the AccountSid its signed webhook named", async () => {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const api = await carrierRestFake({ bearer: "telnyx-key" });
+    closers.push(() => api.close());
+    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+    const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("base64");
+    const env = { OPENAI_API_KEY: "test-key", TELNYX_PUBLIC_KEY: raw, TELNYX_API_KEY: "telnyx-key" };
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["telnyx"], builtinTools: ["transfer_call"], transfer });
+    const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, telnyxBaseUrl: api.url }) });
+    // The TeXML webhook, signed as Telnyx signs it: Ed25519 over "timestamp|body".
+    const body = "CallSid=v3%3Acall-1&AccountSid=61bf923e-5e4d-4595-a110-56190ea18a1b&From=%2B13125550100";
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = sign(null, Buffer.from(`${timestamp}|${body}`), privateKey).toString("base64");
+    const answer = await (await fetch(`${base}/telephony/telnyx/voice`, { method: "POST", headers: { "telnyx-signature-ed25519": signature, "telnyx-timestamp": timestamp }, body })).text();
+    const streamUrl = (/<Stream url="([^"]+)"/.exec(answer)?.[1] ?? "").replace(/&amp;/g, "&");
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const line = await FakeCarrier.dial({ url: streamUrl.replace(/^wss?:\/\/[^/]+/, ws), dialect: "telnyx", callId: "v3:call-1" });
+    closers.push(() => line.close());
+    await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
+
+    service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "sales" } } }, { say: "Putting you through.", audioMs: 200 });
+    void service.userSays("sales please");
+    const request = await api.next();
+    expect(request).toMatchObject({
+      method: "POST",
+      path: "/v2/texml/Accounts/61bf923e-5e4d-4595-a110-56190ea18a1b/Calls/v3%3Acall-1",
+      authorization: "Bearer telnyx-key",
+      contentType: "application/x-www-form-urlencoded",
+    });
+    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
+      Texml: '<?xml version="1.0" encoding="UTF-8"?><Response><Dial><Number>+14155550123</Number></Dial></Response>',
+    });
+    expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });
+    // No Call Control hang-up followed: the new TeXML holds the call now.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(api.seen).toHaveLength(1);
   }, 30_000);
 });
 

@@ -227,6 +227,8 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
       return send(res, 200, "text/xml; charset=utf-8", document);
     }
+    // Only a warm Twilio dial reports its outcome here (transfers.ts).
+    if (carrier !== "twilio") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
     const outcome = await transfers.dialed(ticket, new URLSearchParams(body).get("DialCallStatus") ?? undefined);
     if (outcome === undefined) return refused(res, carrier, 404, "the dial outcome is unknown, expired or already reported");
     if (outcome.kind === "taken") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
@@ -355,7 +357,6 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
 
   async function accept(ws: WebSocket, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {
     const callId = answered?.callId;
-    // The REST API acts only on the call the verified webhook named.
     const transfer = callId === undefined ? undefined : transfers.port({ carrier, callId, accountId: answered?.accountId }, httpBase);
     const bridge = new CarrierBridge(ws, {
       codec: CARRIER_CODECS[carrier],

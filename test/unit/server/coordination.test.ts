@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryCoordinator } from "../../../src/server/coordination.js";
-import { CallTickets, firstUse, REPLAY_WINDOW_MS, webhookCallId } from "../../../src/server/telephony/answered-calls.js";
+import { CallTickets, firstUse, REPLAY_WINDOW_MS, webhookAccountId, webhookCallId } from "../../../src/server/telephony/answered-calls.js";
 
 describe("MemoryCoordinator", () => {
   it("holds a key once until it expires, and hands a value out once", async () => {
@@ -45,6 +45,19 @@ describe("call tickets", () => {
     const odd = (await tickets.issue({ carrier: "twilio", callId: "../../Accounts/AC2" })) ?? "";
     expect(await tickets.redeem("twilio", odd)).toEqual({ carrier: "twilio", callId: undefined });
     expect(await tickets.redeem("twilio", "not-a-ticket")).toBeUndefined();
+  });
+
+  it("carry Telnyx's AccountSid (its TeXML update-call endpoint is under it) and a warm transfer's way back to its session", async () => {
+    const tickets = new CallTickets(new MemoryCoordinator(() => 0));
+    const telnyx = (await tickets.issue({ carrier: "telnyx", callId: "v3:abc", accountId: "61bf923e-5e4d-4595-a110-56190ea18a1b" })) ?? "";
+    expect(await tickets.redeem("telnyx", telnyx)).toEqual({ carrier: "telnyx", callId: "v3:abc", accountId: "61bf923e-5e4d-4595-a110-56190ea18a1b" });
+    const back = (await tickets.issue({ carrier: "twilio", callId: "CA1", resume: { sessionId: "s-1", notice: "Nobody answered." } })) ?? "";
+    expect(await tickets.redeem("twilio", back)).toEqual({ carrier: "twilio", callId: "CA1", resume: { sessionId: "s-1", notice: "Nobody answered." } });
+    const odd = (await tickets.issue({ carrier: "telnyx", callId: "v3:x", accountId: "../other" })) ?? "";
+    expect((await tickets.redeem("telnyx", odd))?.accountId).toBeUndefined();
+    const url = new URL("http://gw/telephony/telnyx/voice");
+    expect(webhookAccountId("telnyx", url, "CallSid=v3%3Aabc&AccountSid=acc-1")).toBe("acc-1");
+    expect(webhookAccountId("twilio", url, "CallSid=CA1&AccountSid=AC1")).toBeUndefined();
   });
 
   it("a signature is used once within its carrier's window", async () => {
