@@ -19,7 +19,7 @@ import { ToolRunner } from "./tool-runner.js";
 import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
 import { IdleTimer } from "./idle-timer.js";
-import { SessionRecord } from "./session-record.js";
+import { SessionRecord, type RestoredRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
 import { EventOutlet } from "./event-outlet.js";
 import { CallTransfer } from "./call-transfer.js";
@@ -159,12 +159,17 @@ export class Session {
     }
     this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
     const deadline = { clock, log: this.#log, timeoutMs: this.#deps.startTimeoutMs ?? START_TIMEOUT_MS, hungUp: link.hungUp };
-    const failure = await openWithin(deadline, (signal) => this.#open(signal));
+    let restored: RestoredRecord | undefined;
+    const failure = await openWithin(deadline, async (signal) => {
+      // The record before the mode: a service told the conversation as its socket opens (s2s) is told the restored one.
+      restored = this.#deps.resumeId === undefined ? undefined : await this.#record.restore(this.#deps.resumeId);
+      await this.#open(signal);
+    });
     if (failure !== undefined) return this.#fail(failure);
     if (this.#phase === "ended") return;
     this.#phase = "live";
     // History or greeting first: input buffered during start is answered after it.
-    await this.#restoreOrGreet();
+    await this.#resumeOrGreet(restored);
     if (this.#phase !== "live") return;
     link.attach({
       command: (command) => this.#command(command),
@@ -328,9 +333,7 @@ export class Session {
     };
   }
 
-  async #restoreOrGreet(): Promise<void> {
-    const { resumeId } = this.#deps;
-    const restored = resumeId === undefined ? undefined : await this.#record.restore(resumeId);
+  async #resumeOrGreet(restored: RestoredRecord | undefined): Promise<void> {
     if (restored !== undefined) {
       this.#events.emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
       // The roster member that was speaking speaks again (no greeting: the conversation goes on).
@@ -392,7 +395,8 @@ export class Session {
     this.#state.project(this.#sessionValue, this.#conversation.dialogs);
     this.#touch();
     void this.#record.save();
-    this.#ending.replySettled();
+    // A tool-only step (s2s) is not the reply that said goodbye: the call ends after the one that did.
+    if (info.step !== true) this.#ending.replySettled();
     // A transfer waits for the reply that announces it to be heard, not a tool-only step (s2s).
     if (info.step !== true) this.#transfer.replySettled();
     // A hand-off waits for the end of the reply that announced it, not a step of it (s2s).

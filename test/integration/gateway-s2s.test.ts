@@ -81,3 +81,33 @@ describe("an s2s session's provider errors", () => {
     expect(metrics).toMatch(/^switchboard_provider_errors_total\{mode="s2s"\} 1$/m);
   }, 20_000);
 });
+
+describe("a resumed s2s session", () => {
+  it("tells the new socket the restored conversation before any turn, and does not greet again", async () => {
+    const address = gateway.server.address() as { port: number };
+    service.enqueue({ say: "Welcome to the shop.", audioMs: 100 });
+    const first = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    client = first;
+    const configured = first.events[0];
+    await first.next("reply.completed", 0);
+    service.enqueue({ say: "We open at nine.", audioMs: 100 });
+    const answered = first.next("reply.completed");
+    await service.userSays("when do you open");
+    await answered;
+    first.close();
+    await first.closed;
+    const { sessionId, resumeKey } = configured?.type === "session.configured" ? configured : { sessionId: "", resumeKey: "" };
+    const before = service.messages.length;
+    const second = await connect(`ws://127.0.0.1:${address.port}/websocket?sessionId=${sessionId}&resumeKey=${resumeKey}&resume`);
+    client = second;
+    await second.next("history.restored");
+    await sleep(300);
+    const replayed = service.messages
+      .slice(before)
+      .filter((m) => m.message.type === "conversation.item.create")
+      .map((m) => (m.message.item as { role?: string; content?: { text?: string }[] }).content?.[0]?.text);
+    expect(replayed).toEqual(["Welcome to the shop.", "when do you open", "We open at nine."]);
+    expect(service.messages.slice(before).filter((m) => m.message.type === "response.create")).toEqual([]);
+    expect(service.violations).toEqual([]);
+  }, 30_000);
+});
