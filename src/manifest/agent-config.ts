@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DEFAULTS } from "./defaults.js";
 import type { AgentMode } from "./mode.js";
+import { MAX_PHRASE_CHARS, MAX_PHRASES } from "./spoken-phrases.js";
 import { parseLlmShorthand } from "./providers.js";
 import { TransferSchema } from "./transfer-config.js";
 
@@ -26,6 +27,13 @@ const LlmDescriptorSchema = z.preprocess((value, ctx) => {
   return descriptor ?? {};
 }, ProviderDescriptorSchema);
 
+/** `interruption.acknowledgementPhrases` / `interruptPhrases`; what a phrase must be beyond this: spoken-phrases.ts `checkSpokenPhrases`. */
+const phraseList = z
+  .array(z.string({ error: 'must be a phrase, e.g. "uh-huh"' }).max(MAX_PHRASE_CHARS, { error: `must be at most ${MAX_PHRASE_CHARS} characters` }), {
+    error: 'must be a list of phrases, e.g. ["uh-huh", "okay"] (an empty list turns it off)',
+  })
+  .max(MAX_PHRASES, { error: `must list at most ${MAX_PHRASES} phrases` });
+
 const InterruptionSchema = z.union(
   [
     z.literal("off"),
@@ -35,6 +43,8 @@ const InterruptionSchema = z.union(
       minDurationMs: wholeMs.optional(),
       minWords: positiveInt.optional(),
       resumeFalseInterruption: z.boolean().optional(),
+      acknowledgementPhrases: phraseList.optional(),
+      interruptPhrases: phraseList.optional(),
     }),
   ],
   { error: 'must be "off" or an object such as { minWords: 2, minDurationMs: 500 }' },

@@ -26,6 +26,20 @@ export const DEFAULTS = {
     backoffMs: 0,
     continuationWindowMs: 0,
     resumeFalseInterruption: true,
+    /**
+     * Said while the agent is heard, an utterance of only these (any mix, any repeat: "yeah yeah",
+     * "okay, got it") neither interrupts nor becomes a turn (docs/config.md `interruption`). Spelling
+     * variants match one entry (spoken-phrases.ts): "uh huh" covers "uh-huh" and "uhhuh", "mm hmm"
+     * covers "mhm", "mm-hmm" and "mmhmm". Not "huh" (a "huh?" asks to repeat) nor "no".
+     */
+    acknowledgementPhrases: [
+      "okay", "ok", "alright", "all right", "right", "yeah", "yes", "yep", "yup", "yea", "sure",
+      "uh huh", "mm hmm", "mm", "oh", "ah", "aha", "i see", "got it", "gotcha", "understood",
+      "i understand", "makes sense", "that makes sense", "cool", "great", "good", "nice", "perfect",
+      "fine", "exactly", "correct", "true", "of course", "sounds good", "go on", "go ahead", "i'm listening",
+    ],
+    /** Said while the agent is heard, an utterance containing one of these cuts it at once, below `minWords` and `minDurationMs`. */
+    interruptPhrases: ["stop", "wait", "hold on", "hang on", "one moment", "one second", "just a moment", "just a second", "excuse me", "be quiet", "shut up"],
   },
   silence: {
     deadAirCoverMs: 2400,

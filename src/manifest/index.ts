@@ -54,6 +54,7 @@ export {
 } from "./dialog.js";
 export { DialogStore } from "./dialog-store.js";
 export { DEFAULTS } from "./defaults.js";
+export { MAX_PHRASE_WORDS, phraseKey, spokenWords } from "./spoken-phrases.js";
 export { resolveConfig, type ResolvedConfig } from "./resolve-config.js";
 export { ConfigError, ToolDefinitionError, closest, didYouMean, type ConfigIssue } from "./errors.js";
 export { assertProviderTriple, deriveMode, noEffect, type AgentMode, type ProviderFields, type SessionMode } from "./mode.js";

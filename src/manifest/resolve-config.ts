@@ -36,6 +36,10 @@ export interface ResolvedConfig {
     readonly backoffMs: number;
     readonly continuationWindowMs: number;
     readonly resumeFalseInterruption: boolean;
+    /** Said while the agent is heard: neither a barge-in nor a turn (spoken-phrases.ts matches them). */
+    readonly acknowledgementPhrases: readonly string[];
+    /** Said while the agent is heard: a barge-in at once, whatever `minWords` and `minDurationMs`. */
+    readonly interruptPhrases: readonly string[];
   };
   readonly silence: {
     readonly deadAirCoverMs: number;
@@ -86,6 +90,8 @@ function resolve(config: AgentConfig): ResolvedConfig {
       backoffMs: tuned.backoffMs ?? DEFAULTS.interruption.backoffMs,
       continuationWindowMs: tuned.continuationWindowMs ?? DEFAULTS.interruption.continuationWindowMs,
       resumeFalseInterruption: tuned.resumeFalseInterruption ?? DEFAULTS.interruption.resumeFalseInterruption,
+      acknowledgementPhrases: tuned.acknowledgementPhrases ?? DEFAULTS.interruption.acknowledgementPhrases,
+      interruptPhrases: tuned.interruptPhrases ?? DEFAULTS.interruption.interruptPhrases,
     },
     silence: {
       deadAirCoverMs: config.silence?.deadAirCoverMs ?? DEFAULTS.silence.deadAirCoverMs,

@@ -10,6 +10,7 @@ import {
 import { parseAgentRoutes } from "./agent-routes.js";
 import { checkEventObservers } from "./agent-events.js";
 import { resolveConfig } from "./resolve-config.js";
+import { checkSpokenPhrases } from "./spoken-phrases.js";
 import { dialogToolOf, isDialog } from "./dialog.js";
 import { didYouMean, IssueList, kindOf } from "./errors.js";
 import { isToolDef } from "./tool-def.js";
@@ -58,6 +59,8 @@ const REFUSED: Readonly<Record<AgentMode, readonly (readonly [string, string])[]
     ["interruption.minDurationMs", "the service decides barge-in"],
     ["interruption.continuationWindowMs", "the service decides barge-in"],
     ["interruption.resumeFalseInterruption", "the service decides barge-in"],
+    ["interruption.acknowledgementPhrases", "the service decides barge-in and commits every caller turn itself"],
+    ["interruption.interruptPhrases", "the service decides barge-in"],
     ["silence.deadAirCoverMs", "the service speaks while it works"],
     ["errorPhrase", "the service speaks for itself when a turn fails"],
     ["startFailurePhrase", "there is no separate TTS to speak it"],
@@ -311,6 +314,7 @@ export function toAgentConfig(source: AgentConfigSource, options: ToAgentConfigO
   }
   const config = parsed.data as AgentConfig;
   checkCrossField(issues, config, raw);
+  if (typeof config.interruption === "object") checkSpokenPhrases(issues, config.interruption);
   issues.throwIfAny(`Invalid ${name}`);
 
   if (config.voicePresets !== undefined) {

@@ -44,6 +44,11 @@ export interface UtteranceHooks {
   readonly dropped: () => void;
   /** The turn ended with words: commit them (`endedAt`: when speech last moved). */
   readonly ended: (turn: { readonly text: string; readonly endedAt: number; readonly startedAt: number }) => void;
+  /**
+   * A held utterance (it began while the agent was heard, and has not interrupted) is ending with
+   * `text`: true when it is only an acknowledgement said over the agent, to be dropped unheard.
+   */
+  readonly acknowledgement: (text: string) => boolean;
   /** The watchdog fired with automatic detection: no STT activity for `SPEECH_IDLE_WATCHDOG_MS`. */
   readonly quiet: () => void;
 }
@@ -165,11 +170,18 @@ export class Utterances {
     this.end();
   }
 
-  /** The turn ended: release a held start, close the utterance, hand its words on (if any). */
+  /**
+   * The turn ended: release a held start, close the utterance, hand its words on (if any). A held
+   * acknowledgement closes silently instead: its `speech.started` never goes out, nor a turn.
+   */
   end(): void {
     const utterance = this.#current;
     if (utterance === undefined) return;
     const text = utterance.transcript.text;
+    if (utterance.held && text !== "" && this.#hooks.acknowledgement(text)) {
+      this.drop();
+      return;
+    }
     this.release(utterance);
     this.drop();
     if (text !== "") this.#hooks.ended({ text, endedAt: utterance.lastActivityAt, startedAt: utterance.startedAt });

@@ -8,6 +8,7 @@ import { TurnState, type TurnPhase } from "../turn/turn-state.js";
 import { countWords, isBargeIn } from "./barge-in.js";
 import type { ReplyLoop } from "./reply-loop.js";
 import { FalseInterruption } from "./false-interruption.js";
+import { PhraseClassifier } from "./phrase-classifier.js";
 import { Preemption } from "./preemption.js";
 import { Nudger } from "./silence.js";
 import type { SttSession } from "./stt-port.js";
@@ -40,7 +41,7 @@ export interface VoiceLoopDeps {
   /** Tool calls still running in the reply (a barge-in lets them finish). */
   readonly toolsRunning: () => boolean;
   /** Counts for metrics: a barge-in, a falsely interrupted reply resumed. */
-  readonly count?: (what: "barge_in" | "false_interruption_resume") => void;
+  readonly count?: (what: "barge_in" | "false_interruption_resume" | "acknowledgement") => void;
 }
 
 /**
@@ -68,6 +69,8 @@ export class VoiceLoop {
   #holdUntil = 0;
   readonly #resume: FalseInterruption;
   readonly #preemption: Preemption;
+  /** `interruption.acknowledgementPhrases` / `interruptPhrases`, for speech over the agent. */
+  readonly #phrases: PhraseClassifier;
   #closed = false;
 
   constructor(deps: VoiceLoopDeps) {
@@ -75,6 +78,7 @@ export class VoiceLoop {
     const { clock, settings } = deps;
     this.#playback = new PlaybackClock(clock);
     this.#resume = new FalseInterruption(deps.log);
+    this.#phrases = new PhraseClassifier(settings.interruption);
     this.#preemption = new Preemption({
       // A speculation shows the model the caller's words before the input guardrails could check them.
       enabled: settings.preemptiveGeneration && !deps.guardrails.checksInput,
@@ -99,6 +103,7 @@ export class VoiceLoop {
         if (!this.#state.replying) this.#state.to("idle");
       },
       ended: (turn) => this.#commitUser(turn.text, turn.endedAt, turn.startedAt),
+      acknowledgement: (text) => this.#acknowledgement(text),
       quiet: () => this.#quiet(),
     });
     this.#nudger = new Nudger({
@@ -245,7 +250,13 @@ export class VoiceLoop {
     const text = utterance.transcript.text;
     const audible = this.#playback.modelAudible;
     if (utterance.held && reply !== undefined && !reply.interrupted) {
-      const evidence = { words: countWords(text), speechMs: this.#deps.clock.now() - utterance.startedAt, final, agentAudible: audible };
+      const evidence = {
+        words: countWords(text),
+        speechMs: this.#deps.clock.now() - utterance.startedAt,
+        final,
+        agentAudible: audible,
+        phrase: this.#phrases.classify(text),
+      };
       if (isBargeIn(this.#deps.settings.interruption, evidence)) {
         this.#interrupt(reply, true);
         return;
@@ -253,6 +264,20 @@ export class VoiceLoop {
     }
     if (utterance.held && !audible) this.#utterances.release(utterance);
     if (!utterance.held) this.#deps.emit({ type: "user-transcript.updated", text });
+  }
+
+  /**
+   * A held utterance ends as `text`: only acknowledgements ("uh-huh", "yeah yeah"), said while the
+   * reply is still heard, are the caller listening, not a turn. Push-to-talk turns are always
+   * turns (the caller pressed to speak); so is anything once the agent has fallen quiet.
+   */
+  #acknowledgement(text: string): boolean {
+    const reply = this.#reply;
+    if (this.#deps.settings.detection === "manual" || reply === undefined || reply.interrupted || !this.#playback.modelAudible) return false;
+    if (!this.#phrases.acknowledges(text)) return false;
+    this.#deps.log.info({ reply: reply.id, words: countWords(text) }, "acknowledgement: not a turn");
+    this.#deps.count?.("acknowledgement");
+    return true;
   }
 
   /** No STT activity for the watchdog period: close the utterance, or resume a falsely interrupted reply. */

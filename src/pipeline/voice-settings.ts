@@ -1,4 +1,5 @@
 import type { BargeInPolicy } from "./barge-in.js";
+import type { PhraseLists } from "./phrase-classifier.js";
 
 /** The turn-taking, interruption and silence settings of a pipeline agent, defaulted. */
 export interface VoiceSettings {
@@ -7,7 +8,7 @@ export interface VoiceSettings {
   readonly maxSilenceMs: number;
   readonly startSpeakingFloorMs: number;
   readonly userTurnLimit?: { readonly maxWords?: number | undefined; readonly maxDurationMs?: number | undefined } | undefined;
-  readonly interruption: BargeInPolicy & { readonly backoffMs: number; readonly resumeFalseInterruption: boolean };
+  readonly interruption: BargeInPolicy & PhraseLists & { readonly backoffMs: number; readonly resumeFalseInterruption: boolean };
   readonly deadAirCoverMs: number;
   /** Start the LLM on a confident interim (config.md `turnTaking.preemptiveGeneration`). */
   readonly preemptiveGeneration: boolean;

@@ -37,6 +37,7 @@ export class GatewayMetrics implements SessionMetrics {
   readonly #cancelled = new Counter({ name: "switchboard_replies_cancelled_total", help: "Replies cancelled (barge-ins, client cancels, resets), by mode and transport.", labelNames: ["mode", "transport"], registers: [this.registry] });
   readonly #bargeIns = new Counter({ name: "switchboard_barge_ins_total", help: "Barge-ins: the caller spoke over an audible reply.", labelNames: ["mode"], registers: [this.registry] });
   readonly #resumes = new Counter({ name: "switchboard_false_interruption_resumes_total", help: "Replies resumed after a barge-in that produced no words.", labelNames: ["mode"], registers: [this.registry] });
+  readonly #acknowledgements = new Counter({ name: "switchboard_acknowledgements_total", help: "Acknowledgements (interruption.acknowledgementPhrases) said over an audible reply: neither a barge-in nor a turn.", labelNames: ["mode"], registers: [this.registry] });
   readonly #reconnects = new Counter({ name: "switchboard_provider_reconnects_total", help: "Provider sockets replaced after a drop (STT, speech-to-speech), by mode.", labelNames: ["mode"], registers: [this.registry] });
   readonly #providerErrors = new Counter({ name: "switchboard_provider_errors_total", help: "Non-fatal provider errors (STT, speech-to-speech), by mode; fatal ones end the session and count in switchboard_errors_total.", labelNames: ["mode"], registers: [this.registry] });
   readonly #dropped = new Counter({ name: "switchboard_audio_dropped_bytes_total", help: "Caller audio dropped by a provider link's backlog policy, by link.", labelNames: ["link"], registers: [this.registry] });
@@ -82,7 +83,7 @@ export class GatewayMetrics implements SessionMetrics {
   }
 
   count(mode: string, what: MetricCount): void {
-    const counters = { barge_in: this.#bargeIns, false_interruption_resume: this.#resumes, provider_reconnect: this.#reconnects, provider_error: this.#providerErrors };
+    const counters = { barge_in: this.#bargeIns, false_interruption_resume: this.#resumes, acknowledgement: this.#acknowledgements, provider_reconnect: this.#reconnects, provider_error: this.#providerErrors };
     counters[what].inc({ mode });
   }
 

@@ -5,7 +5,7 @@ import type { SettledInfo } from "../turn/ledger.js";
 import type { ToolStatus } from "./tool-runner.js";
 
 /** Events counted for metrics. */
-export type MetricCount = "barge_in" | "false_interruption_resume" | "provider_reconnect" | "provider_error";
+export type MetricCount = "barge_in" | "false_interruption_resume" | "acknowledgement" | "provider_reconnect" | "provider_error";
 
 /** What a session reports for metrics; the server implements it with prom-client. */
 export interface SessionMetrics {
@@ -18,7 +18,7 @@ export interface SessionMetrics {
   providerLatency(provider: string, stage: string, ms: number): void;
   /** Every event the session emits (turn stage latencies come from `metrics.turn`). */
   event(mode: SessionMode, transport: string, event: EventBody): void;
-  /** A barge-in, a falsely interrupted reply resumed, a provider socket replaced. */
+  /** A barge-in, a falsely interrupted reply resumed, an acknowledgement not taken as a turn, a provider socket replaced. */
   count(mode: SessionMode, what: MetricCount): void;
   /** Caller audio a provider link dropped by its backlog policy (bytes), reported when the session ends. */
   audioDropped(where: "stt" | "s2s", bytes: number): void;

@@ -96,6 +96,8 @@ describe("toAgentConfig: per-mode refusals", () => {
     ["turnTaking", { turnTaking: { minSilenceMs: 500 } }, "the speech-to-speech service detects turns itself"],
     ["interruption.minWords", { interruption: { minWords: 2 } }, "the service decides barge-in"],
     ["interruption.minDurationMs", { interruption: { minDurationMs: 300 } }, "the service decides barge-in"],
+    ["interruption.acknowledgementPhrases", { interruption: { acknowledgementPhrases: ["okay"] } }, "the service decides barge-in and commits every caller turn itself"],
+    ["interruption.interruptPhrases", { interruption: { interruptPhrases: ["stop"] } }, "the service decides barge-in"],
     ["silence.deadAirCoverMs", { silence: { deadAirCoverMs: 1000 } }, "the service speaks while it works"],
     ["errorPhrase", { errorPhrase: "Oops." }, "the service speaks for itself when a turn fails"],
     ["startFailurePhrase", { startFailurePhrase: "Sorry." }, "there is no separate TTS to speak it"],

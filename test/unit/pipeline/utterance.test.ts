@@ -3,7 +3,7 @@ import { virtualClock } from "../../../src/clock.js";
 import type { EventBody } from "../../../src/events.js";
 import { MANUAL_FINAL_WAIT_MS, SPEECH_IDLE_WATCHDOG_MS, Utterances, type UtteranceSettings } from "../../../src/pipeline/utterance.js";
 
-function utterances(settings: Partial<UtteranceSettings> = {}, held = false) {
+function utterances(settings: Partial<UtteranceSettings> = {}, held = false, acknowledged: readonly string[] = []) {
   const clock = virtualClock();
   const events: EventBody[] = [];
   const turns: { text: string; endedAt: number; startedAt: number }[] = [];
@@ -17,6 +17,7 @@ function utterances(settings: Partial<UtteranceSettings> = {}, held = false) {
     holdStart: () => held,
     dropped: () => (calls.dropped += 1),
     ended: (turn) => turns.push(turn),
+    acknowledgement: (text) => acknowledged.includes(text),
     quiet: () => (calls.quiet += 1),
   });
   return { clock, events, turns, calls, tracker, types: () => events.map((e) => e.type) };
@@ -98,5 +99,31 @@ describe("utterances", () => {
     tracker.drop();
     expect(types()).toEqual(["speech.started", "speech.stopped"]);
     expect(turns).toEqual([]);
+  });
+});
+
+describe("utterances: a held acknowledgement", () => {
+  it("ends silently: no speech.started, no speech.stopped, no turn", () => {
+    const { tracker, turns, types, calls } = utterances({}, true, ["uh-huh"]);
+    const utterance = tracker.touch();
+    utterance.transcript.final("uh-huh");
+    tracker.end();
+    expect(turns).toEqual([]);
+    expect(types()).toEqual([]);
+    expect(calls.dropped).toBe(1);
+    expect(tracker.current).toBeUndefined();
+  });
+
+  it("is asked about only while held: a released (or never held) one is a turn", () => {
+    const held = utterances({}, true, ["uh-huh"]);
+    const utterance = held.tracker.touch();
+    utterance.transcript.final("uh-huh");
+    held.tracker.release(utterance);
+    held.tracker.end();
+    expect(held.turns.map((t) => t.text)).toEqual(["uh-huh"]);
+    const open = utterances({}, false, ["uh-huh"]);
+    open.tracker.touch().transcript.final("uh-huh");
+    open.tracker.end();
+    expect(open.turns.map((t) => t.text)).toEqual(["uh-huh"]);
   });
 });

@@ -56,7 +56,7 @@ describe("pipeline turns", () => {
   });
 
   it("interrupts on real speech while the agent is audible, and records what was heard", async () => {
-    const { link, stt, clock, started, store, session } = voiceSession(def({ interruption: { minWords: 2, minDurationMs: 300 } }), { script });
+    const { link, stt, clock, started, store, session } = voiceSession(def({ interruption: { minWords: 2, minDurationMs: 300, interruptPhrases: [] } }), { script }); // the thresholds alone: "wait" is a default interrupt phrase
     await started;
     await clock.advance(2000);
     stt.current.final("hello", true);
@@ -78,7 +78,7 @@ describe("pipeline turns", () => {
   });
 
   it("a cough does not interrupt: one word below minWords, or speech shorter than minDurationMs", async () => {
-    const { link, stt, clock, started } = voiceSession(def({ interruption: { minWords: 2, minDurationMs: 500 } }), { script });
+    const { link, stt, clock, started } = voiceSession(def({ interruption: { minWords: 2, minDurationMs: 500, interruptPhrases: [] } }), { script });
     await started;
     await clock.advance(2000);
     stt.current.final("hello", true);
@@ -468,7 +468,7 @@ describe("the utterance so far (stt-port.ts transcript contract): finals in orde
   });
 
   it('"wait" + "wait" counts 2 words: no barge-in at minWords 3; a third word is one', async () => {
-    const { link, stt, clock, started } = voiceSession(def({ interruption: { minWords: 3, minDurationMs: 300 } }), { script });
+    const { link, stt, clock, started } = voiceSession(def({ interruption: { minWords: 3, minDurationMs: 300, interruptPhrases: [] } }), { script });
     await started;
     await clock.advance(2000);
     stt.current.final("hello", true);
@@ -611,7 +611,7 @@ describe("the utterance so far over the Deepgram adapter (several is_final segme
   });
 
   it('"wait" + "wait" counts 2 words: no barge-in at minWords 3', async () => {
-    const h = await deepgramSession(def({ interruption: { minWords: 3 } }), script.rules);
+    const h = await deepgramSession(def({ interruption: { minWords: 3, interruptPhrases: [] } }), script.rules);
     close = h.close;
     await h.clock.advance(2000);
     h.fake.speak(["hello"]);
