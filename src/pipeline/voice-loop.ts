@@ -40,7 +40,7 @@ export interface VoiceLoopDeps {
   readonly toolCovering: () => boolean;
   /** Tool calls still running in the reply (a barge-in lets them finish). */
   readonly toolsRunning: () => boolean;
-  /** Counts for metrics: a barge-in, a falsely interrupted reply resumed. */
+  /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, an acknowledgement not taken as a turn. */
   readonly count?: (what: "barge_in" | "false_interruption_resume" | "acknowledgement") => void;
 }
 
@@ -250,13 +250,7 @@ export class VoiceLoop {
     const text = utterance.transcript.text;
     const audible = this.#playback.modelAudible;
     if (utterance.held && reply !== undefined && !reply.interrupted) {
-      const evidence = {
-        words: countWords(text),
-        speechMs: this.#deps.clock.now() - utterance.startedAt,
-        final,
-        agentAudible: audible,
-        phrase: this.#phrases.classify(text),
-      };
+      const evidence = { words: countWords(text), speechMs: this.#deps.clock.now() - utterance.startedAt, final, agentAudible: audible, phrase: this.#phrases.classify(text) };
       if (isBargeIn(this.#deps.settings.interruption, evidence)) {
         this.#interrupt(reply, true);
         return;
