@@ -47,7 +47,7 @@ const InterruptionSchema = z.union(
       interruptPhrases: phraseList.optional(),
     }),
   ],
-  { error: 'must be "off" or an object such as { minWords: 2, minDurationMs: 500 }' },
+  { error: 'must be "off" or an object such as { minWords: 2, minDurationMs: 500 } or { acknowledgementPhrases: ["uh-huh", "okay"], interruptPhrases: ["stop"] } (phrase lists are lists of strings)' },
 );
 
 const TurnTakingSchema = z.strictObject({

@@ -49,7 +49,10 @@ describe("interruption phrase lists in the config", () => {
       message: expect.stringContaining("has 7 words") as string,
     });
     expect(problems({ interruptPhrases: ["x".repeat(61)] })[0]?.message).toContain("must be at most 60 characters");
-    expect(problems({ acknowledgementPhrases: "okay" })[0]?.path).toBe("interruption");
+    expect(problems({ acknowledgementPhrases: "okay" })[0]).toEqual({
+      path: "interruption",
+      message: expect.stringContaining('{ acknowledgementPhrases: ["uh-huh", "okay"], interruptPhrases: ["stop"] } (phrase lists are lists of strings) (got {"acknowledgementPhrases":"okay"})') as string,
+    });
   });
 
   it("refuses the same phrase twice, spelling aside, naming the first", () => {
