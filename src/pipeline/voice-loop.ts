@@ -3,6 +3,7 @@ import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
 import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLedger } from "../turn/ledger.js";
+import { InputChecks } from "../turn/input-checks.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import { TurnState, type TurnPhase } from "../turn/turn-state.js";
 import { countWords, isBargeIn } from "./barge-in.js";
@@ -59,11 +60,8 @@ export class VoiceLoop {
   readonly #utterances: Utterances;
   readonly #nudger: Nudger;
   #queue: TurnInput[] = [];
-  /** Caller turns waiting for the input guardrails, checked in the order they ended. */
-  #checks: Promise<void> = Promise.resolve();
-  #checking = 0;
-  /** Counts cancels and resets: a turn whose check outlived one is dropped, as a queued turn would be. */
-  #drops = 0;
+  /** Caller turns through the input guardrails, in the order they ended; a cancel or reset drops those still being checked. */
+  readonly #checks: InputChecks;
   #pumping = false;
   #reply: VoiceReply | undefined;
   #holdUntil = 0;
@@ -77,6 +75,7 @@ export class VoiceLoop {
     this.#deps = deps;
     const { clock, settings } = deps;
     this.#playback = new PlaybackClock(clock);
+    this.#checks = new InputChecks({ guardrails: deps.guardrails, log: deps.log, live: () => !this.#closed });
     this.#resume = new FalseInterruption(deps.log);
     this.#phrases = new PhraseClassifier(settings.interruption);
     this.#preemption = new Preemption({
@@ -127,12 +126,12 @@ export class VoiceLoop {
 
   /** A reply is in flight, or a turn waits for one (or for its guardrail check). */
   get busy(): boolean {
-    return this.#state.replying || this.#queue.length > 0 || this.#checking > 0;
+    return this.#state.replying || this.#queue.length > 0 || this.#checks.pending > 0;
   }
 
   /** User turns (spoken or typed) waiting behind the reply in flight, or for their check; greetings, resumes and nudges do not count. */
   get queuedTurns(): number {
-    let count = this.#checking;
+    let count = this.#checks.pending;
     for (const input of this.#queue) if (input.kind === "user") count += 1;
     return count;
   }
@@ -203,7 +202,7 @@ export class VoiceLoop {
   /** The client's `cancel`: stop the reply in flight (no resume is armed). */
   cancel(): void {
     this.#queue = [];
-    this.#drops += 1;
+    this.#checks.drop();
     const reply = this.#reply;
     if (reply !== undefined && !reply.interrupted) this.#interrupt(reply, false);
     else this.#flushOutput();
@@ -212,7 +211,7 @@ export class VoiceLoop {
   /** A `reset`: strand everything in flight; the session then clears history and greets. */
   reset(): void {
     this.#queue = [];
-    this.#drops += 1;
+    this.#checks.drop();
     this.#resume.reset();
     this.#nudger.resetCount();
     this.#nudger.cancel();
@@ -294,21 +293,9 @@ export class VoiceLoop {
     this.#resume.reset();
     this.#nudger.resetCount();
     this.#nudger.cancel();
-    const { guardrails, clock } = this.#deps;
-    const turn = { text, endedAt, startedAt, committedAt: clock.now() };
-    if (!guardrails.checksInput) {
-      this.#admitUser(turn, undefined);
-      return;
-    }
+    const turn = { text, endedAt, startedAt, committedAt: this.#deps.clock.now() };
     // Checked before it is committed (so its event can say it was refused), in the order turns ended.
-    const drops = this.#drops;
-    this.#checking += 1;
-    this.#checks = this.#checks.then(async () => {
-      const verdict = await guardrails.check("input", text);
-      this.#checking -= 1;
-      if (this.#closed || drops !== this.#drops) return;
-      this.#admitUser(turn, verdict?.replacement);
-    }).catch((error: unknown) => this.#deps.log.error({ err: error }, "voice loop failed"));
+    this.#checks.check(text, (verdict) => this.#admitUser(turn, verdict?.replacement));
   }
 
   /** The caller's turn is committed: answered by the model, or by the replacement an input guardrail gave (`refusal`). */

@@ -13,6 +13,7 @@ import { joinSpoken } from "../pipeline/join-spoken.js";
 import type { S2sSession } from "../s2s/s2s-port.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
 import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
+import { InputChecks } from "../turn/input-checks.js";
 import { CallerChecks, type CallerWords } from "./caller-checks.js";
 import type { RunnerContext } from "./mode-runner.js";
 import type { Reply, S2sReplies } from "./s2s-replies.js";
@@ -37,37 +38,28 @@ export class S2sRefusals {
   /** The caller's transcripts through the input guardrails (when the agent has some). */
   readonly #checks: CallerChecks | undefined;
   /** Typed turns wait for their check in the order they came. */
-  #typed: Promise<void> = Promise.resolve();
+  readonly #typed: InputChecks;
   /** A refused caller turn whose answer has not started yet: the next in-band response is that answer, cut as it starts. */
   #awaitingAnswer = false;
 
   constructor(port: S2sRefusalsPort) {
     this.#port = port;
-    const { guardrails } = port.ctx;
+    const { guardrails, log } = port.ctx;
+    this.#typed = new InputChecks({ guardrails, log, live: () => !port.closed() });
     this.#checks = guardrails.checksInput ? new CallerChecks({ guardrails, passed: (words) => this.#passed(words), refused: (words, verdict) => this.#refuseSpoken(words, verdict) }) : undefined;
   }
 
   /** A typed turn: to the service once it passed; a refused one never reaches it. */
   typed(text: string, send: (text: string) => void): void {
-    const { guardrails, log } = this.#port.ctx;
-    if (!guardrails.checksInput) {
-      this.#port.commitUser(text);
-      send(text);
-      return;
-    }
-    this.#typed = this.#typed
-      .then(async () => {
-        const verdict = await guardrails.check("input", text);
-        if (this.#port.closed()) return;
-        if (verdict === undefined) {
-          this.#port.commitUser(text);
-          send(text);
-          return;
-        }
-        this.#port.commitUser(text, true);
-        this.#answerRefused(verdict);
-      })
-      .catch((error: unknown) => log.error({ err: error }, "typed turn failed"));
+    this.#typed.check(text, (verdict) => {
+      if (verdict === undefined) {
+        this.#port.commitUser(text);
+        send(text);
+        return;
+      }
+      this.#port.commitUser(text, true);
+      this.#answerRefused(verdict);
+    });
   }
 
   /** The caller's transcript: every piece checked as it arrives, the final committed once it passed. */
