@@ -4,6 +4,8 @@
 export { createGateway } from "./server/index.js";
 export type { Gateway, GatewayOptions, ReloadedAgent } from "./server/gateway-types.js";
 export { loadAgent, type LoadedAgent } from "./server/loader.js";
+export { loadWaitingSounds } from "./server/waiting-sounds.js";
+export type { WaitingSounds } from "./audio/waiting-sound.js";
 export { GatewayError, ERROR_CODES, CLOSE, type ErrorCode } from "./errors.js";
 export {
   agent,

@@ -199,6 +199,12 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   } else if (offline || config.llm?.kind === "scripted") {
     out.push("offline.json: none — the scripted model answers every turn with its fallback line");
   }
+  const waiting = agent.waitingAudio;
+  for (const [which, entry] of [["thinking", waiting?.thinking], ["ambience", waiting?.ambience]] as const) {
+    if (entry === undefined) continue;
+    const file = config.waitingAudio?.[which]?.file ?? "";
+    out.push(`waitingAudio.${which}: ${file} (${(entry.sound.ms / 1000).toFixed(1)} s at ${entry.sound.sampleRate} Hz, volume ${entry.gain})`);
+  }
   if (missing > 0) out.push(`${missing} missing; serve falls back to the offline stack for missing provider keys.`);
   io.out(`${out.join("\n")}\n`);
   for (const problem of mcpConfigProblems(def.mcpServers, io.env)) warn(`${problem} Sessions start without this server's tools.`);

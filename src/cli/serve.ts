@@ -140,6 +140,7 @@ export async function gatewayFor(path: string, flags: GatewayFlags): Promise<{ a
     const gateway = createGateway({
       agent: agent.def,
       script: agent.script,
+      waitingAudio: agent.waitingAudio,
       offline: offline ? true : "auto",
       logger: log,
       ...(allowedOrigins === undefined ? {} : { allowedOrigins }),

@@ -74,6 +74,16 @@ const SilenceSchema = z.strictObject({
     .optional(),
 });
 
+/** A linear gain: 0 silent, 1 as recorded. */
+const volume = z.number().min(0, { error: "must be between 0 and 1" }).max(1, { error: "must be between 0 and 1" });
+/** A WAV file relative to the agent directory (read and decoded when the agent loads). */
+const soundFile = nonBlank.refine((path) => !path.startsWith("/") && !/^[A-Za-z]:[\\/]/.test(path), { error: "must be a path relative to the agent directory (e.g. sounds/typing.wav)" });
+
+const WaitingAudioSchema = z.strictObject({
+  ambience: z.strictObject({ file: soundFile, volume: volume.optional() }).optional(),
+  thinking: z.strictObject({ afterMs: wholeMs.optional(), file: soundFile, volume: volume.optional() }).optional(),
+});
+
 const McpServerSchema = z.strictObject({
   allowedTools: z.array(z.string().regex(TOOL_NAME, { error: "tool names are lower_snake_case" })).readonly().optional(),
   pinnedTools: z.record(z.string(), nonBlank).optional(),
@@ -144,6 +154,7 @@ export const AgentConfigSchema = z.strictObject({
   turnTaking: TurnTakingSchema.optional(),
   usageLimits: z.strictObject({ totalTokens: positiveInt.optional() }).optional(),
   voicePresets: z.array(z.string()).readonly().optional(),
+  waitingAudio: WaitingAudioSchema.optional(),
 });
 
 /** JSON-safe subset of the agent definition — see `AgentConfigSchema`. */

@@ -44,6 +44,16 @@ export const DEFAULTS = {
   silence: {
     deadAirCoverMs: 2400,
   },
+  /**
+   * Waiting sounds (docs/telephony.md "Audio while waiting"): the thinking sound waits this long
+   * (ms) so a quick reply never starts it, at half volume; the bed sits well under speech (about
+   * −20 dB).
+   */
+  waitingAudio: {
+    thinkingAfterMs: 800,
+    thinkingVolume: 0.5,
+    ambienceVolume: 0.1,
+  },
   /** Telephony: a call ends after this long, with `callLimitPhrase` spoken first (ms; 0 = no limit). */
   maxCallDurationMs: 3_600_000,
   callLimitPhrase: "We have reached the time limit for this call. Thank you for calling, goodbye.",

@@ -42,6 +42,7 @@ const CALL_FIELDS = [
   "dtmf",
   "maxCallDurationMs",
   "clientInbox",
+  "waitingAudio",
 ] as const satisfies readonly (keyof AgentConfig)[];
 
 const ROSTER_KEY = /^[a-z][a-z0-9_-]*$/;

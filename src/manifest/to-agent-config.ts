@@ -47,6 +47,7 @@ const TEXT_REFUSED: readonly (readonly [string, string])[] = [
   ["errorPhrase", NO_AUDIO],
   ["startFailurePhrase", NO_AUDIO],
   ["clientInbox", NO_AUDIO],
+  ["waitingAudio", NO_AUDIO],
 ];
 
 /** The top-level fields about speech: what a text session of a voice agent leaves out (`textSession`). */
@@ -169,6 +170,10 @@ function checkCrossField(issues: IssueList, config: AgentConfig, source: Record<
     issues.add("turnTaking.userTurnLimit", "set maxWords, maxDurationMs or both — or remove the limit.");
   }
   for (const issue of transferIssues(config)) issues.add(issue.path, issue.message);
+  const waiting = config.waitingAudio;
+  if (waiting !== undefined && waiting.thinking === undefined && waiting.ambience === undefined) {
+    issues.add("waitingAudio", "set thinking, ambience or both — or remove waitingAudio.");
+  }
   const tools = source.tools;
   if (typeof tools === "object" && tools !== null) {
     for (const name of config.builtinTools ?? []) {

@@ -43,6 +43,8 @@ export interface VoiceLoopDeps {
   readonly toolsRunning: () => boolean;
   /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, an acknowledgement not taken as a turn. */
   readonly count?: (what: "barge_in" | "false_interruption_resume" | "acknowledgement") => void;
+  /** Each move of the turn state (the link's waiting audio plays its thinking sound while it is `thinking`). */
+  readonly phaseChanged?: (to: TurnPhase) => void;
 }
 
 /**
@@ -85,7 +87,10 @@ export class VoiceLoop {
       speculate: (history, signal) => deps.reply.speculate(history, signal),
       busy: () => this.busy,
     });
-    this.#state = new TurnState((from, to) => deps.log.debug({ from, to }, "turn state"));
+    this.#state = new TurnState((from, to) => {
+      deps.log.debug({ from, to }, "turn state");
+      deps.phaseChanged?.(to);
+    });
     this.#utterances = new Utterances({
       clock,
       settings,

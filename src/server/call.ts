@@ -78,6 +78,7 @@ export async function connectAgent(agent: LoadedAgent, options: ConnectOptions =
   const gateway = createGateway({
     agent: agent.def,
     script: agent.script,
+    waitingAudio: agent.waitingAudio,
     offline,
     env,
     logger,

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import type { LanguageModel } from "ai";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../log.js";
 import type { AgentConfig, ProviderDescriptor, ResolvedAgentDef } from "../manifest/index.js";
@@ -21,6 +22,11 @@ export interface GatewayOptions<Session = unknown> {
   readonly agent: ResolvedAgentDef<Session>;
   /** The agent's offline script (offline.json), for the `scripted` model. */
   readonly script?: unknown;
+  /**
+   * The agent's `waitingAudio` files, decoded: `loadAgent` returns them, or an embedder calls
+   * `loadWaitingSounds(dir, config)`. Required when the agent sets `waitingAudio`.
+   */
+  readonly waitingAudio?: WaitingSounds | undefined;
   /** `true` forces the offline stack; `"auto"` uses it when a provider's key is missing. Default false. */
   readonly offline?: boolean | "auto";
   readonly env?: Env;
@@ -83,6 +89,7 @@ export interface GatewayOptions<Session = unknown> {
 export interface ReloadedAgent<Session = unknown> {
   readonly def: ResolvedAgentDef<Session>;
   readonly script?: unknown;
+  readonly waitingAudio?: WaitingSounds | undefined;
 }
 
 export interface Gateway {

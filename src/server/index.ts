@@ -6,7 +6,8 @@ import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { loadResampler } from "../audio/resample.js";
 import { createLogger, LogThrottle } from "../log.js";
-import { DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
+import { ConfigError, DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
@@ -94,16 +95,23 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     /** The agent and its sub-agents, their configs after the offline choice. */
     readonly team: Team;
     readonly script?: unknown;
+    /** Its `waitingAudio` files, decoded. */
+    readonly waitingAudio?: WaitingSounds | undefined;
     readonly offline: boolean;
     readonly resolveModel: ModelResolver;
     /** Its `routes`, checked against the gateway's own paths. */
     readonly routes: AgentRouteTable;
   }
-  const prepare = <T>(agent: ResolvedAgentDef<T>, script: unknown): AgentSlot => {
+  const prepare = <T>(agent: ResolvedAgentDef<T>, script: unknown, waitingAudio: WaitingSounds | undefined): AgentSlot => {
     const def = agent as ResolvedAgentDef;
     const warn = (message: string): void => log.warn({ agent: def.name }, message);
     const choice = chooseTeamProviders(def, toAgentConfig(def, { warn }), env, options.offline ?? false, warn);
     const config = choice.team.root.config;
+    if (config.waitingAudio !== undefined && waitingAudio === undefined) {
+      throw new ConfigError(`Invalid agent "${config.name}"`, [
+        { path: "waitingAudio", message: "its sound files were not loaded: load the agent with loadAgent(dir), or pass createGateway({ waitingAudio: await loadWaitingSounds(dir, config) })." },
+      ]);
+    }
     const routes = agentRouteTable(def);
     if (choice.offline) {
       log.info({ agent: config.name, missing: choice.missing }, "running on the offline stack; set the missing keys to use the configured providers");
@@ -111,9 +119,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     // A sub-agent with a scripted llm of its own answers from its own script; everyone else from offline.json.
     const resolveModel: ModelResolver =
       options.resolveModel ?? ((descriptor, own = script) => resolveLanguageModel(descriptor, { env, ...(own === undefined ? {} : { script: own }) }));
-    return { def, config, team: choice.team, ...(script === undefined ? {} : { script }), offline: choice.offline, resolveModel, routes };
+    return { def, config, team: choice.team, ...(script === undefined ? {} : { script }), waitingAudio, offline: choice.offline, resolveModel, routes };
   };
-  let current = prepare(options.agent, options.script);
+  let current = prepare(options.agent, options.script, options.waitingAudio);
   /** What the gateway was set up with: telephony routes, its own entry points and the token audience stay as first configured. */
   const config = current.config;
   const voice: VoiceProviders = options.voice ?? {
@@ -250,11 +258,11 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; resumeNotice?: string; transport: string; maxCallDurationMs?: number },
   ): void {
     // This session's agent for its whole life, whatever a later `reload` swaps in.
-    const { def, config, team, script, resolveModel } = current;
+    const { def, config, team, script, waitingAudio, resolveModel } = current;
     let session: Session;
     try {
       session = new Session({
-        agent: { def, config, team, ...(script === undefined ? {} : { script }) },
+        agent: { def, config, team, ...(script === undefined ? {} : { script }), waitingAudio },
         link,
         clock,
         log,
@@ -315,7 +323,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   }
 
   function reload<T>(agent: ReloadedAgent<T>): AgentConfig {
-    const next = prepare(agent.def, agent.script);
+    const next = prepare(agent.def, agent.script, agent.waitingAudio);
     // The carriers' routes were mounted at start, for the first config's `telephony`.
     const mounted = mountedCarriers(config).sort();
     const wanted = mountedCarriers(next.config).sort();

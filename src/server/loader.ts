@@ -16,6 +16,8 @@ import { isCoLocatedFile } from "../manifest/registry.js";
 import { agentRouteIssues } from "./agent-routes.js";
 import { loadFailure } from "./import-failure.js";
 import { startIssues } from "./start-issues.js";
+import { loadWaitingSounds } from "./waiting-sounds.js";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
 
 /** An agent as a gateway holds it: the definition with its files attached, and its config. */
 export interface LoadedAgent {
@@ -25,6 +27,8 @@ export interface LoadedAgent {
   readonly script?: unknown;
   /** The directory the agent was loaded from. */
   readonly dir: string;
+  /** Its `waitingAudio` files, read and decoded (server/waiting-sounds.ts), if it has any. */
+  readonly waitingAudio?: WaitingSounds | undefined;
   /**
    * Each tool that came from a file: name → its path in the agent directory
    * (`tools/lookup_order.ts`). A tool of `def.tools` not listed here was attached in code
@@ -146,8 +150,8 @@ export interface LoadOptions {
 }
 
 /**
- * Load an agent from a directory (agent.ts + tools/ + workflows/ + offline.json) or a single
- * agent file (tools/ beside it, if any), attach its files and validate its config, then refuse
+ * Load an agent from a directory (agent.ts + tools/ + workflows/ + offline.json + the
+ * `waitingAudio` files) or a single agent file (tools/ beside it, if any), attach its files and validate its config, then refuse
  * what would fail every session at its start (`startIssues`: offline.json, provider options,
  * builtins, dtmf.tool, the mode) and a route on a path the gateway serves itself
  * (`agentRouteIssues`). Throws a ConfigError naming the file and the fix — for a file that
@@ -194,7 +198,8 @@ export async function loadAgent(path: string, options: LoadOptions = {}): Promis
   const issues = [...startIssues(script === undefined ? { def, config } : { def, config, script }), ...agentRouteIssues(def)];
   if (issues.length > 0) throw new ConfigError(`Invalid agent "${config.name}"`, issues);
   const toolFiles = toolFilesOf(tools, toolModules);
-  return script === undefined ? { def, config, dir, toolFiles } : { def, config, script, dir, toolFiles };
+  const waitingAudio = await loadWaitingSounds(dir, config);
+  return { def, config, ...(script === undefined ? {} : { script }), dir, toolFiles, ...(waitingAudio === undefined ? {} : { waitingAudio }) };
 }
 
 /** Which tools came from files: name → `tools/<file>` (the rest were attached in code, with withTools). */

@@ -1,7 +1,9 @@
+import type { WaitingSounds } from "../audio/waiting-sound.js";
 import { GatewayError } from "../errors.js";
 import type { AgentConfig, ProviderDescriptor, ResolvedConfig, SessionMode, ToolTable } from "../manifest/index.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
+import type { WaitingCues } from "../transport/waiting-mix.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { SegmentSwitcher } from "./hand-off.js";
 import { declared, openReplyLoop, replyLoopSwitch, type ModelResolver } from "./reply-agent.js";
@@ -31,13 +33,31 @@ export interface ModeOpening {
   readonly tools: ToolRunner;
   /** The system prompt, built per session (it may read the session's context). */
   readonly instructions: () => Promise<string>;
-  /** The link: agent audio out, the rate it plays, the G.711 it could carry end to end, and where the mode declares its audio formats. */
-  readonly link: Pick<ClientLink, "audio" | "playbackRate" | "g711" | "useAudio">;
+  /** The link: agent audio out, the rate it plays, the G.711 it could carry end to end, where the mode declares its audio formats, and where waiting sounds play. */
+  readonly link: Pick<ClientLink, "audio" | "playbackRate" | "g711" | "useAudio" | "playWaiting">;
+  /** The agent's waiting sounds (config.md `waitingAudio`), decoded: a voice mode plays them on the link once it has opened. */
+  readonly waitingAudio?: WaitingSounds | undefined;
   readonly providers: ModeProviders;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
   readonly signal: AbortSignal;
   /** Where the mode says how it takes another agent (a hand-off, `session/hand-off.ts`). */
   readonly switchesAgent: (switcher: SegmentSwitcher) => void;
+}
+
+/**
+ * A voice mode's waiting sounds (docs/telephony.md "Audio while waiting"): `thinking` is the cue
+ * the runner moves from its first turn; `start` plays them on the link once the runner has
+ * opened (its audio formats declared). Text mode has none: the config refuses `waitingAudio`.
+ */
+function waitingSounds(opening: ModeOpening): { readonly thinking: (on: boolean) => void; start(): void } {
+  let cues: WaitingCues | undefined;
+  return {
+    thinking: (on) => cues?.thinking(on),
+    start: () => {
+      const sounds = opening.waitingAudio;
+      if (sounds !== undefined) cues = opening.link.playWaiting?.(sounds);
+    },
+  };
 }
 
 /** The reply loop over the agent's model (text and pipeline). */
@@ -62,7 +82,8 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
     const loop = await replyLoop(opening);
     const speaking = new VoiceSwitch(voice, opening.link, opening.ctx.log, opening.config.tts);
     opening.switchesAgent(replyLoopSwitch(loop, opening.providers.resolveModel, speaking));
-    return VoiceRunner.open(opening.ctx, {
+    const waiting = waitingSounds(opening);
+    const runner = await VoiceRunner.open(opening.ctx, {
       config: opening.config,
       settings: opening.settings,
       loop,
@@ -72,7 +93,10 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       playbackRate: opening.link.playbackRate,
       useAudio: (audio) => opening.link.useAudio(audio),
       signal: opening.signal,
+      thinking: waiting.thinking,
     });
+    waiting.start();
+    return runner;
   },
 
   s2s: async (opening) => {
@@ -83,6 +107,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
     // A phone call in G.711 to a service that takes it: the bytes cross untouched both ways.
     const g711 = link.g711;
     const passthrough = g711 !== undefined && provider.audioFormats.includes(g711) ? g711 : undefined;
+    const waiting = waitingSounds(opening);
     const runner = await S2sRunner.open(ctx, {
       settings,
       provider,
@@ -91,6 +116,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       signal: opening.signal,
       audio: (pcm, ms) => link.audio(pcm, ms),
       useAudio: (audio) => link.useAudio(audio),
+      thinking: waiting.thinking,
       setup: {
         instructions: await opening.instructions(),
         tools: declared(opening.table),
@@ -100,6 +126,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       },
     });
     if (passthrough !== undefined && runner.audioFormat === passthrough) ctx.log.info({ format: passthrough }, "g711 passthrough");
+    waiting.start();
     // A hand-off is one update of the service's session: the new agent's instructions, tools and tool choice (the voice stays).
     opening.switchesAgent(async (segment) => {
       if (!runner.canHandOff) throw new GatewayError("s2s", `this speech-to-speech service (${provider.kind}) cannot change its instructions and tools mid-session, so it cannot hand off.`);

@@ -29,6 +29,8 @@ export interface S2sRunnerOptions {
   readonly audioFormat?: S2sAudioFormat;
   /** Aborts the service's handshake (the client hung up during start, or the start timed out). */
   readonly signal?: AbortSignal;
+  /** The agent is thinking (a response begun, or its tool calls running, and none of its audio out yet), or no longer is. */
+  readonly thinking?: (on: boolean) => void;
 }
 
 /** The conversation as a new socket replays it: a refused caller turn as the model history records it (docs/config.md "Guardrails"). */
@@ -214,6 +216,7 @@ export class S2sRunner implements ModeRunner {
       return;
     }
     const reply = this.#replies.start(responseId);
+    this.#options.thinking?.(true);
     this.#playback.resetTimeline();
     // Its transcript goes out through the output guardrails: at once without any, else once checked.
     this.#refusals.started(reply);
@@ -228,6 +231,7 @@ export class S2sRunner implements ModeRunner {
     if (output === undefined) return;
     const ms = formatDurationMs(pcm.byteLength, output);
     if (reply !== undefined) {
+      if (reply.firstAudioAt === undefined) this.#options.thinking?.(false);
       reply.firstAudioAt ??= this.#ctx.clock.now();
       reply.audioMs += ms;
     }
@@ -246,6 +250,7 @@ export class S2sRunner implements ModeRunner {
   /** The service heard the caller: a barge-in when the agent is audible; tool lines stop. */
   #onSpeechStarted(): void {
     this.#userSpeaking = true;
+    this.#options.thinking?.(false);
     this.#ctx.activity();
     this.#cancelToolLines();
     // A barge-in only when something is there to cut: a reply in flight, or audio still playing.
@@ -335,6 +340,8 @@ export class S2sRunner implements ModeRunner {
     // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
     // A response lost with the service link (failed) was not the caller's doing: its results still ask for one.
     const continues = completed || (status === "failed" && inFlight && !reply.interrupted);
+    // Its tools still run after a step: the agent is still thinking until the next response speaks.
+    this.#options.thinking?.(step && continues);
     const answered = this.#calls.answer(reply, continues);
     if (completed && !step) {
       this.#ctx.emit({ type: "audio.completed" });

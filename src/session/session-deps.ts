@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -20,6 +21,8 @@ export interface SessionAgent {
   readonly script?: unknown;
   /** The agent's team (its sub-agents), as the host resolved it; default `resolveTeam(def, config)`. */
   readonly team?: Team;
+  /** Its `waitingAudio` files, decoded (server/waiting-sounds.ts): played on the link once the mode opens. */
+  readonly waitingAudio?: WaitingSounds | undefined;
 }
 
 /** Everything a session needs, injected: a test builds one with fakes and a virtual clock. */

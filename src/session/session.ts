@@ -278,6 +278,7 @@ export class Session {
       tools,
       instructions: () => sessionInstructions(this.#deps.agent, this.id),
       link: this.#deps.link,
+      waitingAudio: this.#deps.agent.waitingAudio,
       providers: { resolveModel, voice, s2s },
       signal,
       switchesAgent: (switcher) => this.#handOff?.accept(switcher),

@@ -43,6 +43,8 @@ export interface VoiceRunnerOptions {
   readonly settings: ResolvedConfig;
   /** Aborts the providers' handshakes (the client hung up during start, or the start timed out). */
   readonly signal?: AbortSignal;
+  /** The agent is thinking (the turn state is `thinking`: a reply in flight, none of its audio out yet), or no longer is. */
+  readonly thinking?: (on: boolean) => void;
 }
 
 /** The pipeline's view of a resolved config (config.md "Pipeline fields at runtime"). */
@@ -99,6 +101,7 @@ export class VoiceRunner implements ModeRunner {
       toolCovering: () => options.tools.coveringCalls > 0,
       toolsRunning: () => options.tools.runningCalls > 0,
       count: (what) => ctx.count(what),
+      phaseChanged: (to) => options.thinking?.(to === "thinking"),
     });
   }
 

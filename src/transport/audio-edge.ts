@@ -1,4 +1,4 @@
-import { FrameSplitter } from "../audio/pcm.js";
+import { bytesToSamples, FrameSplitter, samplesToBytes } from "../audio/pcm.js";
 import { OPUS_FRAME_MS, OPUS_FULL_BAND_RATE, isOpusRate, loadOpus, type OpusCodec, type OpusCodecs, type OpusSampleRate } from "../audio/opus.js";
 import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import { RESAMPLER_RATES, resamplePcm, resamplerBetween, type Resampler } from "../audio/resample.js";
@@ -125,12 +125,31 @@ export class AudioEdge {
     return resamplePcm(this.#toSession, pcm);
   }
 
-  /** Session PCM16 at its output rate → frames for the client, each with its duration (ms). */
-  outbound(pcm: Uint8Array, durationMs: number): { readonly data: Uint8Array; readonly ms: number }[] {
-    const playback = resamplePcm(this.#toClient, pcm);
+  /**
+   * Session PCM16 at its output rate → frames for the client, each with its duration (ms).
+   * `under`: the link's waiting audio, mixed in at the playback rate (transport/waiting-mix.ts).
+   */
+  outbound(pcm: Uint8Array, durationMs: number, under?: (samples: Int16Array, rate: number) => Int16Array): { readonly data: Uint8Array; readonly ms: number }[] {
+    let playback = resamplePcm(this.#toClient, pcm);
+    if (under !== undefined) playback = samplesToBytes(under(bytesToSamples(playback), this.playbackRate));
+    return this.#frames(playback, durationMs);
+  }
+
+  /** Filler PCM16 already at `playbackRate` (the waiting sounds) → frames for the client, after any agent audio before it. */
+  filler(samples: Int16Array): { readonly data: Uint8Array; readonly ms: number }[] {
+    return this.#frames(samplesToBytes(samples), (samples.length / this.playbackRate) * 1000);
+  }
+
+  #frames(playback: Uint8Array, durationMs: number): { readonly data: Uint8Array; readonly ms: number }[] {
     const opus = this.#opus;
     if (opus === undefined) return [{ data: playback, ms: durationMs }];
     return opus.frames.push(playback).map((frame) => ({ data: opus.encoder.encode(frame), ms: OPUS_FRAME_MS }));
+  }
+
+  /** Samples (at `playbackRate`) the last partial Opus frame lacks: what a waiting bed fills instead of silence (0 for PCM16). */
+  get outboundShortSamples(): number {
+    const opus = this.#opus;
+    return opus === undefined || opus.frames.pendingBytes === 0 ? 0 : (opus.frames.frameBytes - opus.frames.pendingBytes) / 2;
   }
 
   /** The end of a reply's audio: the last partial Opus frame, padded with silence to 20 ms. */

@@ -108,14 +108,36 @@ export class CarrierAudio {
   /** One carrier payload → what the session hears (PCM16 at its declared input rate, or the G.711 bytes in passthrough). */
   inbound(payload: Uint8Array): Uint8Array {
     if (this.#passthrough) return payload;
-    const samples = this.encoding === "mulaw" ? decodeMulaw(payload) : this.encoding === "alaw" ? decodeAlaw(payload) : bytesToSamples(payload);
+    const samples = this.#decode(payload);
     return samplesToBytes(this.#toSession === undefined ? samples : this.#toSession.process(samples));
   }
 
-  /** Session audio (PCM16 at its declared output rate, or G.711 in passthrough) → carrier frames, cut as the carrier requires. */
-  outbound(audio: Uint8Array): OutboundFrame[] {
-    const payload = this.#passthrough ? audio : this.#encode(audio);
-    return this.#frame(payload);
+  /** Carrier payload → PCM16 samples at the call's rate. */
+  #decode(payload: Uint8Array): Int16Array {
+    return this.encoding === "mulaw" ? decodeMulaw(payload) : this.encoding === "alaw" ? decodeAlaw(payload) : bytesToSamples(payload);
+  }
+
+  /**
+   * Session audio (PCM16 at its declared output rate, or G.711 in passthrough) → carrier frames, cut as the carrier requires.
+   * `under`: the link's waiting audio, mixed in at the call's rate (transport/waiting-mix.ts); in
+   * passthrough the G.711 is then decoded and re-encoded around it, else it crosses untouched.
+   */
+  outbound(audio: Uint8Array, under?: (samples: Int16Array, rate: number) => Int16Array): OutboundFrame[] {
+    if (under === undefined) return this.#frame(this.#passthrough ? audio : this.#encode(audio));
+    return this.#frame(this.#encodeAtRate(under(this.#passthrough ? this.#decode(audio) : this.#resampled(audio), this.sampleRate)));
+  }
+
+  /** Filler PCM16 already at the call's rate (the waiting sounds) → carrier frames, after any audio before it. */
+  filler(samples: Int16Array): OutboundFrame[] {
+    return this.#frame(this.#encodeAtRate(samples));
+  }
+
+  /** Samples (at the call's rate) the last partial frame lacks to be one the carrier takes: what a waiting bed fills instead of silence. */
+  get shortSamples(): number {
+    if (this.#pendingBytes === 0) return 0;
+    const { multipleOf, minBytes } = this.#framing;
+    const size = Math.max(minBytes, Math.ceil(this.#pendingBytes / multipleOf) * multipleOf);
+    return (size - this.#pendingBytes) / (this.encoding === "l16" ? 2 : 1);
   }
 
   /** The end of a segment: the last partial frame, padded with silence to the carrier's minimum. */
@@ -139,9 +161,18 @@ export class CarrierAudio {
   }
 
   #encode(pcm: Uint8Array): Uint8Array {
+    return this.#encodeAtRate(this.#resampled(pcm));
+  }
+
+  /** Session PCM16 → samples at the call's rate. */
+  #resampled(pcm: Uint8Array): Int16Array {
     const samples = bytesToSamples(pcm);
-    const resampled = this.#toCarrier === undefined ? samples : this.#toCarrier.process(samples);
-    return this.encoding === "mulaw" ? encodeMulaw(resampled) : this.encoding === "alaw" ? encodeAlaw(resampled) : samplesToBytes(resampled);
+    return this.#toCarrier === undefined ? samples : this.#toCarrier.process(samples);
+  }
+
+  /** PCM16 samples at the call's rate → the carrier's payload. */
+  #encodeAtRate(samples: Int16Array): Uint8Array {
+    return this.encoding === "mulaw" ? encodeMulaw(samples) : this.encoding === "alaw" ? encodeAlaw(samples) : samplesToBytes(samples);
   }
 
   /**

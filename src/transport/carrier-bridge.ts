@@ -16,6 +16,7 @@ import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
 import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
@@ -26,6 +27,7 @@ import { CarrierPlayout, MARK_EVERY_MS } from "./carrier-playout.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { PreAttachBuffer } from "./pre-attach.js";
+import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
 
 /** While a mark is outstanding, the agent still counts as audible for at least this long (ms) per report. */
@@ -91,6 +93,8 @@ export class CarrierBridge implements ClientLink {
   readonly #order = new ChunkOrder<Uint8Array>();
   /** What the carrier was sent and has played. */
   readonly #playout: CarrierPlayout;
+  /** The agent's waiting sounds, once the mode asked for them. */
+  #waiting: WaitingMix | undefined;
   #closed = false;
   #closing: { code: number; reason: string; timer: Timer } | undefined;
   #closeInfo: { code: number; reason: string } | undefined;
@@ -174,9 +178,14 @@ export class CarrierBridge implements ClientLink {
     this.#audio.use(audio);
   }
 
-  /** Ms of agent audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
+  /** Ms of audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
   get unplayedMs(): number {
     return this.#playout.unplayedMs + this.#pacer.heldMs;
+  }
+
+  /** Ms until the agent's own audio has played: waiting sounds sent after its last audio left out (what the session is told). */
+  get agentUnplayedMs(): number {
+    return this.#pacer.agentBacklogMs(this.#playout.unplayedMs);
   }
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
@@ -196,7 +205,8 @@ export class CarrierBridge implements ClientLink {
   audio(chunk: Uint8Array, _durationMs?: number): void {
     const audio = this.#audio;
     if (audio === undefined || this.#closed) return;
-    for (const frame of audio.outbound(chunk)) {
+    const mix = this.#waiting;
+    for (const frame of mix === undefined ? audio.outbound(chunk) : audio.outbound(chunk, (samples, rate) => mix.under(samples, rate))) {
       this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
       if (frame.markAfter) this.#pacer.afterAudio(() => this.#mark());
     }
@@ -221,6 +231,21 @@ export class CarrierBridge implements ClientLink {
     this.#finish(CLOSE.normal, "call transferred", false);
   }
 
+  /**
+   * The agent's waiting sounds, encoded and framed like its speech. Filler frames carry no marks:
+   * marks say where the agent's audio has played, and an outstanding one keeps the agent audible.
+   */
+  playWaiting(sounds: WaitingSounds): WaitingCues {
+    const audio = this.#audio;
+    if (audio === undefined) throw new RangeError("the carrier stream has not started");
+    const mix = new WaitingMix(sounds, () => this.#clock.now(), () => this.#pacer.wake());
+    this.#waiting?.stop();
+    this.#waiting = mix;
+    const encode = (samples: Int16Array) => audio.filler(samples).map((frame) => ({ data: frame.bytes, ms: audio.ms(frame.bytes.byteLength) }));
+    this.#pacer.feed(waitingFeed(mix, () => audio.sampleRate, encode));
+    return mix;
+  }
+
   attach(handler: ConnectionHandler): void {
     this.#handler = handler;
     for (const item of this.#pending.drain()) this.#deliver(item);
@@ -233,6 +258,8 @@ export class CarrierBridge implements ClientLink {
    */
   close(code: number, reason: string): void {
     if (this.#closed || this.#closing !== undefined) return;
+    // The call is ending: the waiting sounds stop; what the agent said still plays.
+    this.#waiting?.stop();
     const playMs = this.#playout.closingPlayMs(this.#pacer.heldMs);
     if (code !== CLOSE.normal || this.#stopped || playMs === undefined) {
       this.#finish(code, reason, !this.#stopped);
@@ -347,6 +374,10 @@ export class CarrierBridge implements ClientLink {
   #endSegment(): void {
     const audio = this.#audio;
     if (audio === undefined) return;
+    // With a bed, the segment's last frame is completed with the bed rather than silence (Exotel's minimum is 200 ms of it).
+    const short = audio.shortSamples;
+    const bed = short > 0 ? this.#waiting?.tail(short, audio.sampleRate) : undefined;
+    if (bed !== undefined) for (const frame of audio.filler(bed)) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
     for (const frame of audio.flush()) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
     this.#pacer.afterAudio(() => {
       if (this.#playout.markOwed) this.#mark();
@@ -356,7 +387,7 @@ export class CarrierBridge implements ClientLink {
 
   #onMark(name: string): void {
     if (!this.#playout.echoed(name)) return;
-    this.#report(this.unplayedMs);
+    this.#report(this.agentUnplayedMs);
     if (this.#closing !== undefined && this.#playout.outstanding === 0 && this.#pacer.heldMs === 0) {
       this.#finish(this.#closing.code, this.#closing.reason, true);
     }
@@ -371,7 +402,7 @@ export class CarrierBridge implements ClientLink {
       if (this.#closing !== undefined) this.#finish(this.#closing.code, this.#closing.reason, true);
       return;
     }
-    this.#report(Math.max(this.unplayedMs, KEEPALIVE_MS));
+    this.#report(Math.max(this.agentUnplayedMs, KEEPALIVE_MS));
   }
 
   #report(bufferedMs: number): void {
@@ -387,6 +418,8 @@ export class CarrierBridge implements ClientLink {
     if (call === undefined) return;
     const frame = this.#codec.encodeClear(call.streamId);
     if (frame !== undefined) this.#write(frame);
+    // The bed goes on after the clear (docs/telephony.md "Audio while waiting").
+    this.#pacer.wake();
   }
 
   // ── socket ────────────────────────────────────────────────────────────────────────────

@@ -1,5 +1,6 @@
 import type { WebSocket } from "ws";
 import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
 import { CLOSE, type ErrorCode } from "../errors.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
@@ -9,6 +10,7 @@ import { InputBudget } from "./input-budget.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
 import { PreAttachBuffer } from "./pre-attach.js";
+import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
 
 /** What a session does with a connection's input. */
@@ -71,6 +73,13 @@ export interface ClientLink {
    * rejects when it refused. A warm transfer nobody answers comes back to session `sessionId`.
    */
   transfer?(target: TransferTarget, sessionId: string): Promise<void>;
+  /**
+   * Once the mode has opened: play the agent's waiting sounds on this link (docs/telephony.md
+   * "Audio while waiting") — the bed from now on, the thinking sound on the returned cues — mixed
+   * where the link encodes and paces agent audio. What it reports through `playback` stays the
+   * agent's own audio. A link without audio (a test's) need not offer it.
+   */
+  playWaiting?(sounds: WaitingSounds): WaitingCues;
 }
 
 type Buffered =
@@ -103,6 +112,8 @@ export class ClientConnection implements ClientLink {
   #closed = false;
   #closeInfo: { code: number; reason: string } | undefined;
   #edge: AudioEdge | undefined;
+  /** The agent's waiting sounds, once the mode asked for them. */
+  #waiting: WaitingMix | undefined;
   /** This peer's warnings, at most one line per kind every 10 s: a flood of bad frames is not a flood of log lines. */
   readonly #throttle: LogThrottle;
   readonly ready: Promise<AnnouncedFormat>;
@@ -170,6 +181,10 @@ export class ClientConnection implements ClientLink {
   emit(body: EventBody): ServerEvent {
     const event = stamp(body, this.#clock.now());
     if (body.type === "audio.completed") {
+      // With a bed, the reply's last Opus frame is completed with the bed rather than silence: no gap in it.
+      const short = this.#edge?.outboundShortSamples ?? 0;
+      const bed = short > 0 && this.#edge !== undefined ? this.#waiting?.tail(short, this.#edge.playbackRate) : undefined;
+      if (bed !== undefined) for (const frame of this.#edge?.filler(bed) ?? []) this.#pacer.audio(frame.data, frame.ms);
       for (const frame of this.#edge?.flushOutbound() ?? []) this.#pacer.audio(frame.data, frame.ms);
     } else if (body.type === "reply.cancelled" || body.type === "session.reset") {
       this.#edge?.resetOutbound();
@@ -181,7 +196,18 @@ export class ClientConnection implements ClientLink {
   audio(chunk: Uint8Array, durationMs: number): void {
     const edge = this.#edge;
     if (edge === undefined) return;
-    for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
+    const mix = this.#waiting;
+    const frames = mix === undefined ? edge.outbound(chunk, durationMs) : edge.outbound(chunk, durationMs, (samples, rate) => mix.under(samples, rate));
+    for (const frame of frames) this.#pacer.audio(frame.data, frame.ms);
+  }
+
+  playWaiting(sounds: WaitingSounds): WaitingCues {
+    const edge = this.#readyEdge();
+    const mix = new WaitingMix(sounds, () => this.#clock.now(), () => this.#pacer.wake());
+    this.#waiting?.stop();
+    this.#waiting = mix;
+    this.#pacer.feed(waitingFeed(mix, () => edge.playbackRate, (samples) => edge.filler(samples)));
+    return mix;
   }
 
   get playbackRate(): number {
@@ -261,10 +287,11 @@ export class ClientConnection implements ClientLink {
    * this gateway still holds back (the pacer's lead) is unplayed too, so the session hears the sum
    * through `ConnectionHandler.playback` — as the carrier bridge reports its marks. Otherwise a browser whose playout falls behind reports
    * less than the gateway's estimate, the report is ignored, and the heard position runs ahead of
-   * what the listener heard.
+   * what the listener heard. Waiting sounds sent after the agent's last audio are not the agent's:
+   * they are left out (`Pacer.agentBacklogMs`).
    */
   #withHeldAudio(bufferedMs: number): Buffered {
-    return { kind: "playback", bufferedMs: Math.min(MAX_BUFFERED_MS, bufferedMs + Math.round(this.#pacer.heldMs)) };
+    return { kind: "playback", bufferedMs: Math.min(MAX_BUFFERED_MS, Math.round(this.#pacer.agentBacklogMs(bufferedMs))) };
   }
 
   #deliver(item: Buffered): void {

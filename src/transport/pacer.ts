@@ -9,6 +9,31 @@ export interface PacerSink {
 
 /** How far ahead of real time agent audio may be sent (ms): enough to ride out jitter, small enough to cancel fast. */
 export const DEFAULT_LEAD_MS = 1500;
+/**
+ * Filler (the waiting sounds) is sent at most this far ahead of real time (ms): agent speech that
+ * arrives queues behind it, so this is the most the filler delays speech; two 40 ms chunks ride
+ * out a late timer.
+ */
+export const FILL_LEAD_MS = 80;
+/** Filler is asked for in chunks of this much audio (ms): two 20 ms Opus or carrier frames. */
+export const FILL_CHUNK_MS = 40;
+/** At most this many chunks per wake-up (a carrier whose minimum frame is larger than a chunk needs several before one leaves: Exotel's 3.2 KB is 200 ms at 8 kHz L16). */
+const FILL_CHUNKS_PER_WAKE = 16;
+
+/**
+ * Audio the line carries while the pacer holds no agent audio: the link's waiting sounds
+ * (docs/telephony.md "Audio while waiting"). Asked only when nothing is queued, so it never
+ * plays under or ahead of agent speech.
+ */
+export interface PacerFeed {
+  /**
+   * When filler is next due (epoch ms; now or earlier: now), given when the agent audio sent so
+   * far ends playing (`agentEndsAt`, by the real-time estimate); undefined: none until `wake()`.
+   */
+  nextAt(now: number, agentEndsAt: number): number | undefined;
+  /** The link's frames for the next `ms` of filler, each with its duration (empty: none yet, or held for a whole frame). */
+  take(ms: number, now: number, agentEndsAt: number): readonly { readonly data: Uint8Array; readonly ms: number }[];
+}
 
 type Item =
   | { readonly kind: "audio"; readonly chunk: Uint8Array; readonly ms: number }
@@ -33,6 +58,11 @@ export class Pacer {
    * (src/turn/playback-clock.ts), fed by the link's reports.
    */
   #playEnd = 0;
+  /** Epoch ms at which the agent audio sent so far ends playing, by the same estimate. */
+  #agentEnd = 0;
+  /** Ms of filler sent since the last agent audio: what the listener plays after the agent's last word. */
+  #fillerTailMs = 0;
+  #feed: PacerFeed | undefined;
   #timer: Timer | undefined;
   #closed = false;
 
@@ -49,6 +79,7 @@ export class Pacer {
     if (CLEARING_EVENTS.has(event.type)) {
       this.clear();
       this.#sink.sendText(text);
+      this.#flush();
     } else if (AFTER_AUDIO_EVENTS.has(event.type) && this.#queue.length > 0) {
       this.#queue.push({ kind: "event", text });
     } else {
@@ -70,12 +101,44 @@ export class Pacer {
     else this.#queue.push({ kind: "after", run });
   }
 
-  /** Drop held audio and the boundaries queued behind it. */
+  /**
+   * Keep the line fed with `feed`'s filler whenever no agent audio is held (undefined: stop).
+   * Filler that was sent is not held back: the listener plays it, after any agent audio before it.
+   */
+  feed(feed: PacerFeed | undefined): void {
+    this.#feed = feed;
+    if (!this.#closed) this.#flush();
+  }
+
+  /** The feed's filler may be due sooner than it last said (a cue): look again now. */
+  wake(): void {
+    if (!this.#closed && this.#feed !== undefined && this.#queue.length === 0) this.#flush();
+  }
+
+  /**
+   * Drop held audio and the boundaries queued behind it. The listener drops what it holds too
+   * (the clearing event, a carrier's clear), so filler sent so far no longer counts; the feed
+   * goes on at the next wake-up, after the clearing event has gone out.
+   */
   clear(): void {
     this.#queue.length = 0;
     this.#timer?.cancel();
     this.#timer = undefined;
-    this.#playEnd = this.#clock.now();
+    const now = this.#clock.now();
+    this.#playEnd = now;
+    this.#agentEnd = Math.min(this.#agentEnd, now);
+    this.#fillerTailMs = 0;
+  }
+
+  /**
+   * The listener says `bufferedMs` of what was sent is still unplayed: how long until the agent's
+   * own audio has played, filler left out (0 when only filler is left). Held agent audio plays
+   * after everything sent, filler included; with none held, the filler sent since the agent's
+   * last audio is the tail of what the listener holds.
+   */
+  agentBacklogMs(bufferedMs: number): number {
+    const held = this.heldMs;
+    return held > 0 ? bufferedMs + held : Math.max(0, bufferedMs - this.#fillerTailMs);
   }
 
   /** Audio held back, in ms of playback. */
@@ -85,6 +148,7 @@ export class Pacer {
 
   close(): void {
     this.#closed = true;
+    this.#feed = undefined;
     this.clear();
   }
 
@@ -110,10 +174,33 @@ export class Pacer {
       this.#queue.shift();
       this.#sink.sendAudio(head.chunk);
       this.#playEnd += head.ms;
+      this.#agentEnd = this.#playEnd;
+      this.#fillerTailMs = 0;
     }
     if (this.#queue.length > 0) {
       const wait = Math.max(1, this.#playEnd - this.#leadMs - now);
       this.#timer = this.#clock.setTimeout(() => this.#flush(), wait);
+    } else if (this.#feed !== undefined && !this.#closed) {
+      this.#fill(this.#feed, now);
     }
+  }
+
+  /** Nothing held: send the feed's filler up to its lead, then sleep until more is due. */
+  #fill(feed: PacerFeed, now: number): void {
+    for (let chunks = 0; this.#playEnd - now < FILL_LEAD_MS; chunks++) {
+      const due = feed.nextAt(now, this.#agentEnd);
+      if (due === undefined) return;
+      if (due > now) {
+        this.#timer = this.#clock.setTimeout(() => this.#flush(), Math.max(1, due - now));
+        return;
+      }
+      if (chunks === FILL_CHUNKS_PER_WAKE) break;
+      for (const frame of feed.take(FILL_CHUNK_MS, now, this.#agentEnd)) {
+        this.#sink.sendAudio(frame.data);
+        this.#playEnd += frame.ms;
+        this.#fillerTailMs += frame.ms;
+      }
+    }
+    this.#timer = this.#clock.setTimeout(() => this.#flush(), Math.max(1, this.#playEnd - FILL_LEAD_MS - now));
   }
 }

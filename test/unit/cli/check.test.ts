@@ -20,6 +20,7 @@ import { FakeS2s } from "../../../src/testing/fake-s2s.js";
 import { FakeStt, FakeTts } from "../../../src/testing/fake-speech.js";
 import { TestClient } from "../../helpers/ws-client.js";
 import { throwingToolSource } from "../../helpers/throwing-tool.js";
+import { toneWav } from "../../helpers/tone.js";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -165,6 +166,21 @@ describe("switchboard check fails an agent whose sessions would fail, naming the
     expect(out).toMatch(/\n {2}mcp_docs_\* +mcp server "docs" \(listed at session start\)\n/);
     expect(err).toContain("warning: mcpServers.docs: environment variable DOCS_TOKEN (tokenEnv) is not set. Sessions start without this server's tools.");
     expect(err).toContain("warning: mcpServers.wiki: no `url` to connect to. Sessions start without this server's tools.");
+  });
+});
+
+describe("switchboard check and the agent's waiting sounds", () => {
+  it("lists each sound it loaded, and refuses one it cannot play, naming the field", async () => {
+    const dir = await agentDir('agent({ name: "shop", waitingAudio: { ambience: { file: "sounds/office.wav" } } })');
+    await mkdir(join(dir, "sounds"), { recursive: true });
+    await writeFile(join(dir, "sounds", "office.wav"), toneWav({ ms: 1500, rate: 48000 }));
+    const { code, out } = await check(dir, { OPENAI_API_KEY: "k", DEEPGRAM_API_KEY: "k", CARTESIA_API_KEY: "k" });
+    expect(code).toBe(0);
+    expect(out).toContain("waitingAudio.ambience: sounds/office.wav (1.5 s at 48000 Hz, volume 0.1)\n");
+    await writeFile(join(dir, "sounds", "office.wav"), toneWav({ ms: 1500, rate: 22050 }));
+    const refused = await check(dir);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain("waitingAudio.ambience.file: sounds/office.wav: is at 22050 Hz; convert it to one of");
   });
 });
 

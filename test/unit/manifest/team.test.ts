@@ -203,6 +203,7 @@ describe("resolveTeam: the roster an agent may hand the session to", () => {
             typed: agent({ name: "typed", mode: "text" }),
             hears: agent({ name: "hears", stt: { kind: "assemblyai", options: {} } }),
             turns: agent({ name: "turns", turnTaking: { minSilenceMs: 400 } }),
+            sounds: agent({ name: "sounds", waitingAudio: { ambience: { file: "cafe.wav" } } }),
             same: withTools(agent({ name: "same", turnTaking: { minSilenceMs: 800 }, sessionContext: context }), { ping: tool({ description: "Ping", execute: () => "pong" }) }),
             own: agent({ name: "own", sessionContext: () => ({}) }),
             mcp: agent({ name: "mcp", mcpServers: { docs: { url: "https://docs.example.com/mcp" } } }),
@@ -226,6 +227,7 @@ describe("resolveTeam: the roster an agent may hand the session to", () => {
     expect(byPath["roster.typed"]).toMatch(/typed is a text agent and frontdesk a pipeline one: a hand-off keeps the connection, and its mode/);
     expect(byPath["roster.hears.stt"]).toMatch(/the caller's speech recognizer stays for the whole call: leave stt out of hears/);
     expect(byPath["roster.turns.turnTaking"]).toMatch(/`turnTaking` is the call's, and a hand-off changes the agent, not the call: it keeps frontdesk's/);
+    expect(byPath["roster.sounds.waitingAudio"]).toMatch(/`waitingAudio` is the call's, and a hand-off changes the agent, not the call: it keeps frontdesk's/);
     expect(byPath["roster.same"]).toBeUndefined();
     expect(byPath["roster.own.sessionContext"]).toMatch(/belongs to the session, which keeps frontdesk's for its whole life/);
     expect(byPath["roster.own"]).toMatch(/own has no tool named ping, which the call's dtmf.tool runs on every keypad entry/);
