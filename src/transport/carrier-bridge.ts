@@ -19,14 +19,13 @@ import type { TransferMode, TransferTarget } from "../manifest/index.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
+import { CarrierInbound } from "./carrier-inbound.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
-import { ChunkOrder } from "./chunk-order.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
 import { CarrierPlayout, MARK_EVERY_MS } from "./carrier-playout.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
-import { PreAttachBuffer } from "./pre-attach.js";
 import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
 
@@ -71,7 +70,6 @@ export interface CarrierBridgeOptions {
   readonly transfer?: { readonly modes: readonly TransferMode[]; run(target: TransferTarget, sessionId: string): Promise<void> };
 }
 
-type Pending = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
 
 const ANNOUNCED: AnnouncedFormat = { audioFormat: "pcm16", sampleRate: MIC_SAMPLE_RATE, ttsSampleRate: PLAYBACK_SAMPLE_RATE };
 
@@ -86,11 +84,8 @@ export class CarrierBridge implements ClientLink {
   readonly #keepAlive: { stop(): void; seen(): void };
   #call: CarrierCall | undefined;
   #audio: CarrierAudio | undefined;
-  #handler: ConnectionHandler | undefined;
-  /** Caller input until the session attaches. */
-  readonly #pending: PreAttachBuffer<Pending>;
-  /** Caller frames back in `chunk` order (Telnyx may deliver them out of order). */
-  readonly #order = new ChunkOrder<Uint8Array>();
+  /** The caller's media and digits, in order, held until the session attaches. */
+  readonly #inbound: CarrierInbound;
   /** What the carrier was sent and has played. */
   readonly #playout: CarrierPlayout;
   /** The agent's waiting sounds, once the mode asked for them. */
@@ -117,11 +112,7 @@ export class CarrierBridge implements ClientLink {
     this.#log = options.log.child({ carrier: options.codec.carrier });
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#playout = new CarrierPlayout(options.clock, options.codec.marks);
-    this.#pending = new PreAttachBuffer<Pending>(
-      { audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands },
-      (item) => (item.kind === "audio" ? item.payload.byteLength : undefined),
-      (bytes) => this.#log.warn({ bytes }, "carrier input before the session started dropped past the limit"),
-    );
+    this.#inbound = new CarrierInbound({ audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands }, this.#log, () => this.#audio);
     this.#pacer = new Pacer(
       { sendText: () => {}, sendAudio: (payload) => this.#send(payload) },
       options.clock,
@@ -247,8 +238,7 @@ export class CarrierBridge implements ClientLink {
   }
 
   attach(handler: ConnectionHandler): void {
-    this.#handler = handler;
-    for (const item of this.#pending.drain()) this.#deliver(item);
+    this.#inbound.attach(handler);
     if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
 
@@ -285,13 +275,13 @@ export class CarrierBridge implements ClientLink {
         this.#tick();
         if (this.#audio === undefined) return this.#ignore("media before start");
         if (this.#closing !== undefined) return;
-        for (const payload of this.#order.push(inbound.chunk, inbound.payload)) this.#input({ kind: "audio", payload });
+        this.#inbound.media(inbound.chunk, inbound.payload);
         return;
       case "mark":
         this.#onMark(inbound.name);
         return;
       case "dtmf":
-        this.#input({ kind: "dtmf", digit: inbound.digit });
+        this.#inbound.dtmf(inbound.digit);
         return;
       case "stop":
         this.#stopped = true;
@@ -313,24 +303,6 @@ export class CarrierBridge implements ClientLink {
     this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate), this.#codec.marks ? MARK_EVERY_MS : undefined);
     this.#log.info({ streamId: call.streamId, callId: call.callId, encoding: call.encoding, sampleRate: call.sampleRate }, "carrier stream started");
     this.#resolveStarted(call);
-  }
-
-  #input(item: Pending): void {
-    if (this.#handler !== undefined) this.#deliver(item);
-    else this.#pending.hold(item);
-  }
-
-  #deliver(item: Pending): void {
-    const handler = this.#handler;
-    if (handler === undefined) return;
-    if (item.kind === "dtmf") {
-      handler.dtmf?.(item.digit);
-      return;
-    }
-    const audio = this.#audio;
-    if (audio === undefined) return;
-    const pcm = audio.inbound(item.payload);
-    if (pcm.byteLength > 0) handler.audio(pcm);
   }
 
   #ignore(reason: string): void {
@@ -406,7 +378,7 @@ export class CarrierBridge implements ClientLink {
   }
 
   #report(bufferedMs: number): void {
-    this.#handler?.playback(Math.min(MAX_BUFFERED_MS, Math.max(0, Math.round(bufferedMs))));
+    this.#inbound.handler?.playback(Math.min(MAX_BUFFERED_MS, Math.max(0, Math.round(bufferedMs))));
   }
 
   /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */
@@ -459,6 +431,7 @@ export class CarrierBridge implements ClientLink {
     this.#finish(code, reason, false);
     this.#closeInfo = { code: this.#stopped ? CLOSE.normal : code, reason: this.#stopped ? "carrier stop" : reason };
     this.#resolveHungUp();
-    if (first || this.#handler !== undefined) this.#handler?.closed(this.#closeInfo.code, this.#closeInfo.reason);
+    const handler = this.#inbound.handler;
+    if (first || handler !== undefined) handler?.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
 }
