@@ -367,19 +367,10 @@ export class VoiceLoop {
     this.#playback.resetTimeline();
     const reply = new VoiceReply(
       {
-        clock,
-        log: this.#deps.log,
-        settings,
+        // The loop's own ports (clock, log, settings, tts, ledger, guardrails, emit, audio, admitTurn, tool state) pass through.
+        ...this.#deps,
         model: this.#deps.reply,
-        tts: this.#deps.tts,
-        ledger: this.#deps.ledger,
-        guardrails: this.#deps.guardrails,
         playback: this.#playback,
-        emit: this.#deps.emit,
-        audio: this.#deps.audio,
-        admitTurn: this.#deps.admitTurn,
-        toolCovering: this.#deps.toolCovering,
-        toolsRunning: this.#deps.toolsRunning,
         userSpeaking: () => this.userSpeaking,
         current: () => ref.reply !== undefined && this.#reply === ref.reply,
         closed: () => this.#closed,
