@@ -2,7 +2,9 @@
  * The carrier bridge: adapts any carrier codec to the `ClientLink` a session uses for browser
  * sockets (docs/telephony.md, "Playback truth" and "What happens on a call"). Carrier audio is
  * decoded and resampled at this edge, to and from the rates the session's mode declared
- * (`useAudio`); agent audio is paced, encoded and framed for the carrier.
+ * (`useAudio`). The caller's side is a `CarrierInbound` (ordered, held until the session
+ * attaches); the agent's a `CarrierOutbound` (framed for the carrier, paced, marked, mixed with
+ * the waiting sounds). The bridge owns the stream's life: start, keep-alive, close and hang-up.
  *
  * Playback truth: a mark goes out after each reply segment (and every MARK_EVERY_MS within one);
  * what was sent, the marks outstanding and the estimate between echoes are a `CarrierPlayout`
@@ -20,13 +22,13 @@ import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import { CarrierInbound } from "./carrier-inbound.js";
+import { CarrierOutbound } from "./carrier-outbound.js";
 import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
-import { CarrierPlayout, MARK_EVERY_MS } from "./carrier-playout.js";
+import { MARK_EVERY_MS } from "./carrier-playout.js";
 import { keepAlive, onPeerMessage } from "./keepalive.js";
-import { Pacer } from "./pacer.js";
-import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
+import type { WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
 
 /** While a mark is outstanding, the agent still counts as audible for at least this long (ms) per report. */
@@ -80,16 +82,13 @@ export class CarrierBridge implements ClientLink {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #limits: Limits;
-  readonly #pacer: Pacer;
   readonly #keepAlive: { stop(): void; seen(): void };
   #call: CarrierCall | undefined;
   #audio: CarrierAudio | undefined;
   /** The caller's media and digits, in order, held until the session attaches. */
   readonly #inbound: CarrierInbound;
-  /** What the carrier was sent and has played. */
-  readonly #playout: CarrierPlayout;
-  /** The agent's waiting sounds, once the mode asked for them. */
-  #waiting: WaitingMix | undefined;
+  /** The agent's audio out: framed, paced, marked, mixed with its waiting sounds; what has played. */
+  readonly #outbound: CarrierOutbound;
   #closed = false;
   #closing: { code: number; reason: string; timer: Timer } | undefined;
   #closeInfo: { code: number; reason: string } | undefined;
@@ -111,13 +110,15 @@ export class CarrierBridge implements ClientLink {
     this.#clock = options.clock;
     this.#log = options.log.child({ carrier: options.codec.carrier });
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#playout = new CarrierPlayout(options.clock, options.codec.marks);
     this.#inbound = new CarrierInbound({ audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands }, this.#log, () => this.#audio);
-    this.#pacer = new Pacer(
-      { sendText: () => {}, sendAudio: (payload) => this.#send(payload) },
-      options.clock,
-      options.leadMs === undefined ? {} : { leadMs: options.leadMs },
-    );
+    this.#outbound = new CarrierOutbound({
+      clock: options.clock,
+      codec: options.codec,
+      leadMs: options.leadMs,
+      audio: () => this.#audio,
+      call: () => this.#call,
+      write: (data) => this.#write(data),
+    });
     this.started = new Promise<CarrierCall>((resolve, reject) => {
       this.#resolveStarted = resolve;
       this.#rejectStarted = reject;
@@ -171,20 +172,20 @@ export class CarrierBridge implements ClientLink {
 
   /** Ms of audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
   get unplayedMs(): number {
-    return this.#playout.unplayedMs + this.#pacer.heldMs;
+    return this.#outbound.unplayedMs;
   }
 
   /** Ms until the agent's own audio has played: waiting sounds sent after its last audio left out (what the session is told). */
   get agentUnplayedMs(): number {
-    return this.#pacer.agentBacklogMs(this.#playout.unplayedMs);
+    return this.#outbound.agentUnplayedMs;
   }
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
 
   /** A carrier takes no events: only the ones that move audio matter here (nothing is stamped, nothing returned). */
   emit(body: EventBody): undefined {
-    if (body.type === "reply.cancelled" || body.type === "session.reset") this.#clear();
-    else if (body.type === "audio.completed") this.#endSegment();
+    if (body.type === "reply.cancelled" || body.type === "session.reset") this.#outbound.clear();
+    else if (body.type === "audio.completed") this.#outbound.endSegment();
     return undefined;
   }
 
@@ -194,13 +195,7 @@ export class CarrierBridge implements ClientLink {
    * out right after that frame, so marks come every MARK_EVERY_MS of audio.
    */
   audio(chunk: Uint8Array, _durationMs?: number): void {
-    const audio = this.#audio;
-    if (audio === undefined || this.#closed) return;
-    const mix = this.#waiting;
-    for (const frame of mix === undefined ? audio.outbound(chunk) : audio.outbound(chunk, (samples, rate) => mix.under(samples, rate))) {
-      this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
-      if (frame.markAfter) this.#pacer.afterAudio(() => this.#mark());
-    }
+    if (!this.#closed) this.#outbound.audio(chunk);
   }
 
   /** How this call can be handed to a person (empty: not at all). */
@@ -227,14 +222,7 @@ export class CarrierBridge implements ClientLink {
    * marks say where the agent's audio has played, and an outstanding one keeps the agent audible.
    */
   playWaiting(sounds: WaitingSounds): WaitingCues {
-    const audio = this.#audio;
-    if (audio === undefined) throw new RangeError("the carrier stream has not started");
-    const mix = new WaitingMix(sounds, () => this.#clock.now(), () => this.#pacer.wake());
-    this.#waiting?.stop();
-    this.#waiting = mix;
-    const encode = (samples: Int16Array) => audio.filler(samples).map((frame) => ({ data: frame.bytes, ms: audio.ms(frame.bytes.byteLength) }));
-    this.#pacer.feed(waitingFeed(mix, () => audio.sampleRate, encode));
-    return mix;
+    return this.#outbound.playWaiting(sounds);
   }
 
   attach(handler: ConnectionHandler): void {
@@ -249,8 +237,8 @@ export class CarrierBridge implements ClientLink {
   close(code: number, reason: string): void {
     if (this.#closed || this.#closing !== undefined) return;
     // The call is ending: the waiting sounds stop; what the agent said still plays.
-    this.#waiting?.stop();
-    const playMs = this.#playout.closingPlayMs(this.#pacer.heldMs);
+    this.#outbound.stopWaiting();
+    const playMs = this.#outbound.playout.closingPlayMs(this.#outbound.heldMs);
     if (code !== CLOSE.normal || this.#stopped || playMs === undefined) {
       this.#finish(code, reason, !this.#stopped);
       return;
@@ -323,52 +311,19 @@ export class CarrierBridge implements ClientLink {
 
   // ── playback truth ────────────────────────────────────────────────────────────────────
 
-  #send(payload: Uint8Array): void {
-    const audio = this.#audio;
-    const call = this.#call;
-    if (audio === undefined || call === undefined) return;
-    this.#write(this.#codec.encodeMedia(call.streamId, payload, call));
-    this.#playout.sent(audio.ms(payload.byteLength));
-  }
-
-  /** Send a mark after everything sent so far. */
-  #mark(): void {
-    const call = this.#call;
-    if (call === undefined) return;
-    const name = this.#playout.nextMark();
-    const frame = this.#codec.encodeMark(call.streamId, name);
-    if (frame === undefined) return;
-    this.#playout.placed(name);
-    this.#write(frame);
-  }
-
-  /** The end of a reply segment: the last partial frame, then a mark once the pacer has sent it. */
-  #endSegment(): void {
-    const audio = this.#audio;
-    if (audio === undefined) return;
-    // With a bed, the segment's last frame is completed with the bed rather than silence (Exotel's minimum is 200 ms of it).
-    const short = audio.shortSamples;
-    const bed = short > 0 ? this.#waiting?.tail(short, audio.sampleRate) : undefined;
-    if (bed !== undefined) for (const frame of audio.filler(bed)) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
-    for (const frame of audio.flush()) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
-    this.#pacer.afterAudio(() => {
-      if (this.#playout.markOwed) this.#mark();
-      this.#playout.segmentEnded();
-    });
-  }
-
   #onMark(name: string): void {
-    if (!this.#playout.echoed(name)) return;
+    if (!this.#outbound.playout.echoed(name)) return;
     this.#report(this.agentUnplayedMs);
-    if (this.#closing !== undefined && this.#playout.outstanding === 0 && this.#pacer.heldMs === 0) {
+    if (this.#closing !== undefined && this.#outbound.playout.outstanding === 0 && this.#outbound.heldMs === 0) {
       this.#finish(this.#closing.code, this.#closing.reason, true);
     }
   }
 
   /** Inbound media is the carrier's 20 ms tick: while marks are outstanding the agent is still audible. */
   #tick(): void {
-    if (this.#playout.outstanding === 0) return;
-    const overdue = this.#playout.giveUpIfOverdue();
+    const { playout } = this.#outbound;
+    if (playout.outstanding === 0) return;
+    const overdue = playout.giveUpIfOverdue();
     if (overdue !== undefined) {
       this.#log.warn({ mark: overdue.name, overdueMs: overdue.overdueMs }, "carrier did not echo marks; playback estimated in real time");
       if (this.#closing !== undefined) this.#finish(this.#closing.code, this.#closing.reason, true);
@@ -379,19 +334,6 @@ export class CarrierBridge implements ClientLink {
 
   #report(bufferedMs: number): void {
     this.#inbound.handler?.playback(Math.min(MAX_BUFFERED_MS, Math.max(0, Math.round(bufferedMs))));
-  }
-
-  /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */
-  #clear(): void {
-    this.#pacer.clear();
-    this.#audio?.reset();
-    this.#playout.cleared();
-    const call = this.#call;
-    if (call === undefined) return;
-    const frame = this.#codec.encodeClear(call.streamId);
-    if (frame !== undefined) this.#write(frame);
-    // The bed goes on after the clear (docs/telephony.md "Audio while waiting").
-    this.#pacer.wake();
   }
 
   // ── socket ────────────────────────────────────────────────────────────────────────────
@@ -412,7 +354,7 @@ export class CarrierBridge implements ClientLink {
     this.#closing = undefined;
     this.#startTimer?.cancel();
     this.#keepAlive.stop();
-    this.#pacer.close();
+    this.#outbound.close();
     this.#rejectStarted(new Error(reason));
     try {
       this.#ws.close(code, clipReason(reason));

@@ -1,0 +1,137 @@
+/**
+ * The agent's side of a carrier stream: its audio cut into frames the carrier accepts, paced
+ * (`Pacer`), marked every MARK_EVERY_MS and at each reply segment's end, with the agent's waiting
+ * sounds mixed in where it is encoded (`WaitingMix`); cleared on a barge-in. What was sent and
+ * has played is `CarrierPlayout`'s (docs/telephony.md "What happens on a call").
+ */
+import type { Clock } from "../clock.js";
+import type { WaitingSounds } from "../audio/waiting-sound.js";
+import type { CarrierAudio } from "./carrier-audio.js";
+import { CarrierPlayout } from "./carrier-playout.js";
+import type { CarrierCodec, MediaFormat } from "./carriers/carrier.js";
+import { Pacer } from "./pacer.js";
+import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
+
+export interface CarrierOutboundOptions {
+  readonly clock: Clock;
+  readonly codec: CarrierCodec;
+  /** How far ahead of real time audio is sent (ms; the pacer's default when absent). */
+  readonly leadMs?: number | undefined;
+  /** The call's audio edge, and the stream its frames are stamped with, once `start` arrived. */
+  readonly audio: () => CarrierAudio | undefined;
+  readonly call: () => (MediaFormat & { readonly streamId: string }) | undefined;
+  /** Puts a frame on the socket. */
+  readonly write: (data: string | Uint8Array) => void;
+}
+
+export class CarrierOutbound {
+  readonly #options: CarrierOutboundOptions;
+  readonly #pacer: Pacer;
+  /** What the carrier was sent and has played. */
+  readonly playout: CarrierPlayout;
+  /** The agent's waiting sounds, once the mode asked for them. */
+  #waiting: WaitingMix | undefined;
+
+  constructor(options: CarrierOutboundOptions) {
+    this.#options = options;
+    this.playout = new CarrierPlayout(options.clock, options.codec.marks);
+    this.#pacer = new Pacer({ sendText: () => {}, sendAudio: (payload) => this.#send(payload) }, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
+  }
+
+  /** Ms of audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
+  get unplayedMs(): number {
+    return this.playout.unplayedMs + this.#pacer.heldMs;
+  }
+
+  /** Ms until the agent's own audio has played: waiting sounds sent after its last audio left out. */
+  get agentUnplayedMs(): number {
+    return this.#pacer.agentBacklogMs(this.playout.unplayedMs);
+  }
+
+  /** Audio the pacer still holds (ms). */
+  get heldMs(): number {
+    return this.#pacer.heldMs;
+  }
+
+  /** Agent audio, cut into the carrier's frames; a frame ending at a mark boundary is followed by a mark. */
+  audio(chunk: Uint8Array): void {
+    const audio = this.#options.audio();
+    if (audio === undefined) return;
+    const mix = this.#waiting;
+    for (const frame of mix === undefined ? audio.outbound(chunk) : audio.outbound(chunk, (samples, rate) => mix.under(samples, rate))) {
+      this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
+      if (frame.markAfter) this.#pacer.afterAudio(() => this.#mark());
+    }
+  }
+
+  /** The end of a reply segment: the last partial frame, then a mark once the pacer has sent it. */
+  endSegment(): void {
+    const audio = this.#options.audio();
+    if (audio === undefined) return;
+    // With a bed, the segment's last frame is completed with the bed rather than silence (Exotel's minimum is 200 ms of it).
+    const short = audio.shortSamples;
+    const bed = short > 0 ? this.#waiting?.tail(short, audio.sampleRate) : undefined;
+    if (bed !== undefined) for (const frame of audio.filler(bed)) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
+    for (const frame of audio.flush()) this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
+    this.#pacer.afterAudio(() => {
+      if (this.playout.markOwed) this.#mark();
+      this.playout.segmentEnded();
+    });
+  }
+
+  /**
+   * The agent's waiting sounds, encoded and framed like its speech. Filler frames carry no marks:
+   * marks say where the agent's audio has played, and an outstanding one keeps the agent audible.
+   */
+  playWaiting(sounds: WaitingSounds): WaitingCues {
+    const audio = this.#options.audio();
+    if (audio === undefined) throw new RangeError("the carrier stream has not started");
+    const mix = new WaitingMix(sounds, () => this.#options.clock.now(), () => this.#pacer.wake());
+    this.#waiting?.stop();
+    this.#waiting = mix;
+    const encode = (samples: Int16Array) => audio.filler(samples).map((frame) => ({ data: frame.bytes, ms: audio.ms(frame.bytes.byteLength) }));
+    this.#pacer.feed(waitingFeed(mix, () => audio.sampleRate, encode));
+    return mix;
+  }
+
+  /** The call is ending: the waiting sounds stop; what the agent said still plays. */
+  stopWaiting(): void {
+    this.#waiting?.stop();
+  }
+
+  /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */
+  clear(): void {
+    this.#pacer.clear();
+    this.#options.audio()?.reset();
+    this.playout.cleared();
+    const call = this.#options.call();
+    if (call === undefined) return;
+    const frame = this.#options.codec.encodeClear(call.streamId);
+    if (frame !== undefined) this.#options.write(frame);
+    // The bed goes on after the clear (docs/telephony.md "Audio while waiting").
+    this.#pacer.wake();
+  }
+
+  close(): void {
+    this.#pacer.close();
+  }
+
+  #send(payload: Uint8Array): void {
+    const audio = this.#options.audio();
+    const call = this.#options.call();
+    if (audio === undefined || call === undefined) return;
+    this.#options.write(this.#options.codec.encodeMedia(call.streamId, payload, call));
+    this.playout.sent(audio.ms(payload.byteLength));
+  }
+
+  /** Send a mark after everything sent so far. */
+  #mark(): void {
+    const call = this.#options.call();
+    if (call === undefined) return;
+    const name = this.playout.nextMark();
+    const frame = this.#options.codec.encodeMark(call.streamId, name);
+    if (frame === undefined) return;
+    this.playout.placed(name);
+    this.#options.write(frame);
+  }
+}
