@@ -4,6 +4,7 @@ import type { AgentMode } from "./mode.js";
 import { MAX_PHRASE_CHARS, MAX_PHRASES } from "./spoken-phrases.js";
 import { parseLlmShorthand } from "./providers.js";
 import { TransferSchema } from "./transfer-config.js";
+import { RecordingSchema } from "./recording.js";
 
 const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
@@ -138,6 +139,7 @@ export const AgentConfigSchema = z.strictObject({
   mode: z.enum(["s2s", "pipeline", "text", "workflow-app"]).optional(),
   name: nonBlank,
   promptContext: z.string().optional(),
+  recording: RecordingSchema.optional(),
   requiredEnv: z.array(z.string().regex(ENV_NAME, { error: "must be an environment variable name such as OPENAI_API_KEY" })).readonly().optional(),
   resetToolChoice: z.boolean().optional(),
   s2s: ProviderDescriptorSchema.optional(),

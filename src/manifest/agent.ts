@@ -4,6 +4,7 @@ import type { AgentEvents } from "./agent-events.js";
 import type { AnyDialog, DialogPosition } from "./dialog.js";
 import { ConfigError } from "./errors.js";
 import type { SessionMode } from "./mode.js";
+import type { RecordOutcome } from "./recording.js";
 import type { SubagentDef } from "./subagent.js";
 import type { JsonValue, ToolMap } from "./tool-def.js";
 import type { Toolset } from "./toolset.js";
@@ -62,7 +63,11 @@ export interface AgentHostFields<Session = unknown> {
   readonly outputGuardrails?: readonly Guardrail<Session>[] | undefined;
   /** Makes the per-session value tools and gates receive as `ctx.session`. */
   readonly sessionContext?: ((info: SessionInfo) => Session) | undefined;
-  readonly onSessionEnd?: ((info: SessionInfo & { readonly session: Session }) => void | Promise<void>) | undefined;
+  /**
+   * Once the session has ended. `record`: where the call record went, or why it was not written
+   * (docs/config.md "Recording"); absent when the agent sets no `recording`.
+   */
+  readonly onSessionEnd?: ((info: SessionInfo & { readonly session: Session; readonly record?: RecordOutcome }) => void | Promise<void>) | undefined;
   /**
    * HTTP routes the gateway mounts for this agent, keyed `"<METHOD> <path>"` (docs/config.md
    * §5): a handler `(Request) => Response` behind the gateway's auth, or

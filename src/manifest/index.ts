@@ -55,7 +55,17 @@ export {
 export { DialogStore } from "./dialog-store.js";
 export { DEFAULTS } from "./defaults.js";
 export { MAX_PHRASE_WORDS, phraseKey, spokenWords } from "./spoken-phrases.js";
-export { resolveConfig, type ResolvedConfig } from "./resolve-config.js";
+export { resolveConfig, type ResolvedConfig, type ResolvedRecording } from "./resolve-config.js";
+export {
+  DEFAULT_MAX_AUDIO_MINUTES,
+  REDACTION_RULES,
+  type CustomRedactionRule,
+  type RecordingConfig,
+  type RecordingDestination,
+  type RecordOutcome,
+  type RedactionRule,
+  type RedactionRuleName,
+} from "./recording.js";
 export { ConfigError, ToolDefinitionError, closest, didYouMean, type ConfigIssue } from "./errors.js";
 export { assertProviderTriple, deriveMode, noEffect, type AgentMode, type ProviderFields, type SessionMode } from "./mode.js";
 export {

@@ -1,5 +1,6 @@
 import type { AgentConfig } from "./agent-config.js";
 import { DEFAULTS } from "./defaults.js";
+import { DEFAULT_MAX_AUDIO_MINUTES, type RecordingDestination, type RedactionRule } from "./recording.js";
 
 type Defined<T> = Exclude<T, undefined>;
 type TurnTaking = Defined<AgentConfig["turnTaking"]>;
@@ -45,6 +46,18 @@ export interface ResolvedConfig {
     readonly deadAirCoverMs: number;
     readonly nudge: Defined<AgentConfig["silence"]>["nudge"];
   };
+  /** The call record (docs/config.md "Recording"), or undefined when the agent records nothing. */
+  readonly recording: ResolvedRecording | undefined;
+}
+
+export interface ResolvedRecording {
+  /** The stereo WAV: asked for (default true); a text session records none whatever this says. */
+  readonly audio: boolean;
+  readonly transcript: boolean;
+  readonly destination: RecordingDestination;
+  readonly redact: readonly RedactionRule[];
+  /** The audio stops here (ms from the session's start). */
+  readonly maxAudioMs: number;
 }
 
 /** Resolved configs by the config they resolve: every session of an agent shares its one. */
@@ -56,7 +69,7 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
   if (resolved === undefined) {
     const fresh = resolve(config);
     // The groups resolve() built; values taken from the config as they are (nudge, dtmf) stay the config's.
-    resolved = Object.freeze({ ...fresh, turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence) });
+    resolved = Object.freeze({ ...fresh, turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence), recording: fresh.recording && Object.freeze(fresh.recording) });
     RESOLVED.set(config, resolved);
   }
   return resolved;
@@ -97,5 +110,15 @@ function resolve(config: AgentConfig): ResolvedConfig {
       deadAirCoverMs: config.silence?.deadAirCoverMs ?? DEFAULTS.silence.deadAirCoverMs,
       nudge: config.silence?.nudge,
     },
+    recording:
+      config.recording === undefined
+        ? undefined
+        : {
+            audio: config.recording.audio ?? true,
+            transcript: config.recording.transcript ?? true,
+            destination: config.recording.destination,
+            redact: config.recording.redact ?? [],
+            maxAudioMs: (config.recording.maxAudioMinutes ?? DEFAULT_MAX_AUDIO_MINUTES) * 60_000,
+          },
   };
 }

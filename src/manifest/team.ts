@@ -42,6 +42,7 @@ const CALL_FIELDS = [
   "dtmf",
   "maxCallDurationMs",
   "clientInbox",
+  "recording",
   "waitingAudio",
 ] as const satisfies readonly (keyof AgentConfig)[];
 
@@ -290,6 +291,9 @@ class TeamBuilder {
       if (isSet(def[field])) {
         issues.add(`${path}.${field}`, `\`${field}\` belongs to the session, and a sub-agent runs inside the calling one (its tools see that session's ctx.session): ${who}'s would never run. Remove it.`);
       }
+    }
+    if (isSet(def.recording)) {
+      issues.add(`${path}.recording`, `the session is recorded as a whole, and a sub-agent runs inside it: ${who}'s recording would never run. Remove it, or set it on the session's agent.`);
     }
     if (isSet(def.mcpServers)) {
       issues.add(`${path}.mcpServers`, `a sub-agent's MCP servers are not connected in this build: give ${who} its tools with withTools, or give the servers to the session's agent.`);

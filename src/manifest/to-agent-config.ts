@@ -18,6 +18,7 @@ import { deriveMode, noEffect, type AgentMode } from "./mode.js";
 import { CARRIERS, DEFAULT_PROVIDERS, PROVIDER_KINDS, parseLlmShorthand, type ProviderSlot } from "./providers.js";
 import { VOICE_PRESET_NAMES, isVoicePreset } from "./voice-presets.js";
 import { transferIssues } from "./transfer-config.js";
+import { recordingIssues } from "./recording.js";
 
 /** What `toAgentConfig` may be told besides the source. */
 export interface ToAgentConfigOptions {
@@ -47,11 +48,12 @@ const TEXT_REFUSED: readonly (readonly [string, string])[] = [
   ["errorPhrase", NO_AUDIO],
   ["startFailurePhrase", NO_AUDIO],
   ["clientInbox", NO_AUDIO],
+  ["recording.audio", NO_AUDIO],
   ["waitingAudio", NO_AUDIO],
 ];
 
 /** The top-level fields about speech: what a text session of a voice agent leaves out (`textSession`). */
-export const VOICE_ONLY_FIELDS: readonly string[] = ["stt", "tts", "s2s", ...TEXT_REFUSED.map(([field]) => field)];
+export const VOICE_ONLY_FIELDS: readonly string[] = ["stt", "tts", "s2s", ...TEXT_REFUSED.map(([field]) => field).filter((field) => !field.includes("."))];
 
 const REFUSED: Readonly<Record<AgentMode, readonly (readonly [string, string])[]>> = {
   s2s: [
@@ -181,6 +183,9 @@ function checkCrossField(issues: IssueList, config: AgentConfig, source: Record<
         issues.add("builtinTools", `\`${name}\` is both a builtin and a tool of this agent (tools/${name}). Rename the file or drop the builtin.`);
       }
     }
+  }
+  if (config.recording !== undefined) {
+    for (const [path, message] of recordingIssues(config.recording)) issues.add(path === "" ? "recording" : `recording.${path}`, message);
   }
 }
 

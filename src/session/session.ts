@@ -25,6 +25,7 @@ import { EventOutlet } from "./event-outlet.js";
 import { CallTransfer } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
 import { teamSegments } from "./team-segments.js";
+import { CallRecorder } from "./recording/call-recorder.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -62,6 +63,8 @@ export class Session {
   readonly #ending: CallEnding;
   readonly #transfer: CallTransfer;
   readonly #keypad: Keypad;
+  /** The call record, when the agent records (docs/config.md "Recording"): it taps the link. */
+  readonly #recorder: CallRecorder | undefined;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
 
@@ -73,6 +76,9 @@ export class Session {
     this.mode = sessionMode(deps.agent.config);
     this.#settings = resolveConfig(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
+    const recording = { clock: deps.clock, log: this.#log, sessionId: this.id, agentName: deps.agent.config.name, mode: this.mode, transport: deps.transport ?? "websocket", history: () => this.#conversation.history };
+    this.#recorder = CallRecorder.for(this.#settings.recording, recording);
+    if (this.#recorder !== undefined) this.#deps = { ...deps, link: this.#recorder.tap(deps.link) };
     this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
     this.#record = new SessionRecord({
       store: deps.store,
@@ -106,7 +112,7 @@ export class Session {
     this.#transfer = new CallTransfer({
       log: this.#log,
       live: () => this.#phase === "live",
-      link: deps.link,
+      link: this.#deps.link,
       sessionId: this.id,
       emit: (event) => this.#events.emit(event),
       say: (text) => this.#mode?.greet(text),
@@ -131,7 +137,7 @@ export class Session {
       mode: this.mode,
       transport: deps.transport ?? "websocket",
       metrics: this.#metrics,
-      link: deps.link,
+      link: this.#deps.link,
       observers: deps.agent.def.events,
     });
     this.#endedPromise = new Promise((resolve) => {
@@ -225,13 +231,16 @@ export class Session {
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
     try {
       await this.#mode?.close();
+      const record = await this.#recorder?.finish();
       await this.#record.save();
       await this.#mcp?.close();
       await this.#handOff?.close();
-      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#sessionValue });
+      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#sessionValue, ...(record === undefined ? {} : { record }) });
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }
+    // Never thrown; written once even when cleanup failed before it.
+    await this.#recorder?.finish();
     this.#events.settle();
     this.#log.info({ replies: this.#replies }, "session ended");
     this.#deps.ended?.(this);
@@ -396,12 +405,8 @@ export class Session {
     this.#state.project(this.#sessionValue, this.#conversation.dialogs);
     this.#touch();
     void this.#record.save();
-    // A tool-only step (s2s) is not the reply that said goodbye: the call ends after the one that did.
-    if (info.step !== true) this.#ending.replySettled();
-    // A transfer waits for the reply that announces it to be heard, not a tool-only step (s2s).
-    if (info.step !== true) this.#transfer.replySettled();
-    // A hand-off waits for the end of the reply that announced it, not a step of it (s2s).
-    if (info.step !== true) this.#handOff?.replySettled();
+    // What waits for the reply that announced it (end_call's hang-up, a transfer, a hand-off): never a tool-only s2s step.
+    if (info.step !== true) for (const waiting of [this.#ending, this.#transfer, this.#handOff]) waiting?.replySettled();
   }
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────

@@ -108,9 +108,12 @@ export class FakeTts implements TtsProvider {
   readonly #msPerChar: number;
   readonly #latencyMs: number;
   readonly #sampleRate: number | undefined;
+  readonly #level: number;
 
-  constructor(clock: Clock, options: { readonly msPerChar?: number; readonly latencyMs?: number; readonly sampleRate?: number } = {}) {
+  /** `level`: every sample's value (default 0, silence); a test that checks where agent audio went sets one it can see. */
+  constructor(clock: Clock, options: { readonly msPerChar?: number; readonly latencyMs?: number; readonly sampleRate?: number; readonly level?: number } = {}) {
     this.#clock = clock;
+    this.#level = options.level ?? 0;
     this.#msPerChar = options.msPerChar ?? 50;
     this.#latencyMs = options.latencyMs ?? 0;
     this.#sampleRate = options.sampleRate;
@@ -154,7 +157,7 @@ export class FakeTts implements TtsProvider {
             this.#clock.setTimeout(() => {
               pending -= 1;
               guard.events.words([timing]);
-              guard.events.audio(new Uint8Array(bytesForMs(ms, sampleRate)));
+              guard.events.audio(this.#pcm(bytesForMs(ms, sampleRate)));
               finish();
             }, due),
           );
@@ -170,6 +173,14 @@ export class FakeTts implements TtsProvider {
         this.cancelled.push(texts.join(" "));
       },
     };
+  }
+
+  /** `bytes` of PCM16 at the fake's level. */
+  #pcm(bytes: number): Uint8Array {
+    const pcm = new Uint8Array(bytes);
+    if (this.#level !== 0) new DataView(pcm.buffer).setInt16(0, this.#level, true);
+    for (let i = 2; i + 1 < bytes && this.#level !== 0; i += 2) pcm.copyWithin(i, 0, 2);
+    return pcm;
   }
 }
 

@@ -20,6 +20,8 @@ export interface VoiceSessionOptions {
   /** Ms of audio the fake TTS makes per character (default 50). */
   readonly msPerChar?: number;
   readonly ttsLatencyMs?: number;
+  /** The fake TTS speaks samples of this value instead of silence (a test that looks for the agent in a recording). */
+  readonly ttsLevel?: number;
   /** The fake TTS's one rate (Hz; default: whatever rate it is asked for). */
   readonly ttsSampleRate?: number;
   /** The STT refuses to open as "not installed" (the text-input fallback). */
@@ -58,7 +60,7 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
   const store = options.store ?? new MemorySessionStore(clock);
   const stt = new FakeStt({ endpointing: options.sttEndpointing ?? true });
   stt.unavailable = options.sttUnavailable ?? false;
-  const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0, ...(options.ttsSampleRate === undefined ? {} : { sampleRate: options.ttsSampleRate }) });
+  const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0, ...(options.ttsLevel === undefined ? {} : { level: options.ttsLevel }), ...(options.ttsSampleRate === undefined ? {} : { sampleRate: options.ttsSampleRate }) });
   const config = toAgentConfig(
     { ...(def as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },
     { warn: () => {} },

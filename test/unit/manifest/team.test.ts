@@ -112,6 +112,7 @@ describe("resolveTeam: the sub-agents an agent delegates to", () => {
     const handsOff = agent({ name: "hands", mode: "text", roster: { other: researcher } });
     const hooked = agent({ name: "hooked", mode: "text", sessionContext: () => ({}), events: { "reply.completed": () => {} } });
     const mcp = agent({ name: "mcp", mode: "text", mcpServers: { docs: { url: "https://docs.example.com/mcp" } } });
+    const recorded = agent({ name: "recorded", mode: "text", recording: { destination: { dir: "/tmp/records" } } });
     const paged = withTools(agent({ name: "paged", mode: "text", builtinTools: ["end_call"] }), { pick: clientTool({ description: "Pick" }) });
     const issues = refused(
       withTools(
@@ -124,6 +125,7 @@ describe("resolveTeam: the sub-agents an agent delegates to", () => {
             hands: subagent(handsOff, { description: "h" }),
             hooked: subagent(hooked, { description: "k" }),
             mcp: subagent(mcp, { description: "m" }),
+            recorded: subagent(recorded, { description: "r" }),
             paged: subagent(paged, { description: "p" }),
             calculate: subagent(researcher, { description: "c" }),
             lookup: subagent(researcher, { description: "l" }),
@@ -140,6 +142,7 @@ describe("resolveTeam: the sub-agents an agent delegates to", () => {
     expect(byPath["subagents.hooked.sessionContext"]).toMatch(/`sessionContext` belongs to the session/);
     expect(byPath["subagents.hooked.events"]).toMatch(/`events` belongs to the session/);
     expect(byPath["subagents.mcp.mcpServers"]).toMatch(/MCP servers are not connected in this build/);
+    expect(byPath["subagents.recorded.recording"]).toMatch(/the session is recorded as a whole, and a sub-agent runs inside it: recorded's recording would never run/);
     expect(byPath["subagents.paged.tools.pick"]).toMatch(/a clientTool runs in the connected page/);
     expect(byPath["subagents.paged.builtinTools"]).toMatch(/`end_call` acts on the call, and a sub-agent has none/);
     expect(byPath["subagents.calculate"]).toMatch(/already has the builtin calculate/);
@@ -203,6 +206,7 @@ describe("resolveTeam: the roster an agent may hand the session to", () => {
             typed: agent({ name: "typed", mode: "text" }),
             hears: agent({ name: "hears", stt: { kind: "assemblyai", options: {} } }),
             turns: agent({ name: "turns", turnTaking: { minSilenceMs: 400 } }),
+            records: agent({ name: "records", recording: { destination: { dir: "/tmp/elsewhere" } } }),
             sounds: agent({ name: "sounds", waitingAudio: { ambience: { file: "cafe.wav" } } }),
             same: withTools(agent({ name: "same", turnTaking: { minSilenceMs: 800 }, sessionContext: context }), { ping: tool({ description: "Ping", execute: () => "pong" }) }),
             own: agent({ name: "own", sessionContext: () => ({}) }),
@@ -227,6 +231,7 @@ describe("resolveTeam: the roster an agent may hand the session to", () => {
     expect(byPath["roster.typed"]).toMatch(/typed is a text agent and frontdesk a pipeline one: a hand-off keeps the connection, and its mode/);
     expect(byPath["roster.hears.stt"]).toMatch(/the caller's speech recognizer stays for the whole call: leave stt out of hears/);
     expect(byPath["roster.turns.turnTaking"]).toMatch(/`turnTaking` is the call's, and a hand-off changes the agent, not the call: it keeps frontdesk's/);
+    expect(byPath["roster.records.recording"]).toMatch(/`recording` is the call's/);
     expect(byPath["roster.sounds.waitingAudio"]).toMatch(/`waitingAudio` is the call's, and a hand-off changes the agent, not the call: it keeps frontdesk's/);
     expect(byPath["roster.same"]).toBeUndefined();
     expect(byPath["roster.own.sessionContext"]).toMatch(/belongs to the session, which keeps frontdesk's for its whole life/);
