@@ -52,6 +52,8 @@ export class Pacer {
   readonly #clock: Clock;
   readonly #leadMs: number;
   readonly #queue: Item[] = [];
+  /** Ms of the audio in `#queue`, kept as items come and go (read per inbound carrier frame: no walk of the queue). */
+  #heldMs = 0;
   /**
    * Epoch ms at which audio already sent would finish playing in real time: the lead is measured
    * against it. Pacing only — what the listener has played is the session's `PlaybackClock`
@@ -91,6 +93,7 @@ export class Pacer {
   audio(chunk: Uint8Array, durationMs: number): void {
     if (this.#closed || chunk.byteLength === 0) return;
     this.#queue.push({ kind: "audio", chunk, ms: durationMs });
+    this.#heldMs += durationMs;
     this.#flush();
   }
 
@@ -122,6 +125,7 @@ export class Pacer {
    */
   clear(): void {
     this.#queue.length = 0;
+    this.#heldMs = 0;
     this.#timer?.cancel();
     this.#timer = undefined;
     const now = this.#clock.now();
@@ -143,7 +147,7 @@ export class Pacer {
 
   /** Audio held back, in ms of playback. */
   get heldMs(): number {
-    return this.#queue.reduce((sum, item) => sum + (item.kind === "audio" ? item.ms : 0), 0);
+    return this.#heldMs;
   }
 
   close(): void {
@@ -172,6 +176,8 @@ export class Pacer {
       }
       if (this.#playEnd - now >= this.#leadMs) break;
       this.#queue.shift();
+      this.#heldMs -= head.ms;
+      if (this.#queue.length === 0) this.#heldMs = 0; // no float drift left behind
       this.#sink.sendAudio(head.chunk);
       this.#playEnd += head.ms;
       this.#agentEnd = this.#playEnd;

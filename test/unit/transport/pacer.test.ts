@@ -37,6 +37,18 @@ describe("Pacer", () => {
     expect(out).toHaveLength(6);
   });
 
+  it("counts the audio it holds as it is queued, sent and cleared", async () => {
+    const { clock, chunk, pacer } = harness(100);
+    for (let n = 1; n <= 6; n++) chunk(n);
+    expect(pacer.heldMs).toBe(120); // 3 of 6 chunks of 40 ms sent within the lead
+    await clock.advance(40);
+    expect(pacer.heldMs).toBe(80);
+    pacer.clear();
+    expect(pacer.heldMs).toBe(0);
+    chunk(7);
+    expect(pacer.heldMs).toBe(0); // sent at once: nothing is ahead of it any more
+  });
+
   it("holds audio.completed and reply.completed behind held audio; other events pass", async () => {
     const { out, clock, chunk, event } = harness(100);
     for (let n = 1; n <= 5; n++) chunk(n);
