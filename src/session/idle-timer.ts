@@ -1,5 +1,12 @@
 import type { Clock, Timer } from "../clock.js";
 
+/** What the idle timer asks of its session. */
+export interface IdleHooks {
+  /** A reply, a tool or client call is in flight: not idle, whatever the clock says. */
+  readonly busy: () => boolean;
+  readonly expired: () => void;
+}
+
 /**
  * The session's idle timeout (`idleTimeoutMs`; 0 = never): re-armed by conversational activity,
  * deferred while something is in flight (a reply, audio still playing, a client tool call), and
@@ -13,7 +20,7 @@ export class IdleTimer {
   #timer: Timer | undefined;
   #done = false;
 
-  constructor(clock: Clock, ms: number, hooks: { readonly busy: () => boolean; readonly expired: () => void }) {
+  constructor(clock: Clock, ms: number, hooks: IdleHooks) {
     this.#clock = clock;
     this.#ms = ms;
     this.#busy = hooks.busy;

@@ -5,7 +5,7 @@ import type { SessionCommand } from "../transport/protocol.js";
 import { Guardrails } from "../turn/guardrails.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
-import { Keypad } from "./keypad.js";
+import { Keypad, type KeypadHooks } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
 import { countReply, noMetrics, type SessionMetrics } from "./metrics-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
@@ -18,11 +18,11 @@ import { RESUME_GRACE_MS } from "./store.js";
 import { ToolRunner } from "./tool-runner.js";
 import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
-import { IdleTimer } from "./idle-timer.js";
+import { IdleTimer, type IdleHooks } from "./idle-timer.js";
 import { SessionRecord, type RestoredRecord } from "./session-record.js";
-import { CallEnding } from "./call-ending.js";
+import { CallEnding, type CallEndingHooks } from "./call-ending.js";
 import { EventOutlet } from "./event-outlet.js";
-import { CallTransfer } from "./call-transfer.js";
+import { CallTransfer, type CallTransferHooks } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
 import { teamSegments } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
@@ -93,41 +93,28 @@ export class Session {
     });
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#events.emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
-    this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, {
-      busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
-      expired: () => {
-        if (this.#phase !== "live") return;
-        this.#log.info({ idleTimeoutMs: this.#settings.idleTimeoutMs }, "session idle");
-        this.#events.emit({ type: "session.timed-out" });
-        this.#close(CLOSE.normal, "idle timeout");
-      },
-    });
-    this.#ending = new CallEnding({
+    // One port for the parts that steer or end the call (each reads only its own hooks).
+    const call: CallEndingHooks & CallTransferHooks & KeypadHooks & IdleHooks = {
       clock: deps.clock,
       log: this.#log,
-      live: () => this.#phase === "live",
-      say: (text) => this.#mode?.greet(text),
-      close: (reason) => this.#close(CLOSE.normal, reason),
-    });
-    this.#transfer = new CallTransfer({
-      log: this.#log,
-      live: () => this.#phase === "live",
       link: this.#deps.link,
       sessionId: this.id,
-      emit: (event) => this.#events.emit(event),
-      say: (text) => this.#mode?.greet(text),
-      close: (reason) => this.#close(CLOSE.normal, reason),
-    });
-    this.#keypad = new Keypad({
-      clock: deps.clock,
-      log: this.#log,
       dtmf: this.#settings.dtmf,
       live: () => this.#phase === "live",
+      say: (text) => this.#mode?.greet(text),
+      close: (reason) => this.#close(CLOSE.normal, reason),
+      emit: (event) => this.#events.emit(event),
       activity: () => this.#touch(),
       queuedTurns: () => this.#mode?.queuedTurns ?? 0,
       userText: (text) => this.#mode?.userText(text),
-      callTool: (call) => void this.#tools?.call(call),
-    });
+      callTool: (invocation) => void this.#tools?.call(invocation),
+      busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
+      expired: () => this.#idleExpired(),
+    };
+    this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, call);
+    this.#ending = new CallEnding(call);
+    this.#transfer = new CallTransfer(call);
+    this.#keypad = new Keypad(call);
     this.#metrics = deps.metrics ?? noMetrics;
     this.#events = new EventOutlet({
       clock: deps.clock,
@@ -422,6 +409,13 @@ export class Session {
   #close(code: CloseCode, reason: string): void {
     this.#deps.link.close(code, reason);
     void this.end();
+  }
+
+  #idleExpired(): void {
+    if (this.#phase !== "live") return;
+    this.#log.info({ idleTimeoutMs: this.#settings.idleTimeoutMs }, "session idle");
+    this.#events.emit({ type: "session.timed-out" });
+    this.#close(CLOSE.normal, "idle timeout");
   }
 
   /** Conversational activity re-arms the idle timer; raw audio and playback reports never do. */
