@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
+import type * as S3Sdk from "@aws-sdk/client-s3";
 import type { Clock } from "../../clock.js";
 import type { Logger } from "../../log.js";
 import type { RecordingDestination } from "../../manifest/index.js";
@@ -18,9 +18,16 @@ const DEFAULT_REGION = "us-east-1";
 const CONTENT_TYPES: Readonly<Record<string, string>> = { ".json": "application/json", ".wav": "audio/wav" };
 
 /** S3 statuses a retry cannot cure: a bad request, a refused key, no such bucket (timeouts and throttling are retried). */
-function retryable(error: Error): boolean {
-  const status = error instanceof S3ServiceException ? error.$metadata.httpStatusCode : undefined;
+function retryable(sdk: typeof S3Sdk, error: Error): boolean {
+  const status = error instanceof sdk.S3ServiceException ? error.$metadata.httpStatusCode : undefined;
   return status === undefined || status === 408 || status === 429 || status >= 500;
+}
+
+/** The AWS SDK, loaded the first time a session uploads (a gateway that never records never loads it: several MB of code). */
+let sdkLoading: Promise<typeof S3Sdk> | undefined;
+function loadSdk(): Promise<typeof S3Sdk> {
+  sdkLoading ??= import("@aws-sdk/client-s3");
+  return sdkLoading;
 }
 
 /**
@@ -39,7 +46,9 @@ export async function uploadToS3(options: {
   readonly signal: AbortSignal;
 }): Promise<string> {
   const { s3, clock, log } = options;
-  const client = new S3Client({
+  const sdk = await loadSdk();
+  const { PutObjectCommand } = sdk;
+  const client = new sdk.S3Client({
     region: s3.region ?? process.env.AWS_REGION ?? DEFAULT_REGION,
     ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
     ...(s3.forcePathStyle === undefined ? {} : { forcePathStyle: s3.forcePathStyle }),
@@ -60,7 +69,7 @@ export async function uploadToS3(options: {
         delaysMs: RECONNECT_DELAYS_MS,
         immediately: true,
         signal: options.signal,
-        retryable,
+        retryable: (error) => retryable(sdk, error),
         failed: (error, attempt, retry) => log.warn({ bucket: s3.bucket, objectKey: key, attempt, retry, err: error.message }, "recording upload failed"),
         attempt: async () => {
           const deadline = new AbortController();
