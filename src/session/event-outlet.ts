@@ -3,24 +3,16 @@
  * span per turn, `TurnTracer`), sent on the link (stamped there), then shown to the agent's `events`
  * observers with what was sent. Once the session ends (`close`) nothing more leaves.
  */
-import type { Clock } from "../clock.js";
 import type { ErrorCode, GatewayError } from "../errors.js";
-import type { Logger } from "../log.js";
 import type { AgentEvents, SessionMode } from "../manifest/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { EventBody } from "../transport/protocol.js";
 import type { SessionMetrics } from "./metrics-port.js";
 import { EventObservers } from "./observers.js";
+import type { SessionIdentity } from "./session-deps.js";
 import { TurnTracer } from "./turn-tracer.js";
 
-export interface EventOutletOptions {
-  readonly clock: Clock;
-  readonly log: Logger;
-  readonly sessionId: string;
-  readonly agentName: string;
-  readonly mode: SessionMode;
-  /** The transport's name for metrics and traces ("websocket", "twilio", …). */
-  readonly transport: string;
+export interface EventOutletOptions extends SessionIdentity {
   readonly metrics: SessionMetrics;
   readonly link: Pick<ClientLink, "emit">;
   /** The agent's `events` observers (none: nothing is done per event for them). */

@@ -83,3 +83,14 @@ export async function sessionInstructions(agent: SessionAgent, sessionId: string
   const promptContext = typeof def.promptContext === "function" ? await def.promptContext(info) : config.promptContext;
   return buildSystemPrompt({ systemPrompt, voicePresets: config.voicePresets, promptContext });
 }
+
+/** Who a session is, as its parts log, trace, count and record it. */
+export interface SessionIdentity {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly sessionId: string;
+  readonly agentName: string;
+  readonly mode: SessionMode;
+  /** The transport's name for metrics, traces and records ("websocket", "twilio", …). */
+  readonly transport: string;
+}

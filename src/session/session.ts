@@ -12,7 +12,7 @@ import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { MODES } from "./modes.js";
 import { routeCommand } from "./commands.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
-import { newSessionId, sessionInstructions, sessionMode, type SessionDeps } from "./session-deps.js";
+import { newSessionId, sessionInstructions, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
 import { ToolRunner } from "./tool-runner.js";
@@ -76,8 +76,8 @@ export class Session {
     this.mode = sessionMode(deps.agent.config);
     this.#settings = resolveConfig(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
-    const recording = { clock: deps.clock, log: this.#log, sessionId: this.id, agentName: deps.agent.config.name, mode: this.mode, transport: deps.transport ?? "websocket", history: () => this.#conversation.history };
-    this.#recorder = CallRecorder.for(this.#settings.recording, recording);
+    const identity: SessionIdentity = { clock: deps.clock, log: this.#log, sessionId: this.id, agentName: deps.agent.config.name, mode: this.mode, transport: deps.transport ?? "websocket" };
+    this.#recorder = CallRecorder.for(this.#settings.recording, { ...identity, history: () => this.#conversation.history });
     if (this.#recorder !== undefined) this.#deps = { ...deps, link: this.#recorder.tap(deps.link) };
     this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
     this.#record = new SessionRecord({
@@ -117,12 +117,7 @@ export class Session {
     this.#keypad = new Keypad(call);
     this.#metrics = deps.metrics ?? noMetrics;
     this.#events = new EventOutlet({
-      clock: deps.clock,
-      log: this.#log,
-      sessionId: this.id,
-      agentName: deps.agent.config.name,
-      mode: this.mode,
-      transport: deps.transport ?? "websocket",
+      ...identity,
       metrics: this.#metrics,
       link: this.#deps.link,
       observers: deps.agent.def.events,

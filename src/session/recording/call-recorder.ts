@@ -9,11 +9,10 @@ import { decodeAlaw, decodeMulaw } from "../../audio/g711.js";
 import { bytesToSamples } from "../../audio/pcm.js";
 import { DEFAULT_SESSION_AUDIO, G711_SAMPLE_RATE, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type AudioFormat, type SessionAudio } from "../../audio/rates.js";
 import { RESAMPLER_RATES, resamplerBetween, type Resampler } from "../../audio/resample.js";
-import type { Clock } from "../../clock.js";
 import { messageOf } from "../../errors.js";
 import type { EventBody } from "../../events.js";
 import type { Logger } from "../../log.js";
-import type { RecordOutcome, ResolvedRecording, SessionMode } from "../../manifest/index.js";
+import type { RecordOutcome, ResolvedRecording } from "../../manifest/index.js";
 import type { ClientLink } from "../../transport/client-connection.js";
 import { AgentTrack } from "./agent-track.js";
 import { CallRecord } from "./call-record.js";
@@ -22,6 +21,7 @@ import { RecordingLink, type LinkTap } from "./recording-link.js";
 import { Redactor } from "./redaction.js";
 import { uploadToS3 } from "./s3-upload.js";
 import { writeStereoWav, type BleepSpan } from "./stereo-wav.js";
+import type { SessionIdentity } from "../session-deps.js";
 
 /** The bleep starts this long before a redacted caller line's speech.started, which lags the first word by the VAD's onset (ms). */
 export const BLEEP_LEAD_MS = 500;
@@ -30,13 +30,7 @@ export const BLEEP_TAIL_MS = 250;
 /** The whole delivery (every file, every retry) is abandoned after this long (ms): a session's end never waits longer. */
 export const DELIVERY_TIMEOUT_MS = 120_000;
 
-export interface CallRecorderDeps {
-  readonly clock: Clock;
-  readonly log: Logger;
-  readonly sessionId: string;
-  readonly agentName: string;
-  readonly mode: SessionMode;
-  readonly transport: string;
+export interface CallRecorderDeps extends SessionIdentity {
   /** The model history: an interrupted reply's heard prefix is its last assistant text. */
   readonly history: () => readonly ModelMessage[];
 }

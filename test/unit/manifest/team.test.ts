@@ -112,7 +112,7 @@ describe("resolveTeam: the sub-agents an agent delegates to", () => {
     const handsOff = agent({ name: "hands", mode: "text", roster: { other: researcher } });
     const hooked = agent({ name: "hooked", mode: "text", sessionContext: () => ({}), events: { "reply.completed": () => {} } });
     const mcp = agent({ name: "mcp", mode: "text", mcpServers: { docs: { url: "https://docs.example.com/mcp" } } });
-    const recorded = agent({ name: "recorded", mode: "text", recording: { destination: { dir: "/tmp/records" } } });
+    const recorded = agent({ name: "recorded", mode: "text", recording: { destination: { dir: "records" } } });
     const paged = withTools(agent({ name: "paged", mode: "text", builtinTools: ["end_call"] }), { pick: clientTool({ description: "Pick" }) });
     const issues = refused(
       withTools(
@@ -206,7 +206,7 @@ describe("resolveTeam: the roster an agent may hand the session to", () => {
             typed: agent({ name: "typed", mode: "text" }),
             hears: agent({ name: "hears", stt: { kind: "assemblyai", options: {} } }),
             turns: agent({ name: "turns", turnTaking: { minSilenceMs: 400 } }),
-            records: agent({ name: "records", recording: { destination: { dir: "/tmp/elsewhere" } } }),
+            records: agent({ name: "records", recording: { destination: { dir: "elsewhere" } } }),
             sounds: agent({ name: "sounds", waitingAudio: { ambience: { file: "cafe.wav" } } }),
             same: withTools(agent({ name: "same", turnTaking: { minSilenceMs: 800 }, sessionContext: context }), { ping: tool({ description: "Ping", execute: () => "pong" }) }),
             own: agent({ name: "own", sessionContext: () => ({}) }),

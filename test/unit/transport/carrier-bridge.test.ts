@@ -1,4 +1,3 @@
-import { EventEmitter } from "node:events";
 import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
@@ -9,37 +8,7 @@ import { g711, pcm16 } from "../../../src/audio/rates.js";
 import { CarrierBridge } from "../../../src/transport/carrier-bridge.js";
 import { MARK_EVERY_MS } from "../../../src/transport/carrier-playout.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
-
-/** The gateway side of a carrier socket: records what the bridge sends; a test plays the carrier. */
-class FakeSocket extends EventEmitter {
-  readonly OPEN = 1;
-  readyState = 1;
-  bufferedAmount = 0;
-  readonly sent: Record<string, unknown>[] = [];
-  closedWith: { code: number; reason: string } | undefined;
-  send(data: string | Uint8Array): void {
-    this.sent.push(JSON.parse(typeof data === "string" ? data : Buffer.from(data).toString("utf8")) as Record<string, unknown>);
-  }
-  close(code: number, reason: string): void {
-    if (this.closedWith !== undefined) return;
-    this.closedWith = { code, reason };
-    this.readyState = 3;
-    queueMicrotask(() => this.emit("close", code, Buffer.from(reason)));
-  }
-  terminate(): void {
-    this.close(1006, "");
-  }
-  ping(): void {
-    queueMicrotask(() => this.emit("pong"));
-  }
-  /** The carrier sends a JSON frame. */
-  frame(frame: unknown): void {
-    this.emit("message", Buffer.from(JSON.stringify(frame)), false);
-  }
-  of(event: string): Record<string, unknown>[] {
-    return this.sent.filter((f) => f.event === event);
-  }
-}
+import { FakeCarrierSocket } from "../../helpers/carrier-socket.js";
 
 const SID = "MZ0001";
 const START = {
@@ -53,7 +22,7 @@ const mark = (name: string): object => ({ event: "mark", streamSid: SID, mark: {
 
 interface Harness {
   clock: VirtualClock;
-  ws: FakeSocket;
+  ws: FakeCarrierSocket;
   bridge: CarrierBridge;
   /** Playback reports through the link's port (`ConnectionHandler.playback`), ms still unplayed. */
   playback: number[];
@@ -69,7 +38,7 @@ interface Harness {
 
 async function harness(options: { attach?: boolean; start?: boolean } = {}): Promise<Harness> {
   const clock = virtualClock();
-  const ws = new FakeSocket();
+  const ws = new FakeCarrierSocket();
   let hangUps = 0;
   const bridge = new CarrierBridge(ws as unknown as WebSocket, {
     codec: twilioCodec,

@@ -1,4 +1,3 @@
-import { EventEmitter } from "node:events";
 import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
@@ -14,28 +13,12 @@ import { telnyxCodec } from "../../../src/transport/carriers/telnyx.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
 import { vonageCodec } from "../../../src/transport/carriers/vonage.js";
 import { constantWav, toneWav } from "../../helpers/tone.js";
-
-class FakeSocket extends EventEmitter {
-  readonly OPEN = 1;
-  readyState = 1;
-  bufferedAmount = 0;
-  send(): void {}
-  close(code: number, reason: string): void {
-    this.readyState = 3;
-    queueMicrotask(() => this.emit("close", code, Buffer.from(reason)));
-  }
-  terminate(): void {
-    this.close(1006, "");
-  }
-  ping(): void {
-    queueMicrotask(() => this.emit("pong"));
-  }
-}
+import { FakeCarrierSocket } from "../../helpers/carrier-socket.js";
 
 /** A bridge on `codec`'s real framing and encoders; `start` is a synthetic start frame of `encoding` at `rate`. */
 async function call(codec: CarrierCodec, encoding: CarrierEncoding, sampleRate: number) {
   const clock = virtualClock();
-  const ws = new FakeSocket();
+  const ws = new FakeCarrierSocket();
   const payloads: Uint8Array[] = [];
   const marks: string[] = [];
   const wrapped: CarrierCodec = {

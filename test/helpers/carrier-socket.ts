@@ -1,0 +1,47 @@
+// The gateway side of a carrier's WebSocket, for CarrierBridge tests: what the bridge sends is
+// recorded (JSON frames parsed; a carrier that sends binary frames is read off its codec instead),
+// a close is echoed as the socket's close event, pings are answered, and the test plays the carrier.
+import { EventEmitter } from "node:events";
+
+export class FakeCarrierSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  bufferedAmount = 0;
+  /** The JSON frames the bridge sent, parsed (binary frames are not JSON: not recorded). */
+  readonly sent: Record<string, unknown>[] = [];
+  closedWith: { code: number; reason: string } | undefined;
+
+  send(data: string | Uint8Array): void {
+    const text = typeof data === "string" ? data : Buffer.from(data).toString("utf8");
+    try {
+      this.sent.push(JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      // A binary media frame (Vonage L16): the test reads it off the codec.
+    }
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closedWith !== undefined) return;
+    this.closedWith = { code, reason };
+    this.readyState = 3;
+    queueMicrotask(() => this.emit("close", code, Buffer.from(reason)));
+  }
+
+  terminate(): void {
+    this.close(1006, "");
+  }
+
+  ping(): void {
+    queueMicrotask(() => this.emit("pong"));
+  }
+
+  /** The carrier sends a JSON frame. */
+  frame(frame: unknown): void {
+    this.emit("message", Buffer.from(JSON.stringify(frame)), false);
+  }
+
+  /** The frames sent of one `event` kind. */
+  of(event: string): Record<string, unknown>[] {
+    return this.sent.filter((f) => f.event === event);
+  }
+}
