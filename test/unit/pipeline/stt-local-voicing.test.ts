@@ -66,6 +66,26 @@ describe("VoicedSpeech over a stand-in VAD (every non-zero frame is speech)", ()
     expect(voiced.takeLine()).toBe(false); // the count started over
   });
 
+  it("a line takes only the voice before its utterance's end: a second segment already judged waits for its own line", () => {
+    const { voiced, play } = tracker(fakeVad(RATE));
+    play(tone(400)); // voiced 40–400 ms (the detector starts on the 3rd frame)
+    play(silence(600));
+    play(tone(400)); // voiced 1040–1400 ms
+    play(silence(600));
+    expect(voiced.takeLine(1000)).toBe(true);
+    expect(voiced.takeLine(1020)).toBe(false); // nothing voiced between the two ends
+    expect(voiced.takeLine(2000)).toBe(true);
+    expect(voiced.takeLine()).toBe(false);
+  });
+
+  it("a line ending inside a voiced run takes the part before its end; the rest counts for the next", () => {
+    const { voiced, play } = tracker(fakeVad(RATE));
+    play(tone(400)); // voiced 40–400 ms
+    expect(voiced.takeLine(300)).toBe(true);
+    expect(voiced.takeLine(340)).toBe(false); // 40 ms of the run were left before 340
+    expect(voiced.takeLine(400)).toBe(true); // and 60 more
+  });
+
   it("a segment without pitch (loud noise): ended, never started, and a line for it does not count", () => {
     const { voiced, events, play } = tracker(fakeVad(RATE));
     play(noise(400, 8000));

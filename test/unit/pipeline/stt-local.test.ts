@@ -316,6 +316,28 @@ describe.skipIf(!installed)(needsPocketsphinx("local STT: recognition (pocketsph
     expect(late.args[0]).toContain("hello");
   });
 
+  it("a recognizer behind the audio: two utterances' lines, both late, are one turn each (the voice after a line's end is the next line's)", async () => {
+    const { rec, session: s } = await openLocal({}, { lineGraceMs: 60_000 });
+    await play(s, noise(500));
+    const stalled = descendantsOf(s.pid!);
+    for (const pid of stalled) process.kill(pid, "SIGSTOP");
+    try {
+      // fvad judges both utterances before pocketsphinx has printed a line.
+      for (const name of ["hello.wav", "pin.wav"]) {
+        await play(s, clip(name));
+        await play(s, noise(1000));
+      }
+      expect(rec.of("speechStarted")).toHaveLength(2);
+      expect(rec.of("final")).toEqual([]);
+    } finally {
+      for (const pid of stalled) process.kill(pid, "SIGCONT");
+    }
+    await rec.waitFor("final", 2);
+    const finals = rec.of("final").map((call) => call.args[0] as string);
+    expect(finals[0]).toContain("hello");
+    expect(finals[1]).toContain("four five six seven");
+  });
+
   it("close(): pocketsphinx ends, the shell reaps it and cat, closed({expected:true}); nothing is left", async () => {
     const { rec, session: s } = await openLocal();
     await play(s, noise(200));

@@ -5,6 +5,13 @@
  * speech from what both VADs take for it but has no pitch (a cough). Two answers come out of it:
  * a segment's voiced start (once it holds VOICED_MIN_MS of voiced frames), and whether a line
  * pocketsphinx prints has that much voiced speech behind it since the previous line.
+ *
+ * Positions are stream time: ms of audio pushed since the session opened, the clock pocketsphinx's
+ * `-time yes` word times run on (both see every byte, from the start). A line is judged by the
+ * voiced speech up to its utterance's end, not by everything pushed so far: fvad runs in-process
+ * and is ahead of the recognizer, so the next utterance's voice may already be counted when a line
+ * comes — counting it then gave it to this line and left the next one with nothing (two quick
+ * utterances on a loaded machine: the second was dropped).
  */
 import { bytesToSamples, FrameSplitter } from "../../../audio/pcm.js";
 import { messageOf } from "../../../errors.js";
@@ -23,6 +30,11 @@ const VOICED_PEAK = 0.7;
 const PITCH_LAGS = { min: 32, max: 200 } as const;
 /** Voiced speech (ms) that confirms fvad's speech start, and that a line needs to be reported. */
 export const VOICED_MIN_MS = 60;
+/**
+ * Voiced runs kept for lines still to come. A line takes the runs before its end, so only speech
+ * pocketsphinx has not reported yet is held: a few runs per utterance (pauses between syllables).
+ */
+const MAX_RUNS = 1000;
 
 /**
  * Peak normalized autocorrelation of `x` over pitch lags (0 for silence): near 1 for a vowel, low
@@ -66,8 +78,13 @@ export class VoicedSpeech {
   readonly #window = new Int16Array(2 * (LOCAL_STT_SAMPLE_RATE / 1000) * DEFAULT_VAD_FRAME_MS);
   /** Voiced speech (ms) in fvad's current speech segment; `started` went out once it reached VOICED_MIN_MS. */
   #segmentVoicedMs = 0;
-  /** Voiced speech (ms) since the last line taken: the next line counts when ≥ VOICED_MIN_MS. */
-  #voicedSinceLineMs = 0;
+  /** Stream time (ms) at the end of the frames judged so far. */
+  #positionMs = 0;
+  /**
+   * Voiced runs [start, end) in stream ms not yet taken by a line, oldest first; contiguous voiced
+   * frames extend the last run. Bounded: at most MAX_RUNS (older ones are dropped).
+   */
+  readonly #runs: { startMs: number; endMs: number }[] = [];
 
   constructor(vad: Vad, log: ProviderLog, events: VoicedSpeechEvents) {
     this.#vad = vad;
@@ -95,19 +112,44 @@ export class VoicedSpeech {
       if (event?.type === "start") this.#segmentVoicedMs = 0;
       if (verdict.speech && this.#detector.speaking && periodicity(this.#window, VOICED_PEAK) >= VOICED_PEAK) {
         const before = this.#segmentVoicedMs;
-        this.#voicedSinceLineMs += DEFAULT_VAD_FRAME_MS;
+        this.#addVoiced(this.#positionMs);
         this.#segmentVoicedMs += DEFAULT_VAD_FRAME_MS;
         if (before < VOICED_MIN_MS && this.#segmentVoicedMs >= VOICED_MIN_MS) this.#events.started();
       }
+      this.#positionMs += DEFAULT_VAD_FRAME_MS;
       if (event?.type === "end") this.#events.ended();
     });
   }
 
-  /** A line was printed: true, and the count starts over, when VOICED_MIN_MS of voiced speech came since the last line taken. */
-  takeLine(): boolean {
-    if (this.#voicedSinceLineMs < VOICED_MIN_MS) return false;
-    this.#voicedSinceLineMs = 0;
-    return true;
+  /**
+   * A line was printed for an utterance ending at `untilMs` (stream time; default: all audio so
+   * far): true when VOICED_MIN_MS of voiced speech came before that point since the last line
+   * taken. Either way, the voiced speech up to `untilMs` is used up; later speech waits for its own line.
+   */
+  takeLine(untilMs = Number.POSITIVE_INFINITY): boolean {
+    let voicedMs = 0;
+    while (this.#runs.length > 0) {
+      const run = this.#runs[0]!;
+      if (run.startMs >= untilMs) break;
+      const end = Math.min(run.endMs, untilMs);
+      voicedMs += end - run.startMs;
+      if (run.endMs > untilMs) {
+        run.startMs = untilMs;
+        break;
+      }
+      this.#runs.shift();
+    }
+    return voicedMs >= VOICED_MIN_MS;
+  }
+
+  #addVoiced(startMs: number): void {
+    const last = this.#runs.at(-1);
+    if (last !== undefined && last.endMs === startMs) {
+      last.endMs = startMs + DEFAULT_VAD_FRAME_MS;
+      return;
+    }
+    this.#runs.push({ startMs, endMs: startMs + DEFAULT_VAD_FRAME_MS });
+    if (this.#runs.length > MAX_RUNS) this.#runs.shift();
   }
 
   close(): void {

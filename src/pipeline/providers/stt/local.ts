@@ -10,7 +10,8 @@
  * (pitch-range autocorrelation) on fvad's speech frames (`VoicedSpeech`, local-voicing.ts), for
  * two things pocketsphinx does not give: `speechStarted()` (once fvad's start has 60 ms of voiced
  * frames), and a gate — a line is only reported when that much voiced speech came since the
- * previous line. Both fvad and pocketsphinx's energy VAD take a cough for speech (over a noise
+ * previous line and before its utterance's end (pocketsphinx's word times, `-time yes`:
+ * local-lines.ts; fvad runs ahead of the recognizer, so speech after that end is the next line's). Both fvad and pocketsphinx's energy VAD take a cough for speech (over a noise
  * floor pocketsphinx hears "if"); a cough has no pitch, so it neither starts a turn (no barge-in)
  * nor produces a final. No pre-roll is needed: the recognizer hears everything.
  * pocketsphinx_continuous prints no partial hypotheses, so there are no `partial` events. Under
@@ -91,10 +92,13 @@ import {
   type LocalSttSettings,
   type SearchFiles,
 } from "./local-setup.js";
+import { UtteranceLines, type Utterance } from "./local-lines.js";
 import { VoicedSpeech } from "./local-voicing.js";
 import { MAX_PROVIDER_BACKLOG_BYTES } from "../../../providers/ws-backlog.js";
 
 
+/** PCM16 mono at LOCAL_STT_SAMPLE_RATE: bytes per ms of audio. */
+const BYTES_PER_MS = (LOCAL_STT_SAMPLE_RATE * 2) / 1000;
 /** Zeros `finalize()` writes: 500 ms for the VAD, plus two 128 ms reads of slack. */
 const FLUSH_BYTES = (800 * LOCAL_STT_SAMPLE_RATE * 2) / 1000;
 /**
@@ -141,7 +145,8 @@ export class LocalSttSession implements SttSession {
   readonly #tempDir: string | undefined;
   #phase: Phase = "open";
   #dropped = 0;
-  #stdout = "";
+  /** pocketsphinx's output (`-time yes`), read into utterances and where each ends. */
+  readonly #lines = new UtteranceLines();
   #stderr = "";
   /** `speechStarted` was reported and no end-of-turn final yet. */
   #turnOpen = false;
@@ -171,7 +176,7 @@ export class LocalSttSession implements SttSession {
     });
     this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
     child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => this.#onStdout(chunk));
+    child.stdout.on("data", (chunk: string) => this.#onUtterances(this.#lines.push(chunk)));
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => (this.#stderr = (this.#stderr + chunk).slice(-2000)));
     // EPIPE and the like when the child is gone: its exit is reported by `close`.
@@ -217,23 +222,21 @@ export class LocalSttSession implements SttSession {
     return this.#exited;
   }
 
-  #onStdout(chunk: string): void {
-    this.#stdout += chunk;
-    let newline: number;
-    while ((newline = this.#stdout.indexOf("\n")) >= 0) {
-      const line = this.#stdout.slice(0, newline);
-      this.#stdout = this.#stdout.slice(newline + 1);
-      this.#onLine(line);
-    }
+  #onUtterances(utterances: readonly Utterance[]): void {
+    for (const utterance of utterances) this.#onUtterance(utterance);
   }
 
-  /** One utterance's hypothesis (kws mode: the keyphrases heard). */
-  #onLine(line: string): void {
-    const text = line
+  /**
+   * One utterance's hypothesis (kws mode: the keyphrases heard). Its end is in pocketsphinx's
+   * stream time, which runs behind ours by the audio dropped for a full pipe (`#dropped`).
+   */
+  #onUtterance(utterance: Utterance): void {
+    const text = utterance.text
       .replace(/\(\d+\)/g, "")
       .replace(/\s+/g, " ")
       .trim();
-    if (!this.#voiced.takeLine()) {
+    const untilMs = utterance.endMs === undefined ? undefined : utterance.endMs + this.#dropped / BYTES_PER_MS;
+    if (!this.#voiced.takeLine(untilMs)) {
       if (text !== "") this.#log.debug({ text }, "local stt: pocketsphinx heard words in what has no voiced speech; ignored");
       return;
     }
@@ -267,8 +270,7 @@ export class LocalSttSession implements SttSession {
 
   #onExit(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.#phase === "closed") return;
-    if (this.#stdout !== "") this.#onLine(this.#stdout);
-    this.#stdout = "";
+    this.#onUtterances(this.#lines.end());
     const expected = this.#phase === "closing";
     this.#phase = "closed";
     this.#lineTimer?.cancel();
@@ -293,7 +295,8 @@ export class LocalSttSession implements SttSession {
 
 /** Starts `sh -c 'cat | <binary> …'` in its own process group; resolves once it is running. */
 function startRecognizer(settings: LocalSttSettings, files: SearchFiles): Promise<ChildProcessWithoutNullStreams> {
-  const args = [...recognizerArgs(settings, files, "/dev/stdin"), "-logfn", "/dev/null"];
+  // `-time yes`: each hypothesis is followed by its words' stream times (local-lines.ts).
+  const args = [...recognizerArgs(settings, files, "/dev/stdin"), "-time", "yes", "-logfn", "/dev/null"];
   const child = spawn("sh", ["-c", PIPELINE, settings.binary, ...args], { stdio: ["pipe", "pipe", "pipe"], detached: true });
   return new Promise((resolve, reject) => {
     child.once("spawn", () => resolve(child));
