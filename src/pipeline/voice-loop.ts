@@ -1,46 +1,24 @@
-import type { Clock } from "../clock.js";
-import type { EventBody } from "../events.js";
-import type { Logger } from "../log.js";
-import type { Guardrails } from "../turn/guardrails.js";
-import type { TurnLedger } from "../turn/ledger.js";
 import { InputChecks } from "../turn/input-checks.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import { TurnState, type TurnPhase } from "../turn/turn-state.js";
-import { countWords, isBargeIn } from "./barge-in.js";
+import { countWords } from "./barge-in.js";
 import type { ReplyLoop } from "./reply-loop.js";
 import { FalseInterruption } from "./false-interruption.js";
-import { PhraseClassifier } from "./phrase-classifier.js";
+import { Overlap } from "./overlap.js";
 import { Preemption } from "./preemption.js";
 import { Nudger } from "./silence.js";
 import type { SttSession } from "./stt-port.js";
-import type { TtsSession } from "./tts-port.js";
 import { mergeContinuation, normalize, type TurnInput } from "./turn-input.js";
+import { TurnQueue } from "./turn-queue.js";
 import { Utterances, type Utterance } from "./utterance.js";
-import { VoiceReply } from "./voice-reply.js";
-import type { VoiceSettings } from "./voice-settings.js";
+import { VoiceReply, type VoiceReplyDeps } from "./voice-reply.js";
 
-export interface VoiceLoopDeps {
-  readonly clock: Clock;
-  readonly log: Logger;
-  readonly settings: VoiceSettings;
+/** The session's ports for the loop; most pass through to each reply (voice-reply.ts, reply-gate.ts). */
+export interface VoiceLoopDeps extends Pick<VoiceReplyDeps, "clock" | "log" | "settings" | "tts" | "ledger" | "guardrails" | "emit" | "audio" | "admitTurn" | "toolCovering" | "toolsRunning"> {
   readonly reply: ReplyLoop;
   readonly stt: SttSession;
-  readonly tts: TtsSession;
-  /** The turn record shared by every mode: committed lines, settled replies, their events. */
-  readonly ledger: TurnLedger;
-  /** The agent's guardrails: caller turns are checked before they are committed, replies before they are spoken. */
-  readonly guardrails: Guardrails;
-  readonly emit: (event: EventBody) => void;
-  /** Agent audio to the client, PCM16 at `tts.sampleRate`. */
-  readonly audio: (pcm: Uint8Array, durationMs: number) => void;
   /** Conversational activity (re-arms the idle timer). */
   readonly activity: () => void;
-  /** Before a model reply: false when the session's usage limit ends it instead. */
-  readonly admitTurn: () => boolean;
-  /** A tool with start/delayed lines is running (dead-air cover stands down). */
-  readonly toolCovering: () => boolean;
-  /** Tool calls still running in the reply (a barge-in lets them finish). */
-  readonly toolsRunning: () => boolean;
   /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, an acknowledgement not taken as a turn. */
   readonly count?: (what: "barge_in" | "false_interruption_resume" | "acknowledgement") => void;
   /** Each move of the turn state (the link's waiting audio plays its thinking sound while it is `thinking`). */
@@ -61,16 +39,15 @@ export class VoiceLoop {
   readonly #state: TurnState;
   readonly #utterances: Utterances;
   readonly #nudger: Nudger;
-  #queue: TurnInput[] = [];
+  readonly #queue: TurnQueue;
   /** Caller turns through the input guardrails, in the order they ended; a cancel or reset drops those still being checked. */
   readonly #checks: InputChecks;
-  #pumping = false;
   #reply: VoiceReply | undefined;
   #holdUntil = 0;
   readonly #resume: FalseInterruption;
   readonly #preemption: Preemption;
-  /** `interruption.acknowledgementPhrases` / `interruptPhrases`, for speech over the agent. */
-  readonly #phrases: PhraseClassifier;
+  /** Speech over the agent: barge-in or only acknowledgements. */
+  readonly #overlap: Overlap;
   #closed = false;
 
   constructor(deps: VoiceLoopDeps) {
@@ -79,7 +56,8 @@ export class VoiceLoop {
     this.#playback = new PlaybackClock(clock);
     this.#checks = new InputChecks({ guardrails: deps.guardrails, log: deps.log, live: () => !this.#closed });
     this.#resume = new FalseInterruption(deps.log);
-    this.#phrases = new PhraseClassifier(settings.interruption);
+    this.#overlap = new Overlap(settings, clock);
+    this.#queue = new TurnQueue((input) => this.#answer(input), deps.log);
     this.#preemption = new Preemption({
       // A speculation shows the model the caller's words before the input guardrails could check them.
       enabled: settings.preemptiveGeneration && !deps.guardrails.checksInput,
@@ -136,9 +114,7 @@ export class VoiceLoop {
 
   /** User turns (spoken or typed) waiting behind the reply in flight, or for their check; greetings, resumes and nudges do not count. */
   get queuedTurns(): number {
-    let count = this.#checks.pending;
-    for (const input of this.#queue) if (input.kind === "user") count += 1;
-    return count;
+    return this.#checks.pending + this.#queue.userTurns;
   }
 
   /** Speak a fixed line as a reply (the greeting), recorded as the agent's. */
@@ -206,7 +182,7 @@ export class VoiceLoop {
 
   /** The client's `cancel`: stop the reply in flight (no resume is armed). */
   cancel(): void {
-    this.#queue = [];
+    this.#queue.clear();
     this.#checks.drop();
     const reply = this.#reply;
     if (reply !== undefined && !reply.interrupted) this.#interrupt(reply, false);
@@ -215,7 +191,7 @@ export class VoiceLoop {
 
   /** A `reset`: strand everything in flight; the session then clears history and greets. */
   reset(): void {
-    this.#queue = [];
+    this.#queue.clear();
     this.#checks.drop();
     this.#resume.reset();
     this.#nudger.resetCount();
@@ -240,7 +216,7 @@ export class VoiceLoop {
 
   close(): void {
     this.#closed = true;
-    this.#queue = [];
+    this.#queue.clear();
     this.#utterances.close();
     this.#nudger.cancel();
     this.#reply?.stop();
@@ -251,28 +227,19 @@ export class VoiceLoop {
   /** An interim or final arrived: maybe a barge-in; the caption goes out unless held. */
   #interim(utterance: Utterance, final: boolean): void {
     const reply = this.#reply;
-    const text = utterance.transcript.text;
     const audible = this.#playback.modelAudible;
-    if (utterance.held && reply !== undefined && !reply.interrupted) {
-      const evidence = { words: countWords(text), speechMs: this.#deps.clock.now() - utterance.startedAt, final, agentAudible: audible, phrase: this.#phrases.classify(text) };
-      if (isBargeIn(this.#deps.settings.interruption, evidence)) {
-        this.#interrupt(reply, true);
-        return;
-      }
+    if (utterance.held && reply !== undefined && !reply.interrupted && this.#overlap.interrupts(utterance, final, audible)) {
+      this.#interrupt(reply, true);
+      return;
     }
     if (utterance.held && !audible) this.#utterances.release(utterance);
-    if (!utterance.held) this.#deps.emit({ type: "user-transcript.updated", text });
+    if (!utterance.held) this.#deps.emit({ type: "user-transcript.updated", text: utterance.transcript.text });
   }
 
-  /**
-   * A held utterance ends as `text`: only acknowledgements ("uh-huh", "yeah yeah"), said while the
-   * reply is still heard, are the caller listening, not a turn. Push-to-talk turns are always
-   * turns (the caller pressed to speak); so is anything once the agent has fallen quiet.
-   */
+  /** A held utterance ends as `text`: only acknowledgements, said while the reply is still heard, are not a turn (overlap.ts). */
   #acknowledgement(text: string): boolean {
     const reply = this.#reply;
-    if (this.#deps.settings.detection === "manual" || reply === undefined || reply.interrupted || !this.#playback.modelAudible) return false;
-    if (!this.#phrases.acknowledges(text)) return false;
+    if (reply === undefined || reply.interrupted || !this.#overlap.acknowledgement(text, this.#playback.modelAudible)) return false;
     this.#deps.log.info({ reply: reply.id, words: countWords(text) }, "acknowledgement: not a turn");
     this.#deps.count?.("acknowledgement");
     return true;
@@ -320,7 +287,7 @@ export class VoiceLoop {
    * cancelled and regenerated for the merged text.
    */
   #continue(text: string, startedAt: number): boolean {
-    const queued = this.#queue.findLast((i) => i.kind === "user");
+    const queued = this.#queue.lastUser();
     const reply = this.#reply;
     const previous = queued ?? (reply?.input?.kind === "user" && reply.gate.firstAudioAt === undefined && !reply.interrupted ? reply.input : undefined);
     if (previous?.kind !== "user" || !mergeContinuation(previous, text, startedAt, this.#deps.settings.continuationWindowMs)) return false;
@@ -329,7 +296,7 @@ export class VoiceLoop {
       reply.superseded = true;
       reply.stop();
       this.#deps.ledger.cancelled();
-      this.#queue.unshift(previous);
+      this.#queue.putBack(previous);
     }
     return true;
   }
@@ -337,27 +304,17 @@ export class VoiceLoop {
   // ── replies ───────────────────────────────────────────────────────────────────────────
 
   #enqueue(input: TurnInput): void {
-    if (this.#closed) return;
-    this.#queue.push(input);
-    void this.#pump();
+    if (!this.#closed) this.#queue.push(input);
   }
 
-  async #pump(): Promise<void> {
-    if (this.#pumping) return;
-    this.#pumping = true;
+  /** One input's reply, start to end (the queue runs them one at a time). */
+  async #answer(input: TurnInput): Promise<void> {
+    if (this.#closed) return;
+    const reply = this.#startReply();
     try {
-      for (let input = this.#queue.shift(); input !== undefined && !this.#closed; input = this.#queue.shift()) {
-        const reply = this.#startReply();
-        try {
-          await reply.run(input);
-        } finally {
-          this.#endReply(reply);
-        }
-      }
-    } catch (error) {
-      this.#deps.log.error({ err: error }, "voice loop failed");
+      await reply.run(input);
     } finally {
-      this.#pumping = false;
+      this.#endReply(reply);
     }
   }
 

@@ -1,10 +1,6 @@
-import type { Clock } from "../clock.js";
-import type { EventBody } from "../events.js";
-import type { Logger } from "../log.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
 import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLatencies, TurnLedger } from "../turn/ledger.js";
-import type { PlaybackClock } from "../turn/playback-clock.js";
 import type { GuardrailVerdict } from "../manifest/index.js";
 import { countWords } from "./barge-in.js";
 import { fixedReply } from "./fixed-reply.js";
@@ -12,36 +8,27 @@ import { EAR_LAG_MS } from "./heard-cursor.js";
 import { joinSpoken } from "./join-spoken.js";
 import { recordHeard, recordReplaced } from "./record-heard.js";
 import type { ReplyLoop, ReplyObserver, ReplyResult } from "./reply-loop.js";
-import { ReplyGate, type SpeechKind } from "./reply-gate.js";
+import { ReplyGate, type ReplyGateDeps } from "./reply-gate.js";
 import { SentenceBatcher } from "./sentence-batcher.js";
 import { DeadAirCover } from "./silence.js";
-import type { TtsSession, TtsStream } from "./tts-port.js";
+import type { TtsStream } from "./tts-port.js";
 import { promptFor, type TurnInput } from "./turn-input.js";
 import type { VoiceSettings } from "./voice-settings.js";
 
-/** What a reply needs from the loop that runs it. */
-export interface VoiceReplyDeps {
-  readonly clock: Clock;
-  readonly log: Logger;
+/** What a reply needs from the loop that runs it: its gate's ports (reply-gate.ts), and the turn's. */
+export interface VoiceReplyDeps extends ReplyGateDeps {
   readonly settings: VoiceSettings;
   readonly model: ReplyLoop;
-  readonly tts: TtsSession;
   readonly ledger: TurnLedger;
   /** The agent's output guardrails check the model's words before they go to TTS. */
   readonly guardrails: Guardrails;
-  readonly playback: PlaybackClock;
-  readonly emit: (event: EventBody) => void;
-  readonly audio: (pcm: Uint8Array, durationMs: number) => void;
+  /** Before a model reply: false when the session's usage limit ends it instead. */
   readonly admitTurn: () => boolean;
+  /** A tool with start/delayed lines is running (dead-air cover stands down). */
   readonly toolCovering: () => boolean;
-  /** Tool calls still running (an output guardrail's verdict lets them finish, as a barge-in does). */
+  /** Tool calls still running (a barge-in, or an output guardrail's verdict, lets them finish). */
   readonly toolsRunning: () => boolean;
   readonly userSpeaking: () => boolean;
-  /** This reply still holds the floor (a newer one did not replace it). */
-  readonly current: () => boolean;
-  readonly closed: () => boolean;
-  /** Audio of this reply left (the coordinator's state moves to speaking). */
-  readonly sent: (kind: SpeechKind) => void;
   /** The reply settled as heard: the silence between turns starts. */
   readonly settled: () => void;
 }
@@ -85,14 +72,7 @@ export class VoiceReply {
     this.epoch = deps.ledger.epoch;
     this.gate = new ReplyGate(
       {
-        clock: deps.clock,
-        log: deps.log,
-        tts: deps.tts,
-        playback: deps.playback,
-        emit: deps.emit,
-        audio: deps.audio,
-        current: deps.current,
-        closed: deps.closed,
+        ...deps,
         sent: (kind) => {
           deps.sent(kind);
           this.#deadAir.arm();

@@ -118,9 +118,15 @@ afterEach(async () => {
   session = undefined;
 });
 
+/**
+ * A session on the real recognizer. Its line grace is 10 s and its close timeout 5 s unless a test
+ * sets them: on a loaded machine pocketsphinx may print a line more than the default 1.5 s after
+ * fvad's speech end (the turn would end empty before it), or take more than the default 1 s to
+ * decode the rest of its input after `close()` (it would be killed first). Both have their own tests.
+ */
 async function openLocal(options: Record<string, unknown> = {}, runtime: LocalSttOptions = {}) {
   const rec = recorder();
-  session = await localStt({ kind: "local", options }, runtime).open(OPEN, rec.events);
+  session = await localStt({ kind: "local", options }, { lineGraceMs: 10_000, closeTimeoutMs: 5_000, ...runtime }).open(OPEN, rec.events);
   return { rec, session: session as LocalSttSession };
 }
 
