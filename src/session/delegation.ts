@@ -85,7 +85,7 @@ async function openSubagent(delegation: Delegation, deps: DelegationDeps): Promi
     sessionId: deps.sessionId,
     session: deps.session,
     emit: () => {},
-    settled: (call, outcome) => log.info({ tool: call.toolName, status: outcome.status }, "sub-agent tool call"),
+    toolSettled: (call, outcome) => log.info({ tool: call.toolName, status: outcome.status }, "sub-agent tool call"),
   });
   const model = await teamModel(config, deps.resolveModel);
   return openReplyLoop({ model, table, invoke: (call) => runner.call(call), config, settings, clock, instructions: () => sessionInstructions({ def, config }, deps.sessionId) });

@@ -54,7 +54,7 @@ export interface HandOffDeps {
   /** The session is live: a switch prepared for a session that has ended is dropped. */
   readonly live: () => boolean;
   /** The new agent's greeting, said as its first reply. */
-  readonly greet: (text: string) => void;
+  readonly say: (text: string) => void;
   /** An agent's tool table with the toolsets the session built for it (its roster's, its sub-agents'). */
   readonly table: (agent: TeamAgent, extra: readonly Toolset[]) => ToolTable;
   /** An agent's sub-agent tools, opened (undefined when it has none). */
@@ -142,7 +142,7 @@ export class HandOff {
     if (state.kind !== "ready" || !this.#deps.live()) return;
     this.#state = { kind: "steady" };
     this.#switch(state.target, state.segment, state.prepared);
-    if (state.target.config.greeting !== "") this.#deps.greet(state.target.config.greeting);
+    if (state.target.config.greeting !== "") this.#deps.say(state.target.config.greeting);
   }
 
   /**

@@ -10,7 +10,7 @@ export interface KeypadHooks {
   readonly clock: Clock;
   readonly log: Logger;
   /** The agent's `dtmf`: entries as typed turns ("text"), or as calls of the tool it names. */
-  readonly dtmf: ResolvedConfig["dtmf"];
+  readonly dtmfSetting: ResolvedConfig["dtmf"];
   /** The session is live: keys pressed, and entries completed, before the start or after the end are dropped. */
   readonly live: () => boolean;
   /** A key press is conversational activity (re-arms the idle timer). */
@@ -52,7 +52,7 @@ export class Keypad {
   }
 
   #entered(digits: string): void {
-    const { log, dtmf } = this.#hooks;
+    const { log, dtmfSetting: dtmf } = this.#hooks;
     if (!this.#hooks.live()) return;
     log.info({ digits: digits.length }, "dtmf");
     if (dtmf === "text") {

@@ -2,8 +2,9 @@ import { CLOSE, GatewayError, messageOf, type CloseCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { resolveConfig, resolveTeam, type ResolvedConfig, type SessionMode, type Team } from "../manifest/index.js";
 import type { SessionCommand } from "../transport/protocol.js";
+import type { ConnectionHandler } from "../transport/client-connection.js";
 import { Guardrails } from "../turn/guardrails.js";
-import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
+import { TurnLedger, type LedgerDeps, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
 import { Keypad, type KeypadHooks } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
@@ -15,7 +16,7 @@ import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import { newSessionId, sessionInstructions, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
-import { ToolRunner } from "./tool-runner.js";
+import { ToolRunner, type ToolRunnerDeps } from "./tool-runner.js";
 import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
 import { IdleTimer, type IdleHooks } from "./idle-timer.js";
@@ -28,6 +29,16 @@ import { teamSegments } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
 
 type Phase = "starting" | "live" | "ended";
+
+/** The hooks the session's parts take (call controls, runners, tools, the ledger, hand-off), as one object. */
+type SessionPort = CallEndingHooks &
+  CallTransferHooks &
+  KeypadHooks &
+  IdleHooks &
+  Pick<RunnerContext, "emit" | "activity" | "admitTurn" | "fatal" | "count" | "audioDropped"> &
+  Required<Pick<ToolRunnerDeps, "line" | "userSpeaking" | "toolSettled">> &
+  Pick<LedgerDeps, "replySettled"> &
+  ConnectionHandler;
 
 /**
  * One connection's life: start (providers, tool table, resume), serialized turns under epochs,
@@ -63,6 +74,8 @@ export class Session {
   readonly #ending: CallEnding;
   readonly #transfer: CallTransfer;
   readonly #keypad: Keypad;
+  /** Every part's hooks into the session, in one object (each part reads only its own). */
+  readonly #port: SessionPort;
   /** The call record, when the agent records (docs/config.md "Recording"): it taps the link. */
   readonly #recorder: CallRecorder | undefined;
   readonly #endedPromise: Promise<void>;
@@ -80,26 +93,17 @@ export class Session {
     this.#recorder = CallRecorder.for(this.#settings.recording, { ...identity, history: () => this.#conversation.history });
     if (this.#recorder !== undefined) this.#deps = { ...deps, link: this.#recorder.tap(deps.link) };
     this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
-    this.#record = new SessionRecord({
-      store: deps.store,
-      conversation: this.#conversation,
-      clock: deps.clock,
-      log: this.#log,
-      sessionId: this.id,
-      agentName: deps.agent.config.name,
-      resumeKeyHash: this.resumeKeyHash,
-      graceMs: deps.resumeGraceMs ?? RESUME_GRACE_MS,
-      speaking: () => this.#handOff?.speaking,
-    });
+    const graceMs = deps.resumeGraceMs ?? RESUME_GRACE_MS;
+    this.#record = new SessionRecord({ ...identity, store: deps.store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#handOff?.speaking });
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#events.emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
-    // One port for the parts that steer or end the call (each reads only its own hooks).
-    const call: CallEndingHooks & CallTransferHooks & KeypadHooks & IdleHooks = {
+    // One port for every part (each reads only its own hooks): each hook written once, one closure per session.
+    const port: SessionPort = {
       clock: deps.clock,
       log: this.#log,
       link: this.#deps.link,
       sessionId: this.id,
-      dtmf: this.#settings.dtmf,
+      dtmfSetting: this.#settings.dtmf,
       live: () => this.#phase === "live",
       say: (text) => this.#mode?.greet(text),
       close: (reason) => this.#close(CLOSE.normal, reason),
@@ -110,11 +114,37 @@ export class Session {
       callTool: (invocation) => void this.#tools?.call(invocation),
       busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
       expired: () => this.#idleExpired(),
+      admitTurn: () => this.#admitTurn(),
+      fatal: (error) => this.#fail(error),
+      count: (what) => this.#metrics.count(this.mode, what),
+      audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
+      line: (line) => {
+        if (line.kind === "start" || line.kind === "delayed") this.#mode?.toolLine(line);
+      },
+      userSpeaking: () => this.#mode?.userSpeaking === true,
+      toolSettled: (_call, outcome) => {
+        this.#metrics.toolCall(outcome.status);
+        this.#touch();
+        this.#state.project(this.#sessionValue, this.#conversation.dialogs);
+      },
+      replySettled: (info) => this.#replySettled(info),
+      // The link's handler.
+      command: (command) => this.#command(command),
+      audio: (chunk) => this.#mode?.audio(chunk),
+      playback: (bufferedMs) => {
+        if (this.#phase === "live") this.#mode?.playbackProgress(bufferedMs);
+      },
+      closed: (code, reason) => {
+        this.#log.info({ code, reason }, "client closed");
+        void this.end();
+      },
+      dtmf: (digit) => this.#keypad.digit(digit),
     };
-    this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, call);
-    this.#ending = new CallEnding(call);
-    this.#transfer = new CallTransfer(call);
-    this.#keypad = new Keypad(call);
+    this.#port = port;
+    this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, port);
+    this.#ending = new CallEnding(port);
+    this.#transfer = new CallTransfer(port);
+    this.#keypad = new Keypad(port);
     this.#metrics = deps.metrics ?? noMetrics;
     this.#events = new EventOutlet({
       ...identity,
@@ -159,18 +189,7 @@ export class Session {
     // History or greeting first: input buffered during start is answered after it.
     await this.#resumeOrGreet(restored);
     if (this.#phase !== "live") return;
-    link.attach({
-      command: (command) => this.#command(command),
-      audio: (chunk) => this.#mode?.audio(chunk),
-      playback: (bufferedMs) => {
-        if (this.#phase === "live") this.#mode?.playbackProgress(bufferedMs);
-      },
-      closed: (code, reason) => {
-        this.#log.info({ code, reason }, "client closed");
-        void this.end();
-      },
-      dtmf: (digit) => this.#keypad.digit(digit),
-    });
+    link.attach(this.#port);
     this.#idle.touch();
     this.#ending.armLimit(this.#deps.maxCallDurationMs ?? 0);
   }
@@ -239,25 +258,9 @@ export class Session {
     this.#handOff = await this.#openHandOff();
     const table = this.#handOff.table;
 
-    const tools = new ToolRunner({
-      table,
-      clock,
-      random: this.#deps.random ?? Math.random,
-      log: this.#log,
-      sessionId: this.id,
-      session: this.#sessionValue,
-      conversation: this.#conversation,
-      emit: (event) => this.#events.emit(event),
-      line: (line) => {
-        if (line.kind === "start" || line.kind === "delayed") this.#mode?.toolLine(line);
-      },
-      userSpeaking: () => this.#mode?.userSpeaking === true,
-      settled: (_call, outcome) => {
-        this.#metrics.toolCall(outcome.status);
-        this.#touch();
-        this.#state.project(this.#sessionValue, this.#conversation.dialogs);
-      },
-    });
+    const { emit, line, userSpeaking, toolSettled } = this.#port;
+    const session = this.#sessionValue;
+    const tools = new ToolRunner({ table, clock, random: this.#deps.random ?? Math.random, log: this.#log, sessionId: this.id, session, conversation: this.#conversation, emit, line, userSpeaking, toolSettled });
     this.#tools = tools;
     const { resolveModel, voice, s2s } = this.#deps;
     this.#mode = await MODES[this.mode]({
@@ -278,12 +281,13 @@ export class Session {
 
   /** Who speaks: the served agent first, its tools composed (its sub-agents opened); its roster may hand the session on. */
   #openHandOff(): Promise<HandOff> {
+    const { emit, live, say } = this.#port;
     return HandOff.open({
       team: this.#team,
       log: this.#log,
-      emit: (event) => this.#events.emit(event),
-      live: () => this.#phase === "live",
-      greet: (text) => this.#mode?.greet(text),
+      emit,
+      live,
+      say,
       ...teamSegments({
         clock: this.#deps.clock,
         log: this.#log,
@@ -302,27 +306,12 @@ export class Session {
   }
 
   #runnerContext(): RunnerContext {
-    const ledger = new TurnLedger({
-      history: this.#conversation,
-      emit: (event) => this.#events.emit(event),
-      activity: () => this.#touch(),
-      settled: (info) => this.#replySettled(info),
-    });
+    const { clock, log, emit, activity, admitTurn, fatal, count, audioDropped, replySettled } = this.#port;
+    const conversation = this.#conversation;
+    const ledger = new TurnLedger({ history: conversation, emit, activity, replySettled });
     const { def } = this.#deps.agent;
-    const guardrails = new Guardrails({ clock: this.#deps.clock, log: this.#log, sessionId: this.id, session: () => this.#sessionValue, input: def.inputGuardrails, output: def.outputGuardrails });
-    return {
-      ledger,
-      guardrails,
-      conversation: this.#conversation,
-      clock: this.#deps.clock,
-      log: this.#log,
-      emit: (event) => this.#events.emit(event),
-      activity: () => this.#touch(),
-      admitTurn: () => this.#admitTurn(),
-      fatal: (error) => this.#fail(error),
-      count: (what) => this.#metrics.count(this.mode, what),
-      audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
-    };
+    const guardrails = new Guardrails({ clock, log, sessionId: this.id, session: () => this.#sessionValue, input: def.inputGuardrails, output: def.outputGuardrails });
+    return { ledger, guardrails, conversation, clock, log, emit, activity, admitTurn, fatal, count, audioDropped };
   }
 
   async #resumeOrGreet(restored: RestoredRecord | undefined): Promise<void> {

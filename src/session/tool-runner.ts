@@ -52,7 +52,7 @@ export interface ToolRunnerDeps {
   readonly line?: (line: ToolLine) => void;
   readonly userSpeaking?: () => boolean;
   /** Every settled call, for metrics and state projection. */
-  readonly settled?: (call: ToolInvocation, outcome: ToolOutcome) => void;
+  readonly toolSettled?: (call: ToolInvocation, outcome: ToolOutcome) => void;
   /**
    * The conversation record every settled call is written to (what `history.restored` and the
    * resume record carry), under the epoch the call started in: a reset strands it. One place for
@@ -199,7 +199,7 @@ export class ToolRunner {
     if (conversation !== undefined && epoch !== undefined) {
       conversation.recordTool(epoch, { toolCallId, toolName: request.toolName, args: request.args, result: outcome.modelText, ...(outcome.isError ? { isError: true } : {}) });
     }
-    this.#deps.settled?.(request, outcome);
+    this.#deps.toolSettled?.(request, outcome);
     return outcome;
   }
 

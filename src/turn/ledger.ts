@@ -61,7 +61,7 @@ export interface LedgerDeps {
   /** Conversational activity (re-arms the idle timer). */
   readonly activity: () => void;
   /** After every reply the session accounts for. */
-  readonly settled: (info: SettledInfo) => void;
+  readonly replySettled: (info: SettledInfo) => void;
 }
 
 /**
@@ -129,7 +129,7 @@ export class TurnLedger {
 
   /** A step of a reply settled (an s2s response that only called tools): accounted, nothing shown or recorded. */
   step(info: SettledInfo): void {
-    this.#deps.settled({ ...info, step: true });
+    this.#deps.replySettled({ ...info, step: true });
   }
 
   /** A reply settled. False (nothing written or emitted) when the conversation was reset since `epoch`. */
@@ -145,7 +145,7 @@ export class TurnLedger {
     }
     if (metrics !== undefined) emit({ type: "metrics.turn", ...metrics });
     if (settlement.report !== false) {
-      this.#deps.settled({
+      this.#deps.replySettled({
         status,
         ...(settlement.usage === undefined ? {} : { usage: settlement.usage }),
         ...(settlement.llmFirstTokenMs === undefined ? {} : { llmFirstTokenMs: settlement.llmFirstTokenMs }),

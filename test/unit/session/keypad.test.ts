@@ -15,7 +15,7 @@ function keypad(dtmf: ResolvedConfig["dtmf"]) {
   const pad = new Keypad({
     clock,
     log: silentLogger,
-    dtmf,
+    dtmfSetting: dtmf,
     live: () => state.live,
     activity: () => state.activity++,
     queuedTurns: () => state.queued,
