@@ -19,7 +19,7 @@ export interface CallTransferHooks {
   /** The session is live: a transfer settling after the end does nothing. */
   readonly live: () => boolean;
   /** The session's link: a carrier's hands the caller over itself; a client's is sent `transfer.requested`. */
-  readonly link: Pick<ClientLink, "transferModes" | "transfer">;
+  readonly link: Pick<ClientLink, "transferModes" | "transferRefusal" | "transfer">;
   /** The session handing over: a warm transfer nobody answers comes back to it. */
   readonly sessionId: string;
   /** Emit an event to the client (through the session: observers and metrics see it). */
@@ -56,6 +56,8 @@ export class CallTransfer {
     if (!modes.includes(target.mode)) {
       return { text: `${MODE_WORDS[target.mode]} is not possible on this call, so "${target.name}" cannot be reached from it. Tell the caller and offer another way to help.`, isError: true };
     }
+    const refusal = this.#hooks.link.transferRefusal?.(target);
+    if (refusal !== undefined) return { text: `${refusal} Tell the caller and offer another way to help.`, isError: true };
     if (this.#state.kind === "transferring" || this.#state.kind === "done") return { text: "A transfer is already under way.", isError: true };
     this.#state = { kind: "asked", target };
     return { text: `The transfer to "${target.name}" starts once this reply has been heard. Tell the caller, in one short sentence, that you are putting them through now.` };

@@ -67,9 +67,14 @@ export interface CarrierBridgeOptions {
   readonly hangUp?: () => Promise<void>;
   /**
    * Hand the caller to a person through the carrier's API (`transfer_call`), for a call the gateway
-   * answered itself and whose carrier and credentials allow it: the modes it can do, and the run.
+   * answered itself and whose carrier and credentials allow it: the modes it can do, why it cannot
+   * take a target of one of them (a carrier that whispers only to some destinations), and the run.
    */
-  readonly transfer?: { readonly modes: readonly TransferMode[]; run(target: TransferTarget, sessionId: string): Promise<void> };
+  readonly transfer?: {
+    readonly modes: readonly TransferMode[];
+    refusal?(target: TransferTarget): string | undefined;
+    run(target: TransferTarget, sessionId: string): Promise<void>;
+  };
 }
 
 
@@ -203,6 +208,11 @@ export class CarrierBridge implements ClientLink {
     return this.#options.transfer?.modes ?? [];
   }
 
+  /** Why this call cannot be handed to `target` although its mode is offered; undefined when it can. */
+  transferRefusal(target: TransferTarget): string | undefined {
+    return this.#options.transfer?.refusal?.(target);
+  }
+
   /**
    * Hand the caller to `target` (the agent's line has been heard): the carrier's API replaces the
    * call's instructions, then the stream closes 1000 `call transferred` with no hang-up. Rejects,
@@ -211,6 +221,8 @@ export class CarrierBridge implements ClientLink {
   async transfer(target: TransferTarget, sessionId: string): Promise<void> {
     const port = this.#options.transfer;
     if (port === undefined || !port.modes.includes(target.mode)) throw new Error(`this call cannot be transferred (${target.mode})`);
+    const refusal = port.refusal?.(target);
+    if (refusal !== undefined) throw new Error(refusal);
     if (!this.open) throw new Error("the call has ended");
     await port.run(target, sessionId);
     this.#log.info({ destination: target.name, mode: target.mode }, "call transferred");

@@ -68,6 +68,8 @@ export interface ClientLink {
    * cannot). Absent on a link that shows events: its client is sent `transfer.requested` and acts on it.
    */
   readonly transferModes?: readonly TransferMode[];
+  /** Why `target` cannot be reached from this call although its mode is among `transferModes` (what the model is told); undefined when it can. */
+  transferRefusal?(target: TransferTarget): string | undefined;
   /**
    * Hand the caller to `target` (its line has been heard); resolves once the carrier accepted,
    * rejects when it refused. A warm transfer nobody answers comes back to session `sessionId`.

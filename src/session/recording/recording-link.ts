@@ -27,12 +27,14 @@ export class RecordingLink implements ClientLink {
   /** The inner link's, where it has them (present here exactly when there): a carrier's transfer, the waiting sounds. */
   readonly transferModes?: NonNullable<ClientLink["transferModes"]>;
   readonly transfer?: NonNullable<ClientLink["transfer"]>;
+  readonly transferRefusal?: NonNullable<ClientLink["transferRefusal"]>;
   readonly playWaiting?: NonNullable<ClientLink["playWaiting"]>;
 
   constructor(inner: ClientLink, tap: LinkTap) {
     this.#inner = inner;
     this.#tap = tap;
     if (inner.transferModes !== undefined) this.transferModes = inner.transferModes;
+    if (inner.transferRefusal !== undefined) this.transferRefusal = (target) => inner.transferRefusal?.(target);
     if (inner.transfer !== undefined) this.transfer = (target, sessionId) => inner.transfer?.(target, sessionId) ?? Promise.reject(new Error("this link cannot transfer"));
     if (inner.playWaiting !== undefined) {
       this.playWaiting = (sounds) => {

@@ -8,7 +8,7 @@ const config: TransferConfig = { destinations: [{ name: "sales", number: "+14155
 const sales = transferTarget(config, config.destinations[0]!, undefined);
 const desk = transferTarget(config, config.destinations[1]!, "Ann Lee, order 1234.");
 
-function setup(link: { transferModes?: readonly TransferMode[]; transfer?: (t: TransferTarget) => Promise<void> }) {
+function setup(link: { transferModes?: readonly TransferMode[]; transferRefusal?: (t: TransferTarget) => string | undefined; transfer?: (t: TransferTarget) => Promise<void> }) {
   const said: string[] = [];
   const closed: string[] = [];
   const events: EventBody[] = [];
@@ -44,6 +44,17 @@ describe("CallTransfer", () => {
   it("refuses what the line cannot do, and everything on a line that cannot transfer", () => {
     expect(setup({ transferModes: ["cold"], transfer: () => Promise.resolve() }).transfer.request(desk)).toMatchObject({ isError: true, text: expect.stringContaining("a warm transfer (a summary first) is not possible on this call") as string });
     expect(setup({ transferModes: [], transfer: () => Promise.resolve() }).transfer.request(sales)).toEqual({ text: "Transferring calls is not supported on this connection.", isError: true });
+  });
+
+  it("a target the line refuses although it offers its mode is refused with the line's reason, and nothing is asked of the carrier", async () => {
+    const run = vi.fn(() => Promise.resolve());
+    const { transfer, closed } = setup({ transferModes: ["cold", "warm"], transferRefusal: (t) => (t.address.kind === "sip" && t.mode === "warm" ? "No whisper to SIP here." : undefined), transfer: run });
+    expect(transfer.request(desk)).toEqual({ text: "No whisper to SIP here. Tell the caller and offer another way to help.", isError: true });
+    transfer.replySettled();
+    await settle();
+    expect(run).not.toHaveBeenCalled();
+    expect(closed).toEqual([]);
+    expect(transfer.request(sales).isError).toBeUndefined();
   });
 
   it("a client's session is sent transfer.requested (it can act on either kind), then closed", async () => {

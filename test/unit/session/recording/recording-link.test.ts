@@ -10,6 +10,9 @@ const tap: LinkTap = { formats: () => {}, callerAudio: () => {}, agentAudio: () 
 class CallLink extends MemoryLink {
   readonly transfers: string[] = [];
   readonly transferModes = ["cold"] as const;
+  transferRefusal(target: TransferTarget): string | undefined {
+    return target.address.kind === "sip" ? "no SIP here" : undefined;
+  }
   transfer(target: TransferTarget, sessionId: string): Promise<void> {
     this.transfers.push(`${target.name} ${sessionId}`);
     return Promise.resolve();
@@ -26,6 +29,7 @@ describe("RecordingLink", () => {
     expect(link.transferModes).toEqual(["cold"]);
     await link.transfer?.({ name: "desk", mode: "cold", address: { kind: "number", number: "+14155550123" }, ringTimeoutS: 20 }, "s1");
     expect(inner.transfers).toEqual(["desk s1"]);
+    expect(link.transferRefusal?.({ name: "pbx", mode: "cold", address: { kind: "sip", uri: "sip:desk@pbx.example.com" }, ringTimeoutS: 20 })).toBe("no SIP here");
     expect(link.playWaiting).toBeTypeOf("function");
   });
 
@@ -33,6 +37,7 @@ describe("RecordingLink", () => {
     const link = new RecordingLink(new MemoryLink(), tap);
     expect(link.transferModes).toBeUndefined();
     expect(link.transfer).toBeUndefined();
+    expect(link.transferRefusal).toBeUndefined();
     expect(link.playWaiting).toBeUndefined();
   });
 });
