@@ -2,8 +2,10 @@
 // the model asks for an allow-listed destination, the agent's line plays out on the line, and only
 // then does the gateway update the call over Twilio's REST API (a loopback fake that checks the
 // request as Twilio documents it) with a <Dial> to that destination; the stream closes with no
-// hang-up. A browser session gets transfer.requested after the line, and then the socket closes.
-import { generateKeyPairSync, sign } from "node:crypto";
+// hang-up. Warm transfers on Twilio, Plivo and Vonage: the whisper and the outcome callback, each
+// signed as its carrier signs and answered once; nobody answering brings the caller back to the same
+// session. A browser session gets transfer.requested after the line, and then the socket closes.
+import { createHash, createHmac, generateKeyPairSync, randomUUID, sign } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
@@ -271,4 +273,210 @@ describe("transfer_call in a browser session", () => {
     expect(client.of("agent-transcript.committed").at(-1)?.text).toBe("Connecting you to the desk now.");
     expect(await client.closed).toEqual({ code: 1000, reason: "call transferred" });
   }, 20_000);
+});
+
+/** What the agent's observers saw: a resumed session's restored messages, and each agent line once committed (heard). */
+function restoredLog(): { restored: { sessionId: string; messages: string[] }[]; committed: string[]; events: NonNullable<AgentDef["events"]> } {
+  const restored: { sessionId: string; messages: string[] }[] = [];
+  const committed: string[] = [];
+  return {
+    restored,
+    committed,
+    events: {
+      "history.restored": (event, info) => void restored.push({ sessionId: info.sessionId, messages: event.messages.map((m) => m.text) }),
+      "agent-transcript.committed": (event) => void committed.push(event.text),
+    },
+  };
+}
+
+describe("a warm transfer on a Plivo call", () => {
+  const publicUrl = "https://gw.example.com";
+  const callUuid = "55a1e0e2-3f2c-4f5b-9a0e-1c2d3e4f5a6b";
+
+  async function warmCall() {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const api = await carrierRestFake({ basic: { user: "MA1", password: "plivo-token" } });
+    closers.push(() => api.close());
+    const env = { OPENAI_API_KEY: "test-key", PLIVO_AUTH_ID: "MA1", PLIVO_AUTH_TOKEN: "plivo-token", SWITCHBOARD_PUBLIC_URL: publicUrl };
+    const { restored, events } = restoredLog();
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["plivo"], builtinTools: ["transfer_call"], transfer, events });
+    const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, plivoBaseUrl: api.url }) });
+    let nonce = 0;
+    /** A POST signed as Plivo signs its requests: V3 over the public URL, the POST parameters and a fresh nonce. */
+    const plivoPost = (url: string, params: Record<string, string>): Promise<Response> => {
+      const path = new URL(url).pathname;
+      const n = `n${(nonce += 1)}`;
+      return fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "x-plivo-signature-v3": plivoSignatureV3("plivo-token", "POST", `${publicUrl}${path}`, Object.entries(params), n), "x-plivo-signature-v3-nonce": n, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(params),
+      });
+    };
+    const streamOf = (xml: string): string => /<Stream[^>]*>([^<]+)<\/Stream>/.exec(xml)?.[1]?.replace(publicUrl.replace("https", "wss"), ws).replace(/&amp;/g, "&") ?? "";
+
+    const answer = await (await plivoPost(`${publicUrl}/telephony/plivo/voice`, { CallUUID: callUuid, From: "14155550100" })).text();
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const line = await FakeCarrier.dial({ url: streamOf(answer), dialect: "plivo", callId: callUuid });
+    closers.push(() => line.close());
+    await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
+    service.enqueue(
+      { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
+      { say: "Let me get someone from the desk for you.", audioMs: 300 },
+    );
+    void service.userSays("I want to talk to a person");
+    const request = await api.next();
+    expect(request).toMatchObject({ method: "POST", path: `/v1/Account/MA1/Call/${callUuid}/`, contentType: "application/json" });
+    const { aleg_url: alegUrl } = JSON.parse(request.body) as { aleg_url: string };
+    expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });
+    // Plivo fetches the aleg_url (signed) and runs its <Dial> on the caller's leg.
+    const dial = await (await plivoPost(alegUrl, { CallUUID: callUuid })).text();
+    const attribute = (name: string): string => new RegExp(`<Dial[^>]* ${name}="([^"]+)"`).exec(dial)?.[1]?.replace(/&amp;/g, "&") ?? "";
+    return { service, base, dial, whisperUrl: attribute("confirmSound"), actionUrl: attribute("action"), plivoPost, streamOf, restored };
+  }
+
+  it("dials the desk with a confirmSound whisper of the summary and an action callback; hangs up after the two talked", async () => {
+    const { base, dial, whisperUrl, actionUrl, plivoPost } = await warmCall();
+    expect(dial).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?><Response><Dial action="[^"]+" method="POST" timeout="20" confirmSound="[^"]+"><User>sip:desk@pbx.example.com<\/User><\/Dial><\/Response>$/);
+    expect(whisperUrl).toMatch(/^https:\/\/gw\.example\.com\/telephony\/plivo\/transfer\/[A-Za-z0-9_-]{24}$/);
+    expect(actionUrl).toMatch(/^https:\/\/gw\.example\.com\/telephony\/plivo\/dialed\/[A-Za-z0-9_-]{24}$/);
+    // Unsigned: refused, and nothing is used up.
+    expect((await fetch(`${base}${new URL(whisperUrl).pathname}`, { method: "POST", body: new URLSearchParams({ CallUUID: "b-leg" }) })).status).toBe(403);
+    expect((await fetch(`${base}${new URL(actionUrl).pathname}`, { method: "POST", body: new URLSearchParams({ DialStatus: "no-answer" }) })).status).toBe(403);
+    const whisper = await plivoPost(whisperUrl, { CallUUID: "b-leg" });
+    expect(await whisper.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Speak>Ann Lee; order 1234 arrived broken; she wants a refund.</Speak></Response>');
+    const ended = await plivoPost(actionUrl, { DialStatus: "completed", DialALegUUID: callUuid, DialBLegUUID: "b-leg", DialRingStatus: "true", DialHangupCause: "NORMAL_CLEARING" });
+    expect(await ended.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
+    // Each is answered once.
+    expect((await plivoPost(whisperUrl, { CallUUID: "b-leg" })).status).toBe(404);
+    expect((await plivoPost(actionUrl, { DialStatus: "no-answer" })).status).toBe(404);
+  }, 30_000);
+
+  it("nobody answers: the action answers a <Stream> to a fresh ticket, and the caller is back in the same conversation, told so first", async () => {
+    const { service, actionUrl, plivoPost, streamOf, restored } = await warmCall();
+    service.enqueue({ say: "I'm sorry, nobody at desk could take your call just now.", audioMs: 200 });
+    const back = await (await plivoPost(actionUrl, { DialStatus: "no-answer", DialALegUUID: callUuid, DialBLegUUID: "", DialRingStatus: "true" })).text();
+    expect(back).toMatch(/<Stream bidirectional="true" keepCallAlive="true" contentType="audio\/x-mulaw;rate=8000"[^>]*>wss:\/\/gw\.example\.com\/telephony\/plivo\/[A-Za-z0-9_-]{24}\?agent=phone<\/Stream>/);
+    const line = await FakeCarrier.dial({ url: streamOf(back), dialect: "plivo", callId: callUuid });
+    closers.push(() => line.close());
+    await line.until(() => line.audio.length > 0, "the agent speaks again");
+    await line.until(() => restored.length > 0, "history.restored");
+    expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
+    const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
+    expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
+    expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+  }, 30_000);
+});
+
+describe("a warm transfer on a Vonage call", () => {
+  const publicUrl = "https://gw.example.com";
+  const uuid = "63f61863-4a51-4f6b-86e1-46edebcf9356";
+  const warmPhone = { destinations: [{ name: "desk", number: "+14155550199", mode: "warm" as const }, { name: "pbx", sip: "sip:desk@pbx.example.com", mode: "warm" as const }] };
+
+  /** Vonage's signed-webhook JWT: HS256 with the signature secret, `iat`, and the body's SHA-256 as `payload_hash`. */
+  function vonageAuthorization(body: string): string {
+    const part = (value: object): string => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const head = `${part({ alg: "HS256", typ: "JWT" })}.${part({ iat: Math.floor(Date.now() / 1000), jti: randomUUID(), iss: "Vonage", payload_hash: createHash("sha256").update(body).digest("hex") })}`;
+    return `Bearer ${head}.${createHmac("sha256", "vonage-secret").update(head).digest("base64url")}`;
+  }
+
+  async function vonageCall() {
+    const service = await startFakeOpenAiRealtime({ paceMs: 5 });
+    closers.push(() => service.close());
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const api = await carrierRestFake({ vonagePublicKey: publicKey });
+    closers.push(() => api.close());
+    const env = { OPENAI_API_KEY: "test-key", VONAGE_SIGNATURE_SECRET: "vonage-secret", VONAGE_APPLICATION_ID: "app-1", VONAGE_PRIVATE_KEY: privateKey.export({ type: "pkcs8", format: "pem" }).toString(), SWITCHBOARD_PUBLIC_URL: publicUrl };
+    const { restored, committed, events } = restoredLog();
+    const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["vonage"], builtinTools: ["transfer_call"], transfer: warmPhone, events });
+    const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, vonageBaseUrl: api.url }) });
+    const local = (url: string): string => `${base}${new URL(url).pathname}${new URL(url).search}`;
+    /** A request signed as Vonage signs its webhooks: GET with the values in the query, POST with a JSON body. */
+    const vonageGet = (url: string): Promise<Response> => fetch(local(url), { headers: { authorization: vonageAuthorization("") } });
+    const vonagePost = (url: string, event: object): Promise<Response> => {
+      const body = JSON.stringify(event);
+      return fetch(local(url), { method: "POST", headers: { authorization: vonageAuthorization(body), "content-type": "application/json" }, body });
+    };
+    const streamOf = (ncco: unknown): string => ((ncco as { endpoint: { uri: string }[] }[])[0]?.endpoint[0]?.uri ?? "").replace(publicUrl.replace("https", "wss"), ws);
+
+    const answer: unknown = await (await vonageGet(`${publicUrl}/telephony/vonage/voice?uuid=${uuid}&from=14155550100`)).json();
+    service.enqueue({ say: "Hello.", audioMs: 100 });
+    const line = await FakeCarrier.dial({ url: streamOf(answer), dialect: "vonage" });
+    closers.push(() => line.close());
+    // Vonage echoes no marks: the greeting counts as heard (committed) by the real-time estimate; the caller speaks after that.
+    await line.until(() => committed.includes("Hello."), "the greeting heard");
+    return { service, api, base, line, vonageGet, vonagePost, streamOf, restored };
+  }
+
+  async function warmCall() {
+    const call = await vonageCall();
+    const { service, api, line } = call;
+    service.enqueue(
+      { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
+      { say: "Let me get someone from the desk for you.", audioMs: 300 },
+    );
+    void service.userSays("I want to talk to a person");
+    const request = await api.next();
+    expect(request).toMatchObject({ method: "PUT", path: `/v1/calls/${uuid}`, contentType: "application/json" });
+    const body = JSON.parse(request.body) as { action: string; destination: { type: string; ncco: { eventUrl: string[]; endpoint: { onAnswer: { url: string } }[] }[] } };
+    expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });
+    const connect = body.destination.ncco[0];
+    return { ...call, body, whisperUrl: connect?.endpoint[0]?.onAnswer.url ?? "", eventUrl: connect?.eventUrl[0] ?? "" };
+  }
+
+  it("moves the caller to a synchronous connect whose onAnswer whispers the summary; states that decide nothing are acknowledged; the answer ends it", async () => {
+    const { base, body, whisperUrl, eventUrl, vonageGet, vonagePost } = await warmCall();
+    expect(body).toEqual({
+      action: "transfer",
+      destination: {
+        type: "ncco",
+        ncco: [
+          {
+            action: "connect",
+            randomFromNumber: true,
+            timeout: 20,
+            eventType: "synchronous",
+            eventUrl: [expect.stringMatching(/^https:\/\/gw\.example\.com\/telephony\/vonage\/dialed\/[A-Za-z0-9_-]{24}$/) as string],
+            eventMethod: "POST",
+            endpoint: [{ type: "phone", number: "14155550199", onAnswer: { url: expect.stringMatching(/^https:\/\/gw\.example\.com\/telephony\/vonage\/transfer\/[A-Za-z0-9_-]{24}$/) as string } }],
+          },
+        ],
+      },
+    });
+    // Unsigned: refused.
+    expect((await fetch(`${base}${new URL(whisperUrl).pathname}`)).status).toBe(403);
+    const whisper = await vonageGet(whisperUrl);
+    expect(whisper.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await whisper.json()).toEqual([{ action: "talk", text: "Ann Lee; order 1234 arrived broken; she wants a refund." }]);
+    expect((await vonageGet(whisperUrl)).status).toBe(404);
+    for (const status of ["started", "ringing"]) expect((await vonagePost(eventUrl, { status, uuid: "b-leg", direction: "outbound" })).status).toBe(204);
+    expect((await vonagePost(eventUrl, { status: "answered", uuid: "b-leg", direction: "outbound" })).status).toBe(204);
+    // Taken: a later failure report finds nothing to act on.
+    expect((await vonagePost(eventUrl, { status: "completed", uuid: "b-leg" })).status).toBe(204);
+    expect((await vonagePost(eventUrl, { status: "failed", uuid: "b-leg" })).status).toBe(404);
+  }, 30_000);
+
+  it("nobody answers: the event URL answers an NCCO that streams to a fresh ticket, and the caller is back in the same conversation, told so first", async () => {
+    const { service, eventUrl, vonagePost, streamOf, restored } = await warmCall();
+    service.enqueue({ say: "I'm sorry, nobody at desk could take your call just now.", audioMs: 200 });
+    expect((await vonagePost(eventUrl, { status: "ringing", uuid: "b-leg" })).status).toBe(204);
+    const back: unknown = await (await vonagePost(eventUrl, { status: "unanswered", uuid: "b-leg", direction: "outbound" })).json();
+    expect(back).toEqual([{ action: "connect", endpoint: [{ type: "websocket", uri: expect.stringMatching(/^wss:\/\/gw\.example\.com\/telephony\/vonage\/[A-Za-z0-9_-]{24}\?agent=phone$/) as string, "content-type": "audio/l16;rate=16000", headers: {} }] }]);
+    const line = await FakeCarrier.dial({ url: streamOf(back), dialect: "vonage" });
+    closers.push(() => line.close());
+    await line.until(() => line.audio.length > 0, "the agent speaks again");
+    await line.until(() => restored.length > 0, "history.restored");
+    expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
+    const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
+    expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
+    expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+  }, 30_000);
+
+  it("a warm destination at a SIP address is refused to the model (Vonage whispers only to a phone), and nothing is sent", async () => {
+    const { service, api, line } = await vonageCall();
+    service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "pbx", summary: "Ann Lee." } } }, { say: "I can't put you through to that desk.", audioMs: 100 });
+    void service.userSays("the pbx desk please");
+    await line.until(() => service.messages.some((m) => m.message.type === "conversation.item.create" && JSON.stringify(m.message).includes("reads a summary only to a phone number")), "the refusal");
+    expect(api.seen).toEqual([]);
+  }, 30_000);
 });

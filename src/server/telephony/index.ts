@@ -38,7 +38,7 @@ import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
 import { CallTickets, firstUse, webhookAccountId, webhookCallId, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
-import { CallTransfers, TRANSFER_PATH } from "./transfers.js";
+import { CallTransfers, dialReport, TRANSFER_PATH } from "./transfers.js";
 import { hangupTwiml } from "./transfer-instructions.js";
 import { describeEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
 import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
@@ -210,10 +210,29 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     }
   }
 
+  /** Answer with the call instructions that stream the call to `stream`, in `carrier`'s terms. */
+  function answerStream(res: ServerResponse, carrier: CarrierName, stream: StreamTarget): void {
+    switch (carrier) {
+      case "twilio":
+        return send(res, 200, "text/xml; charset=utf-8", twiml(stream));
+      case "telnyx":
+        return send(res, 200, "text/xml; charset=utf-8", texml(stream, maxCallS));
+      case "plivo":
+        return send(res, 200, "text/xml; charset=utf-8", plivoXml(stream, maxCallS));
+      case "vonage":
+        return send(res, 200, "application/json; charset=utf-8", JSON.stringify(vonageNcco(stream)));
+      case "exotel":
+        return send(res, 200, "application/json; charset=utf-8", JSON.stringify(exotelUrl(stream)));
+    }
+  }
+
   /**
    * A carrier's request a transfer made (docs/telephony.md "Transfer"), signed by the carrier and
-   * answered once: a kept document (Plivo's `aleg_url`, Twilio's whisper), or a warm dial's outcome
-   * (Twilio `<Dial action>`: hang up, or reconnect the caller to the session it left).
+   * answered once: a kept document (Plivo's `aleg_url`; a warm dial's whisper: Twilio `<Number url>`,
+   * Plivo `confirmSound`, Vonage `onAnswer`), or a warm dial's outcome (Twilio and Plivo
+   * `<Dial action>`, Vonage's synchronous `eventUrl`): hang up, or reconnect the caller to the
+   * session it left. Vonage reports every state of the dial there; those that decide nothing are
+   * answered 204 and take nothing.
    */
   async function transferRequest(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, kind: string, ticket: string): Promise<void> {
     const method = req.method ?? "GET";
@@ -225,17 +244,28 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     if (kind === "transfer") {
       const document = await transfers.document(ticket);
       if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
-      return send(res, 200, "text/xml; charset=utf-8", document);
+      return send(res, 200, carrier === "vonage" ? "application/json; charset=utf-8" : "text/xml; charset=utf-8", document);
     }
-    // Only a warm Twilio dial reports its outcome here (transfers.ts).
-    if (carrier !== "twilio") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
-    const outcome = await transfers.dialed(ticket, new URLSearchParams(body).get("DialCallStatus") ?? undefined);
+    const report = dialReport(carrier, body);
+    if (report === "pending") {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    const outcome = await transfers.dialed(ticket, report);
     if (outcome === undefined) return refused(res, carrier, 404, "the dial outcome is unknown, expired or already reported");
-    if (outcome.kind === "taken") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
+    if (outcome.kind === "taken") {
+      log.info({ carrier }, "warm transfer taken");
+      if (carrier !== "vonage") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
+      // Vonage: the connect goes on; when it ends the NCCO has nothing more, and the call ends.
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     const back = await tickets.issue({ carrier, callId: outcome.callId, resume: { sessionId: outcome.sessionId, notice: outcome.notice } });
     if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
     log.info({ carrier }, "warm transfer not taken: the caller comes back to the agent");
-    send(res, 200, "text/xml; charset=utf-8", twiml(target(req, carrier, back)));
+    answerStream(res, carrier, target(req, carrier, back));
   }
 
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -292,25 +322,8 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
         return true;
       }
     }
-    const stream = target(req, carrier, ticket);
     log.info({ carrier, access: how }, "telephony webhook answered");
-    switch (carrier) {
-      case "twilio":
-        send(res, 200, "text/xml; charset=utf-8", twiml(stream));
-        break;
-      case "telnyx":
-        send(res, 200, "text/xml; charset=utf-8", texml(stream, maxCallS));
-        break;
-      case "plivo":
-        send(res, 200, "text/xml; charset=utf-8", plivoXml(stream, maxCallS));
-        break;
-      case "vonage":
-        send(res, 200, "application/json; charset=utf-8", JSON.stringify(vonageNcco(stream)));
-        break;
-      case "exotel":
-        send(res, 200, "application/json; charset=utf-8", JSON.stringify(exotelUrl(stream)));
-        break;
-    }
+    answerStream(res, carrier, target(req, carrier, ticket));
     return true;
   }
 

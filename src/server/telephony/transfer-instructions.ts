@@ -7,9 +7,19 @@
  *   E.164 with the `+`, `<Sip>` a SIP URI. Warm: `<Number url>` / `<Sip url>` runs a document for the
  *   person who answered before the caller is put through (the whisper), and `<Dial action>` is
  *   requested when the dialled call ends, with `DialCallStatus`.
- * - Plivo XML `<Dial>`: `<Number>` digits without the `+`, `<User>` a SIP URI.
- * - Vonage NCCO `connect`: a `phone` endpoint (digits without the `+`) or a `sip` endpoint;
- *   `randomFromNumber` presents one of the application's numbers as the caller id.
+ * - Plivo XML `<Dial>` (<https://www.plivo.com/docs/voice/xml/dial>): `<Number>` digits without
+ *   the `+`, `<User>` a SIP URI. Warm: `confirmSound` is a URL Plivo fetches (POST) when the
+ *   person answers, whose `<Speak>`/`<Play>`/`<Wait>` they hear before the caller is put through
+ *   (without `confirmKey` no key press is asked for), and `action` is requested when the dial ends,
+ *   with `DialStatus` (`completed`, `busy`, `failed`, `timeout`, `no-answer`); its XML then runs on
+ *   the caller's leg.
+ * - Vonage NCCO `connect` (<https://developer.vonage.com/en/voice/voice-api/ncco-reference>): a
+ *   `phone` endpoint (digits without the `+`) or a `sip` endpoint; `randomFromNumber` presents one
+ *   of the application's numbers as the caller id. Warm: the phone endpoint's `onAnswer.url` serves
+ *   an NCCO run for the person who answered before they are joined to the caller (only a `phone`
+ *   endpoint has it), and `eventType: "synchronous"` with `eventUrl` makes the connect wait: when
+ *   the dial fails (`timeout`, `unanswered`, `busy`, `rejected`, `failed`) the NCCO the event URL
+ *   answers replaces the call's.
  */
 import type { TransferTarget } from "../../manifest/index.js";
 import { xmlEscape } from "./instructions.js";
@@ -36,19 +46,49 @@ export function whisperTwiml(summary: string): string {
   return `${XML_HEAD}<Response><Say>${xmlEscape(summary)}</Say></Response>`;
 }
 
-/** End the call (a warm transfer's `<Dial>` ended after the two talked). */
+/** End the call (a warm transfer's `<Dial>` ended after the two talked): TwiML, and Plivo XML, which spells it the same. */
 export function hangupTwiml(): string {
   return `${XML_HEAD}<Response><Hangup/></Response>`;
 }
 
-/** Plivo XML `<Dial>` to the target. */
-export function plivoDialXml(target: TransferTarget): string {
+/** Plivo XML `<Dial>` to the target; `warm` adds the whisper (`confirmSound`) and the outcome callback (`action`). */
+export function plivoDialXml(target: TransferTarget, warm?: WarmUrls): string {
   const noun = target.address.kind === "number" ? `<Number>${target.address.number.slice(1)}</Number>` : `<User>${xmlEscape(target.address.uri)}</User>`;
-  return `${XML_HEAD}<Response><Dial>${noun}</Dial></Response>`;
+  const attributes =
+    warm === undefined ? "" : ` action="${xmlEscape(warm.actionUrl)}" method="POST" timeout="${target.ringTimeoutS}" confirmSound="${xmlEscape(warm.whisperUrl)}"`;
+  return `${XML_HEAD}<Response><Dial${attributes}>${noun}</Dial></Response>`;
 }
 
-/** Vonage NCCO: `connect` to the target. */
-export function vonageConnectNcco(target: TransferTarget): unknown[] {
-  const endpoint = target.address.kind === "number" ? { type: "phone", number: target.address.number.slice(1) } : { type: "sip", uri: target.address.uri };
-  return [{ action: "connect", randomFromNumber: true, endpoint: [endpoint] }];
+/** Plivo's whisper (a `confirmSound` document: `<Speak>`, `<Play>` and `<Wait>` only). */
+export function plivoWhisperXml(summary: string): string {
+  return `${XML_HEAD}<Response><Speak>${xmlEscape(summary)}</Speak></Response>`;
+}
+
+/**
+ * Vonage NCCO: `connect` to the target; `warm` (a phone number only: a `sip` endpoint has no
+ * `onAnswer`) adds the whisper, the ring time and the synchronous outcome events.
+ */
+export function vonageConnectNcco(target: TransferTarget, warm?: WarmUrls): unknown[] {
+  if (target.address.kind === "sip") {
+    if (warm !== undefined) throw new Error("Vonage plays a whisper (onAnswer) only to a phone endpoint, not to a SIP URI");
+    return [{ action: "connect", randomFromNumber: true, endpoint: [{ type: "sip", uri: target.address.uri }] }];
+  }
+  const number = target.address.number.slice(1);
+  if (warm === undefined) return [{ action: "connect", randomFromNumber: true, endpoint: [{ type: "phone", number }] }];
+  return [
+    {
+      action: "connect",
+      randomFromNumber: true,
+      timeout: target.ringTimeoutS,
+      eventType: "synchronous",
+      eventUrl: [warm.actionUrl],
+      eventMethod: "POST",
+      endpoint: [{ type: "phone", number, onAnswer: { url: warm.whisperUrl } }],
+    },
+  ];
+}
+
+/** Vonage's whisper (the `onAnswer` NCCO): the summary, spoken to the person who answered. */
+export function vonageWhisperNcco(summary: string): unknown[] {
+  return [{ action: "talk", text: summary }];
 }

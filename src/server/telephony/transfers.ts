@@ -8,11 +8,13 @@
  * single-use, unguessable ticket (`/telephony/plivo/transfer/<ticket>`, 2 minutes) and serves it
  * once to a request whose Plivo signature verifies.
  *
- * Warm, on Twilio: the `<Dial>` names a whisper (`<Number url>`, kept as a document the same way:
- * `<Say>` of the summary, heard by the person who answered before the caller is put through) and an
- * outcome callback (`<Dial action>`, `/telephony/twilio/dialed/<ticket>`, kept for the ring time and
- * a margin). When the dial ends with nobody having taken the call, the callback reconnects the
- * caller to a fresh stream that resumes the session, which says so first.
+ * Warm (Twilio, Plivo, Vonage): the dial names a whisper, kept as a document the same way (the
+ * summary, heard by the person who answered before the caller is put through: Twilio `<Number url>`
+ * / `<Sip url>`, Plivo `confirmSound`, Vonage `onAnswer`), and an outcome callback
+ * (`/telephony/<carrier>/dialed/<ticket>`, kept for the ring time and a margin: Twilio and Plivo
+ * `<Dial action>`, Vonage's synchronous `connect` `eventUrl`). When the dial ends with nobody having
+ * taken the call, the callback reconnects the caller to a fresh stream that resumes the session,
+ * which says so first. Telnyx TeXML documents `<Dial action>` but no whisper, so it offers cold only.
  */
 import { randomBytes } from "node:crypto";
 import type { TransferMode, TransferTarget } from "../../manifest/index.js";
@@ -20,7 +22,7 @@ import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
 import { TICKET } from "./answered-calls.js";
 import type { CallRef, CarrierClient, TransferOrder } from "./carrier-client.js";
-import { dialTwiml, plivoDialXml, vonageConnectNcco, whisperTwiml } from "./transfer-instructions.js";
+import { dialTwiml, plivoDialXml, plivoWhisperXml, vonageConnectNcco, vonageWhisperNcco, whisperTwiml, type WarmUrls } from "./transfer-instructions.js";
 
 /** How long a transfer document waits for its carrier's fetch (ms): the carrier asks within seconds of the REST call. */
 export const TRANSFER_DOCUMENT_TTL_MS = 120_000;
@@ -29,19 +31,59 @@ export const TRANSFER_DOCUMENT_TTL_MS = 120_000;
 export const TRANSFER_MODES: Readonly<Record<CarrierName, readonly TransferMode[]>> = {
   twilio: ["cold", "warm"],
   telnyx: ["cold"],
-  plivo: ["cold"],
-  vonage: ["cold"],
+  plivo: ["cold", "warm"],
+  vonage: ["cold", "warm"],
   exotel: [],
 };
 
-/** The carrier's requests a transfer makes: `/telephony/<carrier>/transfer/<ticket>` (a kept document), `/telephony/twilio/dialed/<ticket>` (a warm dial's outcome). */
-export const TRANSFER_PATH = /^\/telephony\/(twilio|plivo)\/(transfer|dialed)\/([^/]+)$/;
+/** Why `carrier` cannot take `target` although it offers its mode (Vonage whispers only to a phone number); undefined when it can. */
+export function transferRefusal(carrier: CarrierName, target: TransferTarget): string | undefined {
+  if (carrier === "vonage" && target.mode === "warm" && target.address.kind === "sip") {
+    return `A warm transfer to "${target.name}" is not possible on this call: its carrier reads a summary only to a phone number, not to a SIP address.`;
+  }
+  return undefined;
+}
+
+/** The carrier's requests a transfer makes: `/telephony/<carrier>/transfer/<ticket>` (a kept document), `/telephony/<carrier>/dialed/<ticket>` (a warm dial's outcome). */
+export const TRANSFER_PATH = /^\/telephony\/(twilio|plivo|vonage)\/(transfer|dialed)\/([^/]+)$/;
 
 /** A warm dial's outcome callback waits this long past the ring time (ms): the whisper and the talk come first. */
 const DIALED_MARGIN_MS = 4 * 3600_000;
 
-/** `DialCallStatus` values that mean the person took the call (Twilio `<Dial action>`); anything else (busy, no-answer, failed, canceled) comes back. */
-const TAKEN = new Set(["completed", "answered"]);
+/** Twilio `DialCallStatus` values that mean the person took the call; anything else (busy, no-answer, failed, canceled) comes back. */
+const TWILIO_TAKEN = new Set(["completed", "answered"]);
+/** Vonage `connect` states in which the NCCO its event URL answers replaces the call's: the dial failed. */
+const VONAGE_FAILED = new Set(["timeout", "unanswered", "busy", "rejected", "failed"]);
+
+/**
+ * What a carrier's report on a warm dial says (pure; a body that says nothing usable is `pending`
+ * on Vonage, which reports every state, and `back` elsewhere, whose one report ends the dial):
+ * - Twilio `<Dial action>`, form `DialCallStatus`: `completed`/`answered` → taken.
+ * - Plivo `<Dial action>`, form `DialStatus`: `completed` → taken.
+ * - Vonage `eventUrl`, JSON `status`: `answered` → taken; a failed state → back; any other
+ *   (`started`, `ringing`, `completed` after an answer) → pending: nothing to do.
+ */
+export function dialReport(carrier: CarrierName, body: string): "taken" | "back" | "pending" {
+  switch (carrier) {
+    case "twilio":
+      return TWILIO_TAKEN.has(new URLSearchParams(body).get("DialCallStatus") ?? "") ? "taken" : "back";
+    case "plivo":
+      return new URLSearchParams(body).get("DialStatus") === "completed" ? "taken" : "back";
+    case "vonage": {
+      let status: unknown;
+      try {
+        status = (JSON.parse(body) as { status?: unknown } | null)?.status;
+      } catch {
+        return "pending";
+      }
+      if (status === "answered") return "taken";
+      return typeof status === "string" && VONAGE_FAILED.has(status) ? "back" : "pending";
+    }
+    case "telnyx":
+    case "exotel":
+      return "back";
+  }
+}
 
 /** What the agent says to a caller back from a warm transfer nobody took. */
 export function notTakenNotice(destination: string): string {
@@ -56,9 +98,11 @@ export interface CallTransfersDeps {
   readonly coordinator: Coordinator;
 }
 
-/** The bridge's side of a transfer: what it offers, and how it runs. */
+/** The bridge's side of a transfer: what it offers, what it refuses, and how it runs. */
 export interface CallTransferPort {
   readonly modes: readonly TransferMode[];
+  /** Why this call cannot take `target` although it offers its mode; undefined when it can. */
+  refusal(target: TransferTarget): string | undefined;
   run(target: TransferTarget, sessionId: string): Promise<void>;
 }
 
@@ -75,27 +119,41 @@ export class CallTransfers {
     const modes = TRANSFER_MODES[call.carrier];
     if (modes.length === 0 || client.transfer === undefined || client.canTransfer?.(call) !== true) return undefined;
     const transfer = client.transfer.bind(client);
-    return { modes, run: async (target, sessionId) => transfer(call, await this.#order(call, target, httpBase, sessionId)) };
+    return {
+      modes,
+      refusal: (target) => transferRefusal(call.carrier, target),
+      run: async (target, sessionId) => transfer(call, await this.#order(call, target, httpBase, sessionId)),
+    };
   }
 
   async #order(call: CallRef, target: TransferTarget, httpBase: string, sessionId: string): Promise<TransferOrder> {
+    const refusal = transferRefusal(call.carrier, target);
+    if (refusal !== undefined) throw new Error(refusal);
+    const warm = target.mode === "warm";
     switch (call.carrier) {
-      case "twilio": {
-        if (target.mode !== "warm") return { kind: "twiml", twiml: dialTwiml(target) };
-        const whisper = await this.#keep("transfer", whisperTwiml(target.summary ?? ""), TRANSFER_DOCUMENT_TTL_MS + target.ringTimeoutS * 1000);
-        const dialed = await this.#keep("dialed", JSON.stringify({ sessionId, callId: call.callId, destination: target.name }), target.ringTimeoutS * 1000 + DIALED_MARGIN_MS);
-        const base = `${httpBase}/telephony/twilio`;
-        return { kind: "twiml", twiml: dialTwiml(target, { whisperUrl: `${base}/transfer/${whisper}`, actionUrl: `${base}/dialed/${dialed}` }) };
-      }
+      case "twilio":
+        return { kind: "twiml", twiml: dialTwiml(target, warm ? await this.#warm(call, target, whisperTwiml(target.summary ?? ""), httpBase, sessionId) : undefined) };
       case "telnyx":
+        if (warm) throw new Error("Telnyx TeXML offers no whisper: warm transfer is not possible on Telnyx");
         return { kind: "texml", texml: dialTwiml(target) };
-      case "plivo":
-        return { kind: "plivo", alegUrl: `${httpBase}/telephony/plivo/transfer/${await this.#keep("transfer", plivoDialXml(target), TRANSFER_DOCUMENT_TTL_MS)}` };
+      case "plivo": {
+        const dial = plivoDialXml(target, warm ? await this.#warm(call, target, plivoWhisperXml(target.summary ?? ""), httpBase, sessionId) : undefined);
+        return { kind: "plivo", alegUrl: `${httpBase}/telephony/plivo/transfer/${await this.#keep("transfer", dial, TRANSFER_DOCUMENT_TTL_MS)}` };
+      }
       case "vonage":
-        return { kind: "ncco", ncco: vonageConnectNcco(target) };
+        return { kind: "ncco", ncco: vonageConnectNcco(target, warm ? await this.#warm(call, target, JSON.stringify(vonageWhisperNcco(target.summary ?? "")), httpBase, sessionId) : undefined) };
       case "exotel":
         throw new Error("Exotel cannot transfer a call out of a Voicebot stream");
     }
+  }
+
+  /** Keep a warm dial's whisper and its outcome record under fresh tickets: where the carrier asks for them. */
+  async #warm(call: CallRef, target: TransferTarget, whisper: string, httpBase: string, sessionId: string): Promise<WarmUrls> {
+    const base = `${httpBase}/telephony/${call.carrier}`;
+    const whisperTicket = await this.#keep("transfer", whisper, TRANSFER_DOCUMENT_TTL_MS + target.ringTimeoutS * 1000);
+    const dialed = JSON.stringify({ sessionId, callId: call.callId, destination: target.name });
+    const dialedTicket = await this.#keep("dialed", dialed, target.ringTimeoutS * 1000 + DIALED_MARGIN_MS);
+    return { whisperUrl: `${base}/transfer/${whisperTicket}`, actionUrl: `${base}/dialed/${dialedTicket}` };
   }
 
   /** Keep `value` under a fresh ticket for its carrier's request; the ticket. */
@@ -105,12 +163,15 @@ export class CallTransfers {
     return ticket;
   }
 
-  /** A warm dial ended with `status` (`DialCallStatus`): its outcome, once; undefined for an unknown, expired or used ticket. */
-  async dialed(ticket: string, status: string | undefined): Promise<DialOutcome | undefined> {
+  /**
+   * A warm dial's carrier reported `report` (`dialReport`): its outcome, once; `pending` takes
+   * nothing. Undefined for an unknown, expired or used ticket.
+   */
+  async dialed(ticket: string, report: "taken" | "back"): Promise<DialOutcome | undefined> {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#deps.coordinator.take(`dialed:${ticket}`);
     if (held === undefined) return undefined;
-    if (status !== undefined && TAKEN.has(status)) return { kind: "taken" };
+    if (report === "taken") return { kind: "taken" };
     const { sessionId, callId, destination } = JSON.parse(held) as { sessionId: string; callId: string; destination: string };
     return { kind: "back", sessionId, callId, notice: notTakenNotice(destination) };
   }

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { transferTarget, type TransferConfig } from "../../../../src/manifest/index.js";
 import { carrierClient, type CallRef } from "../../../../src/server/telephony/carrier-client.js";
 import { vonageJwt } from "../../../../src/server/telephony/rest/vonage.js";
-import { dialTwiml, plivoDialXml, vonageConnectNcco, whisperTwiml } from "../../../../src/server/telephony/transfer-instructions.js";
+import { dialTwiml, plivoDialXml, plivoWhisperXml, vonageConnectNcco, vonageWhisperNcco, whisperTwiml } from "../../../../src/server/telephony/transfer-instructions.js";
+import { dialReport, TRANSFER_MODES, transferRefusal } from "../../../../src/server/telephony/transfers.js";
 import { carrierRestFake, type CarrierRestFake } from "../../../helpers/carrier-rest-fake.js";
 
 const ALLOWED: TransferConfig = {
@@ -43,6 +44,64 @@ describe("transfer documents", () => {
     expect(plivoDialXml(desk)).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Dial><User>sip:desk@pbx.example.com</User></Dial></Response>');
     expect(vonageConnectNcco(sales)).toEqual([{ action: "connect", randomFromNumber: true, endpoint: [{ type: "phone", number: "14155550123" }] }]);
     expect(vonageConnectNcco(desk)).toEqual([{ action: "connect", randomFromNumber: true, endpoint: [{ type: "sip", uri: "sip:desk@pbx.example.com" }] }]);
+  });
+});
+
+describe("warm transfer documents (Plivo, Vonage)", () => {
+  const warm = { whisperUrl: "https://gw/telephony/x/transfer/w?a=1&b=2", actionUrl: "https://gw/telephony/x/dialed/d" };
+  const warmSales = transferTarget(ALLOWED, { ...ALLOWED.destinations[0]!, mode: "warm" }, "Ann Lee; order 1234.");
+  const warmDesk = transferTarget(ALLOWED, { ...ALLOWED.destinations[1]!, mode: "warm" }, "Ann Lee; order 1234.");
+
+  it("Plivo: <Dial action timeout confirmSound> (no confirmKey: no key press asked); the whisper is a <Speak>", () => {
+    expect(plivoDialXml(warmSales, warm)).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Dial action="https://gw/telephony/x/dialed/d" method="POST" timeout="20" confirmSound="https://gw/telephony/x/transfer/w?a=1&amp;b=2"><Number>14155550123</Number></Dial></Response>',
+    );
+    expect(plivoDialXml(warmDesk, warm)).toContain("<User>sip:desk@pbx.example.com</User>");
+    expect(plivoWhisperXml("Ann <Lee> & co")).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Speak>Ann &lt;Lee&gt; &amp; co</Speak></Response>');
+  });
+
+  it("Vonage: a synchronous connect with the ring time, the outcome eventUrl and the phone endpoint's onAnswer whisper; a SIP endpoint has none", () => {
+    expect(vonageConnectNcco(warmSales, warm)).toEqual([
+      {
+        action: "connect",
+        randomFromNumber: true,
+        timeout: 20,
+        eventType: "synchronous",
+        eventUrl: ["https://gw/telephony/x/dialed/d"],
+        eventMethod: "POST",
+        endpoint: [{ type: "phone", number: "14155550123", onAnswer: { url: "https://gw/telephony/x/transfer/w?a=1&b=2" } }],
+      },
+    ]);
+    expect(() => vonageConnectNcco(warmDesk, warm)).toThrow(/only to a phone endpoint/);
+    expect(vonageWhisperNcco("Ann Lee; order 1234.")).toEqual([{ action: "talk", text: "Ann Lee; order 1234." }]);
+  });
+
+  it("which carriers offer warm, and what Vonage refuses", () => {
+    expect(TRANSFER_MODES).toEqual({ twilio: ["cold", "warm"], telnyx: ["cold"], plivo: ["cold", "warm"], vonage: ["cold", "warm"], exotel: [] });
+    expect(transferRefusal("vonage", warmDesk)).toMatch(/A warm transfer to "desk" is not possible on this call: .*only to a phone number/);
+    expect(transferRefusal("vonage", warmSales)).toBeUndefined();
+    expect(transferRefusal("vonage", desk)).toBeUndefined();
+    expect(transferRefusal("plivo", warmDesk)).toBeUndefined();
+  });
+});
+
+describe("dialReport: what a carrier's report on a warm dial says", () => {
+  it("Twilio DialCallStatus: completed/answered taken, anything else back", () => {
+    expect(dialReport("twilio", "CallSid=CA1&DialCallStatus=completed")).toBe("taken");
+    expect(dialReport("twilio", "DialCallStatus=answered")).toBe("taken");
+    for (const status of ["busy", "no-answer", "failed", "canceled"]) expect(dialReport("twilio", `DialCallStatus=${status}`)).toBe("back");
+    expect(dialReport("twilio", "")).toBe("back");
+  });
+
+  it("Plivo DialStatus: completed taken, busy/failed/timeout/no-answer back", () => {
+    expect(dialReport("plivo", "DialStatus=completed&DialBLegUUID=b1")).toBe("taken");
+    for (const status of ["busy", "failed", "timeout", "no-answer"]) expect(dialReport("plivo", `DialStatus=${status}&DialBLegUUID=`)).toBe("back");
+  });
+
+  it("Vonage status: answered taken, a failed state back, every other state (or a body that is not one) pending", () => {
+    expect(dialReport("vonage", '{"status":"answered","uuid":"b1"}')).toBe("taken");
+    for (const status of ["timeout", "unanswered", "busy", "rejected", "failed"]) expect(dialReport("vonage", JSON.stringify({ status }))).toBe("back");
+    for (const body of ['{"status":"started"}', '{"status":"ringing"}', '{"status":"completed"}', "null", "[]", "{", "", '{"status":7}']) expect(dialReport("vonage", body)).toBe("pending");
   });
 });
 
