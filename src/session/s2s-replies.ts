@@ -50,6 +50,8 @@ export class S2sReplies {
   #latest: Reply | undefined;
   readonly #byResponse = new Map<string, Reply>();
   readonly #playing = new Set<Reply>();
+  /** A tool step ended and its results ask for the next response, which has not started yet. */
+  #followUp = false;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -63,6 +65,11 @@ export class S2sReplies {
   /** A reply is in flight, or the caller is still hearing one. */
   get inFlight(): boolean {
     return this.#current !== undefined || this.#playing.size > 0;
+  }
+
+  /** A reply is in flight or still heard, or a tool step's results are on their way to the response that answers them. */
+  get pending(): boolean {
+    return this.inFlight || this.#followUp;
   }
 
   /** The caller's speech has ended and no response answers it yet. */
@@ -109,6 +116,7 @@ export class S2sReplies {
       speech,
     };
     this.#byResponse.set(responseId, reply);
+    this.#followUp = false;
     this.#current = reply;
     this.#latest = reply;
     return reply;
@@ -133,9 +141,11 @@ export class S2sReplies {
   /**
    * The reply has ended (heard, cancelled, or a step that only called tools): no longer in flight.
    * A tool step hands the caller's speech on to the response after its results: the turn is timed to that one's audio.
+   * `continues`: its results ask for that response (it is `pending` until it starts).
    */
-  ended(reply: Reply, step: boolean): void {
+  ended(reply: Reply, step: boolean, continues = false): void {
     if (reply === this.#current) this.#current = undefined;
+    if (step && continues) this.#followUp = true;
     if (step && reply.speech !== undefined) this.#speech ??= reply.speech;
   }
 
@@ -154,6 +164,7 @@ export class S2sReplies {
     this.#playing.clear();
     if (current !== undefined) current.interrupted = true;
     this.#current = undefined;
+    this.#followUp = false;
     return { playing, current };
   }
 }

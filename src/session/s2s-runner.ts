@@ -288,7 +288,7 @@ export class S2sRunner implements ModeRunner {
       settle: () => {
         const { ledger } = this.#ctx;
         this.#ctx.emit({ type: "audio.completed" });
-        ledger.settle(ledger.epoch, { status: "spoken", text: record });
+        ledger.settle(ledger.epoch, { status: "spoken", text: record, more: this.#replies.pending });
       },
     });
     this.#session.createResponse({ instructions: sayExactly(text), outOfBand: true });
@@ -349,12 +349,12 @@ export class S2sRunner implements ModeRunner {
       await this.#playedOut(reply);
     }
     const heard = completed && !reply.interrupted;
-    this.#replies.ended(reply, step);
+    this.#replies.ended(reply, step, continues);
     const { ledger } = this.#ctx;
     const settledUsage = usage === undefined ? undefined : { ...usage, steps: 1 };
     reply.output?.stop();
     if (step) ledger.step({ status: heard ? "completed" : "cancelled", usage: settledUsage });
-    else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, metrics: { turnId: ledger.nextTurnId(), ...turnLatencies(reply, this.#playback.startedAt) } });
+    else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, more: this.#replies.pending, metrics: { turnId: ledger.nextTurnId(), ...turnLatencies(reply, this.#playback.startedAt) } });
     await answered;
   }
 

@@ -376,8 +376,8 @@ export class Session {
     this.#state.project(this.#sessionValue, this.#conversation.dialogs);
     this.#touch();
     void this.#record.save();
-    // What waits for the reply that announced it (end_call's hang-up, a transfer, a hand-off): never a tool-only s2s step.
-    if (info.step !== true) for (const waiting of [this.#ending, this.#transfer, this.#handOff]) waiting?.replySettled();
+    // What waits for the reply that announced it (end_call's hang-up, a transfer, a hand-off): never a tool-only s2s step, nor an earlier reply heard while a later one is on its way.
+    if (info.step !== true && info.more !== true) for (const waiting of [this.#ending, this.#transfer, this.#handOff]) waiting?.replySettled();
   }
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────

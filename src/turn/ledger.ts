@@ -29,6 +29,12 @@ export interface SettledInfo {
   readonly status: "completed" | "cancelled" | "failed" | "spoken";
   /** A step of a reply (an s2s response that only called tools), not its end. */
   readonly step?: boolean;
+  /**
+   * Another reply is in flight or still being heard (s2s: the service may start a response while
+   * the caller hears the last one). What waits for "the reply" (end_call's hang-up, a transfer, a
+   * hand-off) waits for a settle without it: the reply announcing it may not even have spoken yet.
+   */
+  readonly more?: boolean;
   readonly usage?: TurnUsage | undefined;
   readonly llmFirstTokenMs?: number | undefined;
 }
@@ -149,6 +155,7 @@ export class TurnLedger {
         status,
         ...(settlement.usage === undefined ? {} : { usage: settlement.usage }),
         ...(settlement.llmFirstTokenMs === undefined ? {} : { llmFirstTokenMs: settlement.llmFirstTokenMs }),
+        ...(settlement.more === true ? { more: true } : {}),
       });
     }
     return true;

@@ -403,20 +403,21 @@ describe("a warm transfer on a Vonage call", () => {
     service.enqueue({ say: "Hello.", audioMs: 100 });
     const line = await FakeCarrier.dial({ url: streamOf(answer), dialect: "vonage" });
     closers.push(() => line.close());
-    // Vonage echoes no marks: the greeting counts as heard (committed) by the real-time estimate; the caller speaks after that.
-    await line.until(() => committed.includes("Hello."), "the greeting heard");
-    return { service, api, base, line, vonageGet, vonagePost, streamOf, restored };
+    await line.until(() => line.audio.length > 0, "the greeting");
+    return { service, api, base, line, vonageGet, vonagePost, streamOf, restored, committed };
   }
 
   async function warmCall() {
     const call = await vonageCall();
-    const { service, api, line } = call;
+    const { service, api, line, committed } = call;
     service.enqueue(
       { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
       { say: "Let me get someone from the desk for you.", audioMs: 300 },
     );
     void service.userSays("I want to talk to a person");
     const request = await api.next();
+    // Asked of Vonage once the announcement has been heard — not when the greeting, still playing as the caller spoke, was.
+    expect(committed).toEqual(["Hello.", "Let me get someone from the desk for you."]);
     expect(request).toMatchObject({ method: "PUT", path: `/v1/calls/${uuid}`, contentType: "application/json" });
     const body = JSON.parse(request.body) as { action: string; destination: { type: string; ncco: { eventUrl: string[]; endpoint: { onAnswer: { url: string } }[] }[] } };
     expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });

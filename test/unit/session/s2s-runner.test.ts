@@ -95,6 +95,24 @@ describe("speech-to-speech sessions", () => {
     expect(link.of("metrics.turn").at(-1)).not.toHaveProperty("voiceToVoiceMs");
   });
 
+  it("end_call waits for the reply that announced it, not for an earlier reply the caller is still hearing", async () => {
+    const { link, fake, clock } = await s2sSession({ greeting: "", builtinTools: ["end_call"] });
+    const earlier = fake.start();
+    fake.speak(earlier, "Your order shipped on Monday.", 2000);
+    fake.done(earlier);
+    // The next response starts while the caller still hears the first: it ends the call, and its goodbye comes after.
+    const goodbye = fake.start();
+    fake.events.toolCall({ callId: "call_1", name: "end_call", args: {}, responseId: goodbye });
+    await clock.advance(2100);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Your order shipped on Monday."]);
+    expect(link.closed).toBeUndefined(); // the goodbye is not even said yet
+    fake.speak(goodbye, "Goodbye.", 800);
+    fake.done(goodbye);
+    await clock.advance(1000);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Your order shipped on Monday.", "Goodbye."]);
+    expect(link.closed).toMatchObject({ code: 1000 });
+  });
+
   it("a tool line still being spoken stops when the tool settles", async () => {
     let release: () => void = () => {};
     const slow = tool({
