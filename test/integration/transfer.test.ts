@@ -98,6 +98,28 @@ describe("transfer_call on a Twilio call", () => {
   }, 30_000);
 });
 
+const SUMMARY = "Ann Lee; order 1234 arrived broken; she wants a refund.";
+
+/** The caller asks for a person: the model calls transfer_call (the desk, with a summary), then announces it. */
+function askForTheDesk(service: Awaited<ReturnType<typeof startFakeOpenAiRealtime>>): void {
+  service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "desk", summary: SUMMARY } } }, { say: "Let me get someone from the desk for you.", audioMs: 300 });
+  void service.userSays("I want to talk to a person");
+}
+
+/**
+ * Nobody took the warm transfer and the caller's line streams again: the session is resumed (its
+ * record restored, the announcement in it, so no greeting), and the notice is what the agent says first.
+ */
+async function expectBackWithTheAgent(line: FakeCarrier, service: Awaited<ReturnType<typeof startFakeOpenAiRealtime>>, restored: readonly { messages: string[] }[]): Promise<void> {
+  closers.push(() => line.close());
+  await line.until(() => line.audio.length > 0, "the agent speaks again");
+  await line.until(() => restored.length > 0, "history.restored");
+  expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
+  const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
+  expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
+  expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+}
+
 describe("a warm transfer on a Twilio call", () => {
   async function warmCall() {
     const service = await startFakeOpenAiRealtime({ paceMs: 5 });
@@ -121,11 +143,7 @@ describe("a warm transfer on a Twilio call", () => {
     const line = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: "CA-warm" });
     closers.push(() => line.close());
     await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
-    service.enqueue(
-      { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
-      { say: "Let me get someone from the desk for you.", audioMs: 300 },
-    );
-    void service.userSays("I want to talk to a person");
+    askForTheDesk(service);
     const request = await api.next();
     const twiml = new URLSearchParams(request.body).get("Twiml") ?? "";
     const whisperUrl = /<Sip url="([^"]+)"/.exec(twiml)?.[1] ?? "";
@@ -145,7 +163,7 @@ describe("a warm transfer on a Twilio call", () => {
     // Unsigned: refused.
     expect((await fetch(whisperUrl, { method: "POST", body: new URLSearchParams({ CallSid: "CA-desk" }) })).status).toBe(403);
     const whisper = await twilioPost(whisperUrl, { CallSid: "CA-desk" });
-    expect(await whisper.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Say>Ann Lee; order 1234 arrived broken; she wants a refund.</Say></Response>');
+    expect(await whisper.text()).toBe(`<?xml version="1.0" encoding="UTF-8"?><Response><Say>${SUMMARY}</Say></Response>`);
     const ended = await twilioPost(actionUrl, { CallSid: "CA-warm", DialCallStatus: "completed" });
     expect(await ended.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
     // Each is answered once.
@@ -160,14 +178,7 @@ describe("a warm transfer on a Twilio call", () => {
     const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? "";
     expect(streamUrl).toMatch(/\/telephony\/twilio\/[A-Za-z0-9_-]{24}$/);
     const line = await FakeCarrier.dial({ url: streamUrl, headers: { "x-twilio-signature": twilioSignature("twilio-token", streamUrl, []) }, callId: "CA-warm" });
-    closers.push(() => line.close());
-    await line.until(() => line.audio.length > 0, "the agent speaks again");
-    const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
-    // The session is resumed (its record restored, so no greeting) and the notice is what the agent says first.
-    await line.until(() => restored.length > 0, "history.restored");
-    expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
-    expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
-    expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+    await expectBackWithTheAgent(line, service, restored);
   }, 30_000);
 });
 
@@ -320,11 +331,7 @@ describe("a warm transfer on a Plivo call", () => {
     const line = await FakeCarrier.dial({ url: streamOf(answer), dialect: "plivo", callId: callUuid });
     closers.push(() => line.close());
     await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
-    service.enqueue(
-      { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
-      { say: "Let me get someone from the desk for you.", audioMs: 300 },
-    );
-    void service.userSays("I want to talk to a person");
+    askForTheDesk(service);
     const request = await api.next();
     expect(request).toMatchObject({ method: "POST", path: `/v1/Account/MA1/Call/${callUuid}/`, contentType: "application/json" });
     const { aleg_url: alegUrl } = JSON.parse(request.body) as { aleg_url: string };
@@ -344,7 +351,7 @@ describe("a warm transfer on a Plivo call", () => {
     expect((await fetch(`${base}${new URL(whisperUrl).pathname}`, { method: "POST", body: new URLSearchParams({ CallUUID: "b-leg" }) })).status).toBe(403);
     expect((await fetch(`${base}${new URL(actionUrl).pathname}`, { method: "POST", body: new URLSearchParams({ DialStatus: "no-answer" }) })).status).toBe(403);
     const whisper = await plivoPost(whisperUrl, { CallUUID: "b-leg" });
-    expect(await whisper.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Speak>Ann Lee; order 1234 arrived broken; she wants a refund.</Speak></Response>');
+    expect(await whisper.text()).toBe(`<?xml version="1.0" encoding="UTF-8"?><Response><Speak>${SUMMARY}</Speak></Response>`);
     const ended = await plivoPost(actionUrl, { DialStatus: "completed", DialALegUUID: callUuid, DialBLegUUID: "b-leg", DialRingStatus: "true", DialHangupCause: "NORMAL_CLEARING" });
     expect(await ended.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
     // Each is answered once.
@@ -358,13 +365,7 @@ describe("a warm transfer on a Plivo call", () => {
     const back = await (await plivoPost(actionUrl, { DialStatus: "no-answer", DialALegUUID: callUuid, DialBLegUUID: "", DialRingStatus: "true" })).text();
     expect(back).toMatch(/<Stream bidirectional="true" keepCallAlive="true" contentType="audio\/x-mulaw;rate=8000"[^>]*>wss:\/\/gw\.example\.com\/telephony\/plivo\/[A-Za-z0-9_-]{24}\?agent=phone<\/Stream>/);
     const line = await FakeCarrier.dial({ url: streamOf(back), dialect: "plivo", callId: callUuid });
-    closers.push(() => line.close());
-    await line.until(() => line.audio.length > 0, "the agent speaks again");
-    await line.until(() => restored.length > 0, "history.restored");
-    expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
-    const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
-    expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
-    expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+    await expectBackWithTheAgent(line, service, restored);
   }, 30_000);
 });
 
@@ -410,11 +411,7 @@ describe("a warm transfer on a Vonage call", () => {
   async function warmCall() {
     const call = await vonageCall();
     const { service, api, line, committed } = call;
-    service.enqueue(
-      { toolCall: { name: "transfer_call", args: { destination: "desk", summary: "Ann Lee; order 1234 arrived broken; she wants a refund." } } },
-      { say: "Let me get someone from the desk for you.", audioMs: 300 },
-    );
-    void service.userSays("I want to talk to a person");
+    askForTheDesk(service);
     const request = await api.next();
     // Asked of Vonage once the announcement has been heard — not when the greeting, still playing as the caller spoke, was.
     expect(committed).toEqual(["Hello.", "Let me get someone from the desk for you."]);
@@ -448,7 +445,7 @@ describe("a warm transfer on a Vonage call", () => {
     expect((await fetch(`${base}${new URL(whisperUrl).pathname}`)).status).toBe(403);
     const whisper = await vonageGet(whisperUrl);
     expect(whisper.headers.get("content-type")).toMatch(/^application\/json/);
-    expect(await whisper.json()).toEqual([{ action: "talk", text: "Ann Lee; order 1234 arrived broken; she wants a refund." }]);
+    expect(await whisper.json()).toEqual([{ action: "talk", text: SUMMARY }]);
     expect((await vonageGet(whisperUrl)).status).toBe(404);
     for (const status of ["started", "ringing"]) expect((await vonagePost(eventUrl, { status, uuid: "b-leg", direction: "outbound" })).status).toBe(204);
     expect((await vonagePost(eventUrl, { status: "answered", uuid: "b-leg", direction: "outbound" })).status).toBe(204);
@@ -464,13 +461,7 @@ describe("a warm transfer on a Vonage call", () => {
     const back: unknown = await (await vonagePost(eventUrl, { status: "unanswered", uuid: "b-leg", direction: "outbound" })).json();
     expect(back).toEqual([{ action: "connect", endpoint: [{ type: "websocket", uri: expect.stringMatching(/^wss:\/\/gw\.example\.com\/telephony\/vonage\/[A-Za-z0-9_-]{24}\?agent=phone$/) as string, "content-type": "audio/l16;rate=16000", headers: {} }] }]);
     const line = await FakeCarrier.dial({ url: streamOf(back), dialect: "vonage" });
-    closers.push(() => line.close());
-    await line.until(() => line.audio.length > 0, "the agent speaks again");
-    await line.until(() => restored.length > 0, "history.restored");
-    expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
-    const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
-    expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
-    expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
+    await expectBackWithTheAgent(line, service, restored);
   }, 30_000);
 
   it("a warm destination at a SIP address is refused to the model (Vonage whispers only to a phone), and nothing is sent", async () => {

@@ -99,6 +99,17 @@ function recognizerPid(session: LocalSttSession): number {
   return pid;
 }
 
+/** Runs `during` with the session's recognizer (its shell, cat and pocketsphinx) stopped: it falls behind the audio. */
+async function stalled(s: LocalSttSession, during: () => Promise<void>): Promise<void> {
+  const pids = descendantsOf(s.pid!);
+  for (const pid of pids) process.kill(pid, "SIGSTOP");
+  try {
+    await during();
+  } finally {
+    for (const pid of pids) process.kill(pid, "SIGCONT");
+  }
+}
+
 let session: SttSession | undefined;
 const scratch = mkdtempSync(join(tmpdir(), "stt-local-test-"));
 let fakes = 0;
@@ -308,16 +319,12 @@ describe.skipIf(!installed)(needsPocketsphinx("local STT: recognition (pocketsph
   it("no line from pocketsphinx within lineGraceMs of the speech end: the turn ends empty; a late line still counts", async () => {
     const { rec, session: s } = await openLocal({}, { lineGraceMs: 300 });
     await play(s, noise(500));
-    const stalled = descendantsOf(s.pid!);
-    for (const pid of stalled) process.kill(pid, "SIGSTOP");
-    try {
+    await stalled(s, async () => {
       await play(s, clip("hello.wav"));
       await play(s, noise(1000)); // fvad's end comes 500 ms in; the grace ends 300 ms later
       const empty = await rec.waitFor("final");
       expect(empty.args).toEqual(["", { endOfTurn: true }]);
-    } finally {
-      for (const pid of stalled) process.kill(pid, "SIGCONT");
-    }
+    });
     const late = await rec.waitFor("final", 2);
     expect(late.args[0]).toContain("hello");
   });
@@ -325,19 +332,15 @@ describe.skipIf(!installed)(needsPocketsphinx("local STT: recognition (pocketsph
   it("a recognizer behind the audio: two utterances' lines, both late, are one turn each (the voice after a line's end is the next line's)", async () => {
     const { rec, session: s } = await openLocal({}, { lineGraceMs: 60_000 });
     await play(s, noise(500));
-    const stalled = descendantsOf(s.pid!);
-    for (const pid of stalled) process.kill(pid, "SIGSTOP");
-    try {
-      // fvad judges both utterances before pocketsphinx has printed a line.
+    // fvad judges both utterances before pocketsphinx has printed a line.
+    await stalled(s, async () => {
       for (const name of ["hello.wav", "pin.wav"]) {
         await play(s, clip(name));
         await play(s, noise(1000));
       }
       expect(rec.of("speechStarted")).toHaveLength(2);
       expect(rec.of("final")).toEqual([]);
-    } finally {
-      for (const pid of stalled) process.kill(pid, "SIGCONT");
-    }
+    });
     await rec.waitFor("final", 2);
     const finals = rec.of("final").map((call) => call.args[0] as string);
     expect(finals[0]).toContain("hello");
