@@ -25,7 +25,7 @@ import { CallEnding, type CallEndingHooks } from "./call-ending.js";
 import { EventOutlet } from "./event-outlet.js";
 import { CallTransfer, type CallTransferHooks } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
-import { teamSegments } from "./team-segments.js";
+import { teamSegments, type TeamSegmentParts } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
 
 type Phase = "starting" | "live" | "ended";
@@ -38,6 +38,7 @@ type SessionPort = CallEndingHooks &
   Pick<RunnerContext, "emit" | "activity" | "admitTurn" | "fatal" | "count" | "audioDropped"> &
   Required<Pick<ToolRunnerDeps, "line" | "userSpeaking" | "toolSettled">> &
   Pick<LedgerDeps, "replySettled"> &
+  Pick<TeamSegmentParts, "spent" | "meter" | "endCall" | "transferCall"> &
   ConnectionHandler;
 
 /**
@@ -128,6 +129,10 @@ export class Session {
         this.#state.project(this.#sessionValue, this.#conversation.dialogs);
       },
       replySettled: (info) => this.#replySettled(info),
+      spent: () => this.#usage.refusal()?.message,
+      meter: (usage) => this.#usage.add(usage),
+      endCall: () => this.#ending.afterReply("call ended by the agent"),
+      transferCall: (target) => this.#transfer.request(target),
       // The link's handler.
       command: (command) => this.#command(command),
       audio: (chunk) => this.#mode?.audio(chunk),
@@ -258,9 +263,9 @@ export class Session {
     this.#handOff = await this.#openHandOff();
     const table = this.#handOff.table;
 
-    const { emit, line, userSpeaking, toolSettled } = this.#port;
-    const session = this.#sessionValue;
-    const tools = new ToolRunner({ table, clock, random: this.#deps.random ?? Math.random, log: this.#log, sessionId: this.id, session, conversation: this.#conversation, emit, line, userSpeaking, toolSettled });
+    const { log, emit, line, userSpeaking, toolSettled } = this.#port;
+    const { random = Math.random } = this.#deps;
+    const tools = new ToolRunner({ table, clock, random, log, sessionId: this.id, session: this.#sessionValue, conversation: this.#conversation, emit, line, userSpeaking, toolSettled });
     this.#tools = tools;
     const { resolveModel, voice, s2s } = this.#deps;
     this.#mode = await MODES[this.mode]({
@@ -281,28 +286,10 @@ export class Session {
 
   /** Who speaks: the served agent first, its tools composed (its sub-agents opened); its roster may hand the session on. */
   #openHandOff(): Promise<HandOff> {
-    const { emit, live, say } = this.#port;
-    return HandOff.open({
-      team: this.#team,
-      log: this.#log,
-      emit,
-      live,
-      say,
-      ...teamSegments({
-        clock: this.#deps.clock,
-        log: this.#log,
-        random: this.#deps.random ?? Math.random,
-        sessionId: this.id,
-        session: this.#sessionValue,
-        resolveModel: this.#deps.resolveModel,
-        spent: () => this.#usage.refusal()?.message,
-        meter: (usage) => this.#usage.add(usage),
-        settings: this.#settings,
-        mcp: this.#mcp,
-        endCall: () => this.#ending.afterReply("call ended by the agent"),
-        transferCall: (target) => this.#transfer.request(target),
-      }),
-    });
+    const { clock, log, emit, live, say, spent, meter, endCall, transferCall } = this.#port;
+    const { random = Math.random, resolveModel } = this.#deps;
+    const segments = teamSegments({ clock, log, random, sessionId: this.id, session: this.#sessionValue, resolveModel, spent, meter, settings: this.#settings, mcp: this.#mcp, endCall, transferCall });
+    return HandOff.open({ team: this.#team, log, emit, live, say, ...segments });
   }
 
   #runnerContext(): RunnerContext {
