@@ -67,6 +67,20 @@ describe("metrics.turn on Gemini Live", () => {
     expect(turn).not.toHaveProperty("voiceToVoiceMs");
   });
 
+  it("an end of speech inferred from the model's answer dates nothing later either: a typed turn after it has no speech stages", async () => {
+    const { link, clock, service } = await geminiSession();
+    service.userSays("where is my order");
+    await until(clock, () => link.of("user-transcript.updated").length === 4, "the caller's words");
+    service.modelTurn({ chunks: 2, text: "It shipped today." });
+    await until(clock, () => link.of("metrics.turn").length === 1, "the first turn's metrics", 50);
+    link.send({ type: "user_text", text: "and the other one?" });
+    await clock.advance(300);
+    service.modelTurn({ chunks: 2, text: "That one too." });
+    await until(clock, () => link.of("metrics.turn").length === 2, "the typed turn's metrics", 50);
+    expect(link.of("metrics.turn")[1]).not.toHaveProperty("endpointMs");
+    expect(link.of("metrics.turn")[1]).not.toHaveProperty("voiceToVoiceMs");
+  });
+
   it("with voiceActivity ACTIVITY_END, endpointMs runs from that report to the model's first output", async () => {
     const { link, clock, service } = await geminiSession();
     service.voiceActivity("ACTIVITY_START");

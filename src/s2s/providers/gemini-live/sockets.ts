@@ -11,7 +11,7 @@ import type { ProviderLog } from "../../../providers/provider-log.js";
 import { isRetryable, reconnect } from "../../../providers/reconnect.js";
 import { closeGracefully, type SocketFactory } from "../../../providers/ws-connect.js";
 import type { S2sEvents, S2sOpenOptions } from "../../s2s-port.js";
-import { shieldEvents } from "../../shield-events.js";
+import { ShieldedEvents } from "../../shield-events.js";
 import { GoAwaySwitch } from "./go-away.js";
 import { dialLink, type Link } from "./link.js";
 import type { GeminiLiveSettings } from "./settings.js";
@@ -47,7 +47,7 @@ export abstract class GeminiSockets {
     protected readonly options: S2sOpenOptions,
     events: S2sEvents,
   ) {
-    this.events = shieldEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
+    this.events = new ShieldedEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
     this.goAway = new GoAwaySwitch<Link>(runtime.clock, runtime.log, {
       current: () => (this.state === "open" ? this.link : undefined),
       busy: () => this.busy(),

@@ -8,7 +8,7 @@ import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
-import { shieldEvents } from "../../shield-events.js";
+import { ShieldedEvents } from "../../shield-events.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
 import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
 import { InBandResponses, type InBandRequest } from "./in-band.js";
@@ -69,7 +69,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     private readonly openOptions: S2sOpenOptions,
     events: S2sEvents,
   ) {
-    this.#events = shieldEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
+    this.#events = new ShieldedEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
     this.audioFormat = openOptions.audioFormat ?? "pcm16";
     const wire = wireFormat(this.audioFormat);
     this.inputSampleRate = wire.rate;
