@@ -25,6 +25,7 @@
  */
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
+import { concatSamples } from "../../src/audio/pcm.js";
 import { Resampler } from "../../src/audio/resample.js";
 import { runBench, writeSection } from "../shared/common.js";
 import { loadSpeex, SpeexStream, type SpeexModule } from "../../src/audio/speex.js";
@@ -146,16 +147,6 @@ function chunksOf(signal: Int16Array, rate: number): Int16Array[] {
   return chunks;
 }
 
-function concat(parts: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** Streams `signal` in 20 ms chunks; also the worst hold-back after a chunk (ms): input fed − output returned. */
 function stream(impl: Impl, from: number, to: number, signal: Int16Array): { out: Int16Array; heldMs: number } {
   const s = impl.create(from, to);
@@ -171,7 +162,7 @@ function stream(impl: Impl, from: number, to: number, signal: Int16Array): { out
     heldMs = Math.max(heldMs, (fed / from - returned / to) * 1000);
   }
   s.close();
-  return { out: concat(parts), heldMs };
+  return { out: concatSamples(parts), heldMs };
 }
 
 // ── analysis ────────────────────────────────────────────────────────────────────────────

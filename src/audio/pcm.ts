@@ -48,15 +48,29 @@ export function rms(samples: Int16Array): number {
   return Math.min(1, Math.sqrt(sum / samples.length) / 32768);
 }
 
-/** One new array holding `chunks` back to back. */
+/** One new array holding `chunks` (bytes) back to back. */
 export function concatBytes(chunks: readonly Uint8Array[]): Uint8Array {
+  return fill(new Uint8Array(totalLength(chunks)), chunks);
+}
+
+/** One new array holding `chunks` (samples) back to back. */
+export function concatSamples(chunks: readonly Int16Array[]): Int16Array {
+  return fill(new Int16Array(totalLength(chunks)), chunks);
+}
+
+/** Elements in `chunks` together. */
+function totalLength(chunks: readonly ArrayLike<number>[]): number {
   let total = 0;
-  for (const c of chunks) total += c.byteLength;
-  const out = new Uint8Array(total);
+  for (const c of chunks) total += c.length;
+  return total;
+}
+
+/** Copies `chunks` into `out` back to back; `out` holds exactly their total length. */
+function fill<T extends Uint8Array | Int16Array>(out: T, chunks: readonly ArrayLike<number>[]): T {
   let offset = 0;
   for (const c of chunks) {
     out.set(c, offset);
-    offset += c.byteLength;
+    offset += c.length;
   }
   return out;
 }

@@ -4,7 +4,7 @@
  * 127.0.0.1:0 and talk to it as a protocol client, so they see exactly the events a page does.
  */
 import WebSocket from "ws";
-import { bytesToSamples, samplesToBytes } from "../audio/pcm.js";
+import { bytesToSamples, concatSamples, samplesToBytes } from "../audio/pcm.js";
 import { MIC_SAMPLE_RATE } from "../audio/rates.js";
 import { Resampler } from "../audio/resample.js";
 import { GatewayError, messageOf } from "../errors.js";
@@ -245,16 +245,16 @@ export async function callAgent(agent: LoadedAgent, recording: { readonly sample
     await connection.close();
   }
   const fatal = connection.fatal;
-  return { events, audio: concatAll(audio), answered: answered && fatal === undefined, ...(fatal === undefined ? {} : { fatal }) };
+  return { events, audio: concatSamples(audio), answered: answered && fatal === undefined, ...(fatal === undefined ? {} : { fatal }) };
 }
 
 /** Stream a recording as a microphone: 16 kHz, 20 ms frames, paced, then trailing silence. */
 async function stream(connection: AgentConnection, recording: { readonly sampleRate: number; readonly samples: Int16Array }, speed: number): Promise<void> {
   const resampler = recording.sampleRate === MIC_SAMPLE_RATE ? undefined : new Resampler(recording.sampleRate, MIC_SAMPLE_RATE);
-  const pcm = resampler === undefined ? recording.samples : concatAll([resampler.process(recording.samples), resampler.flush()]);
+  const pcm = resampler === undefined ? recording.samples : concatSamples([resampler.process(recording.samples), resampler.flush()]);
   const frame = (MIC_SAMPLE_RATE * 20) / 1000;
   const silence = new Int16Array((MIC_SAMPLE_RATE * TRAILING_SILENCE_MS) / 1000);
-  const all = concatAll([pcm, silence]);
+  const all = concatSamples([pcm, silence]);
   const started = Date.now();
   for (let at = 0, n = 0; at < all.length; at += frame, n++) {
     if (!connection.open || connection.fatal !== undefined) return;
@@ -263,14 +263,4 @@ async function stream(connection: AgentConnection, recording: { readonly sampleR
     const wait = due - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
-}
-
-function concatAll(chunks: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(chunks.reduce((n, chunk) => n + chunk.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }

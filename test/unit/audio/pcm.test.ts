@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FrameSplitter, bytesForMs, bytesToSamples, concatBytes, durationMs, rms, samplesToBytes } from "../../../src/audio/pcm.js";
+import { FrameSplitter, bytesForMs, bytesToSamples, concatBytes, concatSamples, durationMs, rms, samplesToBytes } from "../../../src/audio/pcm.js";
 
 /** PCM16 LE bytes of `values`, written byte by byte (independent of the code under test). */
 function le(values: readonly number[]): Uint8Array {
@@ -89,6 +89,15 @@ describe("concatBytes", () => {
     const out = concatBytes([new Uint8Array([1, 2]), new Uint8Array(0), new Uint8Array([3]), new Uint8Array([4, 5, 6])]);
     expect(Array.from(out)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(concatBytes([]).byteLength).toBe(0);
+  });
+});
+
+describe("concatSamples", () => {
+  it("joins sample chunks in order, empty ones included, negative samples kept", () => {
+    const out = concatSamples([Int16Array.of(1, -2), new Int16Array(0), Int16Array.of(-32768, 32767)]);
+    expect(out).toBeInstanceOf(Int16Array);
+    expect(Array.from(out)).toEqual([1, -2, -32768, 32767]);
+    expect(concatSamples([]).length).toBe(0);
   });
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { bytesToSamples, rms } from "../../../src/audio/pcm.js";
+import { bytesToSamples, concatSamples, rms } from "../../../src/audio/pcm.js";
 import { Resampler } from "../../../src/audio/resample.js";
 import { readWav } from "../../../src/audio/wav.js";
 import { GatewayError } from "../../../src/errors.js";
@@ -57,16 +57,6 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
     if (Date.now() > deadline) throw new Error("timed out waiting for a condition");
     await sleep(5);
   }
-}
-
-function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /** Largest gap (ms) between the ticks of a 1 ms interval while `work` runs: how long the event loop was held. */
@@ -134,7 +124,7 @@ describe("localTts: flite", () => {
     const first = await synthesize("flite", "Hello there. ", 1);
     const second = await synthesize("flite", "How are you?", 1);
     const once = new Resampler(16000, rate);
-    const expected = concat(once.process(concat(first.samples, second.samples)), once.flush());
+    const expected = concatSamples([once.process(concatSamples([first.samples, second.samples])), once.flush()]);
     expect(Buffer.from(rec.samples().buffer).equals(Buffer.from(expected.buffer))).toBe(true);
   });
 

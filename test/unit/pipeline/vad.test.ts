@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { samplesToBytes } from "../../../src/audio/pcm.js";
+import { concatSamples, samplesToBytes } from "../../../src/audio/pcm.js";
 import { GatewayError } from "../../../src/errors.js";
 import { DEFAULTS } from "../../../src/manifest/defaults.js";
 import { SpeechDetector, type SpeechEvent } from "../../../src/pipeline/speech-detector.js";
@@ -46,22 +46,12 @@ function voiced(rate: number, ms: number): Int16Array {
   return out;
 }
 
-function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
-}
-
 /** 500 ms quiet line, 1500 ms of voiced syllables over it, 1500 ms quiet line. */
 function utterance(rate: number): Int16Array {
   const speech = voiced(rate, 1500);
   const bed = noise(rate, 1500, 20, 2);
   for (let i = 0; i < speech.length; i++) speech[i] = speech[i]! + bed[i]!;
-  return concat(noise(rate, 500, 20, 1), speech, noise(rate, 1500, 20, 3));
+  return concatSamples([noise(rate, 500, 20, 1), speech, noise(rate, 1500, 20, 3)]);
 }
 
 /** Pushes `pcm` in chunks whose sizes (bytes, odd ones included) come from a seeded PRNG. */
@@ -107,7 +97,7 @@ describe("createVad (WebRTC VAD)", () => {
     for (const rate of rates) {
       for (const mode of modes) {
         const vad = await createVad({ sampleRate: rate, mode });
-        const frames = vad.push(samplesToBytes(concat(new Int16Array(rate), noise(rate, 2000, 20, rate + mode))));
+        const frames = vad.push(samplesToBytes(concatSamples([new Int16Array(rate), noise(rate, 2000, 20, rate + mode)])));
         expect(frames.length).toBeGreaterThanOrEqual(149);
         expect(frames.filter((f) => f.speech), `${rate} Hz, mode ${mode}`).toEqual([]);
         vad.close();
@@ -117,7 +107,7 @@ describe("createVad (WebRTC VAD)", () => {
 
   it("masks fvad's warm-up: without it, the first frames of a quiet line read as speech", async () => {
     for (const frameMs of [10, 20, 30] as VadFrameMs[]) {
-      const line = samplesToBytes(concat(new Int16Array(9600), noise(16000, 1000, 5, 9)));
+      const line = samplesToBytes(concatSamples([new Int16Array(9600), noise(16000, 1000, 5, 9)]));
       const raw = await createVad({ sampleRate: 16000, mode: 0, frameMs, warmupMs: 0 });
       const rawFrames = raw.push(line);
       raw.close();

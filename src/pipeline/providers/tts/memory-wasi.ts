@@ -2,6 +2,7 @@
  * An in-memory WASI (preview1) host for flite's WebAssembly build: argv, a clock, stdio and one
  * preopened directory of byte arrays. Runs inside the local TTS worker (local-worker.ts).
  */
+import { concatBytes } from "../../../audio/pcm.js";
 
 /** The slices of WebAssembly's types used here (the project's lib declares no `WebAssembly`). */
 export interface WasmInstance {
@@ -88,13 +89,7 @@ export class MemoryWasi {
       const length = view.getUint32(iovs + i * 8 + 4, true);
       parts.push(this.#bytes().subarray(base, base + length));
     }
-    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
+    return concatBytes(parts);
   }
 
   #write(fd: number, bytes: Uint8Array): number {
