@@ -8,11 +8,13 @@
 // script `Turn` messages (with the formatted copy when `format_turns=true`), speak a whole turn
 // as AssemblyAI streams one (`speak`: a growing `transcript`, then `end_of_turn`), or speak a
 // transcript that way once N ms of audio arrived.
-import { AudioTriggers, parseClientMessage, sttFakeBase, transcriptList, type SttFakeBase } from "./stt-shared.js";
+import { frameBytes, readControl, sttFakeBase, sttFakeState, type SttFakeBase } from "./stt-shared.js";
+import { latestConnection, sendJson } from "./ws-waits.js";
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import type { RawData, WebSocket } from "ws";
+import { refuseUpgrade } from "./loopback.js";
 
 export const FAKE_ASSEMBLYAI_KEY = "fake-assemblyai-key";
 
@@ -111,30 +113,17 @@ function formatText(text: string): string {
 export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): Promise<FakeAssemblyAi> {
   const apiKey = options.apiKey ?? FAKE_ASSEMBLYAI_KEY;
   const strictFrames = options.strictFrames ?? true;
-  const connections: FakeAssemblyAiConnection[] = [];
-  const messages: Record<string, unknown>[] = [];
-  const rejected: { status: number; reason: string }[] = [];
-  const violations: string[] = [];
-  const triggers = new AudioTriggers<FakeAssemblyAiConnection>(transcriptList(options.transcript), options.transcriptAfterMs);
-  const sockets = new Set<Socket>();
-  let totalAudio = 0;
+  const state = sttFakeState<FakeAssemblyAiConnection>("fake assemblyai", "/v3/ws", options);
+  const { connections, messages, rejected, violations, triggers, server } = state;
 
-  const http = createServer((_req, res) => {
-    res.writeHead(426, { "content-type": "text/plain" }).end("upgrade required");
-  });
-  http.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = server.webSockets({ noServer: true });
 
   const refuse = (socket: Socket, status: number, reason: string): void => {
     rejected.push({ status, reason });
-    const body = JSON.stringify({ error: reason });
-    socket.end(`HTTP/1.1 ${status} ${status === 401 ? "Unauthorized" : "Not Found"}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    refuseUpgrade(socket, status, status === 401 ? "Unauthorized" : "Not Found", { error: reason });
   };
 
-  http.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  server.http.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://fake");
     if (url.pathname !== "/v3/ws") return refuse(socket, 404, `no route ${url.pathname}`);
     const authorized = req.headers.authorization === apiKey;
@@ -142,15 +131,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws, url.searchParams, req.headers, authorized));
   });
 
-  const latest = (): FakeAssemblyAiConnection => {
-    const c = connections.at(-1);
-    if (c === undefined) throw new Error("fake assemblyai: no connection yet");
-    return c;
-  };
-
-  const send = (c: FakeAssemblyAiConnection, message: object): void => {
-    if (!c.closed && c.socket.readyState === c.socket.OPEN) c.socket.send(JSON.stringify(message));
-  };
+  const latest = (): FakeAssemblyAiConnection => latestConnection("fake assemblyai", connections);
 
   const turn = (c: FakeAssemblyAiConnection, text: string, fields: { end_of_turn: boolean; turn_is_formatted: boolean; confidence: number; trailingWord?: string | undefined }): object => {
     const words = text === "" ? [] : text.split(/\s+/).map((w, i) => ({ start: 1000 + i * 300, end: 1000 + i * 300 + 250, text: w, confidence: 0.9, word_is_final: true }));
@@ -170,18 +151,18 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
   const script = {
     partial(c: FakeAssemblyAiConnection, text: string, confidence = 0.01, trailingWord?: string): void {
       c.turnText = text;
-      send(c, turn(c, text, { end_of_turn: false, turn_is_formatted: false, confidence, trailingWord }));
+      sendJson(c, turn(c, text, { end_of_turn: false, turn_is_formatted: false, confidence, trailingWord }));
     },
     endOfTurn(c: FakeAssemblyAiConnection, text: string, confidence = 0.9, formatted?: string | false): void {
-      send(c, turn(c, text, { end_of_turn: true, turn_is_formatted: false, confidence }));
+      sendJson(c, turn(c, text, { end_of_turn: true, turn_is_formatted: false, confidence }));
       if (c.query.get("format_turns") === "true" && formatted !== false) {
-        send(c, turn(c, formatted ?? formatText(text), { end_of_turn: true, turn_is_formatted: true, confidence }));
+        sendJson(c, turn(c, formatted ?? formatText(text), { end_of_turn: true, turn_is_formatted: true, confidence }));
       }
       c.turnOrder += 1;
       c.turnText = "";
     },
     speechStarted(c: FakeAssemblyAiConnection): void {
-      send(c, { type: "SpeechStarted", timestamp: Math.round(c.audioMs) });
+      sendJson(c, { type: "SpeechStarted", timestamp: Math.round(c.audioMs) });
     },
     speak(c: FakeAssemblyAiConnection, text: string, confidence?: number, formatted?: string | false): void {
       const words = text.split(/\s+/).filter((w) => w !== "");
@@ -191,7 +172,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     fail(c: FakeAssemblyAiConnection, code: number, error: string): void {
       // "the server sends an `Error` text frame immediately before it closes the WebSocket …
       // The WebSocket then closes with this same value as its close code" (Common session errors and closures).
-      send(c, { type: "Error", error_code: code, error });
+      sendJson(c, { type: "Error", error_code: code, error });
       // A close reason is at most 123 bytes.
       c.socket.close(code, Buffer.from(error).subarray(0, 123).toString());
     },
@@ -210,16 +191,16 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     if (invalid !== undefined) return script.fail(c, invalid.code, invalid.error);
     const rate = Number(query.get("sample_rate"));
     const bytesPerSecond = rate * (query.get("encoding") === "pcm_mulaw" ? 1 : 2);
-    if (options.begin ?? true) send(c, { type: "Begin", id: randomUUID(), expires_at: Math.floor(Date.now() / 1000) + 3600 });
+    if (options.begin ?? true) sendJson(c, { type: "Begin", id: randomUUID(), expires_at: Math.floor(Date.now() / 1000) + 3600 });
 
     ws.on("message", (data: RawData, isBinary: boolean) => {
-      const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
+      const buffer = frameBytes(data);
       if (isBinary) {
         const ms = (buffer.byteLength / bytesPerSecond) * 1000;
         c.frames.push(buffer);
         c.frameMs.push(ms);
         c.audioBytes += buffer.byteLength;
-        totalAudio += buffer.byteLength;
+        state.totalAudio += buffer.byteLength;
         c.audioMs += ms;
         if (ms < 50 - 1e-9 || ms > 1000 + 1e-9) {
           violations.push(`audio frame of ${ms.toFixed(1)} ms (must be 50–1000 ms)`);
@@ -232,17 +213,15 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
         }
         return;
       }
-      const message = parseClientMessage(buffer);
-      c.messages.push(message);
-      messages.push(message);
-      if (typeof message.type === "string" && options.ignore?.includes(message.type) === true) return;
+      const message = readControl(c, buffer, messages, options.ignore);
+      if (message === undefined) return;
       switch (message.type) {
         case "ForceEndpoint":
           if (c.turnText !== "") script.endOfTurn(c, c.turnText);
           break;
         case "Terminate":
           if (c.turnText !== "") script.endOfTurn(c, c.turnText);
-          send(c, { type: "Termination", audio_duration_seconds: Math.round(c.audioMs / 1000), session_duration_seconds: Math.round(c.audioMs / 1000) + 1 });
+          sendJson(c, { type: "Termination", audio_duration_seconds: Math.round(c.audioMs / 1000), session_duration_seconds: Math.round(c.audioMs / 1000) + 1 });
           ws.close(1000);
           break;
         case "KeepAlive":
@@ -255,7 +234,7 @@ export async function startFakeAssemblyAi(options: FakeAssemblyAiOptions = {}): 
     });
   }
 
-  const base = await sttFakeBase({ fake: "fake assemblyai", path: "/v3/ws", http, wss, sockets, connections, messages, rejected, violations, triggers, audioBytes: () => totalAudio });
+  const base = await sttFakeBase(state);
   const own: Omit<FakeAssemblyAi, keyof SttFakeBase<FakeAssemblyAiConnection>> = {
     partial: (text, opts = {}) => script.partial(latest(), text, opts.confidence, opts.trailingWord),
     endOfTurn: (text, opts = {}) => script.endOfTurn(latest(), text, opts.confidence, opts.formatted),

@@ -8,10 +8,10 @@
 // after `continue:false`. Synthesis is deterministic: every character (spaces too) becomes
 // `msPerChar` ms of samples whose value is the character code, so a test can count bytes or read the
 // spoken text back with `textFromPcm`.
-import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { IncomingMessage } from "node:http";
+import { loopbackServer } from "./loopback.js";
 import { pcmForText, samplesPerChar } from "./tts-pcm.js";
+import { ChunkPacer, nextWordGroup, readJsonFrame } from "./tts-socket.js";
 
 export const CARTESIA_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 
@@ -75,29 +75,15 @@ interface Ctx {
   chain: Promise<void>;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Promise<FakeCartesia> {
   const apiKey = options.apiKey ?? "test-key";
   const msPerChar = options.msPerChar ?? 10;
-  const chunkDelayMs = options.chunkDelayMs ?? 0;
   const messages: Record<string, unknown>[] = [];
   const connections: FakeCartesiaConnection[] = [];
   const violations: string[] = [];
-  const sockets = new Set<Socket>();
-  const clients = new Set<WebSocket>();
-  let chunksSent = 0;
-  let dropAt: number | undefined;
-
-  const http = createServer((_req, res) => {
-    res.writeHead(426).end("websocket only");
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const wss = new WebSocketServer({
-    server: http,
+  const chunks = new ChunkPacer(options.chunkDelayMs ?? 0);
+  const server = loopbackServer();
+  const wss = server.webSockets({
     path: "/tts/websocket",
     verifyClient: (info, callback) => {
       if (options.hangHandshake === true) return; // never answer
@@ -112,16 +98,11 @@ export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Prom
     },
   });
 
-  const dropAll = (): void => {
-    for (const client of clients) client.terminate();
-  };
-
   wss.on("connection", (ws, req) => {
-    clients.add(ws);
+    chunks.track(ws);
     const connection: FakeCartesiaConnection = { url: req.url ?? "", headers: req.headers, messages: [] };
     connections.push(connection);
     const contexts = new Map<string, Ctx>();
-    ws.on("close", () => clients.delete(ws));
     ws.on("error", () => undefined);
 
     const send = (message: object): void => {
@@ -136,7 +117,7 @@ export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Prom
       // One chunk per word (with the spaces after it), its timestamps first.
       while (ctx.synthesized < until && !ctx.cancelled && ws.readyState === ws.OPEN) {
         const rest = ctx.transcript.slice(ctx.synthesized, until);
-        const group = /^\s*\S*\s*/.exec(rest)?.[0] || rest;
+        const group = nextWordGroup(rest);
         const leading = /^\s*/.exec(group)?.[0].length ?? 0;
         const word = group.trim();
         const per = samplesPerChar(rate, msPerChar);
@@ -146,25 +127,13 @@ export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Prom
         }
         send({ type: "chunk", context_id: contextId, status_code: 206, done: false, step_time: 1, data: pcmForText(group, rate, msPerChar).toString("base64") });
         ctx.synthesized += group.length;
-        chunksSent++;
-        if (dropAt !== undefined && chunksSent >= dropAt) {
-          dropAt = undefined;
-          dropAll();
-          return;
-        }
-        if (chunkDelayMs > 0) await sleep(chunkDelayMs);
-        else await new Promise((resolve) => setImmediate(resolve));
+        if (!(await chunks.chunkSent())) return;
       }
     };
 
     ws.on("message", (data, isBinary) => {
-      if (isBinary) return void error(undefined, "binary frames are not accepted");
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse((data as Buffer).toString("utf8")) as Record<string, unknown>;
-      } catch {
-        return void error(undefined, "malformed JSON");
-      }
+      const message = readJsonFrame(data, isBinary);
+      if (typeof message === "string") return void error(undefined, message);
       messages.push(message);
       connection.messages.push(message);
       const contextId = message.context_id;
@@ -204,28 +173,18 @@ export async function startFakeCartesia(options: FakeCartesiaOptions = {}): Prom
     });
   });
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
+  const port = await server.listen();
   return {
     url: `ws://127.0.0.1:${port}/tts/websocket`,
     messages,
     connections,
     violations,
     get chunksSent() {
-      return chunksSent;
+      return chunks.sent;
     },
-    drop: dropAll,
-    dropAfterChunks(n) {
-      dropAt = chunksSent + n;
-    },
-    sendRaw(text) {
-      for (const client of clients) client.send(text);
-    },
-    async close() {
-      dropAll();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    drop: () => chunks.dropAll(),
+    dropAfterChunks: (n) => chunks.dropAfter(n),
+    sendRaw: (text) => chunks.sendRaw(text),
+    close: () => server.close(),
   };
 }

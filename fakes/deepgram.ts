@@ -7,10 +7,12 @@
 // `Results` / `UtteranceEnd` / `SpeechStarted`, speak a whole utterance as Deepgram streams one
 // (`speak`: interims over the unfinalized audio, several `is_final` segments, the last with
 // `speech_final`), or speak a transcript that way once N ms of audio arrived.
-import { AudioTriggers, parseClientMessage, sttFakeBase, transcriptList, type SttFakeBase } from "./stt-shared.js";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+import { frameBytes, readControl, sttFakeBase, sttFakeState, type SttFakeBase } from "./stt-shared.js";
+import { latestConnection, sendJson } from "./ws-waits.js";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import type { RawData, WebSocket } from "ws";
+import { refuseUpgrade } from "./loopback.js";
 
 export const FAKE_DEEPGRAM_KEY = "fake-deepgram-key";
 
@@ -113,32 +115,19 @@ function bytesPerSecond(q: URLSearchParams): number {
 export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Promise<FakeDeepgram> {
   const apiKey = options.apiKey ?? FAKE_DEEPGRAM_KEY;
   const idleTimeoutMs = options.idleTimeoutMs ?? 10_000;
-  const connections: FakeDeepgramConnection[] = [];
-  const messages: Record<string, unknown>[] = [];
-  const rejected: { status: number; reason: string }[] = [];
-  const violations: string[] = [];
-  const triggers = new AudioTriggers<FakeDeepgramConnection>(transcriptList(options.transcript), options.transcriptAfterMs);
-  const sockets = new Set<Socket>();
-  let totalAudio = 0;
+  const state = sttFakeState<FakeDeepgramConnection>("fake deepgram", "/v1/listen", options);
+  const { connections, messages, rejected, violations, triggers, server } = state;
   let clock = 0; // stream seconds for Results timing, per server (good enough for tests)
 
-  const http = createServer((_req, res) => {
-    res.writeHead(426, { "content-type": "text/plain" }).end("upgrade required");
-  });
-  http.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = server.webSockets({ noServer: true });
 
   const refuse = (socket: Socket, status: number, reason: string): void => {
     rejected.push({ status, reason });
-    const body = JSON.stringify({ err_code: status === 401 ? "INVALID_AUTH" : "Bad Request", err_msg: reason });
-    const text = status === 401 ? "Unauthorized" : "Bad Request";
-    socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: application/json\r\ndg-error: ${reason}\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    const body = { err_code: status === 401 ? "INVALID_AUTH" : "Bad Request", err_msg: reason };
+    refuseUpgrade(socket, status, status === 401 ? "Unauthorized" : "Bad Request", body, { "dg-error": reason });
   };
 
-  http.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  server.http.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://fake");
     if (url.pathname !== "/v1/listen") return refuse(socket, 404, `no route ${url.pathname}`);
     const auth = req.headers.authorization ?? "";
@@ -148,15 +137,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws, url.searchParams, req.headers));
   });
 
-  const latest = (): FakeDeepgramConnection => {
-    const c = connections.at(-1);
-    if (c === undefined) throw new Error("fake deepgram: no connection yet");
-    return c;
-  };
-
-  const send = (c: FakeDeepgramConnection, message: object): void => {
-    if (!c.closed && c.socket.readyState === c.socket.OPEN) c.socket.send(JSON.stringify(message));
-  };
+  const latest = (): FakeDeepgramConnection => latestConnection("fake deepgram", connections);
 
   const results = (text: string, isFinal: boolean, speechFinal: boolean, fromFinalize: boolean): object => {
     const start = clock;
@@ -181,17 +162,17 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
   const script = {
     partial(c: FakeDeepgramConnection, text: string): void {
       interims.set(c, text);
-      send(c, results(text, false, false, false));
+      sendJson(c, results(text, false, false, false));
     },
     final(c: FakeDeepgramConnection, text: string, speechFinal = false, fromFinalize = false): void {
       interims.delete(c);
-      send(c, results(text, true, speechFinal, fromFinalize));
+      sendJson(c, results(text, true, speechFinal, fromFinalize));
     },
     utteranceEnd(c: FakeDeepgramConnection): void {
-      send(c, { type: "UtteranceEnd", channel: [0, 1], last_word_end: clock });
+      sendJson(c, { type: "UtteranceEnd", channel: [0, 1], last_word_end: clock });
     },
     speechStarted(c: FakeDeepgramConnection): void {
-      send(c, { type: "SpeechStarted", channel: [0], timestamp: clock });
+      sendJson(c, { type: "SpeechStarted", channel: [0], timestamp: clock });
     },
     speak(c: FakeDeepgramConnection, segments: readonly string[], speechFinal = true, utteranceEnd = true): void {
       segments.forEach((segment, i) => {
@@ -221,12 +202,12 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     touch();
 
     ws.on("message", (data: RawData, isBinary: boolean) => {
-      const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
+      const buffer = frameBytes(data);
       if (isBinary) {
         touch();
         c.frames.push(buffer);
         c.audioBytes += buffer.byteLength;
-        totalAudio += buffer.byteLength;
+        state.totalAudio += buffer.byteLength;
         c.audioMs = (c.audioBytes / rate) * 1000;
         const text = triggers.advanced(c);
         if (text !== undefined) {
@@ -235,10 +216,8 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
         }
         return;
       }
-      const message = parseClientMessage(buffer);
-      c.messages.push(message);
-      messages.push(message);
-      if (typeof message.type === "string" && options.ignore?.includes(message.type) === true) return;
+      const message = readControl(c, buffer, messages, options.ignore);
+      if (message === undefined) return;
       switch (message.type) {
         case "KeepAlive":
           touch();
@@ -249,7 +228,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
         case "CloseStream": {
           const pending = interims.get(c);
           if (pending !== undefined) script.final(c, pending, true);
-          send(c, { type: "Metadata", transaction_key: "deprecated", request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: c.audioMs / 1000, channels: 1 });
+          sendJson(c, { type: "Metadata", transaction_key: "deprecated", request_id: "fake-request", sha256: "0", created: new Date().toISOString(), duration: c.audioMs / 1000, channels: 1 });
           ws.close(1000);
           break;
         }
@@ -265,7 +244,7 @@ export async function startFakeDeepgram(options: FakeDeepgramOptions = {}): Prom
     ws.on("error", () => {});
   }
 
-  const base = await sttFakeBase({ fake: "fake deepgram", path: "/v1/listen", http, wss, sockets, connections, messages, rejected, violations, triggers, audioBytes: () => totalAudio });
+  const base = await sttFakeBase(state);
   const own: Omit<FakeDeepgram, keyof SttFakeBase<FakeDeepgramConnection>> = {
     partial: (text) => script.partial(latest(), text),
     final: (text, opts = {}) => script.final(latest(), text, opts.speechFinal ?? false, opts.fromFinalize ?? false),

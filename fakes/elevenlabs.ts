@@ -32,10 +32,10 @@
 // Audio: per word, an audio frame (base64 PCM16 LE) with its `alignment` (chars, start times and
 // durations in ms, relative to the chunk). Synthesis is deterministic: every character (spaces too)
 // becomes `msPerChar` ms of samples whose value is the character code.
-import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { IncomingMessage } from "node:http";
+import { loopbackServer } from "./loopback.js";
 import { pcmForText, samplesPerChar } from "./tts-pcm.js";
+import { ChunkPacer, nextWordGroup, readJsonFrame } from "./tts-socket.js";
 
 export const ELEVENLABS_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 /** GenerationConfig.chunkLengthSchedule: "The default value … is: [120, 160, 250, 290]". */
@@ -112,8 +112,6 @@ interface Ctx {
   chain: Promise<void>;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** `generation_config.chunk_length_schedule` of an opening message, when it is a list of numbers. */
 function scheduleOf(message: Record<string, unknown>): readonly number[] {
   const config = message.generation_config;
@@ -126,27 +124,16 @@ function scheduleOf(message: Record<string, unknown>): readonly number[] {
 export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): Promise<FakeElevenLabs> {
   const apiKey = options.apiKey ?? "test-key";
   const msPerChar = options.msPerChar ?? 10;
-  const chunkDelayMs = options.chunkDelayMs ?? 0;
   const snake = options.snakeCase === true;
   const messages: Record<string, unknown>[] = [];
   const connections: FakeElevenLabsConnection[] = [];
   const violations: string[] = [];
   const finals: string[] = [];
-  const sockets = new Set<Socket>();
-  const clients = new Set<WebSocket>();
-  let chunksSent = 0;
-  let dropAt: number | undefined;
+  const chunks = new ChunkPacer(options.chunkDelayMs ?? 0);
   const route = /^\/v1\/text-to-speech\/([^/]+)\/multi-stream-input$/;
 
-  const http = createServer((_req, res) => {
-    res.writeHead(426).end("websocket only");
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const wss = new WebSocketServer({
-    server: http,
+  const server = loopbackServer();
+  const wss = server.webSockets({
     verifyClient: (info, callback) => {
       if (options.hangHandshake === true) return;
       const url = new URL(info.req.url ?? "/", "http://fake");
@@ -160,12 +147,8 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
     },
   });
 
-  const dropAll = (): void => {
-    for (const client of clients) client.terminate();
-  };
-
   wss.on("connection", (ws, req) => {
-    clients.add(ws);
+    chunks.track(ws);
     const url = new URL(req.url ?? "/", "http://fake");
     const contexts = new Map<string, Ctx>();
     let peak = 0;
@@ -179,7 +162,6 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
     };
     connections.push(connection);
     const rate = Number(/^pcm_(\d+)$/.exec(connection.query.output_format ?? "")?.[1]);
-    ws.on("close", () => clients.delete(ws));
     ws.on("error", () => undefined);
 
     const send = (message: object): void => {
@@ -204,7 +186,7 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
     const synthesize = async (contextId: string, ctx: Ctx, until: number): Promise<void> => {
       while (ctx.synthesized < until && ws.readyState === ws.OPEN) {
         const rest = ctx.text.slice(ctx.synthesized, until);
-        const group = /^\s*\S*\s*/.exec(rest)?.[0] || rest;
+        const group = nextWordGroup(rest);
         const align = alignment(group);
         send({
           audio: pcmForText(group, rate, msPerChar).toString("base64"),
@@ -213,14 +195,7 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
           ...(snake ? { alignment: align, normalized_alignment: align } : { alignment: align, normalizedAlignment: align }),
         });
         ctx.synthesized += group.length;
-        chunksSent++;
-        if (dropAt !== undefined && chunksSent >= dropAt) {
-          dropAt = undefined;
-          dropAll();
-          return;
-        }
-        if (chunkDelayMs > 0) await sleep(chunkDelayMs);
-        else await new Promise((resolve) => setImmediate(resolve));
+        if (!(await chunks.chunkSent())) return;
       }
     };
     /** Hand everything buffered to generation (a flush, or the schedule's next step reached). */
@@ -234,13 +209,8 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
 
     ws.on("message", (data, isBinary) => {
       if (ws.readyState !== ws.OPEN) return; // closing (after a refusal or close_socket): nothing more is read
-      if (isBinary) return void error(undefined, "binary frames are not accepted");
-      let message: Record<string, unknown>;
-      try {
-        message = JSON.parse((data as Buffer).toString("utf8")) as Record<string, unknown>;
-      } catch {
-        return void error(undefined, "malformed JSON");
-      }
+      const message = readJsonFrame(data, isBinary);
+      if (typeof message === "string") return void error(undefined, message);
       messages.push(message);
       connection.messages.push(message);
       if (message.close_socket === true) {
@@ -300,26 +270,16 @@ export async function startFakeElevenLabs(options: FakeElevenLabsOptions = {}): 
     });
   });
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
+  const port = await server.listen();
   return {
     url: `ws://127.0.0.1:${port}`,
     messages,
     connections,
     violations,
     finals,
-    drop: dropAll,
-    dropAfterChunks(n) {
-      dropAt = chunksSent + n;
-    },
-    sendRaw(text) {
-      for (const client of clients) client.send(text);
-    },
-    async close() {
-      dropAll();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    drop: () => chunks.dropAll(),
+    dropAfterChunks: (n) => chunks.dropAfter(n),
+    sendRaw: (text) => chunks.sendRaw(text),
+    close: () => server.close(),
   };
 }

@@ -15,10 +15,11 @@
 // non-resumable update (the SDK: "we send update empty new_handle and resumable=false. Example of
 // such case could be model executing function calls"). Every client message is recorded per
 // connection, and protocol violations are collected in `violations`.
-import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import { until } from "./ws-waits.js";
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import type { RawData, WebSocket } from "ws";
+import { loopbackServer, refuseUpgrade } from "./loopback.js";
+import { latestConnection, until } from "./ws-waits.js";
 
 export const FAKE_GEMINI_KEY = "fake-gemini-key";
 const PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
@@ -172,38 +173,26 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
   const rejected: number[] = [];
   const violations: string[] = [];
   const callIds = new Set<string>();
-  const sockets = new Set<Socket>();
   let refuseStatus: number | undefined;
   let calls = 0;
   let handles = 0;
 
-  const http = createServer((_req, res) => {
-    res.writeHead(426, { "content-type": "text/plain" }).end("upgrade required");
-  });
-  http.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const wss = new WebSocketServer({ noServer: true });
+  const server = loopbackServer();
+  const wss = server.webSockets({ noServer: true });
 
   const refuse = (socket: Socket, status: number): void => {
     rejected.push(status);
-    const body = JSON.stringify({ error: { code: status, message: "refused by the fake", status: "UNAVAILABLE" } });
-    socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    refuseUpgrade(socket, status, "Refused", { error: { code: status, message: "refused by the fake", status: "UNAVAILABLE" } });
   };
 
-  http.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  server.http.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://fake");
     if (refuseStatus !== undefined) return refuse(socket, refuseStatus);
     if (url.pathname !== PATH) return refuse(socket, 404);
     wss.handleUpgrade(req, socket, head, (ws) => accept(ws, url.searchParams));
   });
 
-  const latest = (): FakeGeminiConnection => {
-    const c = connections.at(-1);
-    if (c === undefined) throw new Error("fake gemini: no connection yet");
-    return c;
-  };
+  const latest = (): FakeGeminiConnection => latestConnection("fake gemini", connections);
 
   const sendOn = (c: FakeGeminiConnection, message: Json): void => {
     if (c.closed || c.socket.readyState !== c.socket.OPEN) return;
@@ -290,11 +279,9 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
     });
   };
 
+  const port = await server.listen();
   const fake: FakeGemini = {
-    get url() {
-      const { port } = http.address() as AddressInfo;
-      return `ws://127.0.0.1:${port}${PATH}`;
-    },
+    url: `ws://127.0.0.1:${port}${PATH}`,
     connections,
     get latest() {
       return latest();
@@ -386,14 +373,8 @@ export async function startFakeGeminiLive(options: FakeGeminiOptions = {}): Prom
     async waitForClose(connection, timeoutMs = 2000) {
       await until("fake gemini", () => connection.closed, `connection ${connection.index} to close`, timeoutMs);
     },
-    async close() {
-      for (const c of connections) c.socket.terminate();
-      for (const socket of sockets) socket.destroy();
-      wss.close();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    close: () => server.close(),
   };
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return fake;
 }

@@ -28,9 +28,9 @@
 // connection), picks each response (`reply`) and learns when it ends (`onResponseDone`). With
 // `realTime`, audio goes out on the wall clock (one `chunkMs` delta every `chunkMs`); with `record:
 // false` the fake keeps no history (no messages, audio or events), so it can run for as long as a soak.
-import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { IncomingMessage } from "node:http";
+import type { WebSocket } from "ws";
+import { loopbackServer } from "./loopback.js";
 
 export const REALTIME_RATE = 24_000;
 
@@ -285,7 +285,6 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   const sessionUpdates: number[] = [];
   const violations: string[] = [];
   const turns: FakeRealtimeTurn[] = [];
-  const sockets = new Set<Socket>();
   let upgrades = 0;
   let refusal: number | undefined;
   let refusals = Number.POSITIVE_INFINITY;
@@ -294,15 +293,8 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
   let seq = 0;
   const id = (prefix: string): string => `${prefix}_${++seq}`;
 
-  const http = createServer((_req, res) => {
-    res.writeHead(426).end("websocket only");
-  });
-  http.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  const wss = new WebSocketServer({
-    server: http,
+  const server = loopbackServer();
+  const wss = server.webSockets({
     path: "/v1/realtime",
     verifyClient: (info, callback) => {
       upgrades++;
@@ -627,8 +619,7 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
     if (options.silent !== true) send(conn, { type: "session.created", session: conn.session });
   });
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
+  const port = await server.listen();
 
   const speechStarted = (conn: Conn): string => {
     const itemId = id("item");
@@ -801,11 +792,6 @@ export async function startFakeOpenAiRealtime(options: FakeOpenAiRealtimeOptions
       on.manual.finish();
     },
     openSockets: () => connections.filter((c) => c.open).length,
-    async close() {
-      dropAll();
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
+    close: () => server.close(),
   };
 }

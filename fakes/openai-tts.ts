@@ -5,8 +5,8 @@
 // records every request, and streams raw 24 kHz PCM16 LE back in deliberately odd-sized chunks
 // (default 999 bytes), so sample boundaries fall inside chunks. Synthesis is deterministic: every
 // character becomes `msPerChar` ms of samples whose value is the character code.
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import { loopbackServer } from "./loopback.js";
 import { pcmForText } from "./tts-pcm.js";
 
 export const OPENAI_PCM_RATE = 24000;
@@ -65,7 +65,6 @@ export async function startFakeOpenAiTts(options: FakeOpenAiTtsOptions = {}): Pr
   const messages: Record<string, unknown>[] = [];
   const requests: SpeechRequest[] = [];
   const violations: string[] = [];
-  const sockets = new Set<Socket>();
   const inFlight = new Set<ServerResponse>();
   let maxConcurrent = 0;
   let aborted = 0;
@@ -73,7 +72,7 @@ export async function startFakeOpenAiTts(options: FakeOpenAiTtsOptions = {}): Pr
   let dropAfter: number | undefined;
   const failures: number[] = [];
 
-  const server = createServer((req, res) => {
+  const server = loopbackServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
@@ -140,13 +139,8 @@ export async function startFakeOpenAiTts(options: FakeOpenAiTtsOptions = {}): Pr
       })();
     });
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await server.listen();
   return {
     url: `http://127.0.0.1:${port}/v1`,
     messages,
@@ -170,9 +164,6 @@ export async function startFakeOpenAiTts(options: FakeOpenAiTtsOptions = {}): Pr
     failNext(status, times = 1) {
       for (let i = 0; i < times; i++) failures.push(status);
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => server.close(),
   };
 }

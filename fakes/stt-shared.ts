@@ -1,6 +1,28 @@
 /** What the streaming-STT fakes (Deepgram, AssemblyAI) share: reading a client's control frames, audio-timed triggers, their common surface. */
-import type { AddressInfo } from "node:net";
-import { audioFakeWaits, type AudioFakeState, type AudioFakeWaits, type WaitableConnection } from "./ws-waits.js";
+import type { RawData } from "ws";
+import { loopbackServer } from "./loopback.js";
+import { audioFakeWaits, latestConnection, type AudioFakeState, type AudioFakeWaits, type WaitableConnection } from "./ws-waits.js";
+
+/** A frame's bytes as one Buffer (ws hands over a Buffer, an ArrayBuffer or a list of fragments). */
+export function frameBytes(data: RawData): Buffer {
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as Buffer);
+}
+
+/**
+ * A client's control (text) frame: parsed, and recorded on its connection and over the whole fake;
+ * undefined when the test asked the fake to ignore messages of its type (the `ignore` option).
+ */
+export function readControl(
+  c: { readonly messages: Record<string, unknown>[] },
+  buffer: Buffer,
+  all: Record<string, unknown>[],
+  ignore: readonly string[] | undefined,
+): Record<string, unknown> | undefined {
+  const message = parseClientMessage(buffer);
+  c.messages.push(message);
+  all.push(message);
+  return typeof message.type === "string" && ignore?.includes(message.type) === true ? undefined : message;
+}
 
 /** A client text frame as a record; anything that is not a JSON object becomes `{ type: "<invalid>", raw }`. */
 export function parseClientMessage(buffer: Buffer): Record<string, unknown> {
@@ -75,29 +97,46 @@ export interface SttFakeBase<C extends WaitableConnection> extends AudioFakeWait
   onAudio(ms: number, fn: (connection: C) => void): void;
 }
 
-/** Start listening on a loopback port and build the common surface; the vendor adds its script to it (`Object.assign`). */
-export async function sttFakeBase<C extends WaitableConnection & { readonly audioMs: number }>(
-  state: Omit<AudioFakeState<C>, "audioBytes"> & {
-    readonly path: string;
-    readonly audioBytes: () => number;
-    readonly rejected: { status: number; reason: string }[];
-    readonly violations: string[];
-    readonly triggers: AudioTriggers<C>;
-  },
-): Promise<SttFakeBase<C>> {
-  const { http, connections } = state;
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  const latest = (): C => {
-    const c = connections.at(-1);
-    if (c === undefined) throw new Error(`${state.fake}: no connection yet`);
-    return c;
+/** What every streaming-STT fake records and serves on: made first, filled by the vendor's script, listed by `sttFakeBase`. */
+export interface SttFakeState<C extends WaitableConnection & { readonly audioMs: number }> extends Omit<AudioFakeState<C>, "audioBytes"> {
+  readonly path: string;
+  readonly rejected: { status: number; reason: string }[];
+  readonly violations: string[];
+  readonly triggers: AudioTriggers<C>;
+  /** Audio bytes received over all connections. */
+  totalAudio: number;
+}
+
+/** The state of a fake named `fake` (in timeout errors) serving `path`, its auto transcripts from `options`. */
+export function sttFakeState<C extends WaitableConnection & { readonly audioMs: number }>(
+  fake: string,
+  path: string,
+  options: { readonly transcript?: string | readonly string[]; readonly transcriptAfterMs?: number },
+): SttFakeState<C> {
+  return {
+    fake,
+    path,
+    connections: [],
+    messages: [],
+    rejected: [],
+    violations: [],
+    triggers: new AudioTriggers<C>(transcriptList(options.transcript), options.transcriptAfterMs),
+    server: loopbackServer(),
+    totalAudio: 0,
   };
+}
+
+/** Start listening on a loopback port and build the common surface; the vendor adds its script to it (`Object.assign`). */
+export async function sttFakeBase<C extends WaitableConnection & { readonly audioMs: number }>(state: SttFakeState<C>): Promise<SttFakeBase<C>> {
+  const { connections } = state;
+  const audioBytes = (): number => state.totalAudio;
+  const port = await state.server.listen();
+  const latest = (): C => latestConnection(state.fake, connections);
   return {
     url: `ws://127.0.0.1:${port}${state.path}`,
     connections,
     get audioBytes() {
-      return state.audioBytes();
+      return audioBytes();
     },
     messages: state.messages,
     rejected: state.rejected,
@@ -109,6 +148,6 @@ export async function sttFakeBase<C extends WaitableConnection & { readonly audi
     drop: () => latest().socket.terminate(),
     closeWith: (code, reason = "") => latest().socket.close(code, reason),
     onAudio: (ms, fn) => state.triggers.at(ms, fn),
-    ...audioFakeWaits(state),
+    ...audioFakeWaits({ ...state, audioBytes }),
   };
 }

@@ -2,9 +2,8 @@
  * Wait and shutdown plumbing shared by the loopback WebSocket fakes (STT vendors, Gemini Live).
  * Polls every 2 ms; timeouts are generous ceilings for a failing test, never a latency bar.
  */
-import type { Server } from "node:http";
-import type { Socket } from "node:net";
-import type { WebSocket, WebSocketServer } from "ws";
+import type { WebSocket } from "ws";
+import type { Loopback } from "./loopback.js";
 
 /** Resolve once `check()` holds; reject naming `what` after `timeoutMs`. */
 export async function until(fake: string, check: () => boolean, what: string, timeoutMs: number): Promise<void> {
@@ -18,6 +17,18 @@ export async function until(fake: string, check: () => boolean, what: string, ti
 export interface WaitableConnection {
   readonly socket: WebSocket;
   closed: boolean;
+}
+
+/** The last connection `fake` accepted; throws when there is none yet. */
+export function latestConnection<C>(fake: string, connections: readonly C[]): C {
+  const c = connections.at(-1);
+  if (c === undefined) throw new Error(`${fake}: no connection yet`);
+  return c;
+}
+
+/** Send `message` as a JSON text frame on `c`, unless it has closed (what a fake says to a gone client is lost). */
+export function sendJson(c: WaitableConnection, message: object): void {
+  if (!c.closed && c.socket.readyState === c.socket.OPEN) c.socket.send(JSON.stringify(message));
 }
 
 export interface AudioFakeWaits<C extends WaitableConnection> {
@@ -37,19 +48,13 @@ export interface AudioFakeState<C extends WaitableConnection> {
   readonly messages: Record<string, unknown>[];
   /** Audio bytes received over all connections. */
   audioBytes(): number;
-  readonly wss: WebSocketServer;
-  readonly http: Server;
-  readonly sockets: Set<Socket>;
+  /** The server the fake listens on (its close ends every connection). */
+  readonly server: Loopback;
 }
 
 /** The waits and `close()` of a fake that receives audio and typed JSON control messages. */
 export function audioFakeWaits<C extends WaitableConnection>(state: AudioFakeState<C>): AudioFakeWaits<C> {
   const { fake, connections, messages } = state;
-  const latest = (): C => {
-    const c = connections.at(-1);
-    if (c === undefined) throw new Error(`${fake}: no connection yet`);
-    return c;
-  };
   return {
     async waitForConnection(count = connections.length + 1, timeoutMs = 2000) {
       await until(fake, () => connections.length >= count, `connection #${count}`, timeoutMs);
@@ -64,14 +69,9 @@ export function audioFakeWaits<C extends WaitableConnection>(state: AudioFakeSta
       await until(fake, () => state.audioBytes() >= bytes, `${bytes} audio bytes`, timeoutMs);
     },
     async waitForClose(connection, timeoutMs = 2000) {
-      const c = connection ?? latest();
+      const c = connection ?? latestConnection(fake, connections);
       await until(fake, () => c.closed, "the socket to close", timeoutMs);
     },
-    async close() {
-      for (const c of connections) c.socket.terminate();
-      state.wss.close();
-      for (const socket of state.sockets) socket.destroy();
-      await new Promise<void>((resolve) => state.http.close(() => resolve()));
-    },
+    close: () => state.server.close(),
   };
 }
