@@ -16,7 +16,7 @@
  * fatal `connection` error, then closed({expected:false}), and no further attempt; mic audio over
  * the socket's backlog limit is dropped and counted (`droppedAudioBytes`).
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { WebSocket } from "ws";
 import { virtualClock, type Clock, type VirtualClock } from "../../src/clock.js";
 import { GatewayError, MissingKeyError } from "../../src/errors.js";
@@ -27,6 +27,7 @@ import { openAiRealtime } from "../../src/s2s/providers/openai-realtime.js";
 import type { S2sEvents, S2sProvider, S2sSession, S2sSetup } from "../../src/s2s/s2s-port.js";
 import { FAKE_GEMINI_KEY, startFakeGeminiLive } from "../../fakes/gemini-live.js";
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
+import { closeAfterEach } from "../helpers/cleanups.js";
 
 type Env = Record<string, string>;
 
@@ -82,10 +83,7 @@ const SETUP: S2sSetup = {
   interruptResponse: true,
 };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const waitFor = (check: () => void): Promise<void> => vi.waitFor(check, { timeout: 3000, interval: 5 });
@@ -117,15 +115,8 @@ function recorder() {
 
 async function open(served: Served, runtime: Runtime = {}): Promise<{ session: S2sSession; rec: ReturnType<typeof recorder> }> {
   const rec = recorder();
-  const session = await served.provider({}, undefined, runtime).open({ setup: SETUP, history: () => [] }, rec.events);
-  cleanups.push(() => session.close());
+  const session = closing(await served.provider({}, undefined, runtime).open({ setup: SETUP, history: () => [] }, rec.events));
   return { session, rec };
-}
-
-async function started<F extends { close(): Promise<void> }>(start: () => Promise<F>): Promise<F> {
-  const fake = await start();
-  cleanups.push(() => fake.close());
-  return fake;
 }
 
 function openAi(): S2sAdapter {
@@ -135,7 +126,7 @@ function openAi(): S2sAdapter {
     keyVariable: "OPENAI_API_KEY",
     build,
     async serve(settings = {}) {
-      const fake = await started(() => startFakeOpenAiRealtime({ holdSessionUpdated: settings.holdSetup === true }));
+      const fake = closing(await startFakeOpenAiRealtime({ holdSessionUpdated: settings.holdSetup === true }));
       return {
         provider: (options = {}, env = { OPENAI_API_KEY: "test-key" }, runtime = {}) => build({ url: fake.url, ...options }, env, runtime),
         setupSent: () => waitFor(() => expect(fake.sessionUpdates[0]).toBe(1)),
@@ -161,7 +152,7 @@ function gemini(): S2sAdapter {
     keyVariable: "GOOGLE_API_KEY",
     build,
     async serve(settings = {}) {
-      const fake = await started(() => startFakeGeminiLive({ completeSetup: settings.holdSetup !== true }));
+      const fake = closing(await startFakeGeminiLive({ completeSetup: settings.holdSetup !== true }));
       return {
         provider: (options = {}, env = { GOOGLE_API_KEY: FAKE_GEMINI_KEY }, runtime = {}) => build({ url: fake.url, ...options }, env, runtime),
         setupSent: async () => void (await fake.waitForMessage("setup")),

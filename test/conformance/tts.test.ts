@@ -17,7 +17,7 @@
  * Malformed JSON from a socket vendor is logged and ignored. cancel() is a barrier: no event after
  * it, the vendor is told, later pushes are dropped and the session serves the next stream.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { virtualClock, type Clock } from "../../src/clock.js";
 import { GatewayError, MissingKeyError } from "../../src/errors.js";
 import { silentLogger } from "../../src/log.js";
@@ -31,6 +31,7 @@ import { startFakeElevenLabs } from "../../fakes/elevenlabs.js";
 import { startFakeOpenAiTts } from "../../fakes/openai-tts.js";
 import { pcmForText, textFromPcm } from "../../fakes/tts-pcm.js";
 import { ttsRecorder, type TtsRecorder } from "../helpers/tts-recorder.js";
+import { closeAfterEach } from "../helpers/cleanups.js";
 
 type Env = Record<string, string>;
 
@@ -108,26 +109,15 @@ interface TtsAdapter {
 const SAMPLE_RATE = 16000;
 const KEY = "test-key";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A session on `provider`, closed after the test. */
 async function openOn(provider: TtsProvider): Promise<TtsSession> {
-  const session = await provider.open({ sampleRate: SAMPLE_RATE });
-  cleanups.push(() => session.close());
-  return session;
+  return closing(await provider.open({ sampleRate: SAMPLE_RATE }));
 }
 
-/** A socket vendor's fake and its handle, closed after the test. */
-async function started<F extends { close(): Promise<void> }>(start: () => Promise<F>): Promise<F> {
-  const fake = await start();
-  cleanups.push(() => fake.close());
-  return fake;
-}
 
 /** Open with a virtual clock on a fake that never answers the handshake. */
 async function hangingHandshake(serve: (settings: Settings) => Promise<Served>, clock: Clock): Promise<{ settled: Promise<string>; heard: () => readonly string[] }> {
@@ -181,7 +171,7 @@ interface SocketVendor<F extends SocketFake> {
 
 function socketAdapter<F extends SocketFake>(vendor: SocketVendor<F>): TtsAdapter {
   const serve = async (settings: Settings = {}): Promise<Served> => {
-    const fake = await started(() => vendor.start(settings));
+    const fake = closing(await vendor.start(settings));
     const provider = (options: Record<string, unknown> = {}, env: Env = { [vendor.keyVariable]: KEY }, runtime: Runtime = {}): TtsProvider => vendor.build({ url: fake.url, ...options }, env, runtime);
     return {
       provider,
@@ -273,7 +263,7 @@ function openAi(): TtsAdapter {
   const build = (options: Record<string, unknown>, env: Env, runtime: Runtime & { fetch?: typeof fetch } = {}): TtsProvider => openAiTts({ kind: "openai", options }, env, runtime);
   const serve = async (settings: Settings = {}): Promise<Served> => {
     // Body writes of one character's audio, so a drop and a cancel land mid-segment.
-    const fake = await started(() => startFakeOpenAiTts({ chunkBytes: OPENAI_BYTES_PER_CHAR, ...(settings.chunkDelayMs === undefined ? {} : { chunkDelayMs: settings.chunkDelayMs }) }));
+    const fake = closing(await startFakeOpenAiTts({ chunkBytes: OPENAI_BYTES_PER_CHAR, ...(settings.chunkDelayMs === undefined ? {} : { chunkDelayMs: settings.chunkDelayMs }) }));
     const provider = (options: Record<string, unknown> = {}, env: Env = { OPENAI_API_KEY: KEY }, runtime: Runtime = {}): TtsProvider => build({ baseURL: fake.url, ...options }, env, runtime);
     return {
       provider,
@@ -310,8 +300,7 @@ function openAi(): TtsAdapter {
     serve,
     spoken: (text) => text,
     async refusal(provider) {
-      const session = await provider.open({ sampleRate: 24000 });
-      cleanups.push(() => session.close());
+      const session = closing(await provider.open({ sampleRate: 24000 }));
       const rec = ttsRecorder();
       const stream = session.stream(rec.events);
       stream.push("Hello.");

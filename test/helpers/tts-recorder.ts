@@ -1,4 +1,7 @@
-import type { TtsStreamEvents, WordTiming } from "../../src/pipeline/tts-port.js";
+import { expect } from "vitest";
+import { bytesToSamples } from "../../src/audio/pcm.js";
+import type { TtsSession, TtsStreamEvents, WordTiming } from "../../src/pipeline/tts-port.js";
+import { textFromPcm } from "../../fakes/tts-pcm.js";
 
 /** Collects a TTS stream's events; `ended` settles on done or error. */
 export function ttsRecorder() {
@@ -30,7 +33,56 @@ export function ttsRecorder() {
       resolveEnd(error);
     },
   };
-  return { events, chunks, words, order, ended, firstAudio, doneCount: () => doneCount, pcm: () => Buffer.concat(chunks) };
+  const pcm = (): Buffer => Buffer.concat(chunks);
+  return { events, chunks, words, order, ended, firstAudio, doneCount: () => doneCount, pcm, samples: () => bytesToSamples(pcm()) };
 }
 
 export type TtsRecorder = ReturnType<typeof ttsRecorder>;
+
+/** Speaks `pushes` as one stream on `session` (pushed in order, then ended), checks that it ends done, and resolves with its recorder. */
+export async function speak(session: TtsSession, ...pushes: string[]): Promise<TtsRecorder> {
+  const rec = ttsRecorder();
+  const stream = session.stream(rec.events);
+  for (const text of pushes) stream.push(text);
+  stream.end();
+  expect(await rec.ended).toBe("done");
+  return rec;
+}
+
+/** Two pushes the socket vendors' tests speak on one context, a word boundary between them. */
+export const TWO_PUSHES = ["Hello there, ", "how are you?"] as const;
+
+/**
+ * Checks what a 16 kHz session heard of TWO_PUSHES from a fake TTS (10 ms a character, fakes/tts-pcm.ts):
+ * `spoken` as audio (the text with the vendor's own spacing), and word timings that run on from the
+ * first sample across both pushes (ms).
+ */
+export function expectTwoPushes(rec: TtsRecorder, spoken: string): void {
+  // 10 ms a character: 160 samples at 16 kHz, 2 bytes each.
+  expect(rec.pcm().length).toBe(spoken.length * 160 * 2);
+  expect(textFromPcm(rec.pcm(), 16000)).toBe(spoken);
+  expect(rec.words.map((w) => w.word)).toEqual(["Hello", "there,", "how", "are", "you?"]);
+  expect(rec.words[0]).toEqual({ word: "Hello", startMs: 0, endMs: 50 });
+  expect(rec.words[2]!.startMs).toBeCloseTo(130);
+  expect(rec.words[4]!.endMs).toBeCloseTo(250);
+}
+
+/**
+ * For each `[requested, offered]` pair (Hz): a session opened (`open`) at the requested rate runs at
+ * the offered one, and `push` is heard as "Hi. " at it; `asked` checks the vendor was asked for the
+ * offered rate. (`push` "Hi." for a vendor that ends every chunk with a space itself.)
+ */
+export async function expectNearestRates(
+  pairs: readonly (readonly [number, number])[],
+  open: (sampleRate: number) => Promise<TtsSession>,
+  asked: (offered: number) => void,
+  push = "Hi. ",
+): Promise<void> {
+  for (const [requested, offered] of pairs) {
+    const session = await open(requested);
+    expect(session.sampleRate).toBe(offered);
+    const rec = await speak(session, push);
+    asked(offered);
+    expect(textFromPcm(rec.pcm(), offered)).toBe("Hi. ");
+  }
+}

@@ -3,26 +3,20 @@
 // nothing of the conversation but its task, and its answer is the call's result; a hand-off puts
 // a roster member's prompt, model and tools in charge of the same connection, history and all.
 import { Type } from "@sinclair/typebox";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, ConfigError, subagent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
-import type { Gateway } from "../../src/server/gateway-types.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
+import { closeAfterEach } from "../helpers/cleanups.js";
 import { connect } from "../helpers/ws-client.js";
 
+const closing = closeAfterEach();
 let fake: FakeOpenAiServer;
-let gateway: Gateway | undefined;
 
 beforeEach(async () => {
-  fake = await startFakeOpenAiServer();
-});
-
-afterEach(async () => {
-  await gateway?.close();
-  gateway = undefined;
-  await fake.close();
+  fake = closing(await startFakeOpenAiServer());
 });
 
 const almanac = tool({ description: "Capitals by country", parameters: Type.Object({ country: Type.String() }), execute: () => "Oslo" });
@@ -32,7 +26,7 @@ function llm(model: string) {
 }
 
 async function serve(def: Parameters<typeof createGateway>[0]["agent"]): Promise<string> {
-  gateway = createGateway({ agent: def, logger: silentLogger, env: {}, processMetrics: false });
+  const gateway = closing(createGateway({ agent: def, logger: silentLogger, env: {}, processMetrics: false }));
   const { url } = await gateway.listen(0);
   return `${url.replace(/^http/, "ws")}/websocket`;
 }

@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { GatewayError } from "../../../src/errors.js";
 import { ASSEMBLYAI_FATAL_CLOSE_CODES, assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
 import type { SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../../fakes/assemblyai.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
 
 const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 400, maxSilenceMs: 1280 };
@@ -15,22 +16,18 @@ const recorder = () => sttRecorder();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+const closing = closeAfterEach();
 let fake: FakeAssemblyAi;
+/** The session the test opened last, closed after it. */
 let session: SttSession | undefined;
 
 beforeEach(async () => {
-  fake = await startFakeAssemblyAi();
-});
-
-afterEach(async () => {
-  await session?.close();
-  session = undefined;
-  await fake.close();
+  fake = closing(await startFakeAssemblyAi());
 });
 
 async function restartFake(options: FakeAssemblyAiOptions): Promise<void> {
   await fake.close();
-  fake = await startFakeAssemblyAi(options);
+  fake = closing(await startFakeAssemblyAi(options));
 }
 
 function provider(options: Record<string, unknown> = {}, runtime: AssemblyAiSttOptions = {}, env: Record<string, string> = ENV) {
@@ -39,7 +36,7 @@ function provider(options: Record<string, unknown> = {}, runtime: AssemblyAiSttO
 
 async function openSession(open: Partial<SttOpenOptions> = {}, options: Record<string, unknown> = {}, runtime: AssemblyAiSttOptions = {}) {
   const rec = recorder();
-  session = await provider(options, runtime).open({ ...OPEN, ...open }, rec.events);
+  session = closing(await provider(options, runtime).open({ ...OPEN, ...open }, rec.events));
   return rec;
 }
 

@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import type { GatewayError } from "../../../src/errors.js";
 import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions } from "../../../src/pipeline/providers/stt/deepgram.js";
 import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../../fakes/deepgram.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
 
 const ENV = { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 300, maxSilenceMs: 1200 };
@@ -15,17 +16,13 @@ const recorder = () => sttRecorder();
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+const closing = closeAfterEach();
 let fake: FakeDeepgram;
+/** The session the test opened last, closed after it. */
 let session: SttSession | undefined;
 
 beforeEach(async () => {
-  fake = await startFakeDeepgram();
-});
-
-afterEach(async () => {
-  await session?.close();
-  session = undefined;
-  await fake.close();
+  fake = closing(await startFakeDeepgram());
 });
 
 function provider(options: Record<string, unknown> = {}, runtime: DeepgramSttOptions = {}, env: Record<string, string> = ENV) {
@@ -34,7 +31,7 @@ function provider(options: Record<string, unknown> = {}, runtime: DeepgramSttOpt
 
 async function openSession(open: Partial<SttOpenOptions> = {}, options: Record<string, unknown> = {}, runtime: DeepgramSttOptions = {}) {
   const rec = recorder();
-  session = await provider(options, runtime).open({ ...OPEN, ...open }, rec.events);
+  session = closing(await provider(options, runtime).open({ ...OPEN, ...open }, rec.events));
   return rec;
 }
 
@@ -201,7 +198,7 @@ describe("deepgramStt: transcripts", () => {
         }
       },
     };
-    session = await provider({}, { log }).open(OPEN, events);
+    session = closing(await provider({}, { log }).open(OPEN, events));
     fake.sendRaw("{not json");
     fake.sendRaw(JSON.stringify([1, 2]));
     fake.partial("still");
@@ -240,7 +237,6 @@ describe("deepgramStt: keepalive, backlog and drops", () => {
     await openSession({}, {}, { keepAliveMs: 20 });
     await fake.waitForMessage("KeepAlive", 2);
     await session!.close();
-    session = undefined;
     const count = fake.messages.filter((m) => m.type === "KeepAlive").length;
     await sleep(60);
     expect(fake.messages.filter((m) => m.type === "KeepAlive")).toHaveLength(count);

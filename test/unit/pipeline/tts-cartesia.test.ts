@@ -1,50 +1,29 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { cartesiaTts, type CartesiaTtsOptions } from "../../../src/pipeline/providers/tts/cartesia.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { CARTESIA_FAKE_VERSION, startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../../fakes/cartesia.js";
-import { ttsRecorder } from "../../helpers/tts-recorder.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
+import { expectNearestRates, expectTwoPushes, speak, ttsRecorder, TWO_PUSHES } from "../../helpers/tts-recorder.js";
 
 const KEY = { CARTESIA_API_KEY: "test-key" };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 async function fake(options: FakeCartesiaOptions = {}): Promise<FakeCartesia> {
-  const server = await startFakeCartesia(options);
-  cleanups.push(() => server.close());
-  return server;
+  return closing(await startFakeCartesia(options));
 }
 
 async function open(server: FakeCartesia, sampleRate = 16000, options: Record<string, unknown> = {}, adapter: CartesiaTtsOptions = {}): Promise<TtsSession> {
-  const session = await cartesiaTts({ kind: "cartesia", options: { url: server.url, ...options } }, KEY, adapter).open({ sampleRate });
-  cleanups.push(() => session.close());
-  return session;
+  return closing(await cartesiaTts({ kind: "cartesia", options: { url: server.url, ...options } }, KEY, adapter).open({ sampleRate }));
 }
-
-const recorder = ttsRecorder;
 
 describe("cartesiaTts", () => {
   it("streams two pushes on one context: audio, word timings from the first sample, done", async () => {
     const server = await fake();
     const session = await open(server, 16000);
     expect(session.sampleRate).toBe(16000);
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Hello there, ");
-    stream.push("how are you?");
-    stream.end();
-    expect(await rec.ended).toBe("done");
-
-    const text = "Hello there, how are you?";
-    // The fake speaks 10 ms a character: 160 samples at 16 kHz, 2 bytes each.
-    expect(rec.pcm().length).toBe(text.length * 160 * 2);
-    expect(textFromPcm(rec.pcm(), 16000)).toBe(text);
-    expect(rec.words.map((w) => w.word)).toEqual(["Hello", "there,", "how", "are", "you?"]);
-    expect(rec.words[0]).toEqual({ word: "Hello", startMs: 0, endMs: 50 });
-    expect(rec.words[2]!.startMs).toBeCloseTo(130);
-    expect(rec.words[4]!.endMs).toBeCloseTo(250);
+    const rec = await speak(session, ...TWO_PUSHES);
+    expectTwoPushes(rec, "Hello there, how are you?");
 
     const [first, second, last] = server.messages;
     expect(server.messages).toHaveLength(3);
@@ -66,11 +45,7 @@ describe("cartesiaTts", () => {
   it("sends model, voice (a voice id, as 2026-08-14 declares it) and language from the options", async () => {
     const server = await fake();
     const session = await open(server, 24000, { model: "sonic-2", voice: "voice-123", language: "fr" });
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Bonjour. ");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    await speak(session, "Bonjour. ");
     expect(server.messages[0]).toMatchObject({ model_id: "sonic-2", voice: "voice-123", language: "fr" });
     expect(server.violations).toEqual([]);
   });
@@ -91,7 +66,7 @@ describe("cartesiaTts", () => {
     const warnings: string[] = [];
     const log = { warn: (_obj: object, msg: string) => void warnings.push(msg), debug: () => undefined };
     const session = await open(server, 16000, {}, { log });
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     stream.push("Timed words. ");
     stream.end();
@@ -107,8 +82,8 @@ describe("cartesiaTts", () => {
   it("runs streams on separate contexts of one socket", async () => {
     const server = await fake();
     const session = await open(server);
-    const a = recorder();
-    const b = recorder();
+    const a = ttsRecorder();
+    const b = ttsRecorder();
     const sa = session.stream(a.events);
     const sb = session.stream(b.events);
     sa.push("First one. ");
@@ -125,22 +100,7 @@ describe("cartesiaTts", () => {
 
   it("negotiates the nearest supported sample rate", async () => {
     const server = await fake();
-    for (const [requested, expected] of [
-      [8000, 8000],
-      [22000, 22050],
-      [23600, 24000],
-      [45000, 44100],
-      [96000, 48000],
-    ] as const) {
-      const session = await open(server, requested);
-      expect(session.sampleRate).toBe(expected);
-      const rec = recorder();
-      const stream = session.stream(rec.events);
-      stream.push("Hi. ");
-      stream.end();
-      expect(await rec.ended).toBe("done");
-      expect(server.messages.at(-1)).toMatchObject({ output_format: { sample_rate: expected } });
-      expect(textFromPcm(rec.pcm(), expected)).toBe("Hi. ");
-    }
+    const pairs = [[8000, 8000], [22000, 22050], [23600, 24000], [45000, 44100], [96000, 48000]] as const;
+    await expectNearestRates(pairs, (rate) => open(server, rate), (offered) => expect(server.messages.at(-1)).toMatchObject({ output_format: { sample_rate: offered } }));
   });
 });

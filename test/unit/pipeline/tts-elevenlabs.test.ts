@@ -1,32 +1,24 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { GatewayError } from "../../../src/errors.js";
 import { ELEVENLABS_FINAL_TIMEOUT_MS, ELEVENLABS_MAX_CONTEXTS, elevenLabsTts, type ElevenLabsTtsOptions } from "../../../src/pipeline/providers/tts/elevenlabs.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { startFakeElevenLabs, textFromPcm, type FakeElevenLabs, type FakeElevenLabsOptions } from "../../../fakes/elevenlabs.js";
-import { ttsRecorder } from "../../helpers/tts-recorder.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
+import { expectNearestRates, expectTwoPushes, speak, ttsRecorder, TWO_PUSHES, type TtsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { ELEVENLABS_API_KEY: "test-key" };
 const VOICE = "voice-abc";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 async function fake(options: FakeElevenLabsOptions = {}): Promise<FakeElevenLabs> {
-  const server = await startFakeElevenLabs(options);
-  cleanups.push(() => server.close());
-  return server;
+  return closing(await startFakeElevenLabs(options));
 }
 
 async function open(server: FakeElevenLabs, sampleRate = 16000, options: Record<string, unknown> = {}, adapter: ElevenLabsTtsOptions = {}): Promise<TtsSession> {
-  const session = await elevenLabsTts({ kind: "elevenlabs", options: { url: server.url, voiceId: VOICE, ...options } }, KEY, adapter).open({ sampleRate });
-  cleanups.push(() => session.close());
-  return session;
+  return closing(await elevenLabsTts({ kind: "elevenlabs", options: { url: server.url, voiceId: VOICE, ...options } }, KEY, adapter).open({ sampleRate }));
 }
-
-const recorder = ttsRecorder;
 
 /** The messages the fake received for one context, in order. */
 const onContext = (server: FakeElevenLabs, id: unknown): Record<string, unknown>[] => server.messages.filter((m) => m.context_id === id);
@@ -39,21 +31,9 @@ describe("elevenLabsTts (multi-stream-input)", () => {
     const server = await fake({ snakeCase });
     const session = await open(server, 16000);
     expect(session.sampleRate).toBe(16000);
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Hello there, ");
-    stream.push("how are you?");
-    stream.end();
-    expect(await rec.ended).toBe("done");
-
+    const rec = await speak(session, ...TWO_PUSHES);
     // The adapter ends every chunk with a space (docs/vendors.md (ElevenLabs)), so the spoken text has one more character.
-    const spoken = "Hello there, how are you? ";
-    expect(rec.pcm().length).toBe(spoken.length * 160 * 2);
-    expect(textFromPcm(rec.pcm(), 16000)).toBe(spoken);
-    expect(rec.words.map((w) => w.word)).toEqual(["Hello", "there,", "how", "are", "you?"]);
-    expect(rec.words[0]).toEqual({ word: "Hello", startMs: 0, endMs: 50 });
-    expect(rec.words[2]!.startMs).toBeCloseTo(130);
-    expect(rec.words[4]!.endMs).toBeCloseTo(250);
+    expectTwoPushes(rec, "Hello there, how are you? ");
 
     const connection = server.connections[0]!;
     expect(connection.voiceId).toBe(VOICE);
@@ -73,11 +53,7 @@ describe("elevenLabsTts (multi-stream-input)", () => {
     const server = await fake();
     const voiceSettings = { stability: 0.5, similarity_boost: 0.8 };
     const session = await open(server, 24000, { model: "eleven_turbo_v2_5", language: "de", voiceSettings });
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Guten Tag.");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    await speak(session, "Guten Tag.");
     expect(server.connections[0]!.query).toMatchObject({ model_id: "eleven_turbo_v2_5", language_code: "de", output_format: "pcm_24000" });
     expect(server.messages[0]).toMatchObject({ text: " ", voice_settings: voiceSettings });
   });
@@ -91,24 +67,8 @@ describe("elevenLabsTts (multi-stream-input)", () => {
 
   it("negotiates the nearest pcm_<rate> output format", async () => {
     const server = await fake();
-    for (const [requested, expected] of [
-      [8000, 8000],
-      [11025, 8000],
-      [22000, 22050],
-      [23600, 24000],
-      [44000, 44100],
-      [96000, 48000],
-    ] as const) {
-      const session = await open(server, requested);
-      expect(session.sampleRate).toBe(expected);
-      const rec = recorder();
-      const stream = session.stream(rec.events);
-      stream.push("Hi.");
-      stream.end();
-      expect(await rec.ended).toBe("done");
-      expect(server.connections.at(-1)!.query.output_format).toBe(`pcm_${expected}`);
-      expect(textFromPcm(rec.pcm(), expected)).toBe("Hi. ");
-    }
+    const pairs = [[8000, 8000], [11025, 8000], [22000, 22050], [23600, 24000], [44000, 44100], [96000, 48000]] as const;
+    await expectNearestRates(pairs, (rate) => open(server, rate), (offered) => expect(server.connections.at(-1)!.query.output_format).toBe(`pcm_${offered}`), "Hi.");
   });
 
   it("needs options.voiceId at construction, and refuses eleven_v3", () => {
@@ -120,7 +80,7 @@ describe("elevenLabsTts (multi-stream-input)", () => {
   it("a server error message fails its stream", async () => {
     const server = await fake({ chunkDelayMs: 10 });
     const session = await open(server);
-    const failing = recorder();
+    const failing = ttsRecorder();
     const other = session.stream(failing.events);
     other.push("Doomed.");
     await failing.firstAudio;
@@ -137,12 +97,7 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
   it("(a) a reply is done at its isFinal, after close_context sent exactly once, after its last text", async () => {
     const server = await fake();
     const session = await open(server);
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Your order shipped on Friday. ");
-    stream.push("It should arrive on Monday. ");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    const rec = await speak(session, "Your order shipped on Friday. ", "It should arrive on Monday. ");
 
     const id = opened(server)[0];
     const messages = onContext(server, id);
@@ -161,12 +116,7 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
     const server = await fake();
     const session = await open(server);
     for (let turn = 1; turn <= 6; turn++) {
-      const rec = recorder();
-      const stream = session.stream(rec.events);
-      stream.push(`Reply ${turn}. `);
-      stream.push("Anything else? ");
-      stream.end();
-      expect(await rec.ended).toBe("done");
+      const rec = await speak(session, `Reply ${turn}. `, "Anything else? ");
       expect(textFromPcm(rec.pcm(), 16000)).toBe(`Reply ${turn}. Anything else? `);
     }
     expect(server.connections).toHaveLength(1);
@@ -181,7 +131,7 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
   it("(c) flushes every batch: a short first sentence is heard before end(), then the next batch", async () => {
     const server = await fake();
     const session = await open(server);
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     stream.push("Sure. "); // far below the schedule's first step (120 characters): only a flush speaks it
     await vi.waitFor(() => expect(textFromPcm(rec.pcm(), 16000)).toBe("Sure. "));
@@ -197,7 +147,7 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
     const server = await fake({ neverFinal: true });
     const clock = virtualClock();
     const session = await open(server, 16000, {}, { clock, retryDelaysMs: [0] });
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     stream.push("Hello there. ");
     stream.end();
@@ -206,14 +156,14 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
 
     // Four live streams take the other slots; a sixth waits for the closing context's slot.
     const live = [1, 2, 3, 4].map((n) => {
-      const liveRec = recorder();
+      const liveRec = ttsRecorder();
       session.stream(liveRec.events).push(`Live ${n}. `);
       return liveRec;
     });
     await vi.waitFor(() => {
       for (const liveRec of live) expect(liveRec.chunks.length).toBeGreaterThan(0);
     });
-    const waiting = recorder();
+    const waiting = ttsRecorder();
     const sixth = session.stream(waiting.events);
     sixth.push("Waiting. ");
     sixth.end();
@@ -243,20 +193,16 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
   it("(e) cancel closes the context once; its slot comes back at isFinal: six barge-ins in a row, then a reply, on one socket", async () => {
     const server = await fake({ chunkDelayMs: 5 });
     const session = await open(server);
-    const cancelled: { rec: ReturnType<typeof recorder>; at: number }[] = [];
+    const cancelled: { rec: TtsRecorder; at: number }[] = [];
     for (let n = 1; n <= 6; n++) {
-      const rec = recorder();
+      const rec = ttsRecorder();
       const stream = session.stream(rec.events);
       stream.push(`Barge-in number ${n} cuts this sentence short before it ends. `);
       await rec.firstAudio;
       stream.cancel();
       cancelled.push({ rec, at: rec.order.length });
     }
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Go ahead. ");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    const rec = await speak(session, "Go ahead. ");
     expect(textFromPcm(rec.pcm(), 16000)).toBe("Go ahead. ");
 
     await vi.waitFor(() => expect(server.finals).toHaveLength(7));
@@ -274,14 +220,14 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
     const clock = virtualClock();
     const session = await open(server, 16000, {}, { clock, retryDelaysMs: [0] });
     for (let n = 1; n <= ELEVENLABS_MAX_CONTEXTS; n++) {
-      const rec = recorder();
+      const rec = ttsRecorder();
       const stream = session.stream(rec.events);
       stream.push(`Cancelled ${n}. `);
       await rec.firstAudio;
       stream.cancel();
     }
     await vi.waitFor(() => expect(server.messages.filter(isClose)).toHaveLength(ELEVENLABS_MAX_CONTEXTS));
-    const next = recorder();
+    const next = ttsRecorder();
     const stream = session.stream(next.events);
     stream.push("Next. ");
     stream.end();
@@ -301,12 +247,12 @@ describe("elevenLabsTts: per-batch flush, close_context, bounded isFinal", () =>
     const server = await fake();
     const session = await open(server);
     const live = Array.from({ length: ELEVENLABS_MAX_CONTEXTS }, (_unused, n) => {
-      const rec = recorder();
+      const rec = ttsRecorder();
       session.stream(rec.events).push(`Live ${n}. `);
       return rec;
     });
     await Promise.all(live.map((rec) => rec.firstAudio));
-    const sixth = recorder();
+    const sixth = ttsRecorder();
     session.stream(sixth.events).push("One too many. ");
     const outcome = await sixth.ended;
     expect((outcome as Error).message).toMatch(/at most 5 streams/);

@@ -3,8 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { bytesToSamples, concatSamples, rms } from "../../../src/audio/pcm.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { concatSamples, rms } from "../../../src/audio/pcm.js";
 import { Resampler } from "../../../src/audio/resample.js";
 import { readWav } from "../../../src/audio/wav.js";
 import { GatewayError } from "../../../src/errors.js";
@@ -12,35 +12,17 @@ import { cutSentences, localTts, MAX_SENTENCE_CHARS } from "../../../src/pipelin
 import { crashLocalTtsWorkerForTesting, localTtsPoolStats, poisonNextLocalTtsSentenceForTesting, shutdownLocalTts } from "../../../src/pipeline/providers/tts/local-pool.js";
 import { espeakWords, estimateWords, synthesize } from "../../../src/pipeline/providers/tts/local-worker.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
-import { ttsRecorder } from "../../helpers/tts-recorder.js";
+import { speak, ttsRecorder } from "../../helpers/tts-recorder.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
 
 const HELLO = "Hello there. How are you?";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 // The pool is per process: end its workers so the test process can exit.
 afterAll(() => shutdownLocalTts());
 
 async function open(options: Record<string, unknown> = {}, sampleRate = 24000): Promise<TtsSession> {
-  const session = await localTts({ kind: "local", options }).open({ sampleRate });
-  cleanups.push(() => session.close());
-  return session;
-}
-
-function recorder() {
-  const rec = ttsRecorder();
-  return { ...rec, samples: () => bytesToSamples(rec.pcm()) };
-}
-
-async function speak(session: TtsSession, ...pushes: string[]) {
-  const rec = recorder();
-  const stream = session.stream(rec.events);
-  for (const text of pushes) stream.push(text);
-  stream.end();
-  expect(await rec.ended).toBe("done");
-  return rec;
+  return closing(await localTts({ kind: "local", options }).open({ sampleRate }));
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -187,7 +169,7 @@ describe("localTts: espeak", () => {
 describe("localTts: streams", () => {
   it("cancel mid-stream: no audio or words after it, done never fires, queued sentences dropped", async () => {
     const session = await open();
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     stream.push("This is the first sentence. ");
     for (let i = 0; i < 8; i++) stream.push(`Here is queued sentence number ${i}, which should never be spoken. `);
@@ -205,7 +187,7 @@ describe("localTts: streams", () => {
 
   it("cancel before any audio delivers nothing", async () => {
     const session = await open();
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     stream.push("Cancelled before it is heard. And this too.");
     stream.end();
@@ -219,7 +201,7 @@ describe("localTts: streams", () => {
     const sessions = [await open(), await open({}, 16000), await open({ voice: "espeak" })];
     const runs = Array.from({ length: 12 }, (_, i) => {
       const session = sessions[i % sessions.length]!;
-      const rec = recorder();
+      const rec = ttsRecorder();
       const stream = session.stream(rec.events);
       stream.push(`This is stream number ${i}. It says two sentences.`);
       stream.end();
@@ -237,14 +219,14 @@ describe("localTts: streams", () => {
   });
 
   it("close cancels the session's streams; the pool stays for other sessions", async () => {
-    const closing = await open();
+    const closed = await open();
     const other = await open();
-    const rec = recorder();
-    const stream = closing.stream(rec.events);
+    const rec = ttsRecorder();
+    const stream = closed.stream(rec.events);
     stream.push("A long goodbye that the close cuts short. And more of it. And more.");
     stream.end();
     await rec.firstAudio;
-    await closing.close();
+    await closed.close();
     const seen = rec.order.length;
     expect(localTtsPoolStats().workers).toBeGreaterThan(0);
     await speak(other, "Still here.");
@@ -252,8 +234,8 @@ describe("localTts: streams", () => {
     expect(rec.order.length).toBe(seen);
     expect(rec.order).not.toContain("done");
 
-    const late = recorder();
-    closing.stream(late.events);
+    const late = ttsRecorder();
+    closed.stream(late.events);
     expect(await late.ended).toBeInstanceOf(GatewayError);
   });
 
@@ -303,7 +285,7 @@ describe("localTts: the worker pool", () => {
 
   it("a crash while streams are in progress: the sentence it held is retried on a new worker, so all complete", async () => {
     const session = await open();
-    const recs = Array.from({ length: 4 }, () => recorder());
+    const recs = Array.from({ length: 4 }, () => ttsRecorder());
     for (const rec of recs) {
       const stream = session.stream(rec.events);
       stream.push("One sentence here. Another sentence there. A third one to be sure.");
@@ -322,7 +304,7 @@ describe("localTts: the worker pool", () => {
     await shutdownLocalTts();
     const session = await open();
     await until(() => localTtsPoolStats().workers === 1 && localTtsPoolStats().busy === 0, BOOT_MS); // the warm-up
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     // A poisoned sentence kills every worker that takes it: the first, then the one it is retried on.
     poisonNextLocalTtsSentenceForTesting();
@@ -339,7 +321,7 @@ describe("localTts: the worker pool", () => {
     const session = await open();
     await speak(session, "Workers are up.");
     expect(localTtsPoolStats().workers).toBeGreaterThan(0);
-    const rec = recorder();
+    const rec = ttsRecorder();
     const stream = session.stream(rec.events);
     stream.push("Pending when the pool shuts down. And another.");
     stream.end();
@@ -356,7 +338,7 @@ describe("localTts: the worker pool", () => {
 
   it("runs under plain `node --import tsx` too, and the process exits after shutdownLocalTts", async () => {
     const dir = await mkdtemp(join(tmpdir(), "switchboard-local-tts-"));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    closing({ close: () => rm(dir, { recursive: true, force: true }) });
     const script = join(dir, "speak.mts");
     const local = pathToFileURL(join(process.cwd(), "src/pipeline/providers/tts/local.ts")).href;
     const pool = pathToFileURL(join(process.cwd(), "src/pipeline/providers/tts/local-pool.ts")).href;

@@ -1,42 +1,29 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openAiTts, type OpenAiTtsOptions } from "../../../src/pipeline/providers/tts/openai.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { OPENAI_PCM_RATE, pcmForText, startFakeOpenAiTts, textFromPcm, type FakeOpenAiTts, type FakeOpenAiTtsOptions } from "../../../fakes/openai-tts.js";
-import { ttsRecorder } from "../../helpers/tts-recorder.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
+import { speak, ttsRecorder, TWO_PUSHES } from "../../helpers/tts-recorder.js";
 
 const KEY = { OPENAI_API_KEY: "test-key" };
 /** 10 ms a character at 24 kHz: 240 samples, 480 bytes. */
 const BYTES_PER_CHAR = 480;
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 async function fake(options: FakeOpenAiTtsOptions = {}): Promise<FakeOpenAiTts> {
-  const server = await startFakeOpenAiTts(options);
-  cleanups.push(() => server.close());
-  return server;
+  return closing(await startFakeOpenAiTts(options));
 }
 
 async function open(server: FakeOpenAiTts, options: Record<string, unknown> = {}, adapter: OpenAiTtsOptions = {}, sampleRate = 16000): Promise<TtsSession> {
-  const session = await openAiTts({ kind: "openai", options: { baseURL: server.url, ...options } }, KEY, adapter).open({ sampleRate });
-  cleanups.push(() => session.close());
-  return session;
+  return closing(await openAiTts({ kind: "openai", options: { baseURL: server.url, ...options } }, KEY, adapter).open({ sampleRate }));
 }
-
-const recorder = ttsRecorder;
 
 describe("openAiTts", () => {
   it("sends one request per pushed segment, in order and one at a time; done after the last", async () => {
     const server = await fake({ chunkDelayMs: 2 });
     const session = await open(server);
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Hello there, ");
-    stream.push("how are you?");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    const rec = await speak(session, ...TWO_PUSHES);
 
     const text = "Hello there, how are you?";
     expect(rec.pcm().length).toBe(text.length * BYTES_PER_CHAR);
@@ -55,22 +42,14 @@ describe("openAiTts", () => {
   it("passes model, voice, instructions and speed from the options", async () => {
     const server = await fake();
     const session = await open(server, { model: "tts-1", voice: "nova", instructions: "Speak warmly.", speed: 1.2 });
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Hi.");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    await speak(session, "Hi.");
     expect(server.messages[0]).toEqual({ model: "tts-1", voice: "nova", response_format: "pcm", instructions: "Speak warmly.", speed: 1.2, input: "Hi." });
   });
 
   it.each([1, 333, 999, 4096])("never emits half a sample when body chunks are %i bytes", async (chunkBytes) => {
     const server = await fake({ chunkBytes });
     const session = await open(server);
-    const rec = recorder();
-    const stream = session.stream(rec.events);
-    stream.push("Odd boundaries.");
-    stream.end();
-    expect(await rec.ended).toBe("done");
+    const rec = await speak(session, "Odd boundaries.");
     expect(rec.chunks.length).toBeGreaterThan(0);
     for (const chunk of rec.chunks) expect(chunk.length % 2).toBe(0);
     expect(rec.pcm().equals(pcmForText("Odd boundaries.", OPENAI_PCM_RATE))).toBe(true);
@@ -89,15 +68,11 @@ describe("openAiTts", () => {
     const session = await open(server, {}, { retryDelaysMs: [5, 5, 5] });
 
     server.failNext(503, 2);
-    const retried = recorder();
-    const a = session.stream(retried.events);
-    a.push("Second time lucky.");
-    a.end();
-    expect(await retried.ended).toBe("done");
+    const retried = await speak(session, "Second time lucky.");
     expect(textFromPcm(retried.pcm(), OPENAI_PCM_RATE)).toBe("Second time lucky.");
 
     server.failNext(400);
-    const refused = recorder();
+    const refused = ttsRecorder();
     const b = session.stream(refused.events);
     b.push("Refused.");
     b.end();

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { geminiLive, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
@@ -6,6 +6,7 @@ import { GEMINI_RESUMPTION_WAIT_MS } from "../../../src/s2s/providers/gemini-liv
 import { GEMINI_LIVE_DEFAULT_MODEL, GEMINI_LIVE_URL } from "../../../src/s2s/providers/gemini-live/settings.js";
 import { toGeminiSchema } from "../../../src/s2s/providers/gemini-live/setup.js";
 import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../../fakes/gemini-live.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
 
 const ENV = { GOOGLE_API_KEY: FAKE_GEMINI_KEY };
 
@@ -87,22 +88,18 @@ async function drive(clock: VirtualClock, check: () => boolean, what: string, st
   }
 }
 
+const closing = closeAfterEach();
 let fake: FakeGemini;
+/** The session the test opened last, closed after it. */
 let session: S2sSession | undefined;
 
 beforeEach(async () => {
-  fake = await startFakeGeminiLive();
-});
-
-afterEach(async () => {
-  await session?.close();
-  session = undefined;
-  await fake.close();
+  fake = closing(await startFakeGeminiLive());
 });
 
 async function restart(options: FakeGeminiOptions): Promise<void> {
   await fake.close();
-  fake = await startFakeGeminiLive(options);
+  fake = closing(await startFakeGeminiLive(options));
 }
 
 function provider(options: Record<string, unknown> = {}, runtime: GeminiLiveOptions = {}, env: Record<string, string> = ENV) {
@@ -114,7 +111,7 @@ async function openSession(
 ) {
   const rec = recorder();
   const open: S2sOpenOptions = { setup: { ...SETUP, ...args.setup }, history: args.history ?? (() => []) };
-  session = await provider(args.options, args.runtime).open(open, rec.events);
+  session = closing(await provider(args.options, args.runtime).open(open, rec.events));
   return { rec, session };
 }
 
@@ -124,10 +121,10 @@ describe("geminiLive: construction", () => {
   });
 
   it("reads GOOGLE_API_KEY, then GEMINI_API_KEY (an empty value is skipped), as the SDK's getApiKeyFromEnv does", async () => {
-    session = await provider({}, {}, { GOOGLE_API_KEY: FAKE_GEMINI_KEY, GEMINI_API_KEY: "the-other-key" }).open({ setup: SETUP, history: () => [] }, recorder().events);
+    session = closing(await provider({}, {}, { GOOGLE_API_KEY: FAKE_GEMINI_KEY, GEMINI_API_KEY: "the-other-key" }).open({ setup: SETUP, history: () => [] }, recorder().events));
     expect(fake.latest.query.get("key")).toBe(FAKE_GEMINI_KEY);
     await session.close();
-    session = await provider({}, {}, { GOOGLE_API_KEY: "", GEMINI_API_KEY: FAKE_GEMINI_KEY }).open({ setup: SETUP, history: () => [] }, recorder().events);
+    session = closing(await provider({}, {}, { GOOGLE_API_KEY: "", GEMINI_API_KEY: FAKE_GEMINI_KEY }).open({ setup: SETUP, history: () => [] }, recorder().events));
     expect(fake.latest.query.get("key")).toBe(FAKE_GEMINI_KEY);
   });
 

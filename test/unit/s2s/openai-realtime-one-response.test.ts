@@ -8,18 +8,16 @@
 // text (issue 15 item 5): a request that crosses a response the service started itself is refused in
 // whatever words, and goes out again after that response's `response.done`; `response.cancel` goes
 // out only while a response runs.
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { S2sEvents, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { openAiRealtime } from "../../../src/s2s/providers/openai-realtime.js";
 import type { OpenAiRealtimeSession } from "../../../src/s2s/providers/openai-realtime/session.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../../fakes/openai-realtime.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
 
 const SETUP: S2sSetup = { instructions: "You are a phone agent.", tools: [], toolChoice: "auto", interruptResponse: true };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 const waitFor = (check: () => void): Promise<void> => vi.waitFor(check, { timeout: 3000, interval: 5 });
 
@@ -34,8 +32,7 @@ interface Started {
 }
 
 async function start(options: FakeOpenAiRealtimeOptions = {}): Promise<Started> {
-  const server = await startFakeOpenAiRealtime({ manualResponses: true, ...options });
-  cleanups.push(() => server.close());
+  const server = closing(await startFakeOpenAiRealtime({ manualResponses: true, ...options }));
   const errors: Error[] = [];
   const started: string[] = [];
   const calls: string[] = [];
@@ -53,8 +50,7 @@ async function start(options: FakeOpenAiRealtimeOptions = {}): Promise<Started> 
     closed: () => undefined,
   };
   const provider = openAiRealtime({ kind: "openai-realtime", options: { url: server.url } }, { OPENAI_API_KEY: "test-key" }, { reconnectDelaysMs: [0] });
-  const session = await provider.open({ setup: SETUP, history: () => [{ role: "user", text: "where is my order" }] }, events);
-  cleanups.push(() => session.close());
+  const session = closing(await provider.open({ setup: SETUP, history: () => [{ role: "user", text: "where is my order" }] }, events));
   // A probe (an interim transcript on an item of its own) behind everything sent so far: events on one
   // socket are read in order, so once it is through, so is everything before it.
   let probes = 0;

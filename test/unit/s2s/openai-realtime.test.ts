@@ -1,9 +1,10 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSetup, S2sToolCall } from "../../../src/s2s/s2s-port.js";
 import { openAiRealtime, type OpenAiRealtimeOptions } from "../../../src/s2s/providers/openai-realtime.js";
 import type { OpenAiRealtimeSession } from "../../../src/s2s/providers/openai-realtime/session.js";
 import { rampPcm, startFakeOpenAiRealtime, type FakeOpenAiRealtime, type FakeOpenAiRealtimeOptions } from "../../../fakes/openai-realtime.js";
+import { closeAfterEach } from "../../helpers/cleanups.js";
 
 const KEY = { OPENAI_API_KEY: "test-key" };
 
@@ -20,15 +21,10 @@ const SETUP: S2sSetup = {
   interruptResponse: true,
 };
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const closing = closeAfterEach();
 
 async function fake(options: FakeOpenAiRealtimeOptions = {}): Promise<FakeOpenAiRealtime> {
-  const server = await startFakeOpenAiRealtime(options);
-  cleanups.push(() => server.close());
-  return server;
+  return closing(await startFakeOpenAiRealtime(options));
 }
 
 /** Every event, in order, plus typed views. */
@@ -81,8 +77,7 @@ function provider(server: FakeOpenAiRealtime, args: OpenArgs = {}) {
 async function open(server: FakeOpenAiRealtime, args: OpenArgs = {}) {
   const rec = recorder();
   const openOptions: S2sOpenOptions = { setup: args.setup ?? SETUP, history: args.history ?? (() => []), ...(args.signal === undefined ? {} : { signal: args.signal }) };
-  const session: OpenAiRealtimeSession = await provider(server, args).open(openOptions, rec.events);
-  cleanups.push(() => session.close());
+  const session: OpenAiRealtimeSession = closing(await provider(server, args).open(openOptions, rec.events));
   return { session, rec };
 }
 
