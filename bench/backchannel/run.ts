@@ -26,7 +26,6 @@
  * markers.
  */
 import { cpus } from "node:os";
-import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import { samplesToBytes } from "../../src/audio/pcm.js";
 import { silentLogger } from "../../src/log.js";
@@ -40,12 +39,10 @@ import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
 import type { ServerEvent } from "../../src/transport/protocol.js";
 import { synthesize } from "../../scripts/make-fixtures.js";
-import { countOption, flagValue, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
+import { countOption, docSection, flagValue, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { monoMs, summarize } from "../shared/stats.js";
 
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:backchannel:start -->";
-const END = "<!-- bench:backchannel:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:backchannel");
 const RUN_LIMIT_MS = 60 * 60_000;
 
 const RATE = 16_000;

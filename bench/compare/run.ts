@@ -14,12 +14,10 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { flagValue, writeSection } from "../shared/common.js";
+import { docSection, flagValue, writeSection } from "../shared/common.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const DOCS = join(ROOT, "docs/benchmarks.md");
-const START = "<!-- bench:compare:start -->";
-const END = "<!-- bench:compare:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:compare");
 
 /** What each bench is run with, and the rows (by first cell) the comparison keeps. */
 const BENCHES: Readonly<Record<string, { readonly args: readonly string[]; readonly rows: readonly string[] }>> = {

@@ -12,15 +12,12 @@
  * only). Results go to stdout and to docs/reliability.md, between the fairness markers.
  */
 import type { ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { countOption, flagValue, forkBench, ms, ratio, runBench, sleep, within, writeSection } from "../shared/common.js";
+import { countOption, docSection, flagValue, forkBench, ms, ratio, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { benchGateway } from "../shared/providers.js";
 import type { AbuseMode, FromPeer, ToPeer } from "./protocol.js";
 import { summarize, type Summary } from "../shared/stats.js";
 
-const DOCS = fileURLToPath(new URL("../../docs/reliability.md", import.meta.url));
-const START = "<!-- fairness:start -->";
-const END = "<!-- fairness:end -->";
+const { path: DOCS, start: START, end: END } = docSection("fairness", "reliability.md");
 const RUN_LIMIT_MS = 300_000;
 /** The victim pauses this long between turns (ms): a conversation, not a benchmark loop. */
 const GAP_MS = 20;

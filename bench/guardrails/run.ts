@@ -29,7 +29,6 @@
  * and to docs/benchmarks.md between the bench:guardrails markers.
  */
 import { cpus } from "node:os";
-import { fileURLToPath } from "node:url";
 import { systemClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log.js";
 import { agent, toAgentConfig, type AgentConfigSource, type Guardrail, type ResolvedAgentDef } from "../../src/manifest/index.js";
@@ -40,13 +39,11 @@ import { MemorySessionStore } from "../../src/session/store.js";
 import { FakeStt, FakeTts, fakeVad } from "../../src/testing/fake-speech.js";
 import { MemoryLink } from "../../src/testing/memory-link.js";
 import { s2sSession } from "../../src/testing/s2s-session.js";
-import { countOption, flagValue, ms, ratio, runBench, within, writeSection } from "../shared/common.js";
+import { countOption, docSection, flagValue, ms, ratio, runBench, within, writeSection } from "../shared/common.js";
 import { monoMs, summarize, type Summary } from "../shared/stats.js";
 
 const RUN_LIMIT_MS = 120_000;
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:guardrails:start -->";
-const END = "<!-- bench:guardrails:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:guardrails");
 /** Unreported warm-up turns per session (the JIT, the reply loop's first import). */
 const WARMUP_TURNS = 30;
 

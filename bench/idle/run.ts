@@ -18,12 +18,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import WebSocket from "ws";
-import { sleep, writeSection } from "../shared/common.js";
+import { docSection, sleep, writeSection } from "../shared/common.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const DOCS = join(ROOT, "docs", "benchmarks.md");
-const START = "<!-- bench:idle:start -->";
-const END = "<!-- bench:idle:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:idle");
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
 const ROUNDS = 3;
 const QUIET_MS = 3000;

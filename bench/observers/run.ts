@@ -9,19 +9,16 @@
  * bench:observers markers (`--no-docs` leaves the docs alone).
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { virtualClock } from "../../src/clock.js";
 import { silentLogger } from "../../src/log.js";
 import { agent, type AgentEvents } from "../../src/manifest/index.js";
 import { EventObservers } from "../../src/session/observers.js";
 import { textSession } from "../../src/testing/text-session.js";
 import { stamp, type EventBody } from "../../src/transport/protocol.js";
-import { writeSection } from "../shared/common.js";
+import { docSection, writeSection } from "../shared/common.js";
 import { monoMs, summarize } from "../shared/stats.js";
 
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:observers:start -->";
-const END = "<!-- bench:observers:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:observers");
 const TURNS = 20;
 const REPLY = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
 

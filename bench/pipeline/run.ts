@@ -13,28 +13,10 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
-import { fileURLToPath } from "node:url";
-import type { Gateway } from "../../src/server/gateway-types.js";
-import {
-  baseOptions,
-  countOption,
-  driveLoad,
-  flagValue,
-  forkBench,
-  LoadLink,
-  ms,
-  ratio,
-  relayLink,
-  relayServer,
-  runBench,
-  sleep,
-  within,
-  writeSection,
-  type MeasuredServerBase,
-} from "../shared/common.js";
+import { baseOptions, compareWithRelay, countOption, docSection, driveLoad, finishRun, flagValue, inProcessGateway, ms, phaseFigures, phasePlan, phaseProblems, ratio, relayLink, relayServer, runBench, sleep, within, writeSection, type BaseOptions, type LoadLink, type MeasuredServerBase, type PhaseFigures } from "../shared/common.js";
 import { benchGateway } from "../shared/providers.js";
-import type { Arrival, LoadPlan, LoadTally, ToRelay, TurnMarks } from "../shared/protocol.js";
-import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
+import type { Arrival, LoadPlan, ToRelay, TurnMarks } from "../shared/protocol.js";
+import { summarize, type MemorySample, type ProcessMeter, type Summary } from "../shared/stats.js";
 
 /** The bar for both legs: ≤ 5 ms p99 from STT final to LLM request and from first TTS audio to the client frame (docs/benchmarks.md). */
 const BAR_MS = 5;
@@ -45,15 +27,10 @@ const RUN_LIMIT_MS = 115_000;
 const PHASE_LIMIT_MS = 40_000;
 /** How long each server's idle CPU is measured (ms). */
 const IDLE_WINDOW_MS = 2000;
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:pipeline:start -->";
-const END = "<!-- bench:pipeline:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:pipeline");
 
-interface Options {
-  readonly sessions: number;
-  readonly turns: number;
+interface Options extends BaseOptions {
   readonly soloTurns: number;
-  readonly docs: boolean;
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
@@ -68,25 +45,17 @@ interface MeasuredServer extends MeasuredServerBase<{ readonly marks: TurnMarks[
   final(client: number, turn: number): void;
 }
 
-async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; gateway: Gateway }> {
+async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; close: () => Promise<void> }> {
   const { gateway, port, voice, recorder } = await benchGateway("bench", "Welcome to the bench line.");
   const final = (client: number, turn: number, attempt = 0): void => {
     // The runner can hear of a final before the gateway has read that client's first mic frame.
     if (!voice.final(client, turn) && attempt < 200) setTimeout(() => final(client, turn, attempt + 1), 5);
   };
   const server: MeasuredServer = {
-    name: "gateway",
-    url: `ws://127.0.0.1:${port}/websocket`,
-    memory: () => Promise.resolve(meter.memory()),
-    start: () => Promise.resolve(meter.start()),
-    stop: () => Promise.resolve(meter.stop()),
+    ...inProcessGateway(meter, port, () => recorder.take(), () => gateway.sessions > 0),
     final: (client, turn) => final(client, turn),
-    marks: () => Promise.resolve(recorder.take()),
-    settled: async () => {
-      for (let i = 0; i < 200 && gateway.sessions > 0; i++) await sleep(10);
-    },
   };
-  return { server, gateway };
+  return { server, close: () => gateway.close() };
 }
 
 async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
@@ -98,11 +67,8 @@ async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
 
 // ── one phase: a server, a number of sessions, a number of turns ────────────────────────
 
-interface PhaseResult {
-  readonly server: "gateway" | "relay";
-  readonly sessions: number;
+interface PhaseResult extends PhaseFigures {
   readonly turns: number;
-  readonly expected: number;
   readonly sttToLlm: Summary;
   /** t0 → the STT final callback returned: the server's synchronous work on the final. */
   readonly finalSync: Summary;
@@ -112,16 +78,8 @@ interface PhaseResult {
   /** t2 → the TTS audio callback returned: the server's synchronous path to `ws.send`. */
   readonly inServer: Summary;
   readonly finalToClient: Summary;
-  readonly cpuMsPerSessionSecond: number;
-  /** The same, less what the process burns idle (timers, metrics, the meter) over the window. */
+  /** CPU per session-second less what the process burns idle (timers, metrics, the meter) over the window. */
   readonly netCpuMsPerSessionSecond: number;
-  readonly rssPerSessionKiB: number;
-  readonly heapPerSessionKiB: number;
-  readonly window: WindowSample;
-  /** Cores' worth of CPU the rest of the machine used during the turns (not the server, not the callers). */
-  readonly otherCores: number;
-  readonly tally: LoadTally | undefined;
-  readonly errors: readonly string[];
   readonly mismatches: number;
 }
 
@@ -134,11 +92,11 @@ async function idleCpu(server: MeasuredServer, ms: number): Promise<number> {
 }
 
 async function runPhase(load: LoadLink, server: MeasuredServer, sessions: number, turns: number, idleCpuMsPerSecond: number): Promise<PhaseResult> {
-  const plan: LoadPlan = { url: server.url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
+  const plan = phasePlan(server.url, sessions, turns);
   load.target((client, turn) => server.final(client, turn));
-  const { before, live, window, machineMs, arrivals, errors, tally, taken } = await driveLoad(load, server, plan);
-  const { marks, mismatches } = taken;
-  return summarizePhase(server.name, plan, marks, arrivals, { before, live, window, machineMs, tally, errors, mismatches, idleCpuMsPerSecond });
+  const driven = await driveLoad(load, server, plan);
+  const { marks, mismatches } = driven.taken;
+  return summarizePhase(server.name, plan, marks, driven.arrivals, { ...driven, mismatches, idleCpuMsPerSecond });
 }
 
 function summarizePhase(
@@ -146,16 +104,7 @@ function summarizePhase(
   plan: LoadPlan,
   marks: readonly TurnMarks[],
   arrivals: readonly Arrival[],
-  measured: {
-    before: MemorySample;
-    live: MemorySample;
-    window: WindowSample;
-    machineMs: number;
-    tally: LoadTally | undefined;
-    errors: readonly string[];
-    mismatches: number;
-    idleCpuMsPerSecond: number;
-  },
+  measured: Parameters<typeof phaseFigures>[2] & { mismatches: number; idleCpuMsPerSecond: number },
 ): PhaseResult {
   const byTurn = new Map(marks.map((m) => [`${m.client}:${m.turn}`, m]));
   const sttToLlm: number[] = [];
@@ -175,27 +124,18 @@ function summarizePhase(
     if (m?.t2 !== undefined) ttsToClient.push(a.t3 - m.t2);
     if (m?.t0 !== undefined) finalToClient.push(a.t3 - m.t0);
   }
-  const { before, live, window } = measured;
+  const { window } = measured;
   const sessionSeconds = (plan.sessions * window.wallMs) / 1000;
   return {
-    server,
-    sessions: plan.sessions,
+    ...phaseFigures(server, plan, measured),
     turns: plan.turns,
-    expected: plan.sessions * plan.turns,
     sttToLlm: summarize(sttToLlm),
     finalSync: summarize(finalSync),
     llmToTts: summarize(llmToTts),
     ttsToClient: summarize(ttsToClient),
     inServer: summarize(inServer),
     finalToClient: summarize(finalToClient),
-    cpuMsPerSessionSecond: window.cpuMs / sessionSeconds,
     netCpuMsPerSessionSecond: (window.cpuMs - (measured.idleCpuMsPerSecond * window.wallMs) / 1000) / sessionSeconds,
-    rssPerSessionKiB: (live.rss - before.rss) / plan.sessions / 1024,
-    heapPerSessionKiB: (live.heapUsed - before.heapUsed) / plan.sessions / 1024,
-    window,
-    otherCores: (measured.machineMs - window.cpuMs - (measured.tally?.window.cpuMs ?? 0)) / window.wallMs,
-    tally: measured.tally,
-    errors: measured.errors,
     mismatches: measured.mismatches,
   };
 }
@@ -341,28 +281,16 @@ function writeDocs(report: Report): void {
 // ── main ────────────────────────────────────────────────────────────────────────────────
 
 function problems(results: readonly PhaseResult[]): string[] {
-  const found: string[] = [];
-  for (const r of results) {
-    const label = `${r.server}, ${r.sessions} session(s)`;
-    if (r.ttsToClient.n !== r.expected || r.sttToLlm.n !== r.expected) found.push(`${label}: ${r.sttToLlm.n}/${r.ttsToClient.n} of ${r.expected} turns measured`);
-    if (r.mismatches > 0) found.push(`${label}: ${r.mismatches} replies spoken on the wrong session`);
-    for (const error of r.errors.slice(0, 5)) found.push(`${label}: ${error}`);
-  }
-  return found;
+  return phaseProblems(results, (r) => [
+    ...(r.ttsToClient.n !== r.expected || r.sttToLlm.n !== r.expected ? [`${r.sttToLlm.n}/${r.ttsToClient.n} of ${r.expected} turns measured`] : []),
+    ...(r.mismatches > 0 ? [`${r.mismatches} replies spoken on the wrong session`] : []),
+  ]);
 }
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const began = Date.now();
-  const meter = new ProcessMeter();
-  const { server: gateway, gateway: handle } = await startGateway(meter);
-  const idleGateway = meter.memory();
-  const relayChild = forkBench(new URL("./relay.ts", import.meta.url));
-  const loadChild = forkBench(new URL("./load.ts", import.meta.url));
-  try {
-    const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
-    const idleRelay = await relay.memory();
-    const load = new LoadLink(loadChild);
+  return compareWithRelay(new URL(".", import.meta.url), startGateway, startRelay, async ({ gateway, idleGateway, relay, idleRelay, load }) => {
     // Idle CPU first, before any session: after load, V8's memory reducer and JIT keep a process
     // busy for seconds, which is not what an idle gateway costs.
     await sleep(1000);
@@ -389,19 +317,8 @@ async function main(): Promise<number> {
     };
     console.log(`\n${table(report)}\n\n${verdict(report)}\n`);
     const found = problems([soloRelay, soloGateway, loadedRelay, loadedGateway]);
-    for (const problem of found) console.error(`bench: ${problem}`);
-    if (options.docs && found.length === 0) {
-      writeDocs(report);
-      console.log(`bench: wrote ${DOCS}`);
-    } else if (options.docs) {
-      console.error("bench: docs not written: the run was incomplete");
-    }
-    return found.length === 0 ? 0 : 1;
-  } finally {
-    relayChild.kill();
-    loadChild.kill();
-    await handle.close();
-  }
+    return finishRun("bench", found, options.docs, () => writeDocs(report), DOCS);
+  });
 }
 
 runBench("bench", RUN_LIMIT_MS, main);

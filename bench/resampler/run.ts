@@ -24,16 +24,13 @@
  * bench:resampler markers.
  */
 import { cpus } from "node:os";
-import { fileURLToPath } from "node:url";
 import { concatSamples } from "../../src/audio/pcm.js";
 import { Resampler } from "../../src/audio/resample.js";
-import { runBench, writeSection } from "../shared/common.js";
+import { docSection, runBench, writeSection } from "../shared/common.js";
 import { loadSpeex, SpeexStream, type SpeexModule } from "../../src/audio/speex.js";
 
 const RUN_LIMIT_MS = 60_000;
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:resampler:start -->";
-const END = "<!-- bench:resampler:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:resampler");
 
 /** The gateway's frame (ms). */
 const CHUNK_MS = 20;

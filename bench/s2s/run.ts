@@ -13,31 +13,22 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
-import { fileURLToPath } from "node:url";
 import { createLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
-import { baseOptions, driveLoad, forkBench, LoadLink, ms, ratio, relayLink, relayServer, runBench, sleep, within, writeSection, type MeasuredServerBase } from "../shared/common.js";
-import type { Arrival, LoadPlan, LoadTally, ToRelay } from "../shared/protocol.js";
+import { baseOptions, compareWithRelay, docSection, driveLoad, finishRun, inProcessGateway, ms, phaseFigures, phasePlan, phaseProblems, ratio, relayLink, relayServer, runBench, within, writeSection, type BaseOptions, type LoadLink, type MeasuredServerBase, type PhaseFigures } from "../shared/common.js";
+import type { Arrival, LoadPlan, ToRelay } from "../shared/protocol.js";
 import { FakeHost, type DeltaMark } from "./fake-host.js";
-import { ProcessMeter, summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
+import { summarize, type ProcessMeter, type Summary } from "../shared/stats.js";
 
 /** The bar: added latency, provider audio → frame, p99 ≤ 2 ms at 200 calls. */
 const BAR_MS = 2;
 const BAR_CALLS = 200;
 const RUN_LIMIT_MS = 88_000;
 const PHASE_LIMIT_MS = 35_000;
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:s2s:start -->";
-const END = "<!-- bench:s2s:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:s2s");
 
-interface Options {
-  readonly sessions: number;
-  readonly turns: number;
-  readonly docs: boolean;
-}
-
-function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
+function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BaseOptions {
   return baseOptions(argv, env, 5);
 }
 
@@ -58,16 +49,8 @@ async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServ
   const gateway = createGateway({ agent: def, logger, env: { OPENAI_API_KEY: "test-key" } });
   const { port } = await gateway.listen(0, "127.0.0.1");
   const server: MeasuredServer = {
-    name: "gateway",
-    url: `ws://127.0.0.1:${port}/websocket`,
-    memory: () => Promise.resolve(meter.memory()),
-    start: () => Promise.resolve(meter.start()),
-    stop: () => Promise.resolve(meter.stop()),
+    ...inProcessGateway(meter, port, () => host.take(), () => gateway.sessions > 0 || host.service.openSockets() > 0),
     turn: (client, turn) => host.turn(client, turn),
-    marks: () => Promise.resolve(host.take()),
-    settled: async () => {
-      for (let i = 0; i < 200 && (gateway.sessions > 0 || host.service.openSockets() > 0); i++) await sleep(10);
-    },
   };
   return {
     server,
@@ -85,27 +68,17 @@ async function startRelay(child: ChildProcess): Promise<MeasuredServer> {
   };
 }
 
-interface PhaseResult {
-  readonly server: "gateway" | "relay";
-  readonly sessions: number;
-  readonly expected: number;
+interface PhaseResult extends PhaseFigures {
   readonly audioToClient: Summary;
-  readonly cpuMsPerSessionSecond: number;
-  readonly rssPerSessionKiB: number;
-  readonly heapPerSessionKiB: number;
-  readonly window: WindowSample;
-  readonly otherCores: number;
-  readonly tally: LoadTally | undefined;
-  readonly errors: readonly string[];
   readonly violations: number;
 }
 
 async function runPhase(load: LoadLink, server: MeasuredServer, sessions: number, turns: number): Promise<PhaseResult> {
-  const plan: LoadPlan = { url: server.url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
+  const plan = phasePlan(server.url, sessions, turns);
   load.target((client, turn) => server.turn(client, turn));
-  const { before, live, window, machineMs, arrivals, errors, tally, taken } = await driveLoad(load, server, plan);
-  const { marks, violations } = taken;
-  return summarizePhase(server.name, plan, marks, arrivals, { before, live, window, machineMs, tally, errors, violations });
+  const driven = await driveLoad(load, server, plan);
+  const { marks, violations } = driven.taken;
+  return summarizePhase(server.name, plan, marks, driven.arrivals, { ...driven, violations });
 }
 
 function summarizePhase(
@@ -113,7 +86,7 @@ function summarizePhase(
   plan: LoadPlan,
   marks: readonly DeltaMark[],
   arrivals: readonly Arrival[],
-  m: { before: MemorySample; live: MemorySample; window: WindowSample; machineMs: number; tally: LoadTally | undefined; errors: readonly string[]; violations: number },
+  m: Parameters<typeof phaseFigures>[2] & { violations: number },
 ): PhaseResult {
   const sent = new Map(marks.map((mark) => [`${mark.client}:${mark.turn}`, mark.t2]));
   const latency: number[] = [];
@@ -121,27 +94,13 @@ function summarizePhase(
     const t2 = sent.get(`${a.client}:${a.turn}`);
     if (t2 !== undefined) latency.push(a.t3 - t2);
   }
-  const sessionSeconds = (plan.sessions * m.window.wallMs) / 1000;
-  return {
-    server,
-    sessions: plan.sessions,
-    expected: plan.sessions * plan.turns,
-    audioToClient: summarize(latency),
-    cpuMsPerSessionSecond: m.window.cpuMs / sessionSeconds,
-    rssPerSessionKiB: (m.live.rss - m.before.rss) / plan.sessions / 1024,
-    heapPerSessionKiB: (m.live.heapUsed - m.before.heapUsed) / plan.sessions / 1024,
-    window: m.window,
-    otherCores: (m.machineMs - m.window.cpuMs - (m.tally?.window.cpuMs ?? 0)) / m.window.wallMs,
-    tally: m.tally,
-    errors: m.errors,
-    violations: m.violations,
-  };
+  return { ...phaseFigures(server, plan, m), audioToClient: summarize(latency), violations: m.violations };
 }
 
 // ── report ──────────────────────────────────────────────────────────────────────────────
 
 interface Report {
-  readonly options: Options;
+  readonly options: BaseOptions;
   readonly gateway: PhaseResult;
   readonly relay: PhaseResult;
   readonly idleRss: { readonly gateway: number; readonly relay: number };
@@ -212,28 +171,16 @@ function writeDocs(report: Report): void {
 // ── main ────────────────────────────────────────────────────────────────────────────────
 
 function problems(results: readonly PhaseResult[]): string[] {
-  const found: string[] = [];
-  for (const r of results) {
-    const label = `${r.server}, ${r.sessions} sessions`;
-    if (r.audioToClient.n !== r.expected) found.push(`${label}: ${r.audioToClient.n} of ${r.expected} turns measured`);
-    if (r.violations > 0) found.push(`${label}: ${r.violations} protocol violations at the fake`);
-    for (const error of r.errors.slice(0, 5)) found.push(`${label}: ${error}`);
-  }
-  return found;
+  return phaseProblems(results, (r) => [
+    ...(r.audioToClient.n !== r.expected ? [`${r.audioToClient.n} of ${r.expected} turns measured`] : []),
+    ...(r.violations > 0 ? [`${r.violations} protocol violations at the fake`] : []),
+  ]);
 }
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const began = Date.now();
-  const meter = new ProcessMeter();
-  const { server: gateway, close } = await startGateway(meter);
-  const idleGateway = meter.memory();
-  const relayChild = forkBench(new URL("./relay.ts", import.meta.url));
-  const loadChild = forkBench(new URL("./load.ts", import.meta.url));
-  try {
-    const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
-    const idleRelay = await relay.memory();
-    const load = new LoadLink(loadChild);
+  return compareWithRelay(new URL(".", import.meta.url), startGateway, startRelay, async ({ gateway, idleGateway, relay, idleRelay, load }) => {
     const phase = (server: MeasuredServer, sessions: number, turns: number): Promise<PhaseResult> =>
       within(runPhase(load, server, sessions, turns), PHASE_LIMIT_MS, `${server.name} with ${sessions} sessions`);
     console.log(`bench:s2s: gateway ${gateway.url}, relay ${relay.url}; warming up`);
@@ -245,19 +192,8 @@ async function main(): Promise<number> {
     const report: Report = { options, gateway: gatewayResult, relay: relayResult, idleRss: { gateway: idleGateway.rss, relay: idleRelay.rss }, elapsedMs: Date.now() - began };
     console.log(`\n${table(report)}\n\n${verdict(report)}\n`);
     const found = problems([relayResult, gatewayResult]);
-    for (const problem of found) console.error(`bench:s2s: ${problem}`);
-    if (options.docs && found.length === 0) {
-      writeDocs(report);
-      console.log(`bench:s2s: wrote ${DOCS}`);
-    } else if (options.docs) {
-      console.error("bench:s2s: docs not written: the run was incomplete");
-    }
-    return found.length === 0 ? 0 : 1;
-  } finally {
-    relayChild.kill();
-    loadChild.kill();
-    await close();
-  }
+    return finishRun("bench:s2s", found, options.docs, () => writeDocs(report), DOCS);
+  });
 }
 
 runBench("bench:s2s", RUN_LIMIT_MS, main);

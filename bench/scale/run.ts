@@ -21,31 +21,21 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
-import { countOption, flagValue, forkBench, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
+import { countOption, docSection, flagValue, forkBench, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { startGroup, usageOf, writeAgent, type GatewayGroup } from "./gateway.js";
 import { BAR_MS, held, scaleBody, type ScaleReport, type Step, type TargetInfo, type TargetKey } from "./report.js";
 import { machineBusyMs, monoMs, type WindowSample } from "../shared/stats.js";
-import { connectChild, type CallersTaken, type DialPlan, type FakeTaken } from "../telephony/protocol.js";
+import { boundedChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "../telephony/protocol.js";
 import { failed, summarizePhase } from "../telephony/report.js";
 
 const RUN_LIMIT_MS = 400_000;
 /** No step starts unless it should end this long before the run limit (stopping the gateways, the report). */
 const RESERVE_MS = 45_000;
 const STEP_LIMIT_MS = 60_000;
-const CALL_LIMIT_MS = 15_000;
 /** After every call heard the greeting: the turns get going before the window (ms). */
 const SETTLE_MS = 2000;
-/** Frames in flight at the window's end arrive before the callers hang up (ms). */
-const DRAIN_MS = 300;
-const WARM_UP_CALLS = 10;
-const WARM_UP_WINDOW_MS = 3000;
 const MiB = 2 ** 20;
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:scale:start -->";
-const END = "<!-- bench:scale:end -->";
-
-type Call = <T>(call: string, args?: unknown) => Promise<T>;
+const { path: DOCS, start: START, end: END } = docSection("bench:scale");
 
 const LADDER = [50, 100, 150, 200, 250, 300, 400, 500, 600, 800];
 
@@ -71,17 +61,8 @@ interface Target {
   problems(): Promise<string[]>;
 }
 
-/** A child's RPC once it is ready, every call bounded (dialling and hanging up get longer). */
-async function link(child: ChildProcess, what: string): Promise<Call> {
-  const call = await within(connectChild(child, what), 30_000, `starting ${what}`);
-  return (name, args) => {
-    const limit = ["dial", "hangUp"].includes(name) ? 2 * CALL_LIMIT_MS : CALL_LIMIT_MS;
-    return within(call(name, args), limit, `${what}: ${name}`);
-  };
-}
-
 async function floorTarget(child: ChildProcess, providerUrl: string): Promise<Target> {
-  const call = await link(child, "the floor");
+  const call = await boundedChild(child, "the floor");
   const url = await call<string>("listen", { providerUrl });
   const rss = (): number => usageOf([child.pid ?? 0]).rss;
   return {
@@ -149,9 +130,7 @@ async function waitEmpty(rig: Rig, target: Target): Promise<number> {
 /** One step: fresh calls, settle, the window, hang up; the telephony bench's summary of it. */
 async function runStep(rig: Rig, target: Target, calls: number, windowMs: number): Promise<Step> {
   const before = target.rss();
-  // Calls 10 ms apart (2 s at most); each must hear the greeting within 8 s of the last.
-  const plan: DialPlan = { calls, url: target.url, greetMs: 8000, rampMs: Math.min(2000, calls * 10) };
-  const dialled = await rig.callers<{ heard: number }>("dial", plan);
+  const dialled = await rig.callers<{ heard: number }>("dial", dialPlan(target.url, calls));
   await sleep(SETTLE_MS);
   const perWorker = await target.open();
   const live = target.rss();
@@ -251,7 +230,7 @@ async function main(): Promise<number> {
   /** Problems outside the measured steps: start-up, warm-up, the stop. */
   const aside: string[] = [];
   try {
-    const rig: Rig = { fake: await link(fakeChild, "the fake service"), callers: await link(callersChild, "the callers") };
+    const rig: Rig = { fake: await boundedChild(fakeChild, "the fake service"), callers: await boundedChild(callersChild, "the callers") };
     const providerUrl = await rig.fake<string>("url");
     agent = writeAgent(providerUrl);
     const targets: Target[] = [await floorTarget(floorChild, providerUrl)];
@@ -262,9 +241,9 @@ async function main(): Promise<number> {
       targets.push(gatewayTarget(group, workers === 1 ? "w1" : "w2"));
       aside.push(...group.problems().map((text) => `${targets.at(-1)!.info.label}, at start-up: ${text}`));
     }
-    console.log(`bench:scale: warming up (${WARM_UP_CALLS} calls per server)`);
+    console.log(`bench:scale: warming up (${WARM_UP.calls} calls per server)`);
     for (const target of targets) {
-      const { phase } = await guardedStep(rig, target, WARM_UP_CALLS, WARM_UP_WINDOW_MS);
+      const { phase } = await guardedStep(rig, target, WARM_UP.calls, WARM_UP.windowMs);
       aside.push(...(failed(phase) ? [phase.reason] : phase.problems).map((text) => `${target.info.label}, warm-up: ${text}`));
     }
     const { steps, cutShort } = await ramp(rig, targets, options, began + RUN_LIMIT_MS - RESERVE_MS);

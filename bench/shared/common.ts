@@ -34,8 +34,16 @@ export function countOption(value: string | undefined, fallback: number, name: s
   return n;
 }
 
+/** The options every relay comparison takes. */
+export interface BaseOptions {
+  readonly sessions: number;
+  readonly turns: number;
+  /** Write the results into the docs (off with --no-docs). */
+  readonly docs: boolean;
+}
+
 /** --sessions / BENCH_SESSIONS (default 50), --turns / BENCH_TURNS, --no-docs. */
-export function baseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, defaultTurns: number): { sessions: number; turns: number; docs: boolean } {
+export function baseOptions(argv: readonly string[], env: NodeJS.ProcessEnv, defaultTurns: number): BaseOptions {
   return {
     sessions: countOption(flagValue(argv, "sessions") ?? env.BENCH_SESSIONS, 50, "sessions"),
     turns: countOption(flagValue(argv, "turns") ?? env.BENCH_TURNS, defaultTurns, "turns"),
@@ -55,6 +63,24 @@ export interface MeasuredServerBase<Taken> {
   marks(): Promise<Taken>;
   /** Resolves when the server holds no sessions any more. */
   settled(): Promise<void>;
+}
+
+/**
+ * The gateway, running in this process, as a measured server: memory and CPU from `meter`, its
+ * marks from `take`, settled once `busy()` turns false (polled every 10 ms, for 2 s at most).
+ */
+export function inProcessGateway<Taken>(meter: ProcessMeter, port: number, take: () => Taken, busy: () => boolean): MeasuredServerBase<Taken> {
+  return {
+    name: "gateway",
+    url: `ws://127.0.0.1:${port}/websocket`,
+    memory: () => Promise.resolve(meter.memory()),
+    start: () => Promise.resolve(meter.start()),
+    stop: () => Promise.resolve(meter.stop()),
+    marks: () => Promise.resolve(take()),
+    settled: async () => {
+      for (let i = 0; i < 200 && busy(); i++) await sleep(10);
+    },
+  };
 }
 
 /** Waits for the relay child to listen; `call` is its request/response RPC. */
@@ -138,6 +164,105 @@ export interface Driven<Taken> {
   readonly taken: Taken;
 }
 
+/** Both servers of a relay comparison, each with its memory before any session. */
+export interface Compared<G, R> {
+  readonly gateway: G;
+  readonly idleGateway: MemorySample;
+  readonly relay: R;
+  readonly idleRelay: MemorySample;
+  /** The load child's link. */
+  readonly load: LoadLink;
+}
+
+/**
+ * The processes of a relay comparison around `body`: the gateway started in this process
+ * (`startGateway`, given the process meter), then the children next to the runner (`dir`):
+ * relay.ts (started by `startRelay`, 20 s at most) and load.ts. The children are killed and the
+ * gateway closed however `body` ends.
+ */
+export async function compareWithRelay<G, R extends MeasuredServerBase<unknown>>(
+  dir: URL,
+  startGateway: (meter: ProcessMeter) => Promise<{ readonly server: G; readonly close: () => Promise<void> }>,
+  startRelay: (child: ChildProcess) => Promise<R>,
+  body: (compared: Compared<G, R>) => Promise<number>,
+): Promise<number> {
+  const meter = new ProcessMeter();
+  const { server: gateway, close } = await startGateway(meter);
+  const idleGateway = meter.memory();
+  const relayChild = forkBench(new URL("./relay.ts", dir));
+  const loadChild = forkBench(new URL("./load.ts", dir));
+  try {
+    const relay = await within(startRelay(relayChild), 20_000, "starting the relay");
+    const idleRelay = await relay.memory();
+    return await body({ gateway, idleGateway, relay, idleRelay, load: new LoadLink(loadChild) });
+  } finally {
+    relayChild.kill();
+    loadChild.kill();
+    await close();
+  }
+}
+
+/** The load both benches put on a server in a phase: 10 speech frames a turn, 100 ms pauses, callers spread over 1 s. */
+export function phasePlan(url: string, sessions: number, turns: number): LoadPlan {
+  return { url, sessions, turns, speechFrames: 10, pauseMs: 100, startSpreadMs: 1000 };
+}
+
+/** What every phase of a relay comparison reports besides its latencies. */
+export interface PhaseFigures {
+  readonly server: "gateway" | "relay";
+  readonly sessions: number;
+  readonly expected: number;
+  readonly cpuMsPerSessionSecond: number;
+  readonly rssPerSessionKiB: number;
+  readonly heapPerSessionKiB: number;
+  readonly window: WindowSample;
+  /** Cores' worth of CPU the rest of the machine used during the turns (not the server, not the callers). */
+  readonly otherCores: number;
+  readonly tally: LoadTally | undefined;
+  readonly errors: readonly string[];
+}
+
+/** A driven phase's figures: the server's CPU (ms) per session-second, its memory (KiB) per session, the rest of the machine's load. */
+export function phaseFigures(server: "gateway" | "relay", plan: LoadPlan, driven: Omit<Driven<unknown>, "arrivals" | "taken">): PhaseFigures {
+  const { before, live, window, machineMs, tally, errors } = driven;
+  const sessionSeconds = (plan.sessions * window.wallMs) / 1000;
+  return {
+    server,
+    sessions: plan.sessions,
+    expected: plan.sessions * plan.turns,
+    cpuMsPerSessionSecond: window.cpuMs / sessionSeconds,
+    rssPerSessionKiB: (live.rss - before.rss) / plan.sessions / 1024,
+    heapPerSessionKiB: (live.heapUsed - before.heapUsed) / plan.sessions / 1024,
+    window,
+    otherCores: (machineMs - window.cpuMs - (tally?.window.cpuMs ?? 0)) / window.wallMs,
+    tally,
+    errors,
+  };
+}
+
+/**
+ * What went wrong in a run's phases, each labelled with its server and sessions: what `check`
+ * finds in the phase (its own figures), then its first five errors.
+ */
+export function phaseProblems<P extends PhaseFigures>(results: readonly P[], check: (phase: P) => readonly string[]): string[] {
+  return results.flatMap((r) => [...check(r), ...r.errors.slice(0, 5)].map((problem) => `${r.server}, ${r.sessions} session(s): ${problem}`));
+}
+
+/**
+ * The end of a run: prints its problems (`label`-prefixed) and writes the docs (`write`, to
+ * `path`) only when `docs` is on and nothing went wrong. Returns the exit code.
+ */
+export function finishRun(label: string, found: readonly string[], docs: boolean, write: () => void, path: string): number {
+  for (const problem of found) console.error(`${label}: ${problem}`);
+  if (docs && found.length === 0) {
+    write();
+    console.log(`${label}: wrote ${path}`);
+  } else if (docs) {
+    console.error(`${label}: docs not written: the run was incomplete`);
+  }
+  return found.length === 0 ? 0 : 1;
+}
+
 /**
  * One phase's sequence: connect and greet every caller, measure the server over the turns,
  * close the callers, wait for the server to settle, and take its marks.
@@ -169,6 +294,14 @@ export async function driveLoad<Taken>(load: LoadLink, server: MeasuredServerBas
 export const ms = (v: number): string => (Number.isNaN(v) ? "–" : v < 1 ? v.toFixed(3) : v.toFixed(2));
 /** a ÷ b, or "–" where a ratio means nothing (a zero or negative figure, e.g. RSS noise). */
 export const ratio = (a: number, b: number): string => (a > 0 && b > 0 && Number.isFinite(a / b) ? `${(a / b).toFixed(a / b < 10 ? 2 : 0)}×` : "–");
+
+/**
+ * Where a bench writes its results: the section of docs/`doc` between `<!-- name:start -->` and
+ * `<!-- name:end -->` (`writeSection` replaces it; the body carries the markers).
+ */
+export function docSection(name: string, doc = "benchmarks.md"): { readonly path: string; readonly start: string; readonly end: string } {
+  return { path: fileURLToPath(new URL(`../../docs/${doc}`, import.meta.url)), start: `<!-- ${name}:start -->`, end: `<!-- ${name}:end -->` };
+}
 
 /** Replaces the section between `start` and `end` in `path` (appends it if they are missing). */
 export function writeSection(path: string, start: string, end: string, body: string, initial?: string): void {

@@ -24,15 +24,13 @@ import { writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { isOpenCarrierNotice, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
+import { docSection, isOpenCarrierNotice, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { KINDS, type FromGateway, type GatewaySample, type Kind, type SoakUrls, type ToGateway } from "./protocol.js";
 import { startSoakRealtime } from "./fake-realtime.js";
 import { runSession, STALL_MS, Tally, type SessionEnv } from "./sessions.js";
 import { percentile, summarize, type Summary } from "../shared/stats.js";
 
-const DOCS = fileURLToPath(new URL("../../docs/reliability.md", import.meta.url));
-const START = "<!-- soak:start -->";
-const END = "<!-- soak:end -->";
+const { path: DOCS, start: START, end: END } = docSection("soak", "reliability.md");
 const MiB = 2 ** 20;
 /** Share of each kind among the sessions. */
 const MIX: Readonly<Record<Kind, number>> = { text: 0.25, pipeline: 0.35, s2s: 0.25, phone: 0.15 };

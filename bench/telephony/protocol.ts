@@ -6,6 +6,7 @@
  * so a tag written in one process can be subtracted from a reading taken in another.
  */
 import type { ChildProcess } from "node:child_process";
+import { within } from "../shared/common.js";
 import { send } from "../shared/protocol.js";
 
 /** One Twilio media frame: 20 ms of 8 kHz μ-law, one byte per sample. */
@@ -74,8 +75,30 @@ interface Request {
 }
 type Message = { readonly type: "ready" } | { readonly type: "reply"; readonly id: number; readonly value?: unknown; readonly error?: string };
 
+/** A child's request/response channel (`connectChild`). */
+export type Call = <T>(call: string, args?: unknown) => Promise<T>;
+
+/** The longest a child may take to start (ms), and to answer one call; dialling and hanging up get twice as long. */
+export const CHILD_START_MS = 30_000;
+export const CALL_LIMIT_MS = 15_000;
+/** Frames in flight at a window's end arrive before the callers hang up (ms). */
+export const DRAIN_MS = 300;
+/** The unreported warm-up each server gets before it is measured: calls, and the window (ms). */
+export const WARM_UP = { calls: 10, windowMs: 3000 } as const;
+
+/** `calls` calls to `url`, placed 10 ms apart (2 s at most); each must hear the greeting within 8 s of the last. */
+export function dialPlan(url: string, calls: number): DialPlan {
+  return { url, calls, rampMs: Math.min(2000, calls * 10), greetMs: 8000 };
+}
+
+/** A child's channel once it is ready (CHILD_START_MS at most), every call bounded (CALL_LIMIT_MS; dialling and hanging up, twice that). */
+export async function boundedChild(child: ChildProcess, what: string): Promise<Call> {
+  const call = await within(connectChild(child, what), CHILD_START_MS, `starting ${what}`);
+  return (name, args) => within(call(name, args), name === "dial" || name === "hangUp" ? 2 * CALL_LIMIT_MS : CALL_LIMIT_MS, `${what}: ${name}`);
+}
+
 /** The runner's end: resolves once the child is ready, then `call` asks it things. */
-export async function connectChild(child: ChildProcess, what: string): Promise<<T>(call: string, args?: unknown) => Promise<T>> {
+export async function connectChild(child: ChildProcess, what: string): Promise<Call> {
   let nextId = 0;
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   const ready = new Promise<void>((resolve, reject) => {

@@ -25,26 +25,17 @@ import { existsSync } from "node:fs";
 import type * as LogModule from "../../src/log.js";
 import type * as ManifestModule from "../../src/manifest/index.js";
 import type * as ServerModule from "../../src/server/index.js";
-import { countOption, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
+import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
-import { connectChild, type CallersTaken, type DialPlan, type FakeTaken } from "./protocol.js";
+import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
 import { contextTable, failed, LABEL, problems, section, summarizePhase, table, targets, type Phase, type Report, type ServerName } from "./report.js";
 
 const RUN_LIMIT_MS = 340_000;
 const PHASE_LIMIT_MS = 60_000;
-const CALL_LIMIT_MS = 15_000;
 /** Greetings play and the turns start before "live" memory is taken; the GC it forces passes before the window (ms). */
 const SETTLE_MS = 1500;
 const AFTER_GC_MS = 1000;
-/** Frames in flight at the window's end arrive before the callers hang up (ms). */
-const DRAIN_MS = 300;
-const WARM_UP_CALLS = 10;
-const WARM_UP_WINDOW_MS = 3000;
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:telephony:start -->";
-const END = "<!-- bench:telephony:end -->";
-
-type Call = <T>(call: string, args?: unknown) => Promise<T>;
+const { path: DOCS, start: START, end: END } = docSection("bench:telephony");
 
 interface Options {
   readonly counts: number[];
@@ -138,7 +129,7 @@ async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL)
 /** A server child (floor or SDK): its URL once listening, or why it cannot run. */
 async function startChild(name: ServerName, child: ChildProcess, providerUrl: string): Promise<Server | string> {
   try {
-    const call = await within(connectChild(child, LABEL[name]), 30_000, `starting ${LABEL[name]}`);
+    const call = await within(connectChild(child, LABEL[name]), CHILD_START_MS, `starting ${LABEL[name]}`);
     const url = await within(call<string>("listen", { providerUrl }), CALL_LIMIT_MS, `${LABEL[name]} listen`);
     const bounded = <T>(what: string, args?: unknown): Promise<T> => within(call<T>(what, args), CALL_LIMIT_MS, `${LABEL[name]} ${what}`);
     return {
@@ -162,8 +153,7 @@ interface Rig {
 
 async function runPhase(rig: Rig, server: Server, calls: number, windowMs: number): Promise<Phase> {
   const before = await server.memory();
-  const plan: DialPlan = { url: server.url, calls, rampMs: Math.min(2000, calls * 10), greetMs: 8000 };
-  const { heard } = await rig.callers<{ heard: number }>("dial", plan);
+  const { heard } = await rig.callers<{ heard: number }>("dial", dialPlan(server.url, calls));
   await sleep(SETTLE_MS);
   const live = await server.memory();
   await sleep(AFTER_GC_MS);
@@ -216,11 +206,7 @@ async function main(): Promise<number> {
   const children = { fake: forkBench(new URL("./fake-realtime.ts", import.meta.url)), callers: forkBench(new URL("./callers.ts", import.meta.url)), floor: forkBench(new URL("./relay.ts", import.meta.url)), sdk: forkBench(new URL("./sdk.ts", import.meta.url)) };
   let closeGateway = (): Promise<void> => Promise.resolve();
   try {
-    const bound = (call: Call, what: string): Call => (name, args) => within(call(name, args), name === "dial" || name === "hangUp" ? 30_000 : CALL_LIMIT_MS, `${what} ${name}`);
-    const rig: Rig = {
-      fake: bound(await within(connectChild(children.fake, "fake service"), 30_000, "starting the fake service"), "fake service"),
-      callers: bound(await within(connectChild(children.callers, "callers"), 30_000, "starting the callers"), "callers"),
-    };
+    const rig: Rig = { fake: await boundedChild(children.fake, "the fake service"), callers: await boundedChild(children.callers, "the callers") };
     const providerUrl = await rig.fake<string>("url");
     const meter = new ProcessMeter();
     const gateway = await startGateway(providerUrl, meter, options.gatewayRoot);
@@ -251,8 +237,8 @@ async function main(): Promise<number> {
         return { server: name, calls, reason };
       }
     };
-    console.log(`bench:telephony: warming up (${WARM_UP_CALLS} calls per server)`);
-    for (const name of order) await phase(name, WARM_UP_CALLS, WARM_UP_WINDOW_MS);
+    console.log(`bench:telephony: warming up (${WARM_UP.calls} calls per server)`);
+    for (const name of order) await phase(name, WARM_UP.calls, WARM_UP.windowMs);
     const phases: Phase[] = [];
     for (const calls of options.counts) {
       for (const name of order) {

@@ -14,7 +14,6 @@
  * docs/benchmarks.md between the bench:waiting markers.
  */
 import { EventEmitter } from "node:events";
-import { fileURLToPath } from "node:url";
 import type { WebSocket } from "ws";
 import { loadResampler } from "../../src/audio/resample.js";
 import { pcm16 } from "../../src/audio/rates.js";
@@ -25,11 +24,9 @@ import { silentLogger } from "../../src/log.js";
 import { CarrierBridge } from "../../src/transport/carrier-bridge.js";
 import { twilioCodec } from "../../src/transport/carriers/twilio.js";
 import { ClientConnection, type ClientLink } from "../../src/transport/client-connection.js";
-import { countOption, flagValue, ratio, runBench, sleep, writeSection } from "../shared/common.js";
+import { countOption, docSection, flagValue, ratio, runBench, sleep, writeSection } from "../shared/common.js";
 
-const DOCS = fileURLToPath(new URL("../../docs/benchmarks.md", import.meta.url));
-const START = "<!-- bench:waiting:start -->";
-const END = "<!-- bench:waiting:end -->";
+const { path: DOCS, start: START, end: END } = docSection("bench:waiting");
 const SPEECH_EVERY_MS = 2000;
 const SPEECH_CHUNK_MS = 200;
 const SPEECH_CHUNKS = 3;
