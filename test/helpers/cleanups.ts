@@ -5,19 +5,25 @@ export interface Closable {
   close(): unknown;
 }
 
+/** Registers what a test must undo after it: an opened thing (handed back) or a cleanup function. */
+export interface Closing {
+  <T extends Closable>(opened: T): T;
+  (cleanup: () => unknown): void;
+}
+
 /**
- * Registers an `afterEach` that closes what the returned function was handed during the test, last
- * opened first (a session before the fake it talks to), each close awaited before the next. The
- * function hands its argument back, so a test opens and registers in one expression:
- * `const server = closing(await startFake())`.
+ * Registers an `afterEach` that undoes what the returned function was handed during the test, last
+ * first (a session before the fake it talks to), each awaited before the next: a thing's `close()`,
+ * or a cleanup function. A thing is handed back, so a test opens and registers it in one
+ * expression: `const server = closing(await startFake())`.
  */
-export function closeAfterEach(): <T extends Closable>(opened: T) => T {
-  const opened: Closable[] = [];
+export function closeAfterEach(): Closing {
+  const cleanups: (() => unknown)[] = [];
   afterEach(async () => {
-    for (const item of opened.splice(0).reverse()) await item.close();
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
-  return (item) => {
-    opened.push(item);
-    return item;
+  return (item: Closable | (() => unknown)) => {
+    cleanups.push(typeof item === "function" ? item : () => item.close());
+    return typeof item === "function" ? undefined : item;
   };
 }

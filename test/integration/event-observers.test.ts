@@ -4,19 +4,17 @@
 // observer changes nothing the client sees.
 import { setTimeout as sleep } from "node:timers/promises";
 import { Type } from "@sinclair/typebox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools, type AgentEvents, type ObservedEvent, type SessionInfo } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import { FakeCarrier } from "../../fakes/carrier.js";
 import { startFakeOpenAiServer } from "../../fakes/openai-chat.js";
-import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
+import { startPipelineGateway } from "../helpers/pipeline-fakes.js";
 import { connect } from "../helpers/ws-client.js";
+import { closeAfterEach } from "../helpers/cleanups.js";
 
-const closers: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closing = closeAfterEach();
 
 const lookupOrder = tool({ description: "Look up an order", parameters: Type.Object({ orderId: Type.String() }), execute: ({ orderId }) => `Order ${orderId} shipped.` });
 
@@ -45,14 +43,14 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 describe("event observers in a live session", () => {
   it("a browser's text session: observers receive exactly the events the client got, in order, meta and all", async () => {
     const llm = await startFakeOpenAiServer();
-    closers.push(() => llm.close());
+    closing(() => llm.close());
     const { seen, completed, events } = recorders();
     const def = withTools(
       agent({ name: "shop", mode: "text", greeting: "Welcome.", llm: { kind: "openai-compatible", options: { baseURL: llm.url, model: "fake-model" } }, maxRetries: 0, events }),
       { lookup_order: lookupOrder },
     );
     const gateway = createGateway({ agent: def, logger: silentLogger, env: {}, processMetrics: false });
-    closers.push(() => gateway.close());
+    closing(() => gateway.close());
     const { url } = await gateway.listen(0);
     llm.enqueue({ toolCalls: [{ name: "lookup_order", args: { orderId: "A17" }, id: "call_1" }] }, { text: "It shipped, and it arrives on Tuesday." });
     const client = await connect(`${url.replace(/^http/, "ws")}/websocket`);
@@ -71,15 +69,12 @@ describe("event observers in a live session", () => {
   });
 
   it("a phone call to a pipeline agent: the carrier gets no events, the observers get the session's, stamped", async () => {
-    const fakes = await startPipelineFakes();
-    closers.push(() => fakes.close());
     const { seen, events } = recorders();
-    const def = agent({ name: "phone", greeting: "Thanks for calling the shop.", ...fakes.providers, telephony: true, events });
-    const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, env: fakes.env });
-    closers.push(() => gateway.close());
-    const { port } = await gateway.listen(0);
+    const served = await startPipelineGateway((fakes) => agent({ name: "phone", greeting: "Thanks for calling the shop.", ...fakes.providers, telephony: true, events }));
+    closing(() => served.close());
+    const { port } = served;
     const carrier = await FakeCarrier.dial({ url: `ws://127.0.0.1:${port}/telephony/twilio` });
-    closers.push(() => carrier.close());
+    closing(() => carrier.close());
     await until(() => seen.some((s) => s.event.type === "reply.completed"), "the greeting's reply.completed");
 
     const types = seen.map((s) => s.event.type);

@@ -2,33 +2,25 @@
 // real sockets: the vendors' fakes (Deepgram STT, Cartesia TTS, an OpenAI-compatible LLM).
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
-import type { Gateway } from "../../src/server/gateway-types.js";
-import { startPipelineFakes, type PipelineFakes } from "../helpers/pipeline-fakes.js";
+import { startPipelineGateway, type PipelineGateway } from "../helpers/pipeline-fakes.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
 /** ≈ 5 s at the fake Cartesia's 20 ms per character. */
 const LONG_REPLY =
   "Your order A17 left our warehouse on Friday morning, it was handed to the courier that afternoon, it is on a truck heading to your city now, and the courier expects to deliver it by Tuesday afternoon, so please keep an eye out for a text message.";
 
-let fakes: PipelineFakes;
-let gateway: Gateway;
+let served: PipelineGateway;
 let client: TestClient | undefined;
 
 beforeEach(async () => {
-  fakes = await startPipelineFakes();
   // minWords 3: a lone "stop" can only cut the agent as an interrupt phrase.
-  const def = agent({ name: "phone", greeting: "", ...fakes.providers, interruption: { minWords: 3, minDurationMs: 300 } });
-  gateway = createGateway({ agent: def, logger: silentLogger, env: fakes.env, processMetrics: false });
-  await gateway.listen(0);
+  served = await startPipelineGateway((fakes) => agent({ name: "phone", greeting: "", ...fakes.providers, interruption: { minWords: 3, minDurationMs: 300 } }));
 });
 
 afterEach(async () => {
   client?.close();
-  await gateway.close();
-  await fakes.close();
+  await served.close();
 });
 
 /** A 20 ms frame of the caller's (silent) mic. */
@@ -36,9 +28,9 @@ const FRAME = Buffer.alloc(640);
 
 describe("speech over an audible reply, through the gateway", () => {
   it("'Uh-huh.' neither interrupts nor becomes a turn; 'stop' then cuts the reply at once, below minWords", async () => {
-    const { llm, stt } = fakes;
-    const address = gateway.server.address() as { port: number };
-    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    const { llm, stt } = served.fakes;
+    const { port } = served;
+    client = await connect(`ws://127.0.0.1:${port}/websocket`);
     const mic = setInterval(() => client?.ws.send(FRAME), 20);
     try {
       llm.enqueue({ text: LONG_REPLY });
@@ -72,7 +64,7 @@ describe("speech over an audible reply, through the gateway", () => {
       // The model never saw the acknowledgement: its history has the two turns only.
       const users = llm.requests.at(-1)?.messages.filter((m) => m.role === "user").map((m) => String(m.content));
       expect(users).toEqual(["where is my order A17", "stop"]);
-      const metrics = await (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(metrics).toMatch(/^switchboard_acknowledgements_total\{mode="pipeline"\} 1$/m);
       expect(metrics).toMatch(/^switchboard_barge_ins_total\{mode="pipeline"\} 1$/m);
     } finally {

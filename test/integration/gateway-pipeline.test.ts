@@ -4,14 +4,11 @@ import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpusCodec, opusAvailable } from "../../src/audio/opus.js";
 import { readWav } from "../../src/audio/wav.js";
-import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
-import type { Gateway } from "../../src/server/gateway-types.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import type { FakeDeepgram } from "../../fakes/deepgram.js";
 import type { FakeOpenAiServer } from "../../fakes/openai-chat.js";
-import { startPipelineFakes, type PipelineFakes } from "../helpers/pipeline-fakes.js";
+import { startPipelineGateway, type PipelineGateway } from "../helpers/pipeline-fakes.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
 const lookupOrder = tool({
@@ -21,24 +18,19 @@ const lookupOrder = tool({
   execute: ({ orderId }) => `Order ${orderId} shipped on Friday.`,
 });
 
-let fakes: PipelineFakes;
+let served: PipelineGateway;
 let llm: FakeOpenAiServer;
 let stt: FakeDeepgram;
-let gateway: Gateway;
 let client: TestClient | undefined;
 
 beforeEach(async () => {
-  fakes = await startPipelineFakes();
-  ({ llm, stt } = fakes);
-  const def = withTools(agent({ name: "phone", greeting: "Welcome to the shop.", ...fakes.providers }), { lookup_order: lookupOrder });
-  gateway = createGateway({ agent: def, logger: silentLogger, env: fakes.env, processMetrics: false });
-  await gateway.listen(0);
+  served = await startPipelineGateway((fakes) => withTools(agent({ name: "phone", greeting: "Welcome to the shop.", ...fakes.providers }), { lookup_order: lookupOrder }));
+  ({ llm, stt } = served.fakes);
 });
 
 afterEach(async () => {
   client?.close();
-  await gateway.close();
-  await fakes.close();
+  await served.close();
 });
 
 /** The caller's voice: a flite recording (fixtures/audio/order-status.wav, 16 kHz PCM16), looped. */
@@ -58,8 +50,8 @@ async function speakFor(ms: number): Promise<void> {
 
 describe("a pipeline session over real sockets and the vendors' wire protocols", () => {
   it("greets, answers with a spoken tool message, is barged in on, and resumes after a false interruption", async () => {
-    const address = gateway.server.address() as { port: number };
-    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    const { port } = served;
+    client = await connect(`ws://127.0.0.1:${port}/websocket`);
     const binary: number[] = [];
     client.ws.on("message", (data, isBinary) => {
       if (isBinary) binary.push((data as Buffer).byteLength);
@@ -103,7 +95,7 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
     console.log(log.filter((l) => !l.startsWith("agent-transcript.updated")).join("\n"));
 
     // The session's story, as Prometheus sees it.
-    const metrics = await (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const value = (series: string): number => Number(new RegExp(`^${series.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(metrics)?.[1] ?? "0");
     expect(value('switchboard_sessions_total{mode="pipeline",transport="websocket"}')).toBe(1);
     expect(value('switchboard_barge_ins_total{mode="pipeline"}')).toBeGreaterThanOrEqual(1);
@@ -118,23 +110,23 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
 
 describe("a pipeline session's STT link", () => {
   it("is replaced after a drop, and the reconnect is counted in the metrics", async () => {
-    const address = gateway.server.address() as { port: number };
-    client = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+    const { port } = served;
+    client = await connect(`ws://127.0.0.1:${port}/websocket`);
     await client.next("reply.completed", 0);
     await speakFor(100);
     stt.drop();
     const deadline = Date.now() + 10_000;
     while (stt.connections.length < 2 && Date.now() < deadline) await speakFor(40);
     expect(stt.connections.length).toBe(2);
-    const metrics = await (await fetch(`http://127.0.0.1:${address.port}/metrics`)).text();
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toMatch(/^switchboard_provider_reconnects_total\{mode="pipeline"\} 1$/m);
   }, 20_000);
 });
 
 describe.skipIf(!(await opusAvailable()))("Opus at the socket edge", () => {
   it("announces opus, decodes the mic to PCM for the STT, and speaks in 20 ms Opus packets", async () => {
-    const address = gateway.server.address() as { port: number };
-    client = await connect(`ws://127.0.0.1:${address.port}/websocket?codec=opus&sampleRate=48000`);
+    const { port } = served;
+    client = await connect(`ws://127.0.0.1:${port}/websocket?codec=opus&sampleRate=48000`);
     expect(client.events[0]).toMatchObject({ type: "session.configured", audioFormat: "opus", sampleRate: 48000, ttsSampleRate: 24000 });
     const packets: Buffer[] = [];
     client.ws.on("message", (data, isBinary) => {
@@ -157,9 +149,9 @@ describe.skipIf(!(await opusAvailable()))("Opus at the socket edge", () => {
   }, 20_000);
 
   it("refuses an unknown codec with a protocol error naming the parameter, then 1008", async () => {
-    const address = gateway.server.address() as { port: number };
+    const { port } = served;
     const { TestClient } = await import("../helpers/ws-client.js");
-    const refused = new TestClient(`ws://127.0.0.1:${address.port}/websocket?codec=mp3`);
+    const refused = new TestClient(`ws://127.0.0.1:${port}/websocket?codec=mp3`);
     expect(await refused.next("error.reported", 0)).toMatchObject({ code: "protocol", fatal: true, message: 'codec must be pcm16 or opus (got "mp3")' });
     expect((await refused.closed).code).toBe(1008);
   });

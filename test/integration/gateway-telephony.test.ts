@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { WebSocket } from "ws";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeMulaw } from "../../src/audio/g711.js";
 import { Resampler } from "../../src/audio/resample.js";
 import { readWav } from "../../src/audio/wav.js";
@@ -19,22 +19,20 @@ import type { FakeDeepgram } from "../../fakes/deepgram.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import type { FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
+import { closeAfterEach } from "../helpers/cleanups.js";
 
-const closers: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closing = closeAfterEach();
 
 async function gatewayFor(def: AgentDef, options: Partial<Omit<GatewayOptions, "agent">> = {}): Promise<{ gateway: Gateway; base: string; ws: string }> {
   const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, ...options });
   const { port } = await gateway.listen(0);
-  closers.push(() => gateway.close());
+  closing(() => gateway.close());
   return { gateway, base: `http://127.0.0.1:${port}`, ws: `ws://127.0.0.1:${port}` };
 }
 
 async function dial(url: string, options: Omit<Parameters<typeof FakeCarrier.dial>[0], "url"> = {}): Promise<FakeCarrier> {
   const carrier = await FakeCarrier.dial({ url, ...options });
-  closers.push(() => carrier.close());
+  closing(() => carrier.close());
   return carrier;
 }
 
@@ -53,7 +51,7 @@ describe("a phone call to a pipeline agent (Twilio μ-law ↔ 16 kHz STT, 8 kHz 
   async function pipelineGateway(extra: Record<string, unknown> = {}): Promise<string> {
     const fakes = await startPipelineFakes();
     ({ llm, stt, tts } = fakes);
-    closers.push(() => fakes.close());
+    closing(() => fakes.close());
     const def = agent({ name: "phone", greeting: "Thanks for calling the shop.", ...fakes.providers, telephony: true, ...extra });
     const { ws } = await gatewayFor(def, { env: fakes.env });
     return ws;
@@ -124,7 +122,7 @@ describe("telephony endpoints", () => {
 
   async function realtime(): Promise<FakeOpenAiRealtime> {
     const service = await startFakeOpenAiRealtime();
-    closers.push(() => service.close());
+    closing(() => service.close());
     return service;
   }
 
@@ -284,13 +282,13 @@ describe("telephony endpoints", () => {
 describe("one address's budget covers every entry point", () => {
   it("with 5 connections a minute, 5 of 20 Vonage streams from one address start and the webhook counts against the same budget", async () => {
     const service = await startFakeOpenAiRealtime();
-    closers.push(() => service.close());
+    closing(() => service.close());
     const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["vonage"] });
     const { base, ws } = await gatewayFor(def, { env: { OPENAI_API_KEY: "test-key" }, connectionsPerMinute: 5 });
     const outcomes = await Promise.all(
       Array.from({ length: 20 }, () =>
         FakeCarrier.dial({ url: `${ws}/telephony/vonage`, autoStart: false }).then(
-          (carrier) => (closers.push(() => carrier.close()), "open"),
+          (carrier) => (closing(() => carrier.close()), "open"),
           (err: Error) => err.message,
         ),
       ),
@@ -311,7 +309,7 @@ describe("the REST API acts only on calls the gateway answered", () => {
 
   async function withHangUps(env: Record<string, string>): Promise<{ base: string; ws: string; service: FakeOpenAiRealtime; hangUps: CallRef[] }> {
     const service = await startFakeOpenAiRealtime({ paceMs: 5 });
-    closers.push(() => service.close());
+    closing(() => service.close());
     const hangUps: CallRef[] = [];
     const carrierClient = { hangUp: (call: CallRef) => (hangUps.push(call), Promise.resolve()) };
     const { base, ws } = await gatewayFor(hangUpAgent(service), { env: { OPENAI_API_KEY: "test-key", ...env }, carrierClient });
@@ -354,12 +352,12 @@ describe("the REST API acts only on calls the gateway answered", () => {
 describe("a Vonage call (binary L16 at 16 kHz)", () => {
   it("hears 640-byte caller frames and speaks exactly 640-byte frames; DTMF arrives as text frames", async () => {
     const service = await startFakeOpenAiRealtime();
-    closers.push(() => service.close());
+    closing(() => service.close());
     service.enqueue({ say: "Hello.", audioMs: 300 });
     const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["vonage"] });
     const { ws } = await gatewayFor(def, { env: { OPENAI_API_KEY: "test-key" } });
     const socket = new WebSocket(`${ws}/telephony/vonage`);
-    closers.push(() => socket.terminate());
+    closing(() => socket.terminate());
     const frames: number[] = [];
     socket.on("message", (data, isBinary) => {
       if (isBinary) frames.push((data as Buffer).byteLength);
@@ -367,7 +365,7 @@ describe("a Vonage call (binary L16 at 16 kHz)", () => {
     await new Promise((resolve) => socket.once("open", resolve));
     socket.send(JSON.stringify({ event: "websocket:connected", "content-type": "audio/l16;rate=16000" }));
     const timer = setInterval(() => socket.send(Buffer.alloc(640), { binary: true }), 20);
-    closers.push(() => clearInterval(timer));
+    closing(() => clearInterval(timer));
     const deadline = Date.now() + 10_000;
     while (frames.length < 15 && Date.now() < deadline) await sleep(20);
     // 300 ms of 24 kHz PCM → 16 kHz: 15 frames of 20 ms, the last padded.

@@ -2,25 +2,21 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeMulaw } from "../../src/audio/g711.js";
 import { Resampler } from "../../src/audio/resample.js";
 import { readWav } from "../../src/audio/wav.js";
-import { silentLogger } from "../../src/log.js";
 import { agent, type RecordOutcome } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
 import { FakeCarrier } from "../../fakes/carrier.js";
-import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
+import { startPipelineGateway } from "../helpers/pipeline-fakes.js";
+import { closeAfterEach } from "../helpers/cleanups.js";
 
 // A phone call through the whole gateway (Twilio media stream from a fake carrier that plays
 // agent audio late and echoes marks, fake Deepgram/OpenAI/Cartesia), recorded to a directory:
 // the record's agent lines and the WAV's agent channel follow what the carrier played, and a
 // barge-in's clear shows as the agent channel stopping.
 
-const closers: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closing = closeAfterEach();
 
 /** The caller's voice: the flite fixture as 8 kHz μ-law, as a phone line carries it. */
 function callerVoice(): Buffer {
@@ -52,23 +48,22 @@ interface Line {
 describe("recording a phone call through the gateway", () => {
   it("writes the call at 8 kHz: the caller left, the agent right where the carrier played it, cut at the barge-in's clear", async () => {
     const dir = mkdtempSync(join(tmpdir(), "rec-call-"));
-    closers.push(() => rmSync(dir, { recursive: true, force: true }));
-    const fakes = await startPipelineFakes();
-    closers.push(() => fakes.close());
+    closing(() => rmSync(dir, { recursive: true, force: true }));
     const outcomes: RecordOutcome[] = [];
-    const def = agent({
-      name: "phone",
-      greeting: "Thanks for calling the shop.",
-      ...fakes.providers,
-      telephony: true,
-      recording: { destination: { dir } },
-      onSessionEnd: ({ record }) => void (record && outcomes.push(record)),
-    });
-    const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, env: fakes.env });
-    const { port } = await gateway.listen(0);
-    closers.push(() => gateway.close());
+    const served = await startPipelineGateway((f) =>
+      agent({
+        name: "phone",
+        greeting: "Thanks for calling the shop.",
+        ...f.providers,
+        telephony: true,
+        recording: { destination: { dir } },
+        onSessionEnd: ({ record }) => void (record && outcomes.push(record)),
+      }),
+    );
+    closing(() => served.close());
+    const { fakes, port } = served;
     const carrier = await FakeCarrier.dial({ url: `ws://127.0.0.1:${port}/telephony/twilio`, playbackDelayMs: 300 });
-    closers.push(() => carrier.close());
+    closing(() => carrier.close());
     await carrier.until(() => carrier.marksEchoed.length > 0 && carrier.bufferedMs === 0, "the greeting played");
 
     fakes.llm.enqueue({ text: "Your order shipped on Friday, it is on the truck now, and it should reach you by Tuesday afternoon at the latest." });

@@ -7,11 +7,8 @@ import { Type } from "@sinclair/typebox";
 import { afterEach, describe, expect, it } from "vitest";
 import { bytesToSamples } from "../../src/audio/pcm.js";
 import { decodeWaitingSound, type WaitingSounds } from "../../src/audio/waiting-sound.js";
-import { silentLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
-import type { Gateway } from "../../src/server/gateway-types.js";
-import { startPipelineFakes, type PipelineFakes } from "../helpers/pipeline-fakes.js";
+import { startPipelineGateway, type PipelineFakes, type PipelineGateway } from "../helpers/pipeline-fakes.js";
 import { constantWav } from "../helpers/tone.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
@@ -41,28 +38,26 @@ const slowLookup = tool({
   },
 });
 
-let fakes: PipelineFakes | undefined;
-let gateway: Gateway | undefined;
+let served: PipelineGateway | undefined;
 let client: TestClient | undefined;
 
 afterEach(async () => {
   client?.close();
-  await gateway?.close();
-  await fakes?.close();
+  await served?.close();
 });
 
 /** A gateway whose agent plays SOUNDS; `stream` is what the client got, in order: event types and frame kinds (runs of one kind folded). */
 async function start(extra: Record<string, unknown> = {}): Promise<{ stream: string[]; c: TestClient; f: PipelineFakes }> {
-  const f = await startPipelineFakes();
-  fakes = f;
-  const def = withTools(
-    agent({ name: "shop", greeting: "Hello.", ...f.providers, waitingAudio: { thinking: { file: "hum.wav", afterMs: 300, volume: 1 }, ambience: { file: "bed.wav", volume: 1 } }, ...extra }),
-    { lookup_order: slowLookup },
+  served = await startPipelineGateway(
+    (f) =>
+      withTools(
+        agent({ name: "shop", greeting: "Hello.", ...f.providers, waitingAudio: { thinking: { file: "hum.wav", afterMs: 300, volume: 1 }, ambience: { file: "bed.wav", volume: 1 } }, ...extra }),
+        { lookup_order: slowLookup },
+      ),
+    { waitingAudio: SOUNDS },
   );
-  gateway = createGateway({ agent: def, logger: silentLogger, env: f.env, processMetrics: false, waitingAudio: SOUNDS });
-  await gateway.listen(0);
-  const address = gateway.server.address() as { port: number };
-  const c = await connect(`ws://127.0.0.1:${address.port}/websocket`);
+  const f = served.fakes;
+  const c = await connect(served.url);
   client = c;
   const stream: string[] = [];
   c.ws.on("message", (data, isBinary) => {
