@@ -1,8 +1,8 @@
-import { GatewayError } from "../../../errors.js";
 import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttProvider } from "../../stt-port.js";
 import type { Env } from "../keys.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
+import { adapterFor, type AdapterTable } from "../../../providers/registry.js";
 import { assemblyAiStt } from "./assemblyai.js";
 import { deepgramStt } from "./deepgram.js";
 import { localStt } from "./local.js";
@@ -14,19 +14,17 @@ import { localStt } from "./local.js";
  */
 export const POCKETSPHINX_ENV = "SWITCHBOARD_POCKETSPHINX";
 
+/** What an STT adapter is made from: its descriptor, the keys, and its runtime (the log). */
+const STT: AdapterTable<ProviderDescriptor, [Env, { log?: ProviderLog }], SttProvider> = {
+  deepgram: (descriptor, env, runtime) => deepgramStt(descriptor, env, runtime),
+  assemblyai: (descriptor, env, runtime) => assemblyAiStt(descriptor, env, runtime),
+  local: (descriptor, env, runtime) => {
+    const binary = env[POCKETSPHINX_ENV];
+    return localStt(descriptor, { ...runtime, ...(binary === undefined || binary === "" ? {} : { binary }) });
+  },
+};
+
 /** The STT provider for a descriptor. A missing key throws MissingKeyError naming the variable. */
 export function resolveStt(descriptor: ProviderDescriptor, env: Env, log?: ProviderLog): SttProvider {
-  const runtime = log === undefined ? {} : { log };
-  switch (descriptor.kind) {
-    case "deepgram":
-      return deepgramStt(descriptor, env, runtime);
-    case "assemblyai":
-      return assemblyAiStt(descriptor, env, runtime);
-    case "local": {
-      const binary = env[POCKETSPHINX_ENV];
-      return localStt(descriptor, { ...runtime, ...(binary === undefined || binary === "" ? {} : { binary }) });
-    }
-    default:
-      throw new GatewayError("stt", `no STT provider of kind "${descriptor.kind}" is available in this gateway (deepgram, assemblyai, local).`, { fatal: true });
-  }
+  return adapterFor("stt", "STT", STT, descriptor, env, log === undefined ? {} : { log });
 }
