@@ -17,6 +17,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WASI } from "node:wasi";
 import { readWav, writeWav } from "../src/audio/wav.js";
+import { seededRandom } from "../src/manifest/tool-messages.js";
 
 const SAMPLE_RATE = 16_000;
 const VOICE = "slt";
@@ -79,24 +80,12 @@ export async function synthesize(text: string, voice = VOICE): Promise<Int16Arra
   }
 }
 
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A cough-like burst: white noise through a one-pole low-pass (energy mostly below ~2 kHz, as a
  * cough's is), under a 15 ms attack and an exponential decay, peaking near -6 dBFS.
  */
 export function makeCough(seed: number = COUGH.seed, durationMs: number = COUGH.durationMs): Int16Array {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const n = Math.round((SAMPLE_RATE * durationMs) / 1000);
   const attack = Math.round(SAMPLE_RATE * 0.015);
   const decayTau = SAMPLE_RATE * 0.045;

@@ -12,7 +12,7 @@ import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock, type Clock } from "../../src/clock.js";
 import { createLogger, silentLogger } from "../../src/log.js";
-import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { agent, seededRandom, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway, HEADERS_TIMEOUT_MS } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
 import { CLOSE_HANDSHAKE_MS } from "../../src/server/upgrade.js";
@@ -28,15 +28,8 @@ const FIGURES = ["fault (survived)", "injected", "checked"];
 
 /** A small seeded generator (mulberry32), one stream per scenario, so every cut point reproduces. */
 function random(salt: number): (min: number, max: number) => number {
-  let state = (SEED ^ Math.imul(salt, 0x9e3779b1)) >>> 0;
-  return (min, max) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    const unit = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    return min + Math.floor(unit * (max - min + 1));
-  };
+  const unit = seededRandom((SEED ^ Math.imul(salt, 0x9e3779b1)) >>> 0);
+  return (min, max) => min + Math.floor(unit() * (max - min + 1));
 }
 
 /** Resolve once `check()` holds (polled every 5 ms); the timeout is a ceiling for a failing test, never a latency bar. */

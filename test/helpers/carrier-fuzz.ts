@@ -1,19 +1,8 @@
 import { expect } from "vitest";
 import type { CarrierCodec, CarrierInbound } from "../../src/transport/carriers/carrier.js";
+import { seededRandom } from "../../src/manifest/tool-messages.js";
 
 const KINDS = new Set(["start", "media", "mark", "dtmf", "stop", "ignored"]);
-
-/** Deterministic PRNG so failures reproduce. */
-export function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function b64(bytes: number[] | Uint8Array): string {
   return Buffer.from(bytes).toString("base64");
@@ -48,7 +37,7 @@ function* mutations(value: unknown): Generator<unknown> {
  */
 export function fuzzCodec(codec: CarrierCodec, realFrames: readonly string[]): number {
   let tried = 0;
-  const rand = prng(42);
+  const rand = seededRandom(42);
   for (let i = 0; i < 300; i++) {
     const bytes = new Uint8Array(Math.floor(rand() * 700));
     for (let j = 0; j < bytes.length; j++) bytes[j] = Math.floor(rand() * 256);
@@ -57,7 +46,7 @@ export function fuzzCodec(codec: CarrierCodec, realFrames: readonly string[]): n
     decodeOk(codec, Buffer.from(bytes).toString("latin1"), false);
     tried += 3;
   }
-  const long = prng(7);
+  const long = seededRandom(7);
   for (let i = 0; i < 200; i++) {
     decodeOk(codec, new Uint8Array(Math.floor(long() * 2000)).map(() => Math.floor(long() * 256)), true);
     tried++;

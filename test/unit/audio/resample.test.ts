@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { RESAMPLER_RATES, Resampler, loadResampler, type ResamplerEngine } from "../../../src/audio/resample.js";
 import { GatewayError } from "../../../src/errors.js";
+import { seededRandom } from "../../../src/manifest/tool-messages.js";
 
 const tone = (hz: number, rate: number, length: number, amplitude = 10_000): Int16Array =>
   Int16Array.from({ length }, (_, i) => Math.round(amplitude * Math.sin((2 * Math.PI * hz * i) / rate)));
@@ -35,17 +36,6 @@ function amplitudeAt(x: Int16Array, hz: number, rate: number, from: number, to: 
 }
 
 const db = (ratio: number): number => 20 * Math.log10(ratio);
-
-/** Deterministic PRNG (mulberry32) for chunk sizes and noise. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pairs = RESAMPLER_RATES.flatMap((from) => RESAMPLER_RATES.filter((to) => to !== from).map((to) => [from, to] as const));
 
@@ -111,7 +101,7 @@ describe.each<ResamplerEngine>(["speex", "polyphase"])("Resampler (%s)", (engine
   });
 
   it("gives the same output for chunked input as for the whole input (every pair)", () => {
-    const random = prng(42);
+    const random = seededRandom(42);
     for (const [from, to] of pairs) {
       const length = Math.round(from * 0.3);
       const input = Int16Array.from({ length }, (_, i) => {

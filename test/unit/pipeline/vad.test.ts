@@ -4,25 +4,15 @@ import { GatewayError } from "../../../src/errors.js";
 import { DEFAULTS } from "../../../src/manifest/defaults.js";
 import { SpeechDetector, type SpeechEvent } from "../../../src/pipeline/speech-detector.js";
 import { type Vad, type VadFrame, type VadFrameMs, type VadMode, createVad } from "../../../src/pipeline/vad.js";
+import { seededRandom } from "../../../src/manifest/tool-messages.js";
 
 // ---------------------------------------------------------------------------------------------
 // Synthetic audio
 // ---------------------------------------------------------------------------------------------
 
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Uniform noise of peak `amplitude` LSB (a quiet line at 20: ≈ −67 dBFS). */
 function noise(rate: number, ms: number, amplitude: number, seed = 1): Int16Array {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   return Int16Array.from({ length: Math.round((rate * ms) / 1000) }, () => Math.round((random() * 2 - 1) * amplitude));
 }
 
@@ -56,7 +46,7 @@ function utterance(rate: number): Int16Array {
 
 /** Pushes `pcm` in chunks whose sizes (bytes, odd ones included) come from a seeded PRNG. */
 function pushChunked(vad: Vad, pcm: Uint8Array, seed: number): VadFrame[] {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const frames: VadFrame[] = [];
   for (let offset = 0; offset < pcm.length; ) {
     const size = 1 + Math.floor(random() * 1500);
