@@ -8,7 +8,7 @@
  * Nothing waits: `final` is a function call, the model's whole reply is in its stream at once,
  * and the TTS answers `push` with PCM in the same call (20 ms per word, 24 kHz).
  */
-import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { bytesForMs } from "../../src/audio/pcm.js";
 import { createLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
@@ -18,6 +18,7 @@ import type { SttEvents, SttProvider, SttSession } from "../../src/pipeline/stt-
 import { guardStream, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../../src/pipeline/tts-port.js";
 import type { VoiceProviders } from "../../src/session/voice-runner.js";
 import { parseUserLine, readMicFrame, replyLine, replyTag, userLine, type TurnMarks } from "./protocol.js";
+import { lastUserText } from "../../src/pipeline/providers/llm/scripted.js";
 import { streamingModel } from "../../src/testing/streaming-model.js";
 import { monoMs } from "./stats.js";
 
@@ -271,14 +272,6 @@ function replyParts(text: string): LanguageModelV4StreamPart[] {
   ];
 }
 
-function lastUserText(prompt: LanguageModelV4Prompt): string {
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    const message = prompt[i];
-    if (message?.role !== "user") continue;
-    return message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ");
-  }
-  return "";
-}
 
 // ── the gateway on these fakes ──────────────────────────────────────────────────────────
 

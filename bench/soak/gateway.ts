@@ -11,11 +11,11 @@
  * active resources, event-loop delay and CPU since the last sample) and the end (`stop`).
  */
 import { setTimeout as sleepFor } from "node:timers/promises";
-import type { LanguageModelV4, LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4StreamPart, LanguageModelV4Usage } from "@ai-sdk/provider";
 import { Type } from "@sinclair/typebox";
 import { createLogger } from "../../src/log.js";
 import { agent, tool, withTools } from "../../src/manifest/index.js";
-import { timedStream, type TimedPart } from "../../src/pipeline/providers/llm/scripted.js";
+import { lastUserText, timedStream, type TimedPart } from "../../src/pipeline/providers/llm/scripted.js";
 import { streamingModel } from "../../src/testing/streaming-model.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
@@ -64,13 +64,6 @@ function toolParts(id: string): TimedPart[] {
   ];
 }
 
-function lastUserText(prompt: LanguageModelV4Prompt): string {
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    const message = prompt[i];
-    if (message?.role === "user") return message.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ");
-  }
-  return "";
-}
 
 const sleep = (ms: number, signal?: AbortSignal): Promise<void> => sleepFor(ms, undefined, signal === undefined ? {} : { signal });
 

@@ -176,7 +176,8 @@ function renderArgs(value: unknown, values: Record<string, string>): unknown {
 // ---------------------------------------------------------------------------------------------
 // Reading the prompt (system messages are ignored)
 
-function lastUserText(prompt: LanguageModelV4Prompt): string {
+/** The text of the prompt's last user message ("" when there is none). */
+export function lastUserText(prompt: LanguageModelV4Prompt): string {
   for (let i = prompt.length - 1; i >= 0; i--) {
     const message = prompt[i];
     if (message?.role !== "user") continue;
