@@ -9,6 +9,7 @@ import { timedStream, type TimedPart } from "../../src/pipeline/providers/llm/sc
 import { MemorySessionStore, type TranscriptLine } from "../../src/session/store.js";
 import { streamingModel } from "../../src/testing/streaming-model.js";
 import { voiceSession } from "../../src/testing/voice-session.js";
+import { isClientStep, playClientStep, type ClientStep } from "./client-steps.js";
 import { report, runs, SEED } from "./figures.js";
 
 // A pipeline session over the fake STT/TTS under virtual time, with a model that answers each
@@ -26,9 +27,7 @@ type Step =
   | { readonly kind: "typed"; readonly intent: Intent }
   | { readonly kind: "interrupt"; readonly thenSay: boolean }
   | { readonly kind: "mumble"; readonly quiet: boolean }
-  | { readonly kind: "wait"; readonly ms: number }
-  | { readonly kind: "cancel" }
-  | { readonly kind: "reset" }
+  | ClientStep
   | { readonly kind: "drop" }
   | { readonly kind: "fatal" };
 
@@ -234,47 +233,41 @@ describe("the pipeline session, driven by random caller, client, STT and model e
           if (fatal) break;
           const cancelledBefore = link.of("reply.cancelled").length;
           const inTool = toolInFlight();
-          switch (s.kind) {
-            case "say":
-              await speak(`please ${s.intent} u${++said}`, s.confident);
-              break;
-            case "typed":
-              link.send({ type: "user_text", text: `please ${s.intent} u${++said}` });
-              break;
-            case "interrupt":
-              stt.current.speechStarted();
-              stt.current.partial("wait");
-              await clock.advance(300);
-              stt.current.partial("wait stop");
-              if (s.thenSay) stt.current.final(`wait stop u${++said}`, true);
-              break;
-            case "mumble":
-              stt.current.speechStarted();
-              stt.current.partial("hmm");
-              await clock.advance(300);
-              stt.current.partial("hmm");
-              // No final follows: the watchdog may resume the reply it interrupted.
-              await clock.advance(s.quiet ? 8000 : 0);
-              break;
-            case "wait":
-              await clock.advance(s.ms);
-              break;
-            case "cancel":
-              link.send({ type: "cancel" });
-              break;
-            case "reset":
-              link.send({ type: "reset" });
-              break;
-            case "drop":
-              stt.current.drop();
-              break;
-            case "fatal":
-              fatal = true;
-              stt.failOpens = 1000;
-              stt.current.drop();
-              await clock.advance(120_000);
-              requestsAtFatal = model.prompts.length;
-              break;
+          if (isClientStep(s)) await playClientStep(s, link, clock);
+          else {
+            switch (s.kind) {
+              case "say":
+                await speak(`please ${s.intent} u${++said}`, s.confident);
+                break;
+              case "typed":
+                link.send({ type: "user_text", text: `please ${s.intent} u${++said}` });
+                break;
+              case "interrupt":
+                stt.current.speechStarted();
+                stt.current.partial("wait");
+                await clock.advance(300);
+                stt.current.partial("wait stop");
+                if (s.thenSay) stt.current.final(`wait stop u${++said}`, true);
+                break;
+              case "mumble":
+                stt.current.speechStarted();
+                stt.current.partial("hmm");
+                await clock.advance(300);
+                stt.current.partial("hmm");
+                // No final follows: the watchdog may resume the reply it interrupted.
+                await clock.advance(s.quiet ? 8000 : 0);
+                break;
+              case "drop":
+                stt.current.drop();
+                break;
+              case "fatal":
+                fatal = true;
+                stt.failOpens = 1000;
+                stt.current.drop();
+                await clock.advance(120_000);
+                requestsAtFatal = model.prompts.length;
+                break;
+            }
           }
           await clock.advance(0);
           if (inTool && link.of("reply.cancelled").length > cancelledBefore) bargedInsideTool = true;

@@ -3,6 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { describe, expect, it } from "vitest";
 import { agent, tool, withTools, type ResolvedAgentDef } from "../../src/manifest/index.js";
 import { s2sSession } from "../../src/testing/s2s-session.js";
+import { isClientStep, playClientStep, type ClientStep } from "./client-steps.js";
 import { report, runs, SEED } from "./figures.js";
 
 const lookup = tool({
@@ -21,9 +22,7 @@ type Step =
   | { readonly kind: "speech" }
   | { readonly kind: "silence" }
   | { readonly kind: "said"; readonly text: string }
-  | { readonly kind: "cancel" }
-  | { readonly kind: "reset" }
-  | { readonly kind: "wait"; readonly ms: number }
+  | ClientStep
   | { readonly kind: "fatal" };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -64,48 +63,42 @@ describe("the s2s session, driven by random service and client events", () => {
           steps += 1;
           if (fatal) break;
           const active = open.at(-1);
-          switch (s.kind) {
-            case "respond":
-              open.push(fake.start());
-              break;
-            case "speak":
-              if (active !== undefined) fake.speak(active, "Some words here.", s.ms);
-              break;
-            case "call":
-              if (active !== undefined) {
-                const callId = `call_${++nextCall}`;
-                calls.push(callId);
-                fake.events.toolCall({ callId, name: "lookup", args: { orderId: "A1" }, responseId: active });
+          if (isClientStep(s)) await playClientStep(s, link, clock);
+          else {
+            switch (s.kind) {
+              case "respond":
+                open.push(fake.start());
+                break;
+              case "speak":
+                if (active !== undefined) fake.speak(active, "Some words here.", s.ms);
+                break;
+              case "call":
+                if (active !== undefined) {
+                  const callId = `call_${++nextCall}`;
+                  calls.push(callId);
+                  fake.events.toolCall({ callId, name: "lookup", args: { orderId: "A1" }, responseId: active });
+                }
+                break;
+              case "done":
+                if (active !== undefined) fake.done(open.pop() ?? active, s.status);
+                break;
+              case "speech": {
+                const cancelled = link.of("reply.cancelled").length;
+                fake.events.speechStarted();
+                if (calls.length > 0 && answered().size < calls.length && link.of("reply.cancelled").length > cancelled) reached = true;
+                break;
               }
-              break;
-            case "done":
-              if (active !== undefined) fake.done(open.pop() ?? active, s.status);
-              break;
-            case "speech": {
-              const cancelled = link.of("reply.cancelled").length;
-              fake.events.speechStarted();
-              if (calls.length > 0 && answered().size < calls.length && link.of("reply.cancelled").length > cancelled) reached = true;
-              break;
+              case "silence":
+                fake.events.speechStopped();
+                break;
+              case "said":
+                fake.events.userTranscript(s.text, { final: true });
+                break;
+              case "fatal":
+                fatal = true;
+                fake.events.error(new Error("the service went away"), { fatal: true });
+                break;
             }
-            case "silence":
-              fake.events.speechStopped();
-              break;
-            case "said":
-              fake.events.userTranscript(s.text, { final: true });
-              break;
-            case "cancel":
-              link.send({ type: "cancel" });
-              break;
-            case "reset":
-              link.send({ type: "reset" });
-              break;
-            case "wait":
-              await clock.advance(s.ms);
-              break;
-            case "fatal":
-              fatal = true;
-              fake.events.error(new Error("the service went away"), { fatal: true });
-              break;
           }
           await clock.advance(0);
           // After every step: no call answered twice.
