@@ -1,4 +1,4 @@
-import { afterEach } from "vitest";
+import { afterEach, beforeEach } from "vitest";
 
 /** What a test opens and must close: a fake, a session, a gateway. */
 export interface Closable {
@@ -25,5 +25,23 @@ export function closeAfterEach(): Closing {
   return (item: Closable | (() => unknown)) => {
     cleanups.push(typeof item === "function" ? item : () => item.close());
     return typeof item === "function" ? undefined : item;
+  };
+}
+
+/**
+ * A fresh loopback fake for each test: started (`start()`) before it, handed to `use` (the test
+ * module's variable), closed after it with what the test opened, last first. The function returned
+ * replaces it within a test with one started with `options` (the old one closed first).
+ */
+export function fakePerTest<F extends Closable, O>(closing: Closing, start: (options?: O) => Promise<F>, use: (fake: F) => void): (options: O) => Promise<void> {
+  let current: F | undefined;
+  const started = async (options?: O): Promise<void> => {
+    current = closing(await start(options));
+    use(current);
+  };
+  beforeEach(() => started());
+  return async (options) => {
+    await current?.close();
+    await started(options);
   };
 }

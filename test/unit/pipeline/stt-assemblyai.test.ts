@@ -1,11 +1,12 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { GatewayError } from "../../../src/errors.js";
 import { ASSEMBLYAI_FATAL_CLOSE_CODES, assemblyAiStreamingUrl, assemblyAiStt, type AssemblyAiSttOptions } from "../../../src/pipeline/providers/stt/assemblyai.js";
 import type { SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_ASSEMBLYAI_KEY, startFakeAssemblyAi, type FakeAssemblyAi, type FakeAssemblyAiOptions } from "../../../fakes/assemblyai.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
-import { closeAfterEach } from "../../helpers/cleanups.js";
+import { closeAfterEach, fakePerTest } from "../../helpers/cleanups.js";
 
 const ENV = { ASSEMBLYAI_API_KEY: FAKE_ASSEMBLYAI_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 400, maxSilenceMs: 1280 };
@@ -14,21 +15,11 @@ const FRAME = new Uint8Array(640);
 
 const recorder = () => sttRecorder();
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 const closing = closeAfterEach();
 let fake: FakeAssemblyAi;
+const restartFake = fakePerTest(closing, (options?: FakeAssemblyAiOptions) => startFakeAssemblyAi(options), (started) => (fake = started));
 /** The session the test opened last, closed after it. */
 let session: SttSession | undefined;
-
-beforeEach(async () => {
-  fake = closing(await startFakeAssemblyAi());
-});
-
-async function restartFake(options: FakeAssemblyAiOptions): Promise<void> {
-  await fake.close();
-  fake = closing(await startFakeAssemblyAi(options));
-}
 
 function provider(options: Record<string, unknown> = {}, runtime: AssemblyAiSttOptions = {}, env: Record<string, string> = ENV) {
   return assemblyAiStt({ kind: "assemblyai", options: { url: fake.url, ...options } }, env, runtime);

@@ -1,11 +1,12 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import type { GatewayError } from "../../../src/errors.js";
 import { deepgramListenUrl, deepgramStt, splitKeyterms, type DeepgramSttOptions } from "../../../src/pipeline/providers/stt/deepgram.js";
 import type { SttEvents, SttOpenOptions, SttSession } from "../../../src/pipeline/stt-port.js";
 import { FAKE_DEEPGRAM_KEY, startFakeDeepgram, type FakeDeepgram } from "../../../fakes/deepgram.js";
 import { sttRecorder } from "../../helpers/stt-recorder.js";
-import { closeAfterEach } from "../../helpers/cleanups.js";
+import { closeAfterEach, fakePerTest } from "../../helpers/cleanups.js";
 
 const ENV = { DEEPGRAM_API_KEY: FAKE_DEEPGRAM_KEY };
 const OPEN: SttOpenOptions = { sampleRate: 16000, minSilenceMs: 300, maxSilenceMs: 1200 };
@@ -14,16 +15,11 @@ const FRAME = new Uint8Array(640);
 
 const recorder = () => sttRecorder();
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 const closing = closeAfterEach();
 let fake: FakeDeepgram;
+fakePerTest(closing, () => startFakeDeepgram(), (started) => (fake = started));
 /** The session the test opened last, closed after it. */
 let session: SttSession | undefined;
-
-beforeEach(async () => {
-  fake = closing(await startFakeDeepgram());
-});
 
 function provider(options: Record<string, unknown> = {}, runtime: DeepgramSttOptions = {}, env: Record<string, string> = ENV) {
   return deepgramStt({ kind: "deepgram", options: { url: fake.url, ...options } }, env, runtime);

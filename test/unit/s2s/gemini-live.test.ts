@@ -1,4 +1,5 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSession, S2sSetup } from "../../../src/s2s/s2s-port.js";
 import { geminiLive, type GeminiLiveOptions } from "../../../src/s2s/providers/gemini-live.js";
@@ -6,7 +7,7 @@ import { GEMINI_RESUMPTION_WAIT_MS } from "../../../src/s2s/providers/gemini-liv
 import { GEMINI_LIVE_DEFAULT_MODEL, GEMINI_LIVE_URL } from "../../../src/s2s/providers/gemini-live/settings.js";
 import { toGeminiSchema } from "../../../src/s2s/providers/gemini-live/setup.js";
 import { FAKE_GEMINI_KEY, startFakeGeminiLive, type FakeGemini, type FakeGeminiOptions } from "../../../fakes/gemini-live.js";
-import { closeAfterEach } from "../../helpers/cleanups.js";
+import { closeAfterEach, fakePerTest } from "../../helpers/cleanups.js";
 
 const ENV = { GOOGLE_API_KEY: FAKE_GEMINI_KEY };
 
@@ -68,8 +69,6 @@ function logRecorder() {
   };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function until(check: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -90,17 +89,9 @@ async function drive(clock: VirtualClock, check: () => boolean, what: string, st
 
 const closing = closeAfterEach();
 let fake: FakeGemini;
+const restart = fakePerTest(closing, (options?: FakeGeminiOptions) => startFakeGeminiLive(options), (started) => (fake = started));
 /** The session the test opened last, closed after it. */
 let session: S2sSession | undefined;
-
-beforeEach(async () => {
-  fake = closing(await startFakeGeminiLive());
-});
-
-async function restart(options: FakeGeminiOptions): Promise<void> {
-  await fake.close();
-  fake = closing(await startFakeGeminiLive(options));
-}
 
 function provider(options: Record<string, unknown> = {}, runtime: GeminiLiveOptions = {}, env: Record<string, string> = ENV) {
   return geminiLive({ kind: "gemini-live", options: { url: fake.url, ...options } }, env, runtime);
