@@ -98,7 +98,8 @@ describe("docs/protocol.md stays in sync with the code", () => {
 });
 
 describe("docs/security.md lists every entry point", () => {
-  it("names each entry point a gateway with every carrier and every secret reports", async () => {
+  // It imports the whole gateway, cold: on a loaded machine that alone can pass vitest's default 5 s.
+  it("names each entry point a gateway with every carrier and every secret reports", { timeout: 60_000 }, async () => {
     const { generateKeyPairSync } = await import("node:crypto");
     const { silentLogger } = await import("../../src/log.js");
     const { agent } = await import("../../src/manifest/index.js");
