@@ -61,6 +61,19 @@ export const EventBodySchemas = {
     mode: z.enum(["cold", "warm"]),
     summary: z.string().optional(),
   }),
+  /**
+   * A machine answered the call (docs/telephony.md "Voicemail and answering machines"): who said
+   * so (`carrier`: its AMD, with its `answeredBy`; `transcript`: the greeting's words, with the
+   * `reason` and the `phrase`; `beep`: a tone, with its `frequencyHz`) and what the agent does.
+   */
+  "voicemail.detected": z.object({
+    source: z.enum(["carrier", "transcript", "beep"]),
+    action: z.enum(["hangup", "message"]),
+    answeredBy: z.string().optional(),
+    reason: z.string().optional(),
+    phrase: z.string().optional(),
+    frequencyHz: z.number().optional(),
+  }),
   "user-turn.exceeded": z.object({ limit: z.enum(["words", "duration"]), words: z.number(), durationMs: z.number() }),
   "metrics.turn": z.object({
     turnId: z.string(),

@@ -5,6 +5,7 @@ import { MAX_PHRASE_CHARS, MAX_PHRASES } from "./spoken-phrases.js";
 import { parseLlmShorthand } from "./providers.js";
 import { TransferSchema } from "./transfer-config.js";
 import { RecordingSchema } from "./recording.js";
+import { VoicemailSchema } from "./voicemail-config.js";
 
 const TOOL_NAME = /^[a-z][a-z0-9_]*$/;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
@@ -156,6 +157,7 @@ export const AgentConfigSchema = z.strictObject({
   turnTaking: TurnTakingSchema.optional(),
   usageLimits: z.strictObject({ totalTokens: positiveInt.optional() }).optional(),
   voicePresets: z.array(z.string()).readonly().optional(),
+  voicemail: VoicemailSchema.optional(),
   waitingAudio: WaitingAudioSchema.optional(),
 });
 

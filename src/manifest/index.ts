@@ -102,6 +102,14 @@ export {
   type TransferMode,
   type TransferTarget,
 } from "./transfer-config.js";
+export {
+  DEFAULT_BEEP_WAIT_MS,
+  DEFAULT_VOICEMAIL_WINDOW_MS,
+  resolveVoicemail,
+  type ResolvedVoicemail,
+  type VoicemailConfig,
+  type VoicemailDetection,
+} from "./voicemail-config.js";
 export { isSubagentDef, subagent, subagentPrompt, type SubagentDef, type SubagentOptions } from "./subagent.js";
 export { HAND_OFF_TOOL, MAX_DELEGATION_DEPTH, resolveTeam, type Delegation, type Team, type TeamAgent, type TeamOptions } from "./team.js";
 export {

@@ -1,5 +1,6 @@
 import type { AgentConfig } from "./agent-config.js";
 import { DEFAULTS } from "./defaults.js";
+import { resolveVoicemail, type ResolvedVoicemail } from "./voicemail-config.js";
 import { DEFAULT_MAX_AUDIO_MINUTES, type RecordingDestination, type RedactionRule } from "./recording.js";
 
 type Defined<T> = Exclude<T, undefined>;
@@ -48,6 +49,8 @@ export interface ResolvedConfig {
   };
   /** The call record (docs/config.md "Recording"), or undefined when the agent records nothing. */
   readonly recording: ResolvedRecording | undefined;
+  /** What a machine on the line gets (docs/config.md "voicemail"), or undefined when the agent sets none. */
+  readonly voicemail: ResolvedVoicemail | undefined;
 }
 
 export interface ResolvedRecording {
@@ -69,7 +72,7 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
   if (resolved === undefined) {
     const fresh = resolve(config);
     // The groups resolve() built; values taken from the config as they are (nudge, dtmf) stay the config's.
-    resolved = Object.freeze({ ...fresh, turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence), recording: fresh.recording && Object.freeze(fresh.recording) });
+    resolved = Object.freeze({ ...fresh, turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence), recording: fresh.recording && Object.freeze(fresh.recording), voicemail: fresh.voicemail && Object.freeze(fresh.voicemail) });
     RESOLVED.set(config, resolved);
   }
   return resolved;
@@ -120,5 +123,6 @@ function resolve(config: AgentConfig): ResolvedConfig {
             redact: config.recording.redact ?? [],
             maxAudioMs: (config.recording.maxAudioMinutes ?? DEFAULT_MAX_AUDIO_MINUTES) * 60_000,
           },
+    voicemail: resolveVoicemail(config.voicemail),
   };
 }

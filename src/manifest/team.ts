@@ -44,6 +44,7 @@ const CALL_FIELDS = [
   "clientInbox",
   "recording",
   "waitingAudio",
+  "voicemail",
 ] as const satisfies readonly (keyof AgentConfig)[];
 
 const ROSTER_KEY = /^[a-z][a-z0-9_-]*$/;

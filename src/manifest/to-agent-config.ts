@@ -19,6 +19,7 @@ import { CARRIERS, DEFAULT_PROVIDERS, PROVIDER_KINDS, parseLlmShorthand, type Pr
 import { VOICE_PRESET_NAMES, isVoicePreset } from "./voice-presets.js";
 import { transferIssues } from "./transfer-config.js";
 import { recordingIssues } from "./recording.js";
+import { voicemailIssues } from "./voicemail-config.js";
 
 /** What `toAgentConfig` may be told besides the source. */
 export interface ToAgentConfigOptions {
@@ -50,6 +51,7 @@ const TEXT_REFUSED: readonly (readonly [string, string])[] = [
   ["clientInbox", NO_AUDIO],
   ["recording.audio", NO_AUDIO],
   ["waitingAudio", NO_AUDIO],
+  ["voicemail", NO_AUDIO],
 ];
 
 /** The top-level fields about speech: what a text session of a voice agent leaves out (`textSession`). */
@@ -172,6 +174,7 @@ function checkCrossField(issues: IssueList, config: AgentConfig, source: Record<
     issues.add("turnTaking.userTurnLimit", "set maxWords, maxDurationMs or both — or remove the limit.");
   }
   for (const issue of transferIssues(config)) issues.add(issue.path, issue.message);
+  for (const issue of voicemailIssues(config)) issues.add(issue.path, issue.message);
   const waiting = config.waitingAudio;
   if (waiting !== undefined && waiting.thinking === undefined && waiting.ambience === undefined) {
     issues.add("waitingAudio", "set thinking, ambience or both — or remove waitingAudio.");

@@ -35,6 +35,8 @@ import { carrierClient } from "./telephony/carrier-client.js";
 import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";
 import { createTelephony, mountedCarriers, parseOpenCarriers } from "./telephony/index.js";
 import type { EntryPoint } from "./telephony/entry-points.js";
+import { parseCallsPerMinute } from "./telephony/outbound-calls.js";
+import type { CallScreening } from "../session/voicemail-screen.js";
 import type { ClientLink } from "../transport/client-connection.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
@@ -150,10 +152,13 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     coordinator,
     client: options.carrierClient ?? carrierClient({ env }),
     draining: () => draining,
-    startSession: (link, call, resume) =>
+    apiKey,
+    callsPerMinute: parseCallsPerMinute(env.SWITCHBOARD_CALLS_PER_MINUTE),
+    startSession: (link, call, resume, screening) =>
       startSession(link, {
         transport: call.carrier,
         maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs,
+        screening,
         ...(resume === undefined ? {} : { resumeId: resume.sessionId, resumeNotice: resume.notice }),
       }),
   });
@@ -166,6 +171,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       open: apiKey === undefined,
     },
     ...(apiKey === undefined ? [] : [{ entry: "POST /v1/sessions", auth: "API key (SWITCHBOARD_API_KEY)", open: false }]),
+    ...(telephony.carriers.length === 0
+      ? []
+      : [{ entry: "POST /v1/calls", auth: apiKey === undefined ? "refused: placing calls needs SWITCHBOARD_API_KEY" : "API key (SWITCHBOARD_API_KEY)", open: false }]),
     { entry: "GET /metrics", auth: metricsToken === undefined ? "none: set SWITCHBOARD_METRICS_TOKEN" : "bearer token (SWITCHBOARD_METRICS_TOKEN)", open: metricsToken === undefined },
     ...telephony.entryPoints,
   ];
@@ -255,7 +263,15 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   /** One session on a link (a browser socket or a carrier bridge); refused with a fatal error if it cannot be built. */
   function startSession(
     link: ClientLink,
-    extra: { resumeId?: string | undefined; resumeKey?: string | undefined; resumeRefused?: boolean; resumeNotice?: string; transport: string; maxCallDurationMs?: number },
+    extra: {
+      resumeId?: string | undefined;
+      resumeKey?: string | undefined;
+      resumeRefused?: boolean;
+      resumeNotice?: string;
+      transport: string;
+      maxCallDurationMs?: number;
+      screening?: CallScreening;
+    },
   ): void {
     // This session's agent for its whole life, whatever a later `reload` swaps in.
     const { def, config, team, script, waitingAudio, resolveModel } = current;
@@ -278,6 +294,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         metrics,
         transport: extra.transport,
         ...(extra.maxCallDurationMs === undefined ? {} : { maxCallDurationMs: extra.maxCallDurationMs }),
+        ...(extra.screening === undefined ? {} : { screening: extra.screening }),
         ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         ...(options.resumeGraceMs === undefined ? {} : { resumeGraceMs: options.resumeGraceMs }),
         ended: (ended) => {

@@ -1,7 +1,7 @@
 /**
  * The gateway's plain HTTP routes (docs/protocol.md "HTTP routes"): `GET /health`, `GET /ready`,
  * `GET /metrics` (behind its token when one is set), `GET /client-config`, `POST /v1/sessions`
- * (mints a session token; auth on only), then the telephony webhooks, the agent's own `routes`
+ * (mints a session token; auth on only), `POST /v1/calls` (places a call, telephony/outbound-calls.ts), then the telephony webhooks, the agent's own `routes`
  * (agent-routes.ts), the demo page, and a 404 naming the route. The WebSocket upgrades are not
  * here: createGateway routes those.
  */
@@ -41,7 +41,7 @@ export interface RoutesDeps {
   /** Live sessions. */
   readonly sessions: () => number;
   readonly budget: ConnectionBudget;
-  readonly telephony: Pick<Telephony, "handleRequest">;
+  readonly telephony: Pick<Telephony, "handleRequest" | "placeCall" | "carriers">;
   /** The agent's `routes` (agent-routes.ts): answers and returns true when the path is one of them. */
   readonly agentRoutes: Pick<AgentRoutes, "handleRequest">;
 }
@@ -57,6 +57,7 @@ export const GATEWAY_ROUTES: Readonly<Record<string, string>> = {
   "/metrics": "GET /metrics",
   "/client-config": "GET /client-config",
   "/v1/sessions": "POST /v1/sessions",
+  "/v1/calls": "POST /v1/calls",
   "/websocket": "WS /websocket",
 };
 
@@ -128,6 +129,10 @@ export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
         const minted = mintToken(apiKey, deps.tokenAgent, clock.now(), deps.tokenTtlMs);
         return json(res, 201, { ...minted, agent: deps.tokenAgent, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
       }
+      case "POST /v1/calls":
+        if (!(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);
+        if (deps.telephony.carriers.length === 0) return json(res, 404, { error: "this agent takes no phone calls: set its telephony field to place calls" });
+        return deps.telephony.placeCall(req, res);
       default:
         if (url.pathname.startsWith("/telephony/") && !(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);
         if (await deps.telephony.handleRequest(req, res, url)) return;

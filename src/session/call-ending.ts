@@ -42,6 +42,12 @@ export class CallEnding {
     this.sayThenEnd(text, "gateway shutting down");
   }
 
+  /** End the call now (a machine on the line, `voicemail.action` "hangup"): closed 1000 with `reason`, hung up as for end_call. */
+  now(reason: string): void {
+    this.#hooks.log.info({ reason }, "ending the call");
+    this.#hooks.close(reason);
+  }
+
   /** Say `text`, then end the call once it has been heard. */
   sayThenEnd(text: string, reason: string): void {
     this.#reason = reason;

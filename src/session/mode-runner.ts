@@ -30,6 +30,20 @@ export interface ModeRunner {
   /** User turns waiting behind the reply in flight (not counting it): the session refuses typed turns past MAX_QUEUED_TURNS. */
   readonly queuedTurns: number;
   close(): Promise<void>;
+  /**
+   * Pipeline only: while a listener is set, the caller's speech is transcribed for it and for
+   * nothing else — no turn, no barge-in, no reply (a call screened for an answering machine,
+   * session/voicemail-screen.ts). Undefined releases it. Modes without it (s2s, text) are screened
+   * by the session withholding the caller's audio instead.
+   */
+  holdTurns?(listener: TranscriptListener | undefined): void;
+}
+
+/** What the STT heard while turns are held (`ModeRunner.holdTurns`). */
+export interface TranscriptListener {
+  speech(): void;
+  partial(text: string): void;
+  final(text: string, endOfTurn: boolean): void;
 }
 
 /** What a runner gets from its session. */

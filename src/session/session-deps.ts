@@ -12,6 +12,7 @@ import type { SessionMetrics } from "./metrics-port.js";
 import type { SessionStore } from "./store.js";
 import type { VoiceProviders } from "./voice-runner.js";
 import type { Session } from "./session.js";
+import type { CallScreening } from "./voicemail-screen.js";
 
 /** What a session runs: the agent as the host holds it. */
 export interface SessionAgent {
@@ -59,6 +60,8 @@ export interface SessionDeps {
   readonly resumeGraceMs?: number;
   /** Telephony: the call ends after this long, with `DEFAULTS.callLimitPhrase` spoken first (ms; 0 or absent = no limit). */
   readonly maxCallDurationMs?: number;
+  /** A phone call the agent's `voicemail` may screen for an answering machine: whether the gateway placed it, and the carrier's verdicts on it. */
+  readonly screening?: CallScreening | undefined;
   /** Called once when the session has ended. */
   readonly ended?: (session: Session) => void;
 }

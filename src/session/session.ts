@@ -27,6 +27,7 @@ import { CallTransfer, type CallTransferHooks } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
 import { teamSegments, type TeamSegmentParts } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
+import { VoicemailScreen } from "./voicemail-screen.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -79,6 +80,8 @@ export class Session {
   readonly #port: SessionPort;
   /** The call record, when the agent records (docs/config.md "Recording"): it taps the link. */
   readonly #recorder: CallRecorder | undefined;
+  /** A call screened for an answering machine (the agent's `voicemail`): holds the greeting and the caller's turns until a verdict. */
+  readonly #screen: VoicemailScreen | undefined;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
 
@@ -135,7 +138,9 @@ export class Session {
       transferCall: (target) => this.#transfer.request(target),
       // The link's handler.
       command: (command) => this.#command(command),
-      audio: (chunk) => this.#mode?.audio(chunk),
+      audio: (chunk) => {
+        if (this.#screen?.pass(chunk, this.#mode?.holdTurns !== undefined) !== false) this.#mode?.audio(chunk);
+      },
       playback: (bufferedMs) => {
         if (this.#phase === "live") this.#mode?.playbackProgress(bufferedMs);
       },
@@ -143,13 +148,27 @@ export class Session {
         this.#log.info({ code, reason }, "client closed");
         void this.end();
       },
-      dtmf: (digit) => this.#keypad.digit(digit),
+      dtmf: (digit) => {
+        if (this.#screen?.holding !== true) this.#keypad.digit(digit);
+      },
     };
     this.#port = port;
     this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, port);
     this.#ending = new CallEnding(port);
     this.#transfer = new CallTransfer(port);
     this.#keypad = new Keypad(port);
+    this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" ? undefined : deps.screening, {
+      clock: deps.clock,
+      log: this.#log,
+      transcribes: this.mode === "pipeline",
+      emit: (event) => this.#events.emit(event),
+      human: () => {
+        this.#mode?.holdTurns?.(undefined);
+        this.#greet();
+      },
+      hangUp: (reason) => this.#ending.now(reason),
+      leaveMessage: (text) => this.#ending.sayThenEnd(text, "voicemail message left"),
+    });
     this.#metrics = deps.metrics ?? noMetrics;
     this.#events = new EventOutlet({
       ...identity,
@@ -232,6 +251,7 @@ export class Session {
     this.#events.close();
     this.#idle.stop();
     this.#ending.stop();
+    this.#screen?.stop();
     this.#keypad.close();
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
@@ -276,7 +296,7 @@ export class Session {
       table,
       tools,
       instructions: () => sessionInstructions(this.#deps.agent, this.id),
-      link: this.#deps.link,
+      link: this.#screen?.modeLink(this.#deps.link) ?? this.#deps.link,
       waitingAudio: this.#deps.agent.waitingAudio,
       providers: { resolveModel, voice, s2s },
       signal,
@@ -312,7 +332,11 @@ export class Session {
       return;
     }
     if (this.#deps.resumeNotice !== undefined) this.#mode?.greet(this.#deps.resumeNotice);
-    else this.#greet();
+    else if (this.#screen !== undefined) {
+      // Silent until a verdict: a person is greeted then, a machine gets the agent's voicemail action.
+      this.#mode?.holdTurns?.(this.#screen);
+      this.#screen.begin();
+    } else this.#greet();
   }
 
   #greet(): void {

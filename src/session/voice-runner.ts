@@ -10,7 +10,7 @@ import type { TtsProvider, TtsSession } from "../pipeline/tts-port.js";
 import { createVad, type Vad } from "../pipeline/vad.js";
 import { VoiceLoop } from "../pipeline/voice-loop.js";
 import type { VoiceSettings } from "../pipeline/voice-settings.js";
-import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import type { ModeRunner, RunnerContext, TranscriptListener } from "./mode-runner.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
 /** A local-VAD speech edge: this much non-speech ends a stretch (the loop's timers decide the turn). */
@@ -80,6 +80,8 @@ export class VoiceRunner implements ModeRunner {
   #vad: Vad | undefined;
   #detector: SpeechDetector | undefined;
   #closed = false;
+  /** While set, STT events go here instead of the loop (`holdTurns`). */
+  #held: TranscriptListener | undefined;
 
   private constructor(ctx: RunnerContext, options: VoiceRunnerOptions, stt: SttSession, tts: TtsSession) {
     this.#ctx = ctx;
@@ -199,7 +201,7 @@ export class VoiceRunner implements ModeRunner {
     this.#stt.sendAudio(chunk);
     const vad = this.#vad;
     const detector = this.#detector;
-    if (vad === undefined || detector === undefined) return;
+    if (vad === undefined || detector === undefined || this.#held !== undefined) return;
     for (const frame of vad.push(chunk)) {
       const edge = detector.push(frame);
       if (edge !== undefined) this.#loop.vadSpeech(edge.type);
@@ -226,8 +228,19 @@ export class VoiceRunner implements ModeRunner {
     await Promise.allSettled([this.#stt.close(), this.#tts.close()]);
   }
 
+  holdTurns(listener: TranscriptListener | undefined): void {
+    this.#held = listener;
+  }
+
   /** STT events (the decorator passes on those of the current connection). */
   sttEvent(event: { kind: "partial"; text: string; eotConfidence?: number | undefined } | { kind: "final"; text: string; endOfTurn: boolean } | { kind: "speech" }): void {
+    const held = this.#held;
+    if (held !== undefined) {
+      if (event.kind === "partial") held.partial(event.text);
+      else if (event.kind === "final") held.final(event.text, event.endOfTurn);
+      else held.speech();
+      return;
+    }
     if (event.kind === "partial") this.#loop.sttPartial(event.text, event.eotConfidence);
     else if (event.kind === "final") this.#loop.sttFinal(event.text, { endOfTurn: event.endOfTurn });
     else this.#loop.sttSpeechStarted();

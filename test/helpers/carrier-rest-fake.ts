@@ -4,6 +4,10 @@
  * (answering 401 as the carrier would without it), and answers with the documented status.
  *
  * - Twilio `POST /2010-04-01/Accounts/{sid}/Calls/{callSid}.json`: Basic `sid:token`, form body; 200 with the call resource.
+ * - Twilio `POST /2010-04-01/Accounts/{sid}/Calls.json` (create): Basic, form body with `To`, `From` and `Url`; 201 with the
+ *   call resource (`sid`), 400 (code 21201/21205) when one is missing.
+ * - Telnyx `POST /v2/texml/Accounts/{account}/Calls` (create, JSON with `ApplicationSid`, `To`, `From`): Bearer; 200
+ *   `{from, to, status: "queued"}` as its documented example (no call id), 422 when one is missing.
  * - Telnyx `POST /v2/calls/{id}/actions/hangup` (JSON) and `POST /v2/texml/Accounts/{account}/Calls/{callSid}` (form): Bearer key; 200.
  * - Plivo `POST /v1/Account/{authId}/Call/{uuid}/`: Basic `authId:token`, JSON; 202 `{"message":"call transferred"}`.
  * - Vonage `PUT /v1/calls/{uuid}`: Bearer RS256 application JWT; 204 No Content.
@@ -37,6 +41,8 @@ export interface CarrierRestFakeOptions {
   readonly bearer?: string;
   /** The public key a Vonage JWT must verify against. */
   readonly vonagePublicKey?: KeyObject;
+  /** The `sid` Twilio's create answers with (default a CA… of 34 characters). */
+  readonly createdCallSid?: string;
   /** Answer this status instead (a refusal). */
   readonly status?: number;
   readonly now?: () => number;
@@ -71,7 +77,25 @@ export async function carrierRestFake(options: CarrierRestFakeOptions = {}): Pro
       const path = request.path;
       let status = 404;
       let answer = '{"message":"The requested resource was not found"}';
-      if (/^\/2010-04-01\/Accounts\/[^/]+\/Calls\/[^/]+\.json$/.test(path) && req.method === "POST") {
+      if (/^\/2010-04-01\/Accounts\/[^/]+\/Calls\.json$/.test(path) && req.method === "POST") {
+        const form = new URLSearchParams(body);
+        const missing = ["To", "From", "Url"].find((name) => (form.get(name) ?? "") === "");
+        const sid = options.createdCallSid ?? "CA0123456789abcdef0123456789abcdef";
+        if (basic !== undefined && request.authorization !== basic) [status, answer] = [401, '{"code":20003,"message":"Authenticate"}'];
+        else if (missing !== undefined) [status, answer] = [400, JSON.stringify({ code: missing === "Url" ? 21205 : 21201, message: `No '${missing}' number is specified` })];
+        else [status, answer] = [201, JSON.stringify({ sid, status: "queued", to: form.get("To"), from: form.get("From") })];
+      } else if (/^\/v2\/texml\/Accounts\/[^/]+\/Calls$/.test(path) && req.method === "POST") {
+        let fields: Record<string, unknown> = {};
+        try {
+          fields = JSON.parse(body) as Record<string, unknown>;
+        } catch {
+          fields = {};
+        }
+        const missing = ["ApplicationSid", "To", "From"].find((name) => typeof fields[name] !== "string" || fields[name] === "");
+        if (options.bearer !== undefined && request.authorization !== `Bearer ${options.bearer}`) [status, answer] = [401, '{"errors":[{"code":"10009"}]}'];
+        else if (missing !== undefined || req.headers["content-type"] !== "application/json") [status, answer] = [422, JSON.stringify({ errors: [{ detail: `${missing ?? "body"} is invalid` }] })];
+        else [status, answer] = [200, JSON.stringify({ from: fields.From, to: fields.To, status: "queued" })];
+      } else if (/^\/2010-04-01\/Accounts\/[^/]+\/Calls\/[^/]+\.json$/.test(path) && req.method === "POST") {
         [status, answer] = basic !== undefined && request.authorization !== basic ? [401, '{"code":20003,"message":"Authenticate"}'] : [200, '{"sid":"CA42","status":"in-progress"}'];
       } else if (/^\/v2\/(calls\/[^/]+\/actions\/hangup|texml\/Accounts\/[^/]+\/Calls\/[^/]+)$/.test(path) && req.method === "POST") {
         [status, answer] = options.bearer !== undefined && request.authorization !== `Bearer ${options.bearer}` ? [401, '{"errors":[{"code":"10009"}]}'] : [200, '{"data":{"result":"ok"}}'];

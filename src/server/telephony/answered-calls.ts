@@ -17,6 +17,8 @@ export interface AnsweredCall {
   readonly accountId?: string | undefined;
   /** A caller coming back from a warm transfer nobody answered: the session to resume, and what it says first. */
   readonly resume?: { readonly sessionId: string; readonly notice: string } | undefined;
+  /** The gateway placed this call (`POST /v1/calls`); `carrierDetection`: the carrier's AMD verdict will come for it. */
+  readonly placed?: { readonly carrierDetection: boolean } | undefined;
 }
 
 /** How long a minted ticket waits for its stream (ms): carriers connect within seconds of the answer. */
@@ -42,7 +44,7 @@ export class CallTickets {
     const ticket = randomBytes(18).toString("base64url");
     const callId = call.callId !== undefined && CALL_ID.test(call.callId) ? call.callId : undefined;
     const accountId = call.accountId !== undefined && CALL_ID.test(call.accountId) ? call.accountId : undefined;
-    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, resume: call.resume }), this.#ttlMs);
+    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, resume: call.resume, placed: call.placed }), this.#ttlMs);
     return kept ? ticket : undefined;
   }
 
@@ -51,7 +53,7 @@ export class CallTickets {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#coordinator.take(`ticket:${ticket}`);
     if (held === undefined) return undefined;
-    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; resume?: { sessionId?: unknown; notice?: unknown } };
+    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown } };
     try {
       call = JSON.parse(held) as typeof call;
     } catch {
@@ -64,6 +66,7 @@ export class CallTickets {
       callId: typeof call.callId === "string" ? call.callId : undefined,
       accountId: typeof call.accountId === "string" ? call.accountId : undefined,
       resume: typeof resume?.sessionId === "string" && typeof resume.notice === "string" ? { sessionId: resume.sessionId, notice: resume.notice } : undefined,
+      placed: call.placed === undefined ? undefined : { carrierDetection: call.placed.carrierDetection === true },
     };
   }
 }
@@ -103,7 +106,7 @@ export function webhookAccountId(carrier: CarrierName, url: URL, body: string): 
 }
 
 /** A webhook parameter, from its query, JSON body or form body. */
-function webhookField(name: string, url: URL, body: string): string | undefined {
+export function webhookField(name: string, url: URL, body: string): string | undefined {
   const fromQuery = url.searchParams.get(name);
   if (fromQuery !== null && fromQuery !== "") return fromQuery;
   const trimmed = body.trimStart();

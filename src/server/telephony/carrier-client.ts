@@ -8,8 +8,8 @@
  * answered-calls.ts). One vendor per file under rest/.
  */
 import type { CarrierName } from "../../transport/carriers/index.js";
-import { updateTwilioCall, twilioConfigured, TWILIO_API } from "./rest/twilio.js";
-import { hangUpTelnyxCall, telnyxConfigured, updateTexmlCall, TELNYX_API } from "./rest/telnyx.js";
+import { createTwilioCall, updateTwilioCall, twilioConfigured, TWILIO_API } from "./rest/twilio.js";
+import { createTexmlCall, hangUpTelnyxCall, telnyxConfigured, texmlPlacing, updateTexmlCall, TELNYX_API } from "./rest/telnyx.js";
 import { plivoConfigured, transferPlivoCall, PLIVO_API } from "./rest/plivo.js";
 import { transferVonageCall, vonageApplication, VONAGE_API } from "./rest/vonage.js";
 import type { RestContext } from "./rest/request.js";
@@ -28,6 +28,21 @@ export type TransferOrder =
   | { readonly kind: "plivo"; readonly alegUrl: string }
   | { readonly kind: "ncco"; readonly ncco: unknown[] };
 
+/** A call to place: checked numbers, and the gateway's own URLs the carrier calls back. */
+export interface PlaceOrder {
+  readonly carrier: CarrierName;
+  /** E.164. */
+  readonly to: string;
+  readonly from: string;
+  /** The gateway's voice webhook for this call. */
+  readonly url: string;
+  /** The carrier's answering-machine detection: where its verdict goes, and the longest it may take (s). */
+  readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
+}
+
+/** The carriers that can place calls from this gateway (docs/telephony.md "Placing calls"). */
+export const PLACING_CARRIERS: readonly CarrierName[] = ["twilio", "telnyx"];
+
 export interface CarrierClient {
   /** Hang the call up; resolves when the carrier accepted the request (nothing to do without credentials). */
   hangUp(call: CallRef): Promise<void>;
@@ -35,6 +50,10 @@ export interface CarrierClient {
   canTransfer?(call: CallRef): boolean;
   /** Replace the call's instructions with `order`; resolves when the carrier accepted, rejects when it refused. */
   transfer?(call: CallRef, order: TransferOrder): Promise<void>;
+  /** What this carrier (one of `PLACING_CARRIERS`) lacks to place a call from here ("set …" the variables), or undefined when it can. */
+  placingRefusal?(carrier: CarrierName): string | undefined;
+  /** Place a call; resolves with its call id when the carrier's answer names one, rejects when it refused. */
+  placeCall?(order: PlaceOrder): Promise<string | undefined>;
 }
 
 export interface CarrierClientOptions {
@@ -96,6 +115,28 @@ export function carrierClient(options: CarrierClientOptions): CarrierClient {
           return transferPlivoCall(ctx, options.plivoBaseUrl ?? PLIVO_API, call.callId, order.alegUrl);
         case "ncco":
           return transferVonageCall(ctx, options.vonageBaseUrl ?? VONAGE_API, vonage, call.callId, order.ncco, now());
+      }
+    },
+    placingRefusal(carrier) {
+      switch (carrier) {
+        case "twilio":
+          return twilioConfigured(ctx) ? undefined : "set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN";
+        case "telnyx": {
+          const placing = texmlPlacing(ctx);
+          return "missing" in placing ? `set ${placing.missing}` : undefined;
+        }
+        default:
+          return `${carrier} cannot place calls from this gateway (only ${PLACING_CARRIERS.join(" and ")} can)`;
+      }
+    },
+    async placeCall(order) {
+      switch (order.carrier) {
+        case "twilio":
+          return createTwilioCall(ctx, twilioBase, order);
+        case "telnyx":
+          return createTexmlCall(ctx, telnyxBase, order);
+        default:
+          throw new Error(`${order.carrier} cannot place calls from this gateway`);
       }
     },
   };

@@ -35,7 +35,7 @@ import type { Limits } from "../../transport/protocol.js";
 import { keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
 import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
-import { CallTickets, firstUse, webhookAccountId, webhookCallId, type AnsweredCall } from "./answered-calls.js";
+import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookField, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
 import { CallTransfers, dialReport, TRANSFER_PATH } from "./transfers.js";
@@ -43,9 +43,17 @@ import { hangupTwiml } from "./transfer-instructions.js";
 import { describeEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
 import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
 import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
+import { PlacedCalls } from "./placed-calls.js";
+import { CarrierVerdicts } from "./amd-verdicts.js";
+import { DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
+import { carrierVerdict, parseAnsweredBy } from "../../voicemail/answered-by.js";
+import type { CallScreening } from "../../session/voicemail-screen.js";
 
 /** A call with no duration limit still gets a bound in the carriers' instructions (s). */
 const UNLIMITED_CALL_S = 4 * 3600;
+
+/** A carrier's answering-machine verdict on a call the gateway placed: `/telephony/<carrier>/amd/<placement ticket>`. */
+const AMD_PATH = /^\/telephony\/(twilio|telnyx)\/amd\/([^/]+)$/;
 
 
 
@@ -64,8 +72,16 @@ export interface TelephonyDeps {
   readonly coordinator: Coordinator;
   readonly client: CarrierClient;
   readonly draining: () => boolean;
-  /** Run a session on the bridged call; `resume`: a caller back from a warm transfer nobody took, to the session it left. */
-  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume?: AnsweredCall["resume"]) => void;
+  /**
+   * Run a session on the bridged call; `resume`: a caller back from a warm transfer nobody took, to
+   * the session it left; `screening`: whether the gateway placed the call, and its carrier's
+   * answering-machine verdicts.
+   */
+  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume: AnsweredCall["resume"], screening: CallScreening) => void;
+  /** `SWITCHBOARD_API_KEY`: `POST /v1/calls` takes it as a bearer key (no key: placing calls is off). */
+  readonly apiKey?: string | undefined;
+  /** Calls the deployment may place a minute (`SWITCHBOARD_CALLS_PER_MINUTE`). */
+  readonly callsPerMinute?: number;
   /** How long a minted ticket waits for its stream (ms); default `CALL_TICKET_TTL_MS`. */
   readonly ticketTtlMs?: number;
 }
@@ -80,6 +96,8 @@ export interface Telephony {
   handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
   /** Whether a path is a telephony stream (its upgrade is this module's). */
   isStream(url: URL): boolean;
+  /** `POST /v1/calls`: place a call for the agent (docs/telephony.md "Placing calls"). */
+  placeCall(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** Take a telephony stream upgrade (`isStream` said so). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void>;
   close(): Promise<void>;
@@ -115,6 +133,8 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const mounted = new Set<string>(carriers);
   const tickets = new CallTickets(deps.coordinator, deps.ticketTtlMs);
   const transfers = new CallTransfers({ client: deps.client, coordinator: deps.coordinator });
+  const placements = new PlacedCalls(deps.coordinator);
+  const verdicts = new CarrierVerdicts(deps.coordinator, clock, log);
   /** Refusals strangers cause, at most one line per kind every 10 s. */
   const throttle = new LogThrottle(() => clock.now());
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
@@ -159,6 +179,50 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     const secure = base !== undefined ? base.protocol === "https:" : firstHeader(req.headers["x-forwarded-proto"])?.split(",")[0]?.trim() === "https";
     const host = base !== undefined ? base.host : (firstHeader(req.headers["x-forwarded-host"]) ?? req.headers.host ?? "localhost");
     return `${scheme}${secure ? "s" : ""}://${host}`;
+  }
+
+  const placeCall = outboundCalls({
+    log,
+    config,
+    voicemail: resolveConfig(config).voicemail,
+    apiKey: deps.apiKey,
+    mounted,
+    access,
+    client: deps.client,
+    placements,
+    coordinator: deps.coordinator,
+    perMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
+    draining: deps.draining,
+    httpBase: (req) => publicBase(req, "http"),
+  });
+
+  /**
+   * A carrier's answering-machine verdict on a call the gateway placed (Twilio's and Telnyx TeXML's
+   * `AsyncAmdStatusCallback`): signed, seen once, for the call its placement was bound to; then on
+   * to that call's session (amd-verdicts.ts).
+   */
+  async function amdCallback(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
+    const body = await readBody(req);
+    if (body === undefined) return send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" });
+      res.end();
+      return;
+    }
+    if (!mounted.has(carrier) || access[carrier] !== "signed") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
+    const verified = verify(carrier, req, url, "POST", body);
+    if ("refusal" in verified) return refused(res, carrier, 403, verified.refusal);
+    if (!(await firstUse(deps.coordinator, carrier, verified.signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
+    const answeredBy = parseAnsweredBy(webhookField("AnsweredBy", url, body));
+    if (answeredBy === undefined) return refused(res, carrier, 400, "AnsweredBy is missing or not one of human, machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown");
+    const callId = webhookCallId(carrier, url, body);
+    const bound = await placements.amdFor(ticket, callId, (maxCallS + 60) * 1000);
+    if (bound === "unknown" || callId === undefined) return refused(res, carrier, 404, "no call placed by this gateway waits for this verdict (unknown, expired or already reported)");
+    if (bound === "another call") return refused(res, carrier, 403, "the verdict names another call than the one its callback was bound to");
+    const outcome = await verdicts.deliver(callId, carrierVerdict(answeredBy));
+    log.info({ carrier, answeredBy, delivered: outcome }, "answering-machine verdict");
+    res.writeHead(204);
+    res.end();
   }
 
   function target(req: IncomingMessage, carrier: CarrierName, ticket: string | undefined): StreamTarget {
@@ -269,6 +333,11 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   }
 
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const amd = AMD_PATH.exec(url.pathname);
+    if (amd !== null) {
+      await amdCallback(req, res, url, amd[1] as CarrierName, amd[2] ?? "");
+      return true;
+    }
     const transferred = TRANSFER_PATH.exec(url.pathname);
     if (transferred !== null) {
       await transferRequest(req, res, url, transferred[1] as CarrierName, transferred[2] ?? "", transferred[3] ?? "");
@@ -299,6 +368,10 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       return true;
     }
     const how = access[carrier] ?? "refused";
+    if (how !== "signed" && url.searchParams.has("placed")) {
+      refused(res, carrier, 403, `a placed call's webhook must be signed: set ${SECRET_VARIABLE[carrier]}`);
+      return true;
+    }
     if (how === "refused") {
       refused(res, carrier, 403, `calls from ${carrier} are refused: auth is on and nothing authenticates ${carrier}; set ${SECRET_VARIABLE[carrier]} (or list ${carrier} in SWITCHBOARD_OPEN_CARRIERS if your network authenticates it)`);
       return true;
@@ -315,7 +388,18 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
         refused(res, carrier, 403, "this signed webhook was already answered: a replayed request mints nothing");
         return true;
       }
-      ticket = await tickets.issue({ carrier, callId: webhookCallId(carrier, url, body), accountId: webhookAccountId(carrier, url, body) });
+      const callId = webhookCallId(carrier, url, body);
+      // A call the gateway placed names its placement: redeemed once, for this call.
+      const placedTicket = url.searchParams.get("placed");
+      let placed: AnsweredCall["placed"];
+      if (placedTicket !== null) {
+        placed = await placements.answered(placedTicket, carrier, callId, (maxCallS + 60) * 1000);
+        if (placed === undefined) {
+          refused(res, carrier, 403, "this call was not placed by this gateway, or its placement expired or was already answered");
+          return true;
+        }
+      }
+      ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), placed });
       if (ticket === undefined) {
         log.error({ carrier }, "call ticket not stored");
         send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call now; try again\n");
@@ -391,7 +475,12 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       bridge.refuse("this stream is not the call its ticket was minted for");
       return;
     }
-    deps.startSession(bridge, call, answered?.resume);
+    const placed = answered?.placed;
+    const screening: CallScreening = {
+      placed: placed !== undefined,
+      ...(placed?.carrierDetection === true && callId !== undefined ? { carrierVerdicts: (listener) => verdicts.watch(callId, listener) } : {}),
+    };
+    deps.startSession(bridge, call, answered?.resume, screening);
   }
 
   return {
@@ -399,6 +488,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     access,
     entryPoints,
     handleRequest,
+    placeCall,
     isStream,
     handleUpgrade,
     async close() {

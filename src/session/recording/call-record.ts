@@ -66,6 +66,8 @@ export class CallRecord {
   readonly turns: RecordTurn[] = [];
   readonly errors: { atMs: number; code: string; message: string; fatal: boolean }[] = [];
   readonly handOffs: { atMs: number; agent: string; previous: string }[] = [];
+  /** A machine answered: when, who said so, what the agent did (the `voicemail.detected` event). */
+  voicemail: ({ atMs: number } & Omit<Extract<EventBody, { type: "voicemail.detected" }>, "type">) | undefined;
   /** Entries past the caps, counted. */
   dropped = 0;
   #speechStart: number | undefined;
@@ -155,6 +157,11 @@ export class CallRecord {
       case "error.reported":
         if (this.errors.length < MAX_RECORD_ERRORS) this.errors.push({ atMs: at, code: event.code, message: event.message, fatal: event.fatal });
         return;
+      case "voicemail.detected": {
+        const { type: _type, ...detected } = event;
+        this.voicemail ??= { atMs: at, ...detected };
+        return;
+      }
       case "agent.changed":
         if (this.handOffs.length < MAX_RECORD_ERRORS) this.handOffs.push({ atMs: at, agent: event.agent, previous: event.previous });
         return;

@@ -256,6 +256,7 @@ export class CallRecorder implements LinkTap {
       ...(transcript ? { transcript: record.lines, toolCalls: record.toolCalls, handOffs: record.handOffs } : {}),
       turns: record.turns,
       errors: record.errors,
+      ...(record.voicemail === undefined ? {} : { voicemail: record.voicemail }),
       ...(record.dropped > 0 ? { droppedEntries: record.dropped } : {}),
     };
   }

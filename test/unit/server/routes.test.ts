@@ -41,6 +41,8 @@ async function serve(overrides: Partial<RoutesDeps> = {}): Promise<string> {
     sessions: () => 2,
     budget: new ConnectionBudget(new MemoryCoordinator(() => clock.now()), 0, silentLogger, () => clock.now()),
     telephony: {
+      carriers: [],
+      placeCall: () => Promise.reject(new Error("no carriers")),
       handleRequest: (_req, res, url) => {
         if (url.pathname !== "/telephony/twilio/voice") return Promise.resolve(false);
         res.end("<Response/>");

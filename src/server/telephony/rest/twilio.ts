@@ -4,8 +4,15 @@
  * Basic auth with the account SID and auth token). `Status=completed` hangs up; `Twiml=<Response>…`
  * replaces the call's instructions — on a `<Connect><Stream>` call that ends the stream, and the
  * new TwiML (a `<Dial>`) runs: the transfer.
+ *
+ * Placing a call: `POST …/Accounts/{AccountSid}/Calls.json` with `To`, `From` and `Url` (Twilio
+ * fetches the call's TwiML there, signed, once the callee answers). Answering-machine detection
+ * rides on it ("Answering Machine Detection"): `MachineDetection=Enable` (a verdict as soon as
+ * Twilio knows: `human` or `machine_start`), `AsyncAmd=true` (the call runs meanwhile) and
+ * `AsyncAmdStatusCallback` (where the verdict is POSTed, signed), `MachineDetectionTimeout`
+ * 3–59 s. The answer is the call resource; its `sid` is the call's `CallSid`.
  */
-import { basicAuth, envValue, send, type RestContext } from "./request.js";
+import { basicAuth, envValue, send, sendForJson, type RestContext } from "./request.js";
 
 export const TWILIO_API = "https://api.twilio.com";
 
@@ -30,4 +37,36 @@ export async function updateTwilioCall(ctx: RestContext, base: string, callSid: 
     headers: { authorization: basicAuth(creds.sid, creds.token), "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(params).toString(),
   });
+}
+
+/** A call to place (the values are checked by the caller: E.164 numbers, the gateway's own URLs). */
+export interface TwilioCallOrder {
+  readonly to: string;
+  readonly from: string;
+  /** Where Twilio fetches the call's TwiML once answered. */
+  readonly url: string;
+  /** Twilio's AMD: where its verdict goes, and how long it may take (s, 3–59). */
+  readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
+}
+
+/** Place a call; its `CallSid` (undefined when Twilio's answer names none). Throws without credentials, or when Twilio refuses. */
+export async function createTwilioCall(ctx: RestContext, base: string, order: TwilioCallOrder): Promise<string | undefined> {
+  const creds = account(ctx);
+  if (creds === undefined) throw new Error("TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are not set");
+  const params: Record<string, string> = { To: order.to, From: order.from, Url: order.url, Method: "POST" };
+  if (order.amd !== undefined) {
+    Object.assign(params, {
+      MachineDetection: "Enable",
+      AsyncAmd: "true",
+      AsyncAmdStatusCallback: order.amd.callbackUrl,
+      AsyncAmdStatusCallbackMethod: "POST",
+      MachineDetectionTimeout: String(Math.min(59, Math.max(3, Math.round(order.amd.timeoutS)))),
+    });
+  }
+  const answer = await sendForJson(ctx, "Twilio call", `${base}/2010-04-01/Accounts/${encodeURIComponent(creds.sid)}/Calls.json`, {
+    method: "POST",
+    headers: { authorization: basicAuth(creds.sid, creds.token), "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(params).toString(),
+  });
+  return typeof answer.sid === "string" ? answer.sid : undefined;
 }
