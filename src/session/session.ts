@@ -157,7 +157,8 @@ export class Session {
     this.#ending = new CallEnding(port);
     this.#transfer = new CallTransfer(port);
     this.#keypad = new Keypad(port);
-    this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" ? undefined : deps.screening, {
+    // A call is screened from its start: not in text mode, nor a caller back from a warm transfer (a resumed session).
+    this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" || deps.resumeId !== undefined ? undefined : deps.screening, {
       clock: deps.clock,
       log: this.#log,
       transcribes: this.mode === "pipeline",

@@ -74,6 +74,8 @@ export class VoicemailScreen implements TranscriptListener {
   /** The callee's speech makes no turn: until a person is found (a machine's never does). */
   #turnsHeld = true;
   readonly #timers: Timer[] = [];
+  /** The judge's next look (replaced each tick). */
+  #tickTimer: Timer | undefined;
   #unsubscribe: (() => void) | undefined;
   #beeps: BeepDetector | undefined;
   #beepsRate = 0;
@@ -199,7 +201,7 @@ export class VoicemailScreen implements TranscriptListener {
   #tick(): void {
     if (this.#state !== "screening") return;
     this.#judge();
-    this.#timers.push(this.#hooks.clock.setTimeout(() => this.#tick(), JUDGE_TICK_MS));
+    if (this.#state === "screening") this.#tickTimer = this.#hooks.clock.setTimeout(() => this.#tick(), JUDGE_TICK_MS);
   }
 
   #judge(): void {
@@ -298,6 +300,8 @@ export class VoicemailScreen implements TranscriptListener {
 
   #release(): void {
     for (const timer of this.#timers.splice(0)) timer.cancel();
+    this.#tickTimer?.cancel();
+    this.#tickTimer = undefined;
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
   }

@@ -18,8 +18,7 @@ import { bearer, keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
 import { json } from "../json-reply.js";
 import { PLACING_CARRIERS, type CarrierClient } from "./carrier-client.js";
-import type { CarrierAccess } from "./entry-points.js";
-import { SECRET_VARIABLE } from "./entry-points.js";
+import { SECRET_VARIABLE, type CarrierAccess } from "./entry-points.js";
 import type { PlacedCalls } from "./placed-calls.js";
 
 /** A call request is a small JSON object (bytes). */

@@ -80,6 +80,8 @@ describe("VoicemailScreen", () => {
     expect(did).toEqual(["greet"]);
     expect(screen.holding).toBe(false);
     expect(events).toEqual([]);
+    // Decided: the window and the judge's ticks are cancelled.
+    expect(clock.pending()).toBe(0);
   });
 
   it("greets once the window has passed with no verdict (a silent callee is taken for a person)", async () => {
@@ -203,6 +205,7 @@ describe("VoicemailScreen", () => {
     const { clock, did, screen } = setup({ action: "hangup" }, line.call);
     screen.stop();
     expect(line.watching()).toBe(false);
+    expect(clock.pending()).toBe(0);
     await clock.advance(60_000);
     expect(did).toEqual([]);
   });
