@@ -27,7 +27,7 @@ import { CallTransfer, type CallTransferHooks } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
 import { teamSegments, type TeamSegmentParts } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
-import { VoicemailScreen } from "./voicemail-screen.js";
+import { VoicemailScreen, type VoicemailScreenHooks } from "./voicemail-screen.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -40,6 +40,7 @@ type SessionPort = CallEndingHooks &
   Required<Pick<ToolRunnerDeps, "line" | "userSpeaking" | "toolSettled">> &
   Pick<LedgerDeps, "replySettled"> &
   Pick<TeamSegmentParts, "spent" | "meter" | "endCall" | "transferCall"> &
+  VoicemailScreenHooks &
   ConnectionHandler;
 
 /**
@@ -136,6 +137,14 @@ export class Session {
       meter: (usage) => this.#usage.add(usage),
       endCall: () => this.#ending.afterReply("call ended by the agent"),
       transferCall: (target) => this.#transfer.request(target),
+      // The answering-machine screen's.
+      transcribes: this.mode === "pipeline",
+      human: () => {
+        this.#mode?.holdTurns?.(undefined);
+        this.#greet();
+      },
+      hangUp: (reason) => this.#ending.now(reason),
+      leaveMessage: (text) => this.#ending.sayThenEnd(text, "voicemail message left"),
       // The link's handler.
       command: (command) => this.#command(command),
       audio: (chunk) => {
@@ -158,18 +167,7 @@ export class Session {
     this.#transfer = new CallTransfer(port);
     this.#keypad = new Keypad(port);
     // A call is screened from its start: not in text mode, nor a caller back from a warm transfer (a resumed session).
-    this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" || deps.resumeId !== undefined ? undefined : deps.screening, {
-      clock: deps.clock,
-      log: this.#log,
-      transcribes: this.mode === "pipeline",
-      emit: (event) => this.#events.emit(event),
-      human: () => {
-        this.#mode?.holdTurns?.(undefined);
-        this.#greet();
-      },
-      hangUp: (reason) => this.#ending.now(reason),
-      leaveMessage: (text) => this.#ending.sayThenEnd(text, "voicemail message left"),
-    });
+    this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" || deps.resumeId !== undefined ? undefined : deps.screening, port);
     this.#metrics = deps.metrics ?? noMetrics;
     this.#events = new EventOutlet({
       ...identity,

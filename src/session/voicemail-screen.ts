@@ -69,7 +69,9 @@ export function screens(settings: ResolvedVoicemail | undefined, call: CallScree
 }
 
 export class VoicemailScreen implements TranscriptListener {
-  readonly #hooks: VoicemailScreenHooks & { readonly settings: ResolvedVoicemail; readonly call: CallScreening };
+  readonly #hooks: VoicemailScreenHooks;
+  readonly #settings: ResolvedVoicemail;
+  readonly #call: CallScreening;
   #state: "screening" | "waiting for the beep" | "done" = "screening";
   /** The callee's speech makes no turn: until a person is found (a machine's never does). */
   #turnsHeld = true;
@@ -96,7 +98,9 @@ export class VoicemailScreen implements TranscriptListener {
   #input: AudioFormat = DEFAULT_SESSION_AUDIO.input;
 
   constructor(settings: ResolvedVoicemail, call: CallScreening, hooks: VoicemailScreenHooks) {
-    this.#hooks = { ...hooks, settings, call };
+    this.#hooks = hooks;
+    this.#settings = settings;
+    this.#call = call;
   }
 
   /**
@@ -140,7 +144,9 @@ export class VoicemailScreen implements TranscriptListener {
 
   /** Start screening: the window, the carrier's verdicts, the judge's ticks. */
   begin(): void {
-    const { clock, settings, call, log } = this.#hooks;
+    const { clock, log } = this.#hooks;
+    const settings = this.#settings;
+    const call = this.#call;
     log.info({ placed: call.placed, detection: settings.detection, windowMs: settings.windowMs }, "screening the call for an answering machine");
     this.#timers.push(clock.setTimeout(() => this.#windowEnded(), settings.windowMs));
     if (settings.detection !== "local" && call.carrierVerdicts !== undefined) this.#unsubscribe = call.carrierVerdicts((verdict) => this.#carrier(verdict));
@@ -195,7 +201,7 @@ export class VoicemailScreen implements TranscriptListener {
   // ── verdicts ────────────────────────────────────────────────────────────────────────────
 
   get #local(): boolean {
-    return this.#hooks.settings.detection !== "carrier";
+    return this.#settings.detection !== "carrier";
   }
 
   #tick(): void {
@@ -272,7 +278,8 @@ export class VoicemailScreen implements TranscriptListener {
   }
 
   #machine(source: Source, detail: { answeredBy?: string; reason?: string; phrase?: string; frequencyHz?: number }, greetingEnded: boolean, fax = false): void {
-    const { settings, log, emit, clock } = this.#hooks;
+    const { log, emit, clock } = this.#hooks;
+    const settings = this.#settings;
     const action = fax ? "hangup" : settings.action;
     log.info({ source, ...detail, action }, "answering machine detected");
     emit({ type: "voicemail.detected", source, action, ...detail });
@@ -295,7 +302,7 @@ export class VoicemailScreen implements TranscriptListener {
     // The turns stay held: nothing the machine records interrupts the message.
     this.#state = "done";
     this.#release();
-    this.#hooks.leaveMessage(this.#hooks.settings.message ?? "");
+    this.#hooks.leaveMessage(this.#settings.message ?? "");
   }
 
   #release(): void {
