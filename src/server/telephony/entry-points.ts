@@ -1,4 +1,5 @@
 /** What each telephony entry point is and what authenticates it: logged at start, listed in docs/security.md. */
+import type { Logger } from "../../log.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 
 /** The environment variable that signs each carrier. */
@@ -55,4 +56,18 @@ export function describeEntryPoints(carriers: readonly CarrierName[], access: Pa
     }
   }
   return points;
+}
+
+/** Start-up lines: what is mounted and how it is authenticated; a warning for each carrier anyone may call, or nobody can. */
+export function logEntryPoints(log: Logger, carriers: readonly CarrierName[], access: Partial<Record<CarrierName, CarrierAccess>>, telnyxApiKey: boolean): void {
+  if (carriers.length === 0) return;
+  const by = (kind: CarrierAccess): CarrierName[] => carriers.filter((c) => access[c] === kind);
+  log.info({ carriers, signed: by("signed"), basicAuth: by("basic") }, "telephony mounted");
+  const open = by("open");
+  if (open.length > 0) log.warn({ carriers: open, secrets: open.map((c) => SECRET_VARIABLE[c]) }, "unauthenticated telephony entry points: anyone who reaches this port can place calls on these carriers; set their secrets");
+  const refused = by("refused");
+  if (refused.length > 0) log.warn({ carriers: refused, secrets: refused.map((c) => SECRET_VARIABLE[c]) }, "telephony carriers refused: auth is on and nothing authenticates them; set their secrets, or list them in SWITCHBOARD_OPEN_CARRIERS if your network does");
+  if (carriers.includes("telnyx") && access.telnyx !== "signed" && telnyxApiKey) {
+    log.warn({ carrier: "telnyx" }, "TELNYX_API_KEY is set but TELNYX_PUBLIC_KEY is not: unverified calls are never hung up over the API (a call held in <Pause> ends at its time limit); set TELNYX_PUBLIC_KEY");
+  }
 }

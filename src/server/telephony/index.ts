@@ -23,7 +23,6 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { KeyObject } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
 import { LogThrottle, type Logger } from "../../log.js";
@@ -35,18 +34,18 @@ import type { Limits } from "../../transport/protocol.js";
 import { keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
 import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
-import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookField, type AnsweredCall } from "./answered-calls.js";
+import { CallTickets, firstUse, webhookAccountId, webhookCallId, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
-import { exotelUrl, plivoXml, texml, twiml, vonageNcco, type StreamTarget } from "./instructions.js";
-import { CallTransfers, dialReport, TRANSFER_PATH } from "./transfers.js";
-import { hangupTwiml } from "./transfer-instructions.js";
-import { describeEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
+import { streamInstructions, type StreamTarget } from "./instructions.js";
+import { CallTransfers, TRANSFER_PATH } from "./transfers.js";
+import { describeEntryPoints, logEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
 import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
-import { telnyxPublicKey, validPlivoSignature, validTelnyxSignature, validTwilioSignature, validVonageSignature } from "./signatures.js";
+import { validTwilioSignature } from "./signatures.js";
+import { WebhookVerifier, type Verification } from "./webhook-verifier.js";
 import { PlacedCalls } from "./placed-calls.js";
+import { CarrierCallbacks } from "./callbacks.js";
 import { CarrierVerdicts } from "./amd-verdicts.js";
 import { DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
-import { carrierVerdict, parseAnsweredBy } from "../../voicemail/answered-by.js";
 import type { CallScreening } from "../../session/voicemail-screen.js";
 
 /** A call with no duration limit still gets a bound in the carriers' instructions (s). */
@@ -140,39 +139,17 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
   const wss = gatewaySocketServer(2 * MAX_TEXT_FRAME_CHARS);
   const base = publicUrl(env.SWITCHBOARD_PUBLIC_URL);
-  const twilioToken = nonEmpty(env.TWILIO_AUTH_TOKEN);
-  const plivoToken = nonEmpty(env.PLIVO_AUTH_TOKEN);
-  const vonageSecret = nonEmpty(env.VONAGE_SIGNATURE_SECRET);
-  const exotelAuth = nonEmpty(env.EXOTEL_API_KEY) !== undefined && nonEmpty(env.EXOTEL_API_TOKEN) !== undefined ? `${env.EXOTEL_API_KEY}:${env.EXOTEL_API_TOKEN}` : undefined;
-  let telnyxKey: KeyObject | undefined;
-  const telnyxKeyText = nonEmpty(env.TELNYX_PUBLIC_KEY);
-  if (telnyxKeyText !== undefined) telnyxKey = telnyxPublicKey(telnyxKeyText);
+  const webhooks = new WebhookVerifier(env, clock);
+  const { exotelAuth, twilioToken, secretSet } = webhooks;
   const maxCallMs = resolveConfig(config).maxCallDurationMs;
   const maxCallS = maxCallMs === 0 ? UNLIMITED_CALL_S : maxCallMs / 1000;
-  const secretSet: Record<CarrierName, boolean> = {
-    twilio: twilioToken !== undefined,
-    telnyx: telnyxKey !== undefined,
-    plivo: plivoToken !== undefined,
-    vonage: vonageSecret !== undefined,
-    exotel: exotelAuth !== undefined,
-  };
   const accessOf = (carrier: CarrierName): CarrierAccess => {
     if (secretSet[carrier]) return carrier === "exotel" ? "basic" : "signed";
     return !deps.authOn || deps.openCarriers.includes(carrier) ? "open" : "refused";
   };
   const access: Partial<Record<CarrierName, CarrierAccess>> = Object.fromEntries(carriers.map((c) => [c, accessOf(c)]));
   const entryPoints = describeEntryPoints(carriers, access);
-  if (carriers.length > 0) {
-    const by = (kind: CarrierAccess): CarrierName[] => carriers.filter((c) => access[c] === kind);
-    log.info({ carriers, signed: by("signed"), basicAuth: by("basic") }, "telephony mounted");
-    const open = by("open");
-    if (open.length > 0) log.warn({ carriers: open, secrets: open.map((c) => SECRET_VARIABLE[c]) }, "unauthenticated telephony entry points: anyone who reaches this port can place calls on these carriers; set their secrets");
-    const refused = by("refused");
-    if (refused.length > 0) log.warn({ carriers: refused, secrets: refused.map((c) => SECRET_VARIABLE[c]) }, "telephony carriers refused: auth is on and nothing authenticates them; set their secrets, or list them in SWITCHBOARD_OPEN_CARRIERS if your network does");
-    if (carriers.includes("telnyx") && access.telnyx !== "signed" && nonEmpty(env.TELNYX_API_KEY) !== undefined) {
-      log.warn({ carrier: "telnyx" }, "TELNYX_API_KEY is set but TELNYX_PUBLIC_KEY is not: unverified calls are never hung up over the API (a call held in <Pause> ends at its time limit); set TELNYX_PUBLIC_KEY");
-    }
-  }
+  logEntryPoints(log, carriers, access, nonEmpty(env.TELNYX_API_KEY) !== undefined);
 
   /** The public base URL the carrier reached us at: SWITCHBOARD_PUBLIC_URL, else the proxy's headers. */
   function publicBase(req: IncomingMessage, scheme: "http" | "ws"): string {
@@ -196,35 +173,6 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     httpBase: (req) => publicBase(req, "http"),
   });
 
-  /**
-   * A carrier's answering-machine verdict on a call the gateway placed (Twilio's and Telnyx TeXML's
-   * `AsyncAmdStatusCallback`): signed, seen once, for the call its placement was bound to; then on
-   * to that call's session (amd-verdicts.ts).
-   */
-  async function amdCallback(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
-    const body = await readBody(req);
-    if (body === undefined) return send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST" });
-      res.end();
-      return;
-    }
-    if (!mounted.has(carrier) || access[carrier] !== "signed") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
-    const verified = verify(carrier, req, url, "POST", body);
-    if ("refusal" in verified) return refused(res, carrier, 403, verified.refusal);
-    if (!(await firstUse(deps.coordinator, carrier, verified.signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
-    const answeredBy = parseAnsweredBy(webhookField("AnsweredBy", url, body));
-    if (answeredBy === undefined) return refused(res, carrier, 400, "AnsweredBy is missing or not one of human, machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown");
-    const callId = webhookCallId(carrier, url, body);
-    const bound = await placements.amdFor(ticket, callId, (maxCallS + 60) * 1000);
-    if (bound === "unknown" || callId === undefined) return refused(res, carrier, 404, "no call placed by this gateway waits for this verdict (unknown, expired or already reported)");
-    if (bound === "another call") return refused(res, carrier, 403, "the verdict names another call than the one its callback was bound to");
-    const outcome = await verdicts.deliver(callId, carrierVerdict(answeredBy));
-    log.info({ carrier, answeredBy, delivered: outcome }, "answering-machine verdict");
-    res.writeHead(204);
-    res.end();
-  }
-
   function target(req: IncomingMessage, carrier: CarrierName, ticket: string | undefined): StreamTarget {
     return { url: `${publicBase(req, "ws")}/telephony/${carrier}${ticket === undefined ? "" : `/${ticket}`}`, parameters: { agent: config.name } };
   }
@@ -234,113 +182,53 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     send(res, status, "text/plain; charset=utf-8", `${why}\n`);
   }
 
-  /** The signed webhook's signature (its replay key), or why it does not verify. */
-  function verify(carrier: CarrierName, req: IncomingMessage, url: URL, method: string, body: string): { signature: string } | { refusal: string } {
-    const header = (name: string): string | undefined => firstHeader(req.headers[name]);
-    switch (carrier) {
-      case "twilio": {
-        const params = [...new URLSearchParams(body).entries()];
-        const signature = header("x-twilio-signature");
-        if (twilioToken === undefined || !validTwilioSignature(twilioToken, signature, `${publicBase(req, "http")}${req.url ?? url.pathname}`, params, body)) {
-          return { refusal: "X-Twilio-Signature does not match: check TWILIO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL" };
-        }
-        return { signature: signature ?? "" };
-      }
-      case "telnyx": {
-        const signature = header("telnyx-signature-ed25519");
-        if (telnyxKey === undefined || !validTelnyxSignature(telnyxKey, signature, header("telnyx-timestamp"), body, clock.now())) {
-          return { refusal: "telnyx-signature-ed25519 does not verify (or the timestamp is over 300 s off): check TELNYX_PUBLIC_KEY" };
-        }
-        return { signature: signature ?? "" };
-      }
-      case "plivo": {
-        const params = method === "POST" ? [...new URLSearchParams(body).entries()] : [];
-        const signature = header("x-plivo-signature-v3");
-        const nonce = header("x-plivo-signature-v3-nonce");
-        if (plivoToken === undefined || !validPlivoSignature(plivoToken, signature, nonce, method, `${publicBase(req, "http")}${req.url ?? url.pathname}`, params)) {
-          return { refusal: "X-Plivo-Signature-V3 does not match: check PLIVO_AUTH_TOKEN and SWITCHBOARD_PUBLIC_URL" };
-        }
-        return { signature: `${nonce ?? ""}.${signature ?? ""}` };
-      }
-      case "vonage": {
-        const authorization = header("authorization");
-        if (vonageSecret === undefined || !validVonageSignature(vonageSecret, authorization, body, clock.now())) {
-          return { refusal: "the signed-webhook JWT does not verify (or its iat is over 300 s off, or payload_hash does not match the body): check VONAGE_SIGNATURE_SECRET and enable signed webhooks" };
-        }
-        return { signature: authorization ?? "" };
-      }
-      case "exotel":
-        return { refusal: "Exotel webhooks carry no signature" };
-    }
+  /**
+   * A callback of a signed carrier (after a call was answered or placed): its body and signature
+   * once verified, or undefined once answered with the refusal (413 too large, 404 for a carrier not
+   * mounted or not signed, 403 for a signature that does not verify).
+   */
+  async function signedCallback(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, method: string): Promise<{ body: string; signature: string } | undefined> {
+    const body = await readBody(req);
+    if (body === undefined) return void send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
+    if (!mounted.has(carrier) || access[carrier] !== "signed") return void send(res, 404, "text/plain; charset=utf-8", "not found\n");
+    const verified = verify(carrier, req, url, method, body);
+    if ("refusal" in verified) return void refused(res, carrier, 403, verified.refusal);
+    return { body, signature: verified.signature };
+  }
+
+  /** The signed webhook's signature (its replay key), or why it does not verify: over the URL the carrier requested. */
+  function verify(carrier: CarrierName, req: IncomingMessage, url: URL, method: string, body: string): Verification {
+    return webhooks.verify(carrier, req, `${publicBase(req, "http")}${req.url ?? url.pathname}`, method, body);
   }
 
   /** Answer with the call instructions that stream the call to `stream`, in `carrier`'s terms. */
   function answerStream(res: ServerResponse, carrier: CarrierName, stream: StreamTarget): void {
-    switch (carrier) {
-      case "twilio":
-        return send(res, 200, "text/xml; charset=utf-8", twiml(stream));
-      case "telnyx":
-        return send(res, 200, "text/xml; charset=utf-8", texml(stream, maxCallS));
-      case "plivo":
-        return send(res, 200, "text/xml; charset=utf-8", plivoXml(stream, maxCallS));
-      case "vonage":
-        return send(res, 200, "application/json; charset=utf-8", JSON.stringify(vonageNcco(stream)));
-      case "exotel":
-        return send(res, 200, "application/json; charset=utf-8", JSON.stringify(exotelUrl(stream)));
-    }
+    const { type, body } = streamInstructions(carrier, stream, maxCallS);
+    send(res, 200, type, body);
   }
 
-  /**
-   * A carrier's request a transfer made (docs/telephony.md "Transfer"), signed by the carrier and
-   * answered once: a kept document (Plivo's `aleg_url`; a warm dial's whisper: Twilio `<Number url>`,
-   * Plivo `confirmSound`, Vonage `onAnswer`), or a warm dial's outcome (Twilio and Plivo
-   * `<Dial action>`, Vonage's synchronous `eventUrl`): hang up, or reconnect the caller to the
-   * session it left. Vonage reports every state of the dial there; those that decide nothing are
-   * answered 204 and take nothing.
-   */
-  async function transferRequest(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, kind: string, ticket: string): Promise<void> {
-    const method = req.method ?? "GET";
-    const body = await readBody(req);
-    if (body === undefined) return send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
-    if (!mounted.has(carrier) || access[carrier] !== "signed") return send(res, 404, "text/plain; charset=utf-8", "not found\n");
-    const verified = verify(carrier, req, url, method, body);
-    if ("refusal" in verified) return refused(res, carrier, 403, verified.refusal);
-    if (kind === "transfer") {
-      const document = await transfers.document(ticket);
-      if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
-      return send(res, 200, carrier === "vonage" ? "application/json; charset=utf-8" : "text/xml; charset=utf-8", document);
-    }
-    const report = dialReport(carrier, body);
-    if (report === "pending") {
-      res.writeHead(204);
-      res.end();
-      return;
-    }
-    const outcome = await transfers.dialed(ticket, report);
-    if (outcome === undefined) return refused(res, carrier, 404, "the dial outcome is unknown, expired or already reported");
-    if (outcome.kind === "taken") {
-      log.info({ carrier }, "warm transfer taken");
-      if (carrier !== "vonage") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
-      // Vonage: the connect goes on; when it ends the NCCO has nothing more, and the call ends.
-      res.writeHead(204);
-      res.end();
-      return;
-    }
-    const back = await tickets.issue({ carrier, callId: outcome.callId, resume: { sessionId: outcome.sessionId, notice: outcome.notice } });
-    if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
-    log.info({ carrier }, "warm transfer not taken: the caller comes back to the agent");
-    answerStream(res, carrier, target(req, carrier, back));
-  }
+  const callbacks = new CarrierCallbacks({
+    log,
+    coordinator: deps.coordinator,
+    tickets,
+    transfers,
+    placements,
+    verdicts,
+    bindMs: (maxCallS + 60) * 1000,
+    signed: signedCallback,
+    refused,
+    streamTo: (req, res, carrier, ticket) => answerStream(res, carrier, target(req, carrier, ticket)),
+  });
 
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     const amd = AMD_PATH.exec(url.pathname);
     if (amd !== null) {
-      await amdCallback(req, res, url, amd[1] as CarrierName, amd[2] ?? "");
+      await callbacks.amd(req, res, url, amd[1] as CarrierName, amd[2] ?? "");
       return true;
     }
     const transferred = TRANSFER_PATH.exec(url.pathname);
     if (transferred !== null) {
-      await transferRequest(req, res, url, transferred[1] as CarrierName, transferred[2] ?? "", transferred[3] ?? "");
+      await callbacks.transfer(req, res, url, transferred[1] as CarrierName, transferred[2] ?? "", transferred[3] ?? "");
       return true;
     }
     const match = /^\/telephony\/([a-z]+)\/voice$/.exec(url.pathname);

@@ -4,6 +4,7 @@
  * gateway. Pure: URLs and values in, a document out.
  */
 import { G711_SAMPLE_RATE } from "../../audio/rates.js";
+import type { CarrierName } from "../../transport/carriers/index.js";
 
 /** What the instructions carry to the stream: its URL and values that come back on `start`. */
 export interface StreamTarget {
@@ -67,4 +68,22 @@ export function vonageNcco(target: StreamTarget): unknown[] {
 /** Exotel's Voicebot applet may fetch its WSS URL from an https endpoint: the URL, 8 kHz slin. */
 export function exotelUrl(target: StreamTarget): { url: string } {
   return { url: withQuery(target.url, { "sample-rate": "8000", ...target.parameters }) };
+}
+
+/** The call instructions that stream a call to `target`, in `carrier`'s terms, and their content type. */
+export function streamInstructions(carrier: CarrierName, target: StreamTarget, maxCallSeconds: number): { readonly type: string; readonly body: string } {
+  const xml = (body: string) => ({ type: "text/xml; charset=utf-8", body });
+  const json = (body: unknown) => ({ type: "application/json; charset=utf-8", body: JSON.stringify(body) });
+  switch (carrier) {
+    case "twilio":
+      return xml(twiml(target));
+    case "telnyx":
+      return xml(texml(target, maxCallSeconds));
+    case "plivo":
+      return xml(plivoXml(target, maxCallSeconds));
+    case "vonage":
+      return json(vonageNcco(target));
+    case "exotel":
+      return json(exotelUrl(target));
+  }
 }

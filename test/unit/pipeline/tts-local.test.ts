@@ -197,7 +197,8 @@ describe("localTts: streams", () => {
     expect(rec.order).toEqual([]);
   });
 
-  it("many concurrent streams, over several sessions, all complete with their own audio", async () => {
+  // Twelve flite runs on a two-worker pool: seconds of CPU, more on a loaded machine (the default 5 s is not a bound on them).
+  it("many concurrent streams, over several sessions, all complete with their own audio", { timeout: 60_000 }, async () => {
     const sessions = [await open(), await open({}, 16000), await open({ voice: "espeak" })];
     const runs = Array.from({ length: 12 }, (_, i) => {
       const session = sessions[i % sessions.length]!;
@@ -239,7 +240,7 @@ describe("localTts: streams", () => {
     expect(await late.ended).toBeInstanceOf(GatewayError);
   });
 
-  it("synthesis does not hold the event loop (a 1 ms interval keeps ticking)", async () => {
+  it("synthesis does not hold the event loop (a 1 ms interval keeps ticking)", { timeout: 60_000 }, async () => {
     // Long sentences (~250 chars, no sentence end inside): each is one flite run of ~13 s of speech.
     // (Also the regression test for node:wasi, which crashed the process after a few of these.)
     const sentence = "the quick brown fox jumps over the lazy dog while the band plays on and on, ".repeat(3).trim();

@@ -1,0 +1,110 @@
+/**
+ * The requests a carrier makes back to the gateway about a call it already knows, each signed by
+ * the carrier and answered once: an answering-machine verdict on a call the gateway placed
+ * (docs/telephony.md "Voicemail and answering machines"), and what a transfer asks for
+ * (docs/telephony.md "Transfer"). The telephony endpoints (index.ts) route them here.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "../../log.js";
+import type { CarrierName } from "../../transport/carriers/index.js";
+import { carrierVerdict, parseAnsweredBy } from "../../voicemail/answered-by.js";
+import type { Coordinator } from "../coordination.js";
+import type { CarrierVerdicts } from "./amd-verdicts.js";
+import { firstUse, webhookCallId, webhookField, type CallTickets } from "./answered-calls.js";
+import { send } from "./http.js";
+import type { PlacedCalls } from "./placed-calls.js";
+import { hangupTwiml } from "./transfer-instructions.js";
+import { dialReport, type CallTransfers } from "./transfers.js";
+
+export interface CarrierCallbackDeps {
+  readonly log: Logger;
+  readonly coordinator: Coordinator;
+  readonly tickets: CallTickets;
+  readonly transfers: CallTransfers;
+  readonly placements: PlacedCalls;
+  readonly verdicts: CarrierVerdicts;
+  /** How long a placed call's verdict may be bound to it (ms): the call's limit and a minute. */
+  readonly bindMs: number;
+  /** The callback's body and signature once verified; undefined once refused (answered already). */
+  readonly signed: (req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, method: string) => Promise<{ body: string; signature: string } | undefined>;
+  /** Answer `status` with `why`, logged (throttled). */
+  readonly refused: (res: ServerResponse, carrier: string, status: number, why: string) => void;
+  /** Answer with the instructions that stream the call to the stream URL `ticket` opens. */
+  readonly streamTo: (req: IncomingMessage, res: ServerResponse, carrier: CarrierName, ticket: string) => void;
+}
+
+export class CarrierCallbacks {
+  readonly #deps: CarrierCallbackDeps;
+
+  constructor(deps: CarrierCallbackDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * A carrier's answering-machine verdict on a call the gateway placed (Twilio's and Telnyx TeXML's
+   * `AsyncAmdStatusCallback`): signed, seen once, for the call its placement was bound to; then on
+   * to that call's session (amd-verdicts.ts).
+   */
+  async amd(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
+    const { signed, refused, coordinator, placements, verdicts, log, bindMs } = this.#deps;
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" });
+      res.end();
+      return;
+    }
+    const verified = await signed(req, res, url, carrier, "POST");
+    if (verified === undefined) return;
+    const { body, signature } = verified;
+    if (!(await firstUse(coordinator, carrier, signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
+    const answeredBy = parseAnsweredBy(webhookField("AnsweredBy", url, body));
+    if (answeredBy === undefined) return refused(res, carrier, 400, "AnsweredBy is missing or not one of human, machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown");
+    const callId = webhookCallId(carrier, url, body);
+    const bound = await placements.amdFor(ticket, callId, bindMs);
+    if (bound === "unknown" || callId === undefined) return refused(res, carrier, 404, "no call placed by this gateway waits for this verdict (unknown, expired or already reported)");
+    if (bound === "another call") return refused(res, carrier, 403, "the verdict names another call than the one its callback was bound to");
+    const outcome = await verdicts.deliver(callId, carrierVerdict(answeredBy));
+    log.info({ carrier, answeredBy, delivered: outcome }, "answering-machine verdict");
+    res.writeHead(204);
+    res.end();
+  }
+
+  /**
+   * A carrier's request a transfer made (docs/telephony.md "Transfer"), signed by the carrier and
+   * answered once: a kept document (Plivo's `aleg_url`; a warm dial's whisper: Twilio `<Number url>`,
+   * Plivo `confirmSound`, Vonage `onAnswer`), or a warm dial's outcome (Twilio and Plivo
+   * `<Dial action>`, Vonage's synchronous `eventUrl`): hang up, or reconnect the caller to the
+   * session it left. Vonage reports every state of the dial there; those that decide nothing are
+   * answered 204 and take nothing.
+   */
+  async transfer(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, kind: string, ticket: string): Promise<void> {
+    const { signed, refused, transfers, tickets, log, streamTo } = this.#deps;
+    const verified = await signed(req, res, url, carrier, req.method ?? "GET");
+    if (verified === undefined) return;
+    const { body } = verified;
+    if (kind === "transfer") {
+      const document = await transfers.document(ticket);
+      if (document === undefined) return refused(res, carrier, 404, "the transfer document is unknown, expired or already fetched");
+      return send(res, 200, carrier === "vonage" ? "application/json; charset=utf-8" : "text/xml; charset=utf-8", document);
+    }
+    const report = dialReport(carrier, body);
+    if (report === "pending") {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    const outcome = await transfers.dialed(ticket, report);
+    if (outcome === undefined) return refused(res, carrier, 404, "the dial outcome is unknown, expired or already reported");
+    if (outcome.kind === "taken") {
+      log.info({ carrier }, "warm transfer taken");
+      if (carrier !== "vonage") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
+      // Vonage: the connect goes on; when it ends the NCCO has nothing more, and the call ends.
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    const back = await tickets.issue({ carrier, callId: outcome.callId, resume: { sessionId: outcome.sessionId, notice: outcome.notice } });
+    if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
+    log.info({ carrier }, "warm transfer not taken: the caller comes back to the agent");
+    streamTo(req, res, carrier, back);
+  }
+}
