@@ -2,11 +2,10 @@ import { CLOSE, GatewayError, messageOf, type CloseCode } from "../errors.js";
 import type { Logger } from "../log.js";
 import { resolveConfig, resolveTeam, type ResolvedConfig, type SessionMode, type Team } from "../manifest/index.js";
 import type { SessionCommand } from "../transport/protocol.js";
-import type { ConnectionHandler } from "../transport/client-connection.js";
 import { Guardrails } from "../turn/guardrails.js";
-import { TurnLedger, type LedgerDeps, type SettledInfo } from "../turn/ledger.js";
+import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
-import { Keypad, type KeypadHooks } from "./keypad.js";
+import { Keypad } from "./keypad.js";
 import type { McpTools } from "./mcp.js";
 import { countReply, noMetrics, type SessionMetrics } from "./metrics-port.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
@@ -16,32 +15,21 @@ import { newResumeKey, resumeKeyHash } from "./resume-key.js";
 import { newSessionId, sessionInstructions, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
-import { ToolRunner, type ToolRunnerDeps } from "./tool-runner.js";
+import { ToolRunner } from "./tool-runner.js";
 import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
-import { IdleTimer, type IdleHooks } from "./idle-timer.js";
+import { IdleTimer } from "./idle-timer.js";
 import { SessionRecord, type RestoredRecord } from "./session-record.js";
-import { CallEnding, type CallEndingHooks } from "./call-ending.js";
+import { CallEnding } from "./call-ending.js";
 import { EventOutlet } from "./event-outlet.js";
-import { CallTransfer, type CallTransferHooks } from "./call-transfer.js";
+import { CallTransfer } from "./call-transfer.js";
 import { HandOff } from "./hand-off.js";
-import { teamSegments, type TeamSegmentParts } from "./team-segments.js";
+import { teamSegments } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
-import { VoicemailScreen, type VoicemailScreenHooks } from "./voicemail-screen.js";
+import { VoicemailScreen } from "./voicemail-screen.js";
+import type { SessionPort } from "./session-port.js";
 
 type Phase = "starting" | "live" | "ended";
-
-/** The hooks the session's parts take (call controls, runners, tools, the ledger, hand-off), as one object. */
-type SessionPort = CallEndingHooks &
-  CallTransferHooks &
-  KeypadHooks &
-  IdleHooks &
-  Pick<RunnerContext, "emit" | "activity" | "admitTurn" | "fatal" | "count" | "audioDropped"> &
-  Required<Pick<ToolRunnerDeps, "line" | "userSpeaking" | "toolSettled">> &
-  Pick<LedgerDeps, "replySettled"> &
-  Pick<TeamSegmentParts, "spent" | "meter" | "endCall" | "transferCall"> &
-  VoicemailScreenHooks &
-  ConnectionHandler;
 
 /**
  * One connection's life: start (providers, tool table, resume), serialized turns under epochs,
@@ -98,8 +86,8 @@ export class Session {
     this.#recorder = CallRecorder.for(this.#settings.recording, { ...identity, history: () => this.#conversation.history });
     if (this.#recorder !== undefined) this.#deps = { ...deps, link: this.#recorder.tap(deps.link) };
     this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
-    const graceMs = deps.resumeGraceMs ?? RESUME_GRACE_MS;
-    this.#record = new SessionRecord({ ...identity, store: deps.store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#handOff?.speaking });
+    const { store, resumeGraceMs: graceMs = RESUME_GRACE_MS } = deps;
+    this.#record = new SessionRecord({ ...identity, store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#handOff?.speaking });
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#events.emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
     // One port for every part (each reads only its own hooks): each hook written once, one closure per session.
@@ -275,22 +263,18 @@ export class Session {
   // ── start ─────────────────────────────────────────────────────────────────────────────
 
   async #open(signal: AbortSignal): Promise<void> {
-    const { agent, clock } = this.#deps;
-    const { config, def } = agent;
-    this.#sessionValue = def.sessionContext?.({ sessionId: this.id, mode: this.mode });
-    this.#mcp = await this.#deps.connectMcp?.(def);
+    const { agent, clock, random = Math.random, resolveModel, voice, s2s } = this.#deps;
+    this.#sessionValue = agent.def.sessionContext?.({ sessionId: this.id, mode: this.mode });
+    this.#mcp = await this.#deps.connectMcp?.(agent.def);
     this.#handOff = await this.#openHandOff();
-    const table = this.#handOff.table;
-
+    const { table } = this.#handOff;
     const { log, emit, line, userSpeaking, toolSettled } = this.#port;
-    const { random = Math.random } = this.#deps;
     const tools = new ToolRunner({ table, clock, random, log, sessionId: this.id, session: this.#sessionValue, conversation: this.#conversation, emit, line, userSpeaking, toolSettled });
     this.#tools = tools;
-    const { resolveModel, voice, s2s } = this.#deps;
     this.#mode = await MODES[this.mode]({
       mode: this.mode,
       ctx: this.#runnerContext(),
-      config,
+      config: agent.config,
       settings: this.#settings,
       table,
       tools,
