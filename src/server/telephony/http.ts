@@ -8,13 +8,13 @@ export function firstHeader(value: string | string[] | undefined): string | unde
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** A webhook body, or undefined when it is over `MAX_WEBHOOK_BYTES`. */
-export async function readBody(req: IncomingMessage): Promise<string | undefined> {
+/** A request body, or undefined when it is over `maxBytes` (default `MAX_WEBHOOK_BYTES`). */
+export async function readBody(req: IncomingMessage, maxBytes = MAX_WEBHOOK_BYTES): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.byteLength;
-    if (size > MAX_WEBHOOK_BYTES) return undefined;
+    if (size > maxBytes) return undefined;
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString("utf8");

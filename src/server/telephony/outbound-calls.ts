@@ -20,6 +20,7 @@ import { json } from "../json-reply.js";
 import { PLACING_CARRIERS, type CarrierClient } from "./carrier-client.js";
 import { SECRET_VARIABLE, type CarrierAccess } from "./entry-points.js";
 import type { PlacedCalls } from "./placed-calls.js";
+import { readBody } from "./http.js";
 
 /** A call request is a small JSON object (bytes). */
 export const MAX_CALL_REQUEST_BYTES = 8 * 1024;
@@ -51,17 +52,6 @@ export function parseCallsPerMinute(value: string | undefined): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new Error(`SWITCHBOARD_CALLS_PER_MINUTE: ${JSON.stringify(value)} is not a whole number ≥ 1; set how many calls the gateway may place a minute (default ${DEFAULT_CALLS_PER_MINUTE})`);
   return n;
-}
-
-async function readLimited(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > MAX_CALL_REQUEST_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 type Checked = { readonly carrier: CarrierName; readonly to: string; readonly from: string } | { readonly status: number; readonly error: string; readonly field?: string };
@@ -99,7 +89,7 @@ export function outboundCalls(deps: OutboundCallsDeps): (req: IncomingMessage, r
       log.warn({ remote: req.socket.remoteAddress }, "call refused: bad api key");
       return json(res, 401, { error: "send your API key as Authorization: Bearer <key>" }, { "www-authenticate": "Bearer" });
     }
-    const text = await readLimited(req);
+    const text = await readBody(req, MAX_CALL_REQUEST_BYTES);
     if (text === undefined) return json(res, 413, { error: `the request is over ${MAX_CALL_REQUEST_BYTES} bytes; send { agent, carrier, to, from }` });
     if (deps.draining()) return json(res, 503, { error: "gateway draining: place the call on another instance" });
     let body: unknown;
