@@ -18,13 +18,11 @@ import { bytesToSamples } from "../audio/pcm.js";
 import { DEFAULT_SESSION_AUDIO, type AudioFormat } from "../audio/rates.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import { BeepDetector, type BeepHeard } from "../audio/beep-detector.js";
-import type { Clock, Timer } from "../clock.js";
-import type { EventBody } from "../events.js";
-import type { Logger } from "../log.js";
+import type { Timer } from "../clock.js";
 import type { ResolvedVoicemail } from "../manifest/index.js";
 import type { CarrierVerdict } from "../voicemail/answered-by.js";
 import { judgeGreeting, wordCount, type GreetingVerdict } from "../voicemail/greeting-judge.js";
-import type { TranscriptListener } from "./mode-runner.js";
+import type { RunnerContext, TranscriptListener } from "./mode-runner.js";
 
 /** How often a pending judgement is looked at again while the callee is quiet (ms): a pause or a monologue is a matter of time passing. */
 export const JUDGE_TICK_MS = 100;
@@ -44,12 +42,10 @@ export interface CallScreening {
 /** The link as a mode opens on it (session/modes.ts `ModeOpening.link`). */
 type ModeLink = Pick<ClientLink, "audio" | "playbackRate" | "g711" | "useAudio" | "playWaiting">;
 
-export interface VoicemailScreenHooks {
-  readonly clock: Clock;
-  readonly log: Logger;
+/** The session's ports the screen reads: its clock, log and event outlet as every runner gets them, and its own. */
+export interface VoicemailScreenHooks extends Pick<RunnerContext, "clock" | "log" | "emit"> {
   /** Whether the mode transcribes (pipeline): transcript heuristics need a transcript. */
   readonly transcribes: boolean;
-  readonly emit: (event: EventBody) => void;
   /** A person answered: release the caller's turns and greet. */
   readonly human: () => void;
   /** End the call now (a machine with action `hangup`, a fax). */

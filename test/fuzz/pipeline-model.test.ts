@@ -228,6 +228,13 @@ describe("the pipeline session, driven by random caller, client, STT and model e
           await clock.advance(300);
           stt.current.final(text, true);
         };
+        /** Speech over the agent: `first`, then 300 ms on, `then` as the interim (no final yet). */
+        const speakOver = async (first: string, then: string): Promise<void> => {
+          stt.current.speechStarted();
+          stt.current.partial(first);
+          await clock.advance(300);
+          stt.current.partial(then);
+        };
         for (const s of sequence) {
           steps += 1;
           if (fatal) break;
@@ -243,17 +250,11 @@ describe("the pipeline session, driven by random caller, client, STT and model e
                 link.send({ type: "user_text", text: `please ${s.intent} u${++said}` });
                 break;
               case "interrupt":
-                stt.current.speechStarted();
-                stt.current.partial("wait");
-                await clock.advance(300);
-                stt.current.partial("wait stop");
+                await speakOver("wait", "wait stop");
                 if (s.thenSay) stt.current.final(`wait stop u${++said}`, true);
                 break;
               case "mumble":
-                stt.current.speechStarted();
-                stt.current.partial("hmm");
-                await clock.advance(300);
-                stt.current.partial("hmm");
+                await speakOver("hmm", "hmm");
                 // No final follows: the watchdog may resume the reply it interrupted.
                 await clock.advance(s.quiet ? 8000 : 0);
                 break;
