@@ -313,7 +313,12 @@ describe("an answered call screened in pipeline mode (calls: all, local detectio
     const answered = await answerTwilio(base, TOKEN, SID);
     const line = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: SID });
     closers.push(() => line.close());
-    await line.until(() => fakes.stt.connections.length > 0, "the STT opened");
+    // The STT's transcripts below stand for what it heard of the callee: send them only once the
+    // callee's audio reaches it, which is after the session is live and screening (the carrier's
+    // audio is held until then). An open STT socket alone is earlier: a transcript sent then would
+    // reach the voice loop before the screen listens (seen on a loaded CI machine).
+    line.say(Buffer.alloc(1600, 0xff));
+    await line.until(() => (fakes.stt.connections[0]?.audioBytes ?? 0) > 0, "the callee's audio at the STT");
     /** What the agent's TTS was asked to say, all of it. */
     const spoken = (): string => fakes.tts.messages.map((m) => (typeof m.transcript === "string" ? m.transcript : "")).join("");
     return { fakes, api, line, detected, spoken };
