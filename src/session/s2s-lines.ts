@@ -8,7 +8,20 @@ export function sayExactly(text: string): string {
   return `Say exactly the following, word for word, and nothing else: "${text}"`;
 }
 
-export type OutOfBandLine = { readonly kind: "tool" } | { readonly kind: "recorded"; readonly settle: () => void };
+/** `settle(heard)`: once the caller has heard the line whole (`true`), or a barge-in or cancel cut it (`false`). */
+export type OutOfBandLine = { readonly kind: "tool" } | { readonly kind: "recorded"; readonly settle: (heard: boolean) => void };
+
+/** A line's response running: the line, and the cuts counted when it started. */
+interface Running {
+  readonly line: OutOfBandLine;
+  readonly cutsAtStart: number;
+}
+
+/** What `done` hands back: the line, and whether a barge-in or cancel has cut it since it started (asked later: it may still be playing). */
+export interface DoneLine {
+  readonly line: OutOfBandLine;
+  readonly cut: () => boolean;
+}
 
 /**
  * The out-of-band lines asked of the service, matched to the responses that speak them. The
@@ -20,7 +33,9 @@ export class OutOfBandLines {
   /** Asked for, not started yet: oldest first. */
   #asked: OutOfBandLine[] = [];
   /** Started and not done, by response id. */
-  readonly #running = new Map<string, OutOfBandLine>();
+  readonly #running = new Map<string, Running>();
+  /** Barge-ins and cancels so far: a line started before the latest one was cut. */
+  #cuts = 0;
 
   ask(line: OutOfBandLine): void {
     this.#asked.push(line);
@@ -28,23 +43,29 @@ export class OutOfBandLines {
 
   /** An out-of-band response started: the oldest line asked for. */
   started(responseId: string): void {
-    this.#running.set(responseId, this.#asked.shift() ?? { kind: "tool" });
+    this.#running.set(responseId, { line: this.#asked.shift() ?? { kind: "tool" }, cutsAtStart: this.#cuts });
   }
 
   /** The line a running out-of-band response speaks. */
   get(responseId: string): OutOfBandLine | undefined {
-    return this.#running.get(responseId);
+    return this.#running.get(responseId)?.line;
   }
 
   /** Its response is done: the line, no longer running. */
-  done(responseId: string): OutOfBandLine | undefined {
-    const line = this.#running.get(responseId);
+  done(responseId: string): DoneLine | undefined {
+    const running = this.#running.get(responseId);
+    if (running === undefined) return undefined;
     this.#running.delete(responseId);
-    return line;
+    return { line: running.line, cut: () => this.#cuts !== running.cutsAtStart };
+  }
+
+  /** A barge-in or cancel: every line started so far, running or still playing, is cut. */
+  cut(): void {
+    this.#cuts += 1;
   }
 
   /** Responses speaking tool lines right now. */
   toolLines(): string[] {
-    return [...this.#running].filter(([, line]) => line.kind === "tool").map(([id]) => id);
+    return [...this.#running].filter(([, running]) => running.line.kind === "tool").map(([id]) => id);
   }
 }

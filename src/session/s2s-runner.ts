@@ -7,7 +7,7 @@ import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSegment, S2sSessio
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { S2sRefusals } from "./s2s-refusals.js";
 import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
-import { OutOfBandLines, sayExactly } from "./s2s-lines.js";
+import { OutOfBandLines, sayExactly, type OutOfBandLine } from "./s2s-lines.js";
 import { S2sToolCalls } from "./s2s-tool-calls.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
@@ -285,10 +285,9 @@ export class S2sRunner implements ModeRunner {
     if (this.#session === undefined) return;
     this.#lines.ask({
       kind: "recorded",
-      settle: () => {
+      settle: (heard) => {
         const { ledger } = this.#ctx;
-        this.#ctx.emit({ type: "audio.completed" });
-        ledger.settle(ledger.epoch, { status: "spoken", text: record, more: this.#replies.pending });
+        ledger.settle(ledger.epoch, { status: heard ? "spoken" : "cancelled", text: record, more: this.#replies.pending });
       },
     });
     this.#session.createResponse({ instructions: sayExactly(text), outOfBand: true });
@@ -304,6 +303,7 @@ export class S2sRunner implements ModeRunner {
     // Model audio only: a tool line spoken out of band in between is not part of the item.
     const heardMs = Math.max(0, Math.round(this.#playback.heardModelMs(0)));
     this.#playback.cleared();
+    this.#lines.cut();
     const { playing, current } = this.#replies.interrupt();
     // Finished at the service but still playing: the caller heard only part of it. A forgotten reply is removed instead.
     for (const reply of playing) {
@@ -317,15 +317,22 @@ export class S2sRunner implements ModeRunner {
     return heardMs;
   }
 
+  /** A recorded line is the agent's once the caller has heard it whole (like a reply); a barge-in or cancel before then cuts it. */
+  async #lineHeard(line: Extract<OutOfBandLine, { kind: "recorded" }>, cut: () => boolean): Promise<void> {
+    if (!cut()) this.#ctx.emit({ type: "audio.completed" });
+    await this.#playback.playedOut(this.#signal.signal, () => cut() || this.#closed);
+    if (!this.#closed) line.settle(!cut());
+  }
+
   /** Wait until the reply's audio has played to the caller (marks or client reports), or it was interrupted. */
   #playedOut(reply: Reply): Promise<void> {
     return this.#replies.hear(reply, () => this.#playback.playedOut(this.#signal.signal, () => reply.interrupted || this.#closed));
   }
 
   async #onResponseDone(responseId: string, status: string, usage?: { inputTokens: number; outputTokens: number; totalTokens: number }): Promise<void> {
-    const line = this.#lines.done(responseId);
-    if (line !== undefined) {
-      if (line.kind === "recorded") line.settle();
+    const done = this.#lines.done(responseId);
+    if (done !== undefined) {
+      if (done.line.kind === "recorded") await this.#lineHeard(done.line, done.cut);
       return;
     }
     const reply = this.#replies.done(responseId);

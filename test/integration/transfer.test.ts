@@ -413,8 +413,9 @@ describe("a warm transfer on a Vonage call", () => {
     const { service, api, line, committed } = call;
     askForTheDesk(service);
     const request = await api.next();
-    // Asked of Vonage once the announcement has been heard — not when the greeting, still playing as the caller spoke, was.
-    expect(committed).toEqual(["Hello.", "Let me get someone from the desk for you."]);
+    // Asked of Vonage once the announcement has been heard — not when the greeting was (still playing as the caller spoke, it is
+    // cut and not recorded; a slow machine may have played it whole first).
+    expect(committed.at(-1)).toBe("Let me get someone from the desk for you.");
     expect(request).toMatchObject({ method: "PUT", path: `/v1/calls/${uuid}`, contentType: "application/json" });
     const body = JSON.parse(request.body) as { action: string; destination: { type: string; ncco: { eventUrl: string[]; endpoint: { onAnswer: { url: string } }[] }[] } };
     expect(await line.closed).toEqual({ code: 1000, reason: "call transferred" });

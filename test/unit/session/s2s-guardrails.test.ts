@@ -58,7 +58,8 @@ describe("input guardrails in an s2s session", () => {
     const line = fake.start(true);
     fake.speak(line, IN, 1500);
     fake.done(line, "completed", true);
-    await tick();
+    // Committed once the caller has heard it.
+    await clock.advance(1600);
     expect(link.of("user-transcript.committed")).toHaveLength(1);
     expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual([IN]);
     expect(link.of("agent-transcript.updated").map((e) => e.text)).not.toContain(expect.stringMatching(CARD));
@@ -147,7 +148,7 @@ describe("output guardrails in an s2s session", () => {
     const line = fake.start(true);
     fake.speak(line, OUT, 1500);
     fake.done(line, "completed", true);
-    await tick();
+    await clock.advance(1600);
     // Half its audio was heard: about half its words, never past what the guardrails had passed.
     const committed = link.of("agent-transcript.committed").map((e) => e.text);
     expect(committed).toEqual([`Sure. Your card is ${OUT}`]);

@@ -43,8 +43,30 @@ describe("speech-to-speech sessions", () => {
     const greeting = fake.start(true);
     fake.speak(greeting, "Welcome.", 600);
     fake.done(greeting, "completed", true);
-    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Welcome."]);
     expect(link.audioOut.length).toBe(1);
+  });
+
+  it("records the greeting once the caller has heard it; a barge-in during it cuts it: not recorded, no reply.completed", async () => {
+    const heard = await s2sSession();
+    const greeting = heard.fake.start(true);
+    heard.fake.speak(greeting, "Welcome.", 600);
+    heard.fake.done(greeting, "completed", true);
+    // The service is done, but the caller has 600 ms of it still to hear.
+    await heard.clock.advance(300);
+    expect(heard.link.of("agent-transcript.committed")).toEqual([]);
+    await heard.clock.advance(400);
+    expect(heard.link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Welcome."]);
+    expect(heard.link.types()).toContain("reply.completed");
+
+    const cut = await s2sSession();
+    const cutGreeting = cut.fake.start(true);
+    cut.fake.speak(cutGreeting, "Welcome.", 600);
+    cut.fake.done(cutGreeting, "completed", true);
+    await cut.clock.advance(300);
+    cut.fake.events.speechStarted();
+    await cut.clock.advance(1000);
+    expect(cut.link.types().filter((t) => t.startsWith("reply."))).toEqual(["reply.cancelled"]);
+    expect(cut.link.of("agent-transcript.committed")).toEqual([]);
   });
 
   it("runs a tool call through the runner, speaks its start line out of band, and answers the batch once", async () => {
