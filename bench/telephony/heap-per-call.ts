@@ -1,5 +1,5 @@
 /**
- * `npm run bench:telephony:heap -- [--dist | --dist-of DIR] [--calls 50,100] [--top 40]`: what a
+ * `npm run bench:telephony:heap -- [--dist | --dist-of DIR] [--calls 50,100] [--top 40] [--shapes]`: what a
  * call keeps on the gateway's heap, by kind of object. It runs bench:telephony (run.ts) for two
  * call counts with `--heapsnapshot-signal`, takes a heap snapshot in each gateway phase (14 s after
  * the floor phase of that count ends: the calls are all up and streaming, within the 30 s window),
@@ -7,7 +7,8 @@
  * live call holds, free of what the process holds whatever the calls (code, modules, the harness).
  * Counts of objects are exact whatever the machine's load; bytes in flight (buffers, queued
  * frames) vary with it. Run it on each build (`--dist-of <checkout>` for another revision's
- * `dist/`) and compare the tables: the node types, then closures and objects by name.
+ * `dist/`) and compare the tables: the node types, then closures and objects by name (`--shapes`:
+ * plain objects by their first property names).
  * Prints only (no docs section): docs/benchmarks.md quotes it with the command.
  */
 import { spawn } from "node:child_process";
@@ -25,22 +26,51 @@ interface Tally {
   readonly bytes: number;
 }
 
-/** Node counts and self sizes in a V8 heap snapshot, by node type (`type`) and, for closures and objects, by name (`type: name`). */
-function tally(path: string): Map<string, Tally> {
-  const snapshot = JSON.parse(readFileSync(path, "utf8")) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
-  const { node_fields: fields, node_types: [types] } = snapshot.snapshot.meta;
-  const [typeAt, nameAt, sizeAt] = ["type", "name", "self_size"].map((field) => fields.indexOf(field)) as [number, number, number];
+interface Snapshot {
+  readonly snapshot: { readonly meta: { readonly node_fields: string[]; readonly node_types: [string[]]; readonly edge_fields: string[]; readonly edge_types: [string[]] } };
+  readonly nodes: number[];
+  readonly edges: number[];
+  readonly strings: string[];
+}
+
+/** How many of a plain object's property names `--shapes` shows. */
+const SHAPE_KEYS = 6;
+
+/**
+ * Node counts and self sizes in a V8 heap snapshot, by node type (`type`) and, for closures and
+ * objects, by name (`type: name`). `shapes`: a plain `Object` is told apart by its first property
+ * names (`object: Object {a,b,…}`), to find which literal a call keeps.
+ */
+function tally(path: string, shapes: boolean): Map<string, Tally> {
+  const snapshot = JSON.parse(readFileSync(path, "utf8")) as Snapshot;
+  const { node_fields: fields, node_types: [types], edge_fields: edgeFields, edge_types: [edgeTypes] } = snapshot.snapshot.meta;
+  const [typeAt, nameAt, sizeAt, edgeCountAt] = ["type", "name", "self_size", "edge_count"].map((field) => fields.indexOf(field)) as [number, number, number, number];
+  const [edgeTypeAt, edgeNameAt] = ["type", "name_or_index"].map((field) => edgeFields.indexOf(field)) as [number, number];
+  const property = edgeTypes.indexOf("property");
   const out = new Map<string, Tally>();
   const add = (key: string, bytes: number): void => {
     const was = out.get(key) ?? { count: 0, bytes: 0 };
     out.set(key, { count: was.count + 1, bytes: was.bytes + bytes });
   };
-  const { nodes, strings } = snapshot;
+  const { nodes, edges, strings } = snapshot;
+  let edge = 0;
   for (let i = 0; i < nodes.length; i += fields.length) {
     const type = types[nodes[i + typeAt]!]!;
     const bytes = nodes[i + sizeAt]!;
+    const edgeCount = nodes[i + edgeCountAt]!;
     add(type, bytes);
-    if (type === "closure" || type === "object") add(`${type}: ${strings[nodes[i + nameAt]!]!.slice(0, 60) || "(anonymous)"}`, bytes);
+    if (type === "closure" || type === "object") {
+      let name = strings[nodes[i + nameAt]!]!.slice(0, 60) || "(anonymous)";
+      if (shapes && name === "Object") {
+        const keys: string[] = [];
+        for (let e = edge; e < edge + edgeCount * edgeFields.length && keys.length < SHAPE_KEYS; e += edgeFields.length) {
+          if (edges[e + edgeTypeAt] === property) keys.push(strings[edges[e + edgeNameAt]!]!);
+        }
+        name = `Object {${keys.join(",")}}`;
+      }
+      add(`${type}: ${name}`, bytes);
+    }
+    edge += edgeCount * edgeFields.length;
   }
   return out;
 }
@@ -88,10 +118,11 @@ async function main(): Promise<void> {
   const [low, high] = (flagValue(argv, "calls") ?? "50,100").split(",").map((n) => countOption(n, 0, "calls"));
   if (low === undefined || high === undefined || high <= low) throw new Error("--calls takes two counts, the second larger: 50,100");
   const top = countOption(flagValue(argv, "top"), 40, "top");
+  const shapes = argv.includes("--shapes");
   const gatewayFlags = argv.includes("--dist") ? ["--dist"] : flagValue(argv, "dist-of") !== undefined ? ["--dist-of", flagValue(argv, "dist-of")!] : [];
   const dir = mkdtempSync(join(tmpdir(), "bench-heap-"));
   try {
-    const [before, after] = (await capture([low, high], gatewayFlags, dir)).map(tally) as [Map<string, Tally>, Map<string, Tally>];
+    const [before, after] = (await capture([low, high], gatewayFlags, dir)).map((path) => tally(path, shapes)) as [Map<string, Tally>, Map<string, Tally>];
     const perCall = [...new Set([...before.keys(), ...after.keys()])].map((key) => {
       const a = before.get(key) ?? { count: 0, bytes: 0 };
       const b = after.get(key) ?? { count: 0, bytes: 0 };
