@@ -7,7 +7,8 @@
  * - Twilio `POST /2010-04-01/Accounts/{sid}/Calls.json` (create): Basic, form body with `To`, `From` and `Url`; 201 with the
  *   call resource (`sid`), 400 (code 21201/21205) when one is missing.
  * - Telnyx `POST /v2/texml/Accounts/{account}/Calls` (create, JSON with `ApplicationSid`, `To`, `From`): Bearer; 200
- *   `{from, to, status: "queued"}` as its documented example (no call id), 422 when one is missing.
+ *   `{from, to, status: "queued"}` as its documented example (no call id), 422 when one is missing, or a `Timeout`
+ *   outside 5–120 s or a `StatusCallbackEvent` that is not initiated/ringing/answered/completed.
  * - Telnyx `POST /v2/calls/{id}/actions/hangup` (JSON) and `POST /v2/texml/Accounts/{account}/Calls/{callSid}` (form): Bearer key; 200.
  * - Plivo `POST /v1/Account/{authId}/Call/{uuid}/`: Basic `authId:token`, JSON; 202 `{"message":"call transferred"}`.
  * - Vonage `PUT /v1/calls/{uuid}`: Bearer RS256 application JWT; 204 No Content.
@@ -45,6 +46,8 @@ export interface CarrierRestFakeOptions {
   readonly createdCallSid?: string;
   /** Answer this status instead (a refusal). */
   readonly status?: number;
+  /** Only to requests whose path this matches (default: every request). */
+  readonly statusFor?: RegExp;
   readonly now?: () => number;
 }
 
@@ -91,7 +94,13 @@ export async function carrierRestFake(options: CarrierRestFakeOptions = {}): Pro
         } catch {
           fields = {};
         }
-        const missing = ["ApplicationSid", "To", "From"].find((name) => typeof fields[name] !== "string" || fields[name] === "");
+        // Documented bounds: `Timeout` 5–120 s; `StatusCallbackEvent` space-separated initiated, ringing, answered, completed.
+        const timeout = fields.Timeout;
+        const events = fields.StatusCallbackEvent;
+        const invalid =
+          (timeout !== undefined && (typeof timeout !== "number" || !Number.isInteger(timeout) || timeout < 5 || timeout > 120)) ||
+          (events !== undefined && (typeof events !== "string" || !events.split(" ").every((e) => ["initiated", "ringing", "answered", "completed"].includes(e))));
+        const missing = invalid ? "Timeout or StatusCallbackEvent" : ["ApplicationSid", "To", "From"].find((name) => typeof fields[name] !== "string" || fields[name] === "");
         if (options.bearer !== undefined && request.authorization !== `Bearer ${options.bearer}`) [status, answer] = [401, '{"errors":[{"code":"10009"}]}'];
         else if (missing !== undefined || req.headers["content-type"] !== "application/json") [status, answer] = [422, JSON.stringify({ errors: [{ detail: `${missing ?? "body"} is invalid` }] })];
         else [status, answer] = [200, JSON.stringify({ from: fields.From, to: fields.To, status: "queued" })];
@@ -104,7 +113,7 @@ export async function carrierRestFake(options: CarrierRestFakeOptions = {}): Pro
       } else if (/^\/v1\/calls\/[^/]+$/.test(path) && req.method === "PUT") {
         [status, answer] = options.vonagePublicKey !== undefined && !vonageJwtValid(request.authorization, options.vonagePublicKey) ? [401, '{"title":"Unauthorized"}'] : [204, ""];
       }
-      if (options.status !== undefined) status = options.status;
+      if (options.status !== undefined && (options.statusFor === undefined || options.statusFor.test(path))) [status, answer] = [options.status, '{"errors":[{"detail":"refused"}]}'];
       res.writeHead(status, { "content-type": "application/json" });
       res.end(status === 204 ? undefined : answer);
     });

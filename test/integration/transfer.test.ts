@@ -5,7 +5,7 @@
 // hang-up. Warm transfers on Twilio, Plivo and Vonage: the whisper and the outcome callback, each
 // signed as its carrier signs and answered once; nobody answering brings the caller back to the same
 // session. A browser session gets transfer.requested after the line, and then the socket closes.
-import { createHash, createHmac, generateKeyPairSync, randomUUID, sign } from "node:crypto";
+import { createHash, createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
@@ -18,6 +18,7 @@ import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { startFakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { carrierRestFake } from "../helpers/carrier-rest-fake.js";
 import { connect } from "../helpers/ws-client.js";
+import { askForTheDesk, expectBackWithTheAgent, restoredLog, SUMMARY, telnyxSigner } from "../helpers/warm-transfer.js";
 
 const closers: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -98,28 +99,6 @@ describe("transfer_call on a Twilio call", () => {
   }, 30_000);
 });
 
-const SUMMARY = "Ann Lee; order 1234 arrived broken; she wants a refund.";
-
-/** The caller asks for a person: the model calls transfer_call (the desk, with a summary), then announces it. */
-function askForTheDesk(service: Awaited<ReturnType<typeof startFakeOpenAiRealtime>>): void {
-  service.enqueue({ toolCall: { name: "transfer_call", args: { destination: "desk", summary: SUMMARY } } }, { say: "Let me get someone from the desk for you.", audioMs: 300 });
-  void service.userSays("I want to talk to a person");
-}
-
-/**
- * Nobody took the warm transfer and the caller's line streams again: the session is resumed (its
- * record restored, the announcement in it, so no greeting), and the notice is what the agent says first.
- */
-async function expectBackWithTheAgent(line: FakeCarrier, service: Awaited<ReturnType<typeof startFakeOpenAiRealtime>>, restored: readonly { messages: string[] }[]): Promise<void> {
-  closers.push(() => line.close());
-  await line.until(() => line.audio.length > 0, "the agent speaks again");
-  await line.until(() => restored.length > 0, "history.restored");
-  expect(restored[0]?.messages).toContain("Let me get someone from the desk for you.");
-  const second = service.messages.filter((m) => m.connection === 1).map((m) => JSON.stringify(m.message));
-  expect(second.some((m) => m.includes("nobody at desk could take your call just now"))).toBe(true);
-  expect(second.some((m) => m.includes("Say exactly: Hello."))).toBe(false);
-}
-
 describe("a warm transfer on a Twilio call", () => {
   async function warmCall() {
     const service = await startFakeOpenAiRealtime({ paceMs: 5 });
@@ -178,6 +157,7 @@ describe("a warm transfer on a Twilio call", () => {
     const streamUrl = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? "";
     expect(streamUrl).toMatch(/\/telephony\/twilio\/[A-Za-z0-9_-]{24}$/);
     const line = await FakeCarrier.dial({ url: streamUrl, headers: { "x-twilio-signature": twilioSignature("twilio-token", streamUrl, []) }, callId: "CA-warm" });
+    closers.push(() => line.close());
     await expectBackWithTheAgent(line, service, restored);
   }, 30_000);
 });
@@ -188,16 +168,12 @@ describe("transfer_call on a Telnyx TeXML call", () => {
     closers.push(() => service.close());
     const api = await carrierRestFake({ bearer: "telnyx-key" });
     closers.push(() => api.close());
-    const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-    const raw = publicKey.export({ format: "der", type: "spki" }).subarray(-32).toString("base64");
-    const env = { OPENAI_API_KEY: "test-key", TELNYX_PUBLIC_KEY: raw, TELNYX_API_KEY: "telnyx-key" };
+    const telnyx = telnyxSigner();
+    const env = { OPENAI_API_KEY: "test-key", TELNYX_PUBLIC_KEY: telnyx.publicKey, TELNYX_API_KEY: "telnyx-key" };
     const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["telnyx"], builtinTools: ["transfer_call"], transfer });
     const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, telnyxBaseUrl: api.url }) });
     // The TeXML webhook, signed as Telnyx signs it: Ed25519 over "timestamp|body".
-    const body = "CallSid=v3%3Acall-1&AccountSid=61bf923e-5e4d-4595-a110-56190ea18a1b&From=%2B13125550100";
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const signature = sign(null, Buffer.from(`${timestamp}|${body}`), privateKey).toString("base64");
-    const answer = await (await fetch(`${base}/telephony/telnyx/voice`, { method: "POST", headers: { "telnyx-signature-ed25519": signature, "telnyx-timestamp": timestamp }, body })).text();
+    const answer = await (await telnyx.post(`${base}/telephony/telnyx/voice`, { CallSid: "v3:call-1", AccountSid: "61bf923e-5e4d-4595-a110-56190ea18a1b", From: "+13125550100" })).text();
     const streamUrl = (/<Stream url="([^"]+)"/.exec(answer)?.[1] ?? "").replace(/&amp;/g, "&");
     service.enqueue({ say: "Hello.", audioMs: 100 });
     const line = await FakeCarrier.dial({ url: streamUrl.replace(/^wss?:\/\/[^/]+/, ws), dialect: "telnyx", callId: "v3:call-1" });
@@ -286,20 +262,6 @@ describe("transfer_call in a browser session", () => {
   }, 20_000);
 });
 
-/** What the agent's observers saw: a resumed session's restored messages, and each agent line once committed (heard). */
-function restoredLog(): { restored: { sessionId: string; messages: string[] }[]; committed: string[]; events: NonNullable<AgentDef["events"]> } {
-  const restored: { sessionId: string; messages: string[] }[] = [];
-  const committed: string[] = [];
-  return {
-    restored,
-    committed,
-    events: {
-      "history.restored": (event, info) => void restored.push({ sessionId: info.sessionId, messages: event.messages.map((m) => m.text) }),
-      "agent-transcript.committed": (event) => void committed.push(event.text),
-    },
-  };
-}
-
 describe("a warm transfer on a Plivo call", () => {
   const publicUrl = "https://gw.example.com";
   const callUuid = "55a1e0e2-3f2c-4f5b-9a0e-1c2d3e4f5a6b";
@@ -365,6 +327,7 @@ describe("a warm transfer on a Plivo call", () => {
     const back = await (await plivoPost(actionUrl, { DialStatus: "no-answer", DialALegUUID: callUuid, DialBLegUUID: "", DialRingStatus: "true" })).text();
     expect(back).toMatch(/<Stream bidirectional="true" keepCallAlive="true" contentType="audio\/x-mulaw;rate=8000"[^>]*>wss:\/\/gw\.example\.com\/telephony\/plivo\/[A-Za-z0-9_-]{24}\?agent=phone<\/Stream>/);
     const line = await FakeCarrier.dial({ url: streamOf(back), dialect: "plivo", callId: callUuid });
+    closers.push(() => line.close());
     await expectBackWithTheAgent(line, service, restored);
   }, 30_000);
 });
@@ -462,6 +425,7 @@ describe("a warm transfer on a Vonage call", () => {
     const back: unknown = await (await vonagePost(eventUrl, { status: "unanswered", uuid: "b-leg", direction: "outbound" })).json();
     expect(back).toEqual([{ action: "connect", endpoint: [{ type: "websocket", uri: expect.stringMatching(/^wss:\/\/gw\.example\.com\/telephony\/vonage\/[A-Za-z0-9_-]{24}\?agent=phone$/) as string, "content-type": "audio/l16;rate=16000", headers: {} }] }]);
     const line = await FakeCarrier.dial({ url: streamOf(back), dialect: "vonage" });
+    closers.push(() => line.close());
     await expectBackWithTheAgent(line, service, restored);
   }, 30_000);
 

@@ -15,6 +15,8 @@ export interface AnsweredCall {
   readonly carrier: CarrierName;
   readonly callId?: string | undefined;
   readonly accountId?: string | undefined;
+  /** Telnyx TeXML: the gateway's own number on this call (E.164; the webhook's `To`, or `From` on a call it placed), a warm transfer's caller id. */
+  readonly line?: string | undefined;
   /** A caller coming back from a warm transfer nobody answered: the session to resume, and what it says first. */
   readonly resume?: { readonly sessionId: string; readonly notice: string } | undefined;
   /** The gateway placed this call (`POST /v1/calls`); `carrierDetection`: the carrier's AMD verdict will come for it. */
@@ -30,6 +32,9 @@ export const TICKET = /^[A-Za-z0-9_-]{24}$/;
 /** Call ids as carriers make them (Twilio `CA…`, Telnyx `v3:…`, UUIDs); anything else is not kept. */
 const CALL_ID = /^[A-Za-z0-9:._-]{1,128}$/;
 
+/** A phone number in E.164. */
+const E164 = /^\+[1-9][0-9]{6,14}$/;
+
 export class CallTickets {
   readonly #coordinator: Coordinator;
   readonly #ttlMs: number;
@@ -44,7 +49,8 @@ export class CallTickets {
     const ticket = randomBytes(18).toString("base64url");
     const callId = call.callId !== undefined && CALL_ID.test(call.callId) ? call.callId : undefined;
     const accountId = call.accountId !== undefined && CALL_ID.test(call.accountId) ? call.accountId : undefined;
-    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, resume: call.resume, placed: call.placed }), this.#ttlMs);
+    const line = call.line !== undefined && E164.test(call.line) ? call.line : undefined;
+    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, line, resume: call.resume, placed: call.placed }), this.#ttlMs);
     return kept ? ticket : undefined;
   }
 
@@ -53,7 +59,7 @@ export class CallTickets {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#coordinator.take(`ticket:${ticket}`);
     if (held === undefined) return undefined;
-    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown } };
+    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; line?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown } };
     try {
       call = JSON.parse(held) as typeof call;
     } catch {
@@ -65,6 +71,7 @@ export class CallTickets {
       carrier,
       callId: typeof call.callId === "string" ? call.callId : undefined,
       accountId: typeof call.accountId === "string" ? call.accountId : undefined,
+      line: typeof call.line === "string" ? call.line : undefined,
       resume: typeof resume?.sessionId === "string" && typeof resume.notice === "string" ? { sessionId: resume.sessionId, notice: resume.notice } : undefined,
       placed: call.placed === undefined ? undefined : { carrierDetection: call.placed.carrierDetection === true },
     };
@@ -103,6 +110,11 @@ export function webhookCallId(carrier: CarrierName, url: URL, body: string): str
 /** The account a Telnyx TeXML webhook names (`AccountSid`): its update-call endpoint is under it. Other carriers: undefined. */
 export function webhookAccountId(carrier: CarrierName, url: URL, body: string): string | undefined {
   return carrier === "telnyx" ? webhookField("AccountSid", url, body) : undefined;
+}
+
+/** The gateway's own number a Telnyx TeXML webhook names: `To` on a call it answered, `From` on one it placed. Other carriers: undefined. */
+export function webhookLine(carrier: CarrierName, url: URL, body: string, placed: boolean): string | undefined {
+  return carrier === "telnyx" ? webhookField(placed ? "From" : "To", url, body) : undefined;
 }
 
 /** A webhook parameter, from its query, JSON body or form body. */

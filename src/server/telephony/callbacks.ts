@@ -29,6 +29,8 @@ export interface CarrierCallbackDeps {
   readonly signed: (req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, method: string) => Promise<{ body: string; signature: string } | undefined>;
   /** Answer `status` with `why`, logged (throttled). */
   readonly refused: (res: ServerResponse, carrier: string, status: number, why: string) => void;
+  /** The public base URL (`https://gw.example.com`) the carrier reached the gateway at. */
+  readonly httpBase: (req: IncomingMessage) => string;
   /** Answer with the instructions that stream the call to the stream URL `ticket` opens. */
   readonly streamTo: (req: IncomingMessage, res: ServerResponse, carrier: CarrierName, ticket: string) => void;
 }
@@ -71,13 +73,13 @@ export class CarrierCallbacks {
   /**
    * A carrier's request a transfer made (docs/telephony.md "Transfer"), signed by the carrier and
    * answered once: a kept document (Plivo's `aleg_url`; a warm dial's whisper: Twilio `<Number url>`,
-   * Plivo `confirmSound`, Vonage `onAnswer`), or a warm dial's outcome (Twilio and Plivo
-   * `<Dial action>`, Vonage's synchronous `eventUrl`): hang up, or reconnect the caller to the
-   * session it left. Vonage reports every state of the dial there; those that decide nothing are
-   * answered 204 and take nothing.
+   * Plivo `confirmSound`, Vonage `onAnswer`, the `Url` of Telnyx's call to the person), or a warm
+   * dial's outcome (Twilio and Plivo `<Dial action>`, Vonage's synchronous `eventUrl`, Telnyx's
+   * conference `join` and call `StatusCallback`): hang up, or reconnect the caller to the session it
+   * left. Vonage and Telnyx may report states that decide nothing: answered 204, taking nothing.
    */
   async transfer(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, kind: string, ticket: string): Promise<void> {
-    const { signed, refused, transfers, tickets, log, streamTo } = this.#deps;
+    const { signed, refused, transfers, tickets, log, streamTo, httpBase } = this.#deps;
     const verified = await signed(req, res, url, carrier, req.method ?? "GET");
     if (verified === undefined) return;
     const { body } = verified;
@@ -96,15 +98,27 @@ export class CarrierCallbacks {
     if (outcome === undefined) return refused(res, carrier, 404, "the dial outcome is unknown, expired or already reported");
     if (outcome.kind === "taken") {
       log.info({ carrier }, "warm transfer taken");
-      if (carrier !== "vonage") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
-      // Vonage: the connect goes on; when it ends the NCCO has nothing more, and the call ends.
+      if (carrier === "twilio" || carrier === "plivo") return send(res, 200, "text/xml; charset=utf-8", hangupTwiml());
+      // Vonage: the connect goes on; when it ends the NCCO has nothing more, and the call ends. Telnyx: the room's end ends the call.
       res.writeHead(204);
       res.end();
       return;
     }
-    const back = await tickets.issue({ carrier, callId: outcome.callId, resume: { sessionId: outcome.sessionId, notice: outcome.notice } });
-    if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
     log.info({ carrier }, "warm transfer not taken: the caller comes back to the agent");
+    if (carrier === "telnyx") {
+      // A status callback's answer is not run: the REST API puts the caller on the fresh stream.
+      try {
+        await transfers.bringBack(outcome.call, outcome.resume, httpBase(req));
+      } catch (error) {
+        log.error({ carrier, err: error }, "warm transfer: the caller could not be brought back");
+        return send(res, 502, "text/plain; charset=utf-8", "the caller could not be brought back\n");
+      }
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    const back = await tickets.issue({ ...outcome.call, resume: outcome.resume });
+    if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
     streamTo(req, res, carrier, back);
   }
 }

@@ -14,11 +14,12 @@ import { plivoConfigured, transferPlivoCall, PLIVO_API } from "./rest/plivo.js";
 import { transferVonageCall, vonageApplication, VONAGE_API } from "./rest/vonage.js";
 import type { RestContext } from "./rest/request.js";
 
-/** A call to act on: the carrier and the id its verified webhook named (and, for Telnyx TeXML, its `AccountSid`). */
+/** A call to act on: the carrier and the id its verified webhook named (and, for Telnyx TeXML, its `AccountSid` and the gateway's own number on it). */
 export interface CallRef {
   readonly carrier: CarrierName;
   readonly callId: string;
   readonly accountId?: string | undefined;
+  readonly line?: string | undefined;
 }
 
 /** What replaces a call's instructions to put the caller through, in its carrier's terms. */
@@ -38,6 +39,10 @@ export interface PlaceOrder {
   readonly url: string;
   /** The carrier's answering-machine detection: where its verdict goes, and the longest it may take (s). */
   readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
+  /** Telnyx (a warm transfer's dial): where the call's end is reported, and how long it rings (s). */
+  readonly status?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
+  /** Telnyx: the account to place it under (a warm transfer's caller's `AccountSid`); default `TELNYX_ACCOUNT_SID`. */
+  readonly accountId?: string | undefined;
 }
 
 /** The carriers that can place calls from this gateway (docs/telephony.md "Placing calls"). */
@@ -50,8 +55,11 @@ export interface CarrierClient {
   canTransfer?(call: CallRef): boolean;
   /** Replace the call's instructions with `order`; resolves when the carrier accepted, rejects when it refused. */
   transfer?(call: CallRef, order: TransferOrder): Promise<void>;
-  /** What this carrier (one of `PLACING_CARRIERS`) lacks to place a call from here ("set …" the variables), or undefined when it can. */
-  placingRefusal?(carrier: CarrierName): string | undefined;
+  /**
+   * What this carrier (one of `PLACING_CARRIERS`) lacks to place a call from here ("set …" the
+   * variables), or undefined when it can; `accountId`: under that account instead of the configured one.
+   */
+  placingRefusal?(carrier: CarrierName, accountId?: string): string | undefined;
   /** Place a call; resolves with its call id when the carrier's answer names one, rejects when it refused. */
   placeCall?(order: PlaceOrder): Promise<string | undefined>;
 }
@@ -74,7 +82,7 @@ export interface CarrierClientOptions {
  * The default client, from the environment. Hang-up: Twilio with `TWILIO_ACCOUNT_SID` +
  * `TWILIO_AUTH_TOKEN`, Telnyx with `TELNYX_API_KEY`; other carriers end the call when the stream
  * closes. Transfer: Twilio (the same two), Telnyx TeXML (`TELNYX_API_KEY`, and the `AccountSid`
- * the webhook named), Plivo (`PLIVO_AUTH_ID` + `PLIVO_AUTH_TOKEN`), Vonage
+ * the webhook named; a warm one also places the person's call, with `TELNYX_TEXML_APPLICATION_ID`), Plivo (`PLIVO_AUTH_ID` + `PLIVO_AUTH_TOKEN`), Vonage
  * (`VONAGE_APPLICATION_ID` + `VONAGE_PRIVATE_KEY`). Exotel has no API that moves a call out of
  * a Voicebot stream: never. Throws at construction when `VONAGE_PRIVATE_KEY` is not a key.
  */
@@ -117,12 +125,12 @@ export function carrierClient(options: CarrierClientOptions): CarrierClient {
           return transferVonageCall(ctx, options.vonageBaseUrl ?? VONAGE_API, vonage, call.callId, order.ncco, now());
       }
     },
-    placingRefusal(carrier) {
+    placingRefusal(carrier, accountId) {
       switch (carrier) {
         case "twilio":
           return twilioConfigured(ctx) ? undefined : "set TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN";
         case "telnyx": {
-          const placing = texmlPlacing(ctx);
+          const placing = texmlPlacing(ctx, accountId);
           return "missing" in placing ? `set ${placing.missing}` : undefined;
         }
         default:

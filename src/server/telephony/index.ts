@@ -34,7 +34,7 @@ import type { Limits } from "../../transport/protocol.js";
 import { keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
 import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
-import { CallTickets, firstUse, webhookAccountId, webhookCallId, type AnsweredCall } from "./answered-calls.js";
+import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookLine, type AnsweredCall } from "./answered-calls.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { streamInstructions, type StreamTarget } from "./instructions.js";
 import { CallTransfers, TRANSFER_PATH } from "./transfers.js";
@@ -53,9 +53,6 @@ const UNLIMITED_CALL_S = 4 * 3600;
 
 /** A carrier's answering-machine verdict on a call the gateway placed: `/telephony/<carrier>/amd/<placement ticket>`. */
 const AMD_PATH = /^\/telephony\/(twilio|telnyx)\/amd\/([^/]+)$/;
-
-
-
 
 export interface TelephonyDeps {
   readonly config: AgentConfig;
@@ -122,16 +119,11 @@ export function parseOpenCarriers(value: string | undefined): CarrierName[] {
   return names as CarrierName[];
 }
 
-
-
-
-
 export function createTelephony(deps: TelephonyDeps): Telephony {
   const { config, env, clock, log } = deps;
   const carriers = mountedCarriers(config);
   const mounted = new Set<string>(carriers);
   const tickets = new CallTickets(deps.coordinator, deps.ticketTtlMs);
-  const transfers = new CallTransfers({ client: deps.client, coordinator: deps.coordinator });
   const placements = new PlacedCalls(deps.coordinator);
   const verdicts = new CarrierVerdicts(deps.coordinator, clock, log);
   /** Refusals strangers cause, at most one line per kind every 10 s. */
@@ -157,6 +149,14 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     const host = base !== undefined ? base.host : (firstHeader(req.headers["x-forwarded-host"]) ?? req.headers.host ?? "localhost");
     return `${scheme}${secure ? "s" : ""}://${host}`;
   }
+
+  const transfers = new CallTransfers({
+    client: deps.client,
+    coordinator: deps.coordinator,
+    tickets,
+    log,
+    telnyxStream: (httpBase, ticket) => streamInstructions("telnyx", { url: `${httpBase.replace(/^http/, "ws")}/telephony/telnyx/${ticket}`, parameters: { agent: config.name } }, maxCallS).body,
+  });
 
   const placeCall = outboundCalls({
     log,
@@ -217,6 +217,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     bindMs: (maxCallS + 60) * 1000,
     signed: signedCallback,
     refused,
+    httpBase: (req) => publicBase(req, "http"),
     streamTo: (req, res, carrier, ticket) => answerStream(res, carrier, target(req, carrier, ticket)),
   });
 
@@ -287,7 +288,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
           return true;
         }
       }
-      ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), placed });
+      ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), line: webhookLine(carrier, url, body, placed !== undefined), placed });
       if (ticket === undefined) {
         log.error({ carrier }, "call ticket not stored");
         send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call now; try again\n");
@@ -342,7 +343,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
 
   async function accept(ws: WebSocket, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {
     const callId = answered?.callId;
-    const transfer = callId === undefined ? undefined : transfers.port({ carrier, callId, accountId: answered?.accountId }, httpBase);
+    const transfer = callId === undefined ? undefined : transfers.port({ carrier, callId, accountId: answered?.accountId, line: answered?.line }, httpBase);
     const bridge = new CarrierBridge(ws, {
       codec: CARRIER_CODECS[carrier],
       clock,
@@ -385,5 +386,4 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     },
   };
 }
-
 

@@ -7,6 +7,13 @@
  *   E.164 with the `+`, `<Sip>` a SIP URI. Warm: `<Number url>` / `<Sip url>` runs a document for the
  *   person who answered before the caller is put through (the whisper), and `<Dial action>` is
  *   requested when the dialled call ends, with `DialCallStatus`.
+ * - Telnyx TeXML warm: a conference (<https://developers.telnyx.com/docs/voice/programmable-voice/texml-verbs/conference>).
+ *   The caller waits in a room of its own, `startConferenceOnEnter="false"` (muted, hearing Telnyx's
+ *   hold music until someone who starts it joins) and `endConferenceOnExit="true"`; then `<Hangup/>`,
+ *   for when the room ends. The person's call (placed through the REST API) runs `<Say>` of the
+ *   summary, then joins the room, starting it (`startConferenceOnEnter="true"`,
+ *   `endConferenceOnExit="true"`: when either leaves, the other drops out), with `statusCallback`
+ *   and `statusCallbackEvent="join"` reporting that they joined. `beep="false"` throughout.
  * - Plivo XML `<Dial>` (<https://www.plivo.com/docs/voice/xml/dial>): `<Number>` digits without
  *   the `+`, `<User>` a SIP URI. Warm: `confirmSound` is a URL Plivo fetches (POST) when the
  *   person answers, whose `<Speak>`/`<Play>`/`<Wait>` they hear before the caller is put through
@@ -49,6 +56,17 @@ export function whisperTwiml(summary: string): string {
 /** End the call (a warm transfer's `<Dial>` ended after the two talked): TwiML, and Plivo XML, which spells it the same. */
 export function hangupTwiml(): string {
   return `${XML_HEAD}<Response><Hangup/></Response>`;
+}
+
+/** Telnyx TeXML: the caller waits in `room` for the person (a warm transfer), and the call ends when the room does. */
+export function texmlConferenceWait(room: string): string {
+  return `${XML_HEAD}<Response><Dial><Conference startConferenceOnEnter="false" endConferenceOnExit="true" beep="false">${xmlEscape(room)}</Conference></Dial><Hangup/></Response>`;
+}
+
+/** Telnyx TeXML for the person a warm transfer dialled: the summary (the whisper), then into `room`, reporting the join to `joinedUrl`. */
+export function texmlWhisperConference(summary: string, room: string, joinedUrl: string): string {
+  const conference = `<Conference startConferenceOnEnter="true" endConferenceOnExit="true" beep="false" statusCallback="${xmlEscape(joinedUrl)}" statusCallbackEvent="join" statusCallbackMethod="POST">${xmlEscape(room)}</Conference>`;
+  return `${XML_HEAD}<Response><Say>${xmlEscape(summary)}</Say><Dial>${conference}</Dial></Response>`;
 }
 
 /** Plivo XML `<Dial>` to the target; `warm` adds the whisper (`confirmSound`) and the outcome callback (`action`). */

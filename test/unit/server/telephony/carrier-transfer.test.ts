@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { transferTarget, type TransferConfig } from "../../../../src/manifest/index.js";
 import { carrierClient, type CallRef } from "../../../../src/server/telephony/carrier-client.js";
 import { vonageJwt } from "../../../../src/server/telephony/rest/vonage.js";
-import { dialTwiml, plivoDialXml, plivoWhisperXml, vonageConnectNcco, vonageWhisperNcco, whisperTwiml } from "../../../../src/server/telephony/transfer-instructions.js";
+import { dialTwiml, plivoDialXml, plivoWhisperXml, texmlConferenceWait, texmlWhisperConference, vonageConnectNcco, vonageWhisperNcco, whisperTwiml } from "../../../../src/server/telephony/transfer-instructions.js";
 import { dialReport, TRANSFER_MODES, transferRefusal } from "../../../../src/server/telephony/transfers.js";
 import { carrierRestFake, type CarrierRestFake } from "../../../helpers/carrier-rest-fake.js";
 
@@ -77,11 +77,21 @@ describe("warm transfer documents (Plivo, Vonage)", () => {
   });
 
   it("which carriers offer warm, and what Vonage refuses", () => {
-    expect(TRANSFER_MODES).toEqual({ twilio: ["cold", "warm"], telnyx: ["cold"], plivo: ["cold", "warm"], vonage: ["cold", "warm"], exotel: [] });
+    expect(TRANSFER_MODES).toEqual({ twilio: ["cold", "warm"], telnyx: ["cold", "warm"], plivo: ["cold", "warm"], vonage: ["cold", "warm"], exotel: [] });
     expect(transferRefusal("vonage", warmDesk)).toMatch(/A warm transfer to "desk" is not possible on this call: .*only to a phone number/);
     expect(transferRefusal("vonage", warmSales)).toBeUndefined();
     expect(transferRefusal("vonage", desk)).toBeUndefined();
     expect(transferRefusal("plivo", warmDesk)).toBeUndefined();
+    expect(transferRefusal("telnyx", warmDesk)).toBeUndefined();
+  });
+
+  it("Telnyx warm: the caller waits muted in the room, which the person starts after the summary; either leaving ends it", () => {
+    expect(texmlConferenceWait("room-1")).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Dial><Conference startConferenceOnEnter="false" endConferenceOnExit="true" beep="false">room-1</Conference></Dial><Hangup/></Response>',
+    );
+    expect(texmlWhisperConference("Ann <Lee> & co", "room-1", "https://gw/d?a=1&b=2")).toBe(
+      '<?xml version="1.0" encoding="UTF-8"?><Response><Say>Ann &lt;Lee&gt; &amp; co</Say><Dial><Conference startConferenceOnEnter="true" endConferenceOnExit="true" beep="false" statusCallback="https://gw/d?a=1&amp;b=2" statusCallbackEvent="join" statusCallbackMethod="POST">room-1</Conference></Dial></Response>',
+    );
   });
 });
 
@@ -102,6 +112,12 @@ describe("dialReport: what a carrier's report on a warm dial says", () => {
     expect(dialReport("vonage", '{"status":"answered","uuid":"b1"}')).toBe("taken");
     for (const status of ["timeout", "unanswered", "busy", "rejected", "failed"]) expect(dialReport("vonage", JSON.stringify({ status }))).toBe("back");
     for (const body of ['{"status":"started"}', '{"status":"ringing"}', '{"status":"completed"}', "null", "[]", "{", "", '{"status":7}']) expect(dialReport("vonage", body)).toBe("pending");
+  });
+
+  it("Telnyx: the conference's participant-join taken; the person's call ended (any CallStatus of an end) back; anything else pending", () => {
+    expect(dialReport("telnyx", "ConferenceSid=c1&CallSid=v3%3Ab&StatusCallbackEvent=participant-join")).toBe("taken");
+    for (const status of ["completed", "busy", "no-answer", "failed", "canceled"]) expect(dialReport("telnyx", `CallSid=v3%3Ab&CallStatus=${status}`)).toBe("back");
+    for (const body of ["CallStatus=ringing", "CallStatus=in-progress", "StatusCallbackEvent=participant-leave", "StatusCallbackEvent=conference-start", "", "{}"]) expect(dialReport("telnyx", body)).toBe("pending");
   });
 });
 
@@ -133,6 +149,30 @@ describe("carrierClient.transfer", () => {
       contentType: "application/x-www-form-urlencoded",
     });
     expect(Object.fromEntries(new URLSearchParams(request?.body))).toEqual({ Texml: dialTwiml(desk) });
+  });
+
+  it("Telnyx: a warm transfer's call to the person under the caller's account, with its StatusCallback and ring time; refused without the TeXML application", async () => {
+    const fake = await api({ bearer: "KEY123" });
+    const env = { TELNYX_API_KEY: "KEY123", TELNYX_TEXML_APPLICATION_ID: "app-9" };
+    const client = carrierClient({ env, telnyxBaseUrl: fake.url });
+    expect(client.placingRefusal?.("telnyx", "acct-1")).toBeUndefined();
+    expect(client.placingRefusal?.("telnyx")).toBe("set TELNYX_ACCOUNT_SID");
+    expect(carrierClient({ env: { TELNYX_API_KEY: "KEY123" } }).placingRefusal?.("telnyx", "acct-1")).toBe("set TELNYX_TEXML_APPLICATION_ID");
+    const order = { carrier: "telnyx" as const, to: "sip:desk@pbx.example.com", from: "+13125550100", url: "https://gw/telephony/telnyx/transfer/w", accountId: "acct-1" };
+    await client.placeCall?.({ ...order, status: { callbackUrl: "https://gw/telephony/telnyx/dialed/d", timeoutS: 20 } });
+    const [request] = fake.seen;
+    expect(request).toMatchObject({ method: "POST", path: "/v2/texml/Accounts/acct-1/Calls", authorization: "Bearer KEY123", contentType: "application/json" });
+    expect(JSON.parse(request?.body ?? "")).toEqual({
+      ApplicationSid: "app-9",
+      To: "sip:desk@pbx.example.com",
+      From: "+13125550100",
+      Url: "https://gw/telephony/telnyx/transfer/w",
+      UrlMethod: "POST",
+      StatusCallback: "https://gw/telephony/telnyx/dialed/d",
+      StatusCallbackEvent: "completed",
+      StatusCallbackMethod: "POST",
+      Timeout: 20,
+    });
   });
 
   it("Plivo: Transfer a call with legs=aleg and the aleg_url, Basic auth with the Auth ID", async () => {
