@@ -26,7 +26,9 @@ const transfer = { destinations: [{ name: "desk", sip: "sip:desk@pbx.example.com
 const TICKETED = "[A-Za-z0-9_-]{24}";
 const texmlOf = (request: SeenRequest | undefined): string => new URLSearchParams(request?.body).get("Texml") ?? "";
 
-async function telnyxCall(env: Record<string, string> = { TELNYX_TEXML_APPLICATION_ID: "app-9" }, refusing: Partial<Parameters<typeof carrierRestFake>[0]> = {}) {
+/** A call the gateway answered; `to`: the webhook's `To` (our number), absent when empty; `refusing`: what the REST fake refuses. */
+async function telnyxCall(options: { env?: Record<string, string>; refusing?: Parameters<typeof carrierRestFake>[0]; to?: string } = {}) {
+  const { env = { TELNYX_TEXML_APPLICATION_ID: "app-9" }, refusing = {}, to = "+13125550199" } = options;
   const service = await startFakeOpenAiRealtime({ paceMs: 5 });
   closers.push(() => service.close());
   const api = await carrierRestFake({ bearer: "telnyx-key", ...refusing });
@@ -49,7 +51,8 @@ async function telnyxCall(env: Record<string, string> = { TELNYX_TEXML_APPLICATI
     return line;
   };
   // The caller dialled our number (+13125550199); the webhook names it as `To`.
-  const answer = await (await post(`${publicUrl}/telephony/telnyx/voice`, { CallSid: "v3:caller", AccountSid: account, From: "+13125550100", To: "+13125550199" })).text();
+  const webhook = { CallSid: "v3:caller", AccountSid: account, From: "+13125550100", ...(to === "" ? {} : { To: to }) };
+  const answer = await (await post(`${publicUrl}/telephony/telnyx/voice`, webhook)).text();
   service.enqueue({ say: "Hello.", audioMs: 100 });
   const line = await dial(answer);
   await line.until(() => line.playedMs >= 100 && line.bufferedMs === 0, "the greeting played");
@@ -123,7 +126,7 @@ describe("a warm transfer on a Telnyx call", () => {
   }
 
   it("Telnyx refuses the person's call: the caller, already in the room, is put back on a fresh stream at once and told so", async () => {
-    const { service, api, dial, restored } = await telnyxCall(undefined, { status: 422, statusFor: /\/Calls$/ });
+    const { service, api, dial, restored } = await telnyxCall({ refusing: { status: 422, statusFor: /\/Calls$/ } });
     askForTheDesk(service);
     service.enqueue({ say: "I'm sorry, nobody at desk could take your call just now.", audioMs: 200 });
     expect(texmlOf(await api.next())).toMatch(/<Conference startConferenceOnEnter="false"/);
@@ -133,10 +136,15 @@ describe("a warm transfer on a Telnyx call", () => {
     await expectBackWithTheAgent(await dial(back), service, restored);
   }, 30_000);
 
-  it("without TELNYX_TEXML_APPLICATION_ID the gateway cannot place the person's call: the warm destination is refused to the model, and nothing is sent", async () => {
-    const { service, api, line } = await telnyxCall({});
-    askForTheDesk(service);
-    await line.until(() => service.messages.some((m) => m.message.type === "conversation.item.create" && JSON.stringify(m.message).includes("is not possible on this call: the gateway cannot place the call to the person.")), "the refusal");
-    expect(api.seen).toEqual([]);
-  }, 30_000);
+  for (const [why, options] of [
+    ["without TELNYX_TEXML_APPLICATION_ID", { env: {} }],
+    ["when the webhook named no number of ours (To) to call from", { to: "" }],
+  ] as const) {
+    it(`${why} the gateway cannot place the person's call: the warm destination is refused to the model, and nothing is sent`, async () => {
+      const { service, api, line } = await telnyxCall(options);
+      askForTheDesk(service);
+      await line.until(() => service.messages.some((m) => m.message.type === "conversation.item.create" && JSON.stringify(m.message).includes("is not possible on this call: the gateway cannot place the call to the person.")), "the refusal");
+      expect(api.seen).toEqual([]);
+    }, 30_000);
+  }
 });

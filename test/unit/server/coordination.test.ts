@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryCoordinator } from "../../../src/server/coordination.js";
-import { CallTickets, firstUse, REPLAY_WINDOW_MS, webhookAccountId, webhookCallId } from "../../../src/server/telephony/answered-calls.js";
+import { CallTickets, firstUse, REPLAY_WINDOW_MS, webhookAccountId, webhookCallId, webhookLine } from "../../../src/server/telephony/answered-calls.js";
 
 describe("MemoryCoordinator", () => {
   it("holds a key once until it expires, and hands a value out once", async () => {
@@ -58,6 +58,19 @@ describe("call tickets", () => {
     const url = new URL("http://gw/telephony/telnyx/voice");
     expect(webhookAccountId("telnyx", url, "CallSid=v3%3Aabc&AccountSid=acc-1")).toBe("acc-1");
     expect(webhookAccountId("twilio", url, "CallSid=CA1&AccountSid=AC1")).toBeUndefined();
+  });
+
+  it("a Telnyx ticket keeps the gateway's own number on the call (E.164 only): To when answered, From when placed", async () => {
+    const tickets = new CallTickets(new MemoryCoordinator(() => 0));
+    const ours = (await tickets.issue({ carrier: "telnyx", callId: "v3:abc", line: "+13125550199" })) ?? "";
+    expect((await tickets.redeem("telnyx", ours))?.line).toBe("+13125550199");
+    const odd = (await tickets.issue({ carrier: "telnyx", callId: "v3:abc", line: "sip:x@y" })) ?? "";
+    expect((await tickets.redeem("telnyx", odd))?.line).toBeUndefined();
+    const url = new URL("http://gw/telephony/telnyx/voice");
+    const body = "CallSid=v3%3Aabc&From=%2B13125550100&To=%2B13125550199";
+    expect(webhookLine("telnyx", url, body, false)).toBe("+13125550199");
+    expect(webhookLine("telnyx", url, body, true)).toBe("+13125550100");
+    expect(webhookLine("twilio", url, body, false)).toBeUndefined();
   });
 
   it("a signature is used once within its carrier's window", async () => {
