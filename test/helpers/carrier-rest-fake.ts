@@ -11,7 +11,12 @@
  *   outside 5–120 s or a `StatusCallbackEvent` that is not initiated/ringing/answered/completed.
  * - Telnyx `POST /v2/calls/{id}/actions/hangup` (JSON) and `POST /v2/texml/Accounts/{account}/Calls/{callSid}` (form): Bearer key; 200.
  * - Plivo `POST /v1/Account/{authId}/Call/{uuid}/`: Basic `authId:token`, JSON; 202 `{"message":"call transferred"}`.
+ * - Plivo `POST /v1/Account/{authId}/Call/` (make a call): Basic, JSON with `from`, `to` (digits: the country code and
+ *   the number) and `answer_url`; 201 `{"message":"call fired","request_uuid","api_id"}`, 400 `{"error"}` otherwise.
  * - Vonage `PUT /v1/calls/{uuid}`: Bearer RS256 application JWT; 204 No Content.
+ * - Vonage `POST /v1/calls` (create): the JWT, JSON with `to: [{type: "phone", number}]` (7–15 digits), `from` the same
+ *   shape, and `answer_url` (an array) or `ncco`; 201 `{uuid, status: "started", direction: "outbound", conversation_uuid}`,
+ *   400 with `invalid_parameters` otherwise.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -44,11 +49,36 @@ export interface CarrierRestFakeOptions {
   readonly vonagePublicKey?: KeyObject;
   /** The `sid` Twilio's create answers with (default a CA… of 34 characters). */
   readonly createdCallSid?: string;
+  /** The `uuid` Vonage's create answers with. */
+  readonly createdCallUuid?: string;
   /** Answer this status instead (a refusal). */
   readonly status?: number;
   /** Only to requests whose path this matches (default: every request). */
   readonly statusFor?: RegExp;
   readonly now?: () => number;
+}
+
+function jsonObject(body: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** A Vonage phone endpoint as its create call documents it: `{type: "phone", number}`, 7–15 digits. */
+function vonagePhone(value: unknown): boolean {
+  const endpoint = value as { type?: unknown; number?: unknown } | undefined;
+  return typeof endpoint === "object" && endpoint !== null && endpoint.type === "phone" && typeof endpoint.number === "string" && /^\d{7,15}$/.test(endpoint.number);
+}
+
+/** Why a Vonage create-call body is not as documented, or undefined. */
+function vonageCreateProblem(fields: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(fields.to) || fields.to.length === 0 || !fields.to.every(vonagePhone)) return "to";
+  if (!vonagePhone(fields.from)) return "from";
+  if (!(Array.isArray(fields.answer_url) && fields.answer_url.every((url) => typeof url === "string")) && !Array.isArray(fields.ncco)) return "answer_url";
+  return undefined;
 }
 
 function vonageJwtValid(authorization: string | undefined, key: KeyObject): boolean {
@@ -110,6 +140,18 @@ export async function carrierRestFake(options: CarrierRestFakeOptions = {}): Pro
         [status, answer] = options.bearer !== undefined && request.authorization !== `Bearer ${options.bearer}` ? [401, '{"errors":[{"code":"10009"}]}'] : [200, '{"data":{"result":"ok"}}'];
       } else if (/^\/v1\/Account\/[^/]+\/Call\/[^/]+\/$/.test(path) && req.method === "POST") {
         [status, answer] = basic !== undefined && request.authorization !== basic ? [401, '{"error":"authentication failed"}'] : [202, '{"message":"call transferred","api_id":"1"}'];
+      } else if (/^\/v1\/Account\/[^/]+\/Call\/$/.test(path) && req.method === "POST") {
+        const fields = jsonObject(body);
+        const missing = ["from", "to", "answer_url"].find((name) => typeof fields[name] !== "string" || fields[name] === "");
+        const badNumber = ["from", "to"].find((name) => typeof fields[name] === "string" && !/^\d{7,15}$/.test(fields[name]));
+        if (basic !== undefined && request.authorization !== basic) [status, answer] = [401, '{"error":"authentication failed"}'];
+        else if (missing !== undefined || badNumber !== undefined || req.headers["content-type"] !== "application/json") [status, answer] = [400, JSON.stringify({ api_id: "1", error: `${missing ?? badNumber ?? "body"} is invalid` })];
+        else [status, answer] = [201, JSON.stringify({ message: "call fired", request_uuid: "9834029e-58b6-11e1-b8b7-a5bd0e4e126f", api_id: "97ceeb52-58b6-11e1-86da-77300b68f8bb" })];
+      } else if (path === "/v1/calls" && req.method === "POST") {
+        const problem = vonageCreateProblem(jsonObject(body));
+        if (options.vonagePublicKey !== undefined && !vonageJwtValid(request.authorization, options.vonagePublicKey)) [status, answer] = [401, '{"title":"Unauthorized"}'];
+        else if (problem !== undefined || req.headers["content-type"] !== "application/json") [status, answer] = [400, JSON.stringify({ title: "Bad Request", invalid_parameters: [{ name: problem ?? "body", reason: "is invalid" }] })];
+        else [status, answer] = [201, JSON.stringify({ uuid: options.createdCallUuid ?? "63f61863-4a51-4f6b-86e1-46edebcf9356", status: "started", direction: "outbound", conversation_uuid: "CON-f972836a-550f-45fa-956c-12a2ab5b7d22" })];
       } else if (/^\/v1\/calls\/[^/]+$/.test(path) && req.method === "PUT") {
         [status, answer] = options.vonagePublicKey !== undefined && !vonageJwtValid(request.authorization, options.vonagePublicKey) ? [401, '{"title":"Unauthorized"}'] : [204, ""];
       }

@@ -5,18 +5,19 @@
 // hang-up. Warm transfers on Twilio, Plivo and Vonage: the whisper and the outcome callback, each
 // signed as its carrier signs and answered once; nobody answering brings the caller back to the same
 // session. A browser session gets transfer.requested after the line, and then the socket closes.
-import { createHash, createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import { carrierClient } from "../../src/server/telephony/carrier-client.js";
-import { plivoSignatureV3, twilioSignature } from "../../src/server/telephony/signatures.js";
+import { twilioSignature } from "../../src/server/telephony/signatures.js";
 import type { GatewayOptions } from "../../src/server/gateway-types.js";
 import { answerTwilio, FakeCarrier } from "../../fakes/carrier.js";
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { startFakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { carrierRestFake } from "../helpers/carrier-rest-fake.js";
+import { plivoPost as signedPlivoPost, vonageAuthorization } from "../helpers/carrier-signing.js";
 import { connect } from "../helpers/ws-client.js";
 import { askForTheDesk, expectBackWithTheAgent, restoredLog, SUMMARY, telnyxSigner } from "../helpers/warm-transfer.js";
 
@@ -210,12 +211,7 @@ describe("transfer_call on a Plivo call", () => {
     const def = agent({ name: "phone", greeting: "Hello.", s2s: { kind: "openai-realtime", options: { url: service.url } }, telephony: ["plivo"], builtinTools: ["transfer_call"], transfer });
     const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, plivoBaseUrl: api.url }) });
     /** A request signed as Plivo signs: V3 over the public URL, the POST parameters and a nonce. */
-    const signed = (path: string, params: Record<string, string>, nonce: string): Promise<Response> =>
-      fetch(`${base}${path}`, {
-        method: "POST",
-        headers: { "x-plivo-signature-v3": plivoSignatureV3("plivo-token", "POST", `${publicUrl}${path}`, Object.entries(params), nonce), "x-plivo-signature-v3-nonce": nonce, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(params),
-      });
+    const signed = (path: string, params: Record<string, string>, nonce: string): Promise<Response> => signedPlivoPost(`${base}${path}`, "plivo-token", params, nonce, `${publicUrl}${path}`);
 
     const callUuid = "55a1e0e2-3f2c-4f5b-9a0e-1c2d3e4f5a6b";
     const answer = await (await signed("/telephony/plivo/voice", { CallUUID: callUuid, From: "14155550100" }, "n1")).text();
@@ -279,12 +275,7 @@ describe("a warm transfer on a Plivo call", () => {
     /** A POST signed as Plivo signs its requests: V3 over the public URL, the POST parameters and a fresh nonce. */
     const plivoPost = (url: string, params: Record<string, string>): Promise<Response> => {
       const path = new URL(url).pathname;
-      const n = `n${(nonce += 1)}`;
-      return fetch(`${base}${path}`, {
-        method: "POST",
-        headers: { "x-plivo-signature-v3": plivoSignatureV3("plivo-token", "POST", `${publicUrl}${path}`, Object.entries(params), n), "x-plivo-signature-v3-nonce": n, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams(params),
-      });
+      return signedPlivoPost(`${base}${path}`, "plivo-token", params, `n${(nonce += 1)}`, `${publicUrl}${path}`);
     };
     const streamOf = (xml: string): string => /<Stream[^>]*>([^<]+)<\/Stream>/.exec(xml)?.[1]?.replace(publicUrl.replace("https", "wss"), ws).replace(/&amp;/g, "&") ?? "";
 
@@ -337,12 +328,8 @@ describe("a warm transfer on a Vonage call", () => {
   const uuid = "63f61863-4a51-4f6b-86e1-46edebcf9356";
   const warmPhone = { destinations: [{ name: "desk", number: "+14155550199", mode: "warm" as const }, { name: "pbx", sip: "sip:desk@pbx.example.com", mode: "warm" as const }] };
 
-  /** Vonage's signed-webhook JWT: HS256 with the signature secret, `iat`, and the body's SHA-256 as `payload_hash`. */
-  function vonageAuthorization(body: string): string {
-    const part = (value: object): string => Buffer.from(JSON.stringify(value)).toString("base64url");
-    const head = `${part({ alg: "HS256", typ: "JWT" })}.${part({ iat: Math.floor(Date.now() / 1000), jti: randomUUID(), iss: "Vonage", payload_hash: createHash("sha256").update(body).digest("hex") })}`;
-    return `Bearer ${head}.${createHmac("sha256", "vonage-secret").update(head).digest("base64url")}`;
-  }
+  /** Vonage's signed-webhook JWT with this test's signature secret. */
+  const vonageSigned = (body: string): string => vonageAuthorization("vonage-secret", body);
 
   async function vonageCall() {
     const service = await startFakeOpenAiRealtime({ paceMs: 5 });
@@ -356,10 +343,10 @@ describe("a warm transfer on a Vonage call", () => {
     const { base, ws } = await serve(def, { env, carrierClient: carrierClient({ env, vonageBaseUrl: api.url }) });
     const local = (url: string): string => `${base}${new URL(url).pathname}${new URL(url).search}`;
     /** A request signed as Vonage signs its webhooks: GET with the values in the query, POST with a JSON body. */
-    const vonageGet = (url: string): Promise<Response> => fetch(local(url), { headers: { authorization: vonageAuthorization("") } });
+    const vonageGet = (url: string): Promise<Response> => fetch(local(url), { headers: { authorization: vonageSigned("") } });
     const vonagePost = (url: string, event: object): Promise<Response> => {
       const body = JSON.stringify(event);
-      return fetch(local(url), { method: "POST", headers: { authorization: vonageAuthorization(body), "content-type": "application/json" }, body });
+      return fetch(local(url), { method: "POST", headers: { authorization: vonageSigned(body), "content-type": "application/json" }, body });
     };
     const streamOf = (ncco: unknown): string => ((ncco as { endpoint: { uri: string }[] }[])[0]?.endpoint[0]?.uri ?? "").replace(publicUrl.replace("https", "wss"), ws);
 

@@ -119,8 +119,8 @@ describe("POST /v1/calls", () => {
 
   it("refuses each bad request with a 4xx naming the field and the fix, and places nothing", async () => {
     const api = await rest();
-    const def = agent({ name: "caller", s2s: { kind: "openai-realtime" }, telephony: ["twilio", "plivo", "telnyx"] });
-    const env = { ...twilioEnv, PLIVO_AUTH_TOKEN: "p", PLIVO_AUTH_ID: "MA1" };
+    const def = agent({ name: "caller", s2s: { kind: "openai-realtime" }, telephony: ["twilio", "plivo", "telnyx", "exotel"] });
+    const env = { ...twilioEnv, PLIVO_AUTH_TOKEN: "p" };
     const base = await serve(def, { env, carrierClient: carrierClient({ env, twilioBaseUrl: api.url }) });
     const refusal = async (body: unknown, key?: string): Promise<[number, { error: string; field?: string }]> => {
       const response = await place(base, body, key);
@@ -129,7 +129,11 @@ describe("POST /v1/calls", () => {
     expect(await refusal(call, "wrong")).toEqual([401, { error: "send your API key as Authorization: Bearer <key>" }]);
     expect(await refusal({ ...call, agent: "other" })).toEqual([404, { field: "agent", error: 'agent: no agent "other" here; this gateway serves "caller"' }]);
     expect(await refusal({ ...call, carrier: "vonage" })).toEqual([400, { field: "carrier", error: "carrier: vonage is not enabled for agent caller: add it to the agent's telephony field" }]);
-    expect((await refusal({ ...call, carrier: "plivo" }))[1]).toMatchObject({ field: "carrier", error: expect.stringMatching(/^carrier: plivo cannot place calls from this gateway \(twilio and telnyx can/) });
+    expect(await refusal({ ...call, carrier: "plivo" })).toEqual([400, { field: "carrier", error: "carrier: plivo has no REST credentials to place calls with here: set PLIVO_AUTH_ID and PLIVO_AUTH_TOKEN" }]);
+    expect((await refusal({ ...call, carrier: "exotel" }))[1]).toMatchObject({
+      field: "carrier",
+      error: expect.stringMatching(/^carrier: exotel cannot place calls from this gateway: Exotel's connect-call API sends the callee to a flow built in its dashboard.*\(twilio, telnyx, plivo, vonage can; see docs\/telephony\.md "Placing calls"\)$/),
+    });
     expect((await refusal({ ...call, carrier: "telnyx" }))[1]).toMatchObject({ field: "carrier", error: expect.stringMatching(/webhooks are not signed here.*set TELNYX_PUBLIC_KEY/) });
     expect(await refusal({ ...call, to: "4155550123" })).toEqual([400, { field: "to", error: expect.stringMatching(/^to: must be an E\.164 number/) }]);
     expect((await refusal({ ...call, from: 14155550100 }))[1].field).toBe("from");

@@ -7,10 +7,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../log.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
-import { carrierVerdict, parseAnsweredBy } from "../../voicemail/answered-by.js";
+import { carrierVerdict } from "../../voicemail/answered-by.js";
 import type { Coordinator } from "../coordination.js";
 import type { CarrierVerdicts } from "./amd-verdicts.js";
-import { firstUse, webhookCallId, webhookField, type CallTickets } from "./answered-calls.js";
+import { amdReport } from "./amd-reports.js";
+import { firstUse, type CallTickets } from "./answered-calls.js";
 import { send } from "./http.js";
 import type { PlacedCalls } from "./placed-calls.js";
 import { hangupTwiml } from "./transfer-instructions.js";
@@ -43,9 +44,11 @@ export class CarrierCallbacks {
   }
 
   /**
-   * A carrier's answering-machine verdict on a call the gateway placed (Twilio's and Telnyx TeXML's
-   * `AsyncAmdStatusCallback`): signed, seen once, for the call its placement was bound to; then on
-   * to that call's session (amd-verdicts.ts).
+   * A carrier's answering-machine verdict on a call the gateway placed (amd-reports.ts: Twilio's and
+   * Telnyx TeXML's `AsyncAmdStatusCallback`, Plivo's `machine_detection_url`, Vonage's `event_url`):
+   * signed, seen once, for the call its placement was bound to; then on to that call's session
+   * (amd-verdicts.ts). A machine verdict leaves room for one more: its greeting's end (Vonage's beep).
+   * Vonage's other events of the call come here too: answered 204, nothing taken.
    */
   async amd(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
     const { signed, refused, coordinator, placements, verdicts, log, bindMs } = this.#deps;
@@ -58,13 +61,21 @@ export class CarrierCallbacks {
     if (verified === undefined) return;
     const { body, signature } = verified;
     if (!(await firstUse(coordinator, carrier, signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
-    const answeredBy = parseAnsweredBy(webhookField("AnsweredBy", url, body));
-    if (answeredBy === undefined) return refused(res, carrier, 400, "AnsweredBy is missing or not one of human, machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown");
-    const callId = webhookCallId(carrier, url, body);
-    const bound = await placements.amdFor(ticket, callId, bindMs);
+    const report = amdReport(carrier, url, body);
+    if (report.kind === "invalid") return refused(res, carrier, 400, report.why);
+    if (report.kind === "progress") {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    const { answeredBy, callId } = report;
+    const verdict = carrierVerdict(answeredBy);
+    const greetingEnd = verdict.kind === "machine" && verdict.greetingEnded;
+    const bound = await placements.amdFor(ticket, callId, bindMs, greetingEnd);
     if (bound === "unknown" || callId === undefined) return refused(res, carrier, 404, "no call placed by this gateway waits for this verdict (unknown, expired or already reported)");
     if (bound === "another call") return refused(res, carrier, 403, "the verdict names another call than the one its callback was bound to");
-    const outcome = await verdicts.deliver(callId, carrierVerdict(answeredBy));
+    if (verdict.kind === "machine" && !greetingEnd) await placements.expectGreetingEnd(ticket, callId, bindMs);
+    const outcome = await verdicts.deliver(callId, verdict);
     log.info({ carrier, answeredBy, delivered: outcome }, "answering-machine verdict");
     res.writeHead(204);
     res.end();

@@ -10,8 +10,8 @@
 import type { CarrierName } from "../../transport/carriers/index.js";
 import { createTwilioCall, updateTwilioCall, twilioConfigured, TWILIO_API } from "./rest/twilio.js";
 import { createTexmlCall, hangUpTelnyxCall, telnyxConfigured, texmlPlacing, updateTexmlCall, TELNYX_API } from "./rest/telnyx.js";
-import { plivoConfigured, transferPlivoCall, PLIVO_API } from "./rest/plivo.js";
-import { transferVonageCall, vonageApplication, VONAGE_API } from "./rest/vonage.js";
+import { createPlivoCall, plivoConfigured, transferPlivoCall, PLIVO_API } from "./rest/plivo.js";
+import { createVonageCall, transferVonageCall, vonageApplication, VONAGE_API } from "./rest/vonage.js";
 import type { RestContext } from "./rest/request.js";
 
 /** A call to act on: the carrier and the id its verified webhook named (and, for Telnyx TeXML, its `AccountSid` and the gateway's own number on it). */
@@ -37,16 +37,22 @@ export interface PlaceOrder {
   readonly from: string;
   /** The gateway's voice webhook for this call. */
   readonly url: string;
-  /** The carrier's answering-machine detection: where its verdict goes, and the longest it may take (s). */
-  readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
+  /**
+   * The carrier's answering-machine detection: where its verdict goes, the longest it may take (s),
+   * and how long a message waits for the beep (s; Vonage's `beep_timeout`).
+   */
+  readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number; readonly beepWaitS: number } | undefined;
   /** Telnyx (a warm transfer's dial): where the call's end is reported, and how long it rings (s). */
   readonly status?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
   /** Telnyx: the account to place it under (a warm transfer's caller's `AccountSid`); default `TELNYX_ACCOUNT_SID`. */
   readonly accountId?: string | undefined;
 }
 
-/** The carriers that can place calls from this gateway (docs/telephony.md "Placing calls"). */
-export const PLACING_CARRIERS: readonly CarrierName[] = ["twilio", "telnyx"];
+/**
+ * The carriers that can place calls from this gateway (docs/telephony.md "Placing calls"). Exotel
+ * cannot: its connect-call API dials into a flow built in its dashboard, not a URL the gateway names.
+ */
+export const PLACING_CARRIERS: readonly CarrierName[] = ["twilio", "telnyx", "plivo", "vonage"];
 
 export interface CarrierClient {
   /** Hang the call up; resolves when the carrier accepted the request (nothing to do without credentials). */
@@ -84,7 +90,9 @@ export interface CarrierClientOptions {
  * closes. Transfer: Twilio (the same two), Telnyx TeXML (`TELNYX_API_KEY`, and the `AccountSid`
  * the webhook named; a warm one also places the person's call, with `TELNYX_TEXML_APPLICATION_ID`), Plivo (`PLIVO_AUTH_ID` + `PLIVO_AUTH_TOKEN`), Vonage
  * (`VONAGE_APPLICATION_ID` + `VONAGE_PRIVATE_KEY`). Exotel has no API that moves a call out of
- * a Voicebot stream: never. Throws at construction when `VONAGE_PRIVATE_KEY` is not a key.
+ * a Voicebot stream: never. Placing calls: Twilio (the same two), Telnyx TeXML (`TELNYX_API_KEY`,
+ * `TELNYX_ACCOUNT_SID`, `TELNYX_TEXML_APPLICATION_ID`), Plivo and Vonage (the transfer's
+ * credentials). Throws at construction when `VONAGE_PRIVATE_KEY` is not a key.
  */
 export function carrierClient(options: CarrierClientOptions): CarrierClient {
   const ctx: RestContext = { env: options.env, fetch: options.fetch ?? fetch, timeoutMs: options.timeoutMs ?? 5000 };
@@ -133,8 +141,12 @@ export function carrierClient(options: CarrierClientOptions): CarrierClient {
           const placing = texmlPlacing(ctx, accountId);
           return "missing" in placing ? `set ${placing.missing}` : undefined;
         }
-        default:
-          return `${carrier} cannot place calls from this gateway (only ${PLACING_CARRIERS.join(" and ")} can)`;
+        case "plivo":
+          return plivoConfigured(ctx) ? undefined : "set PLIVO_AUTH_ID and PLIVO_AUTH_TOKEN";
+        case "vonage":
+          return vonage !== undefined ? undefined : "set VONAGE_APPLICATION_ID and VONAGE_PRIVATE_KEY";
+        case "exotel":
+          return `${carrier} cannot place calls from this gateway`;
       }
     },
     async placeCall(order) {
@@ -143,8 +155,14 @@ export function carrierClient(options: CarrierClientOptions): CarrierClient {
           return createTwilioCall(ctx, twilioBase, order);
         case "telnyx":
           return createTexmlCall(ctx, telnyxBase, order);
-        default:
-          throw new Error(`${order.carrier} cannot place calls from this gateway`);
+        case "plivo":
+          // Plivo's answer names a request_uuid, not the CallUUID its answer URL will name.
+          await createPlivoCall(ctx, options.plivoBaseUrl ?? PLIVO_API, order);
+          return undefined;
+        case "vonage":
+          return createVonageCall(ctx, options.vonageBaseUrl ?? VONAGE_API, vonage, order, now());
+        case "exotel":
+          throw new Error("exotel cannot place calls from this gateway");
       }
     },
   };

@@ -52,7 +52,7 @@ import type { CallScreening } from "../../session/voicemail-screen.js";
 const UNLIMITED_CALL_S = 4 * 3600;
 
 /** A carrier's answering-machine verdict on a call the gateway placed: `/telephony/<carrier>/amd/<placement ticket>`. */
-const AMD_PATH = /^\/telephony\/(twilio|telnyx)\/amd\/([^/]+)$/;
+const AMD_PATH = /^\/telephony\/(twilio|telnyx|plivo|vonage)\/amd\/([^/]+)$/;
 
 export interface TelephonyDeps {
   readonly config: AgentConfig;

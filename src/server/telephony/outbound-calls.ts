@@ -29,6 +29,10 @@ export const DEFAULT_CALLS_PER_MINUTE = 30;
 
 const FIELDS = ["agent", "carrier", "to", "from"] as const;
 
+/** Why Exotel cannot (its "Connect Number to Call Flow" API). */
+const EXOTEL_WHY =
+  ": Exotel's connect-call API sends the callee to a flow built in its dashboard (Url = its start_voice/<app_id>), not to a URL the gateway names, so the call could carry no placement, and Exotel signs nothing the gateway could bind it with";
+
 export interface OutboundCallsDeps {
   readonly log: Logger;
   readonly config: AgentConfig;
@@ -68,7 +72,7 @@ function check(deps: OutboundCallsDeps, body: Record<string, unknown>): Checked 
   const named = carrier as CarrierName;
   if (!deps.mounted.has(named)) return { status: 400, field: "carrier", error: `carrier: ${named} is not enabled for agent ${name}: add it to the agent's telephony field` };
   if (!PLACING_CARRIERS.includes(named) || deps.client.placeCall === undefined) {
-    return { status: 400, field: "carrier", error: `carrier: ${named} cannot place calls from this gateway (${PLACING_CARRIERS.join(" and ")} can; see docs/telephony.md "Placing calls")` };
+    return { status: 400, field: "carrier", error: `carrier: ${named} cannot place calls from this gateway${named === "exotel" ? EXOTEL_WHY : ""} (${PLACING_CARRIERS.join(", ")} can; see docs/telephony.md "Placing calls")` };
   }
   // The call comes back through the voice webhook (and its AMD verdict through a callback): both must verify.
   if (deps.access[named] !== "signed") return { status: 400, field: "carrier", error: `carrier: ${named}'s webhooks are not signed here, so the call could not be told from a stranger's: set ${SECRET_VARIABLE[named]}` };
@@ -115,7 +119,7 @@ export function outboundCalls(deps: OutboundCallsDeps): (req: IncomingMessage, r
         to,
         from,
         url: `${base}/voice?placed=${ticket}`,
-        ...(carrierDetection ? { amd: { callbackUrl: `${base}/amd/${ticket}`, timeoutS: windowS } } : {}),
+        ...(carrierDetection ? { amd: { callbackUrl: `${base}/amd/${ticket}`, timeoutS: windowS, beepWaitS: (deps.voicemail?.beepWaitMs ?? 0) / 1000 } } : {}),
       });
     } catch (err) {
       await deps.placements.cancel(ticket);

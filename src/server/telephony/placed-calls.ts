@@ -3,8 +3,8 @@
  * the gateway keeps an unguessable placement ticket and puts it in the URLs the carrier calls back:
  * the voice webhook (`/telephony/<carrier>/voice?placed=<ticket>`) and the answering-machine
  * callback (`/telephony/<carrier>/amd/<ticket>`). The signed voice webhook redeems the placement
- * once and binds it to the call id it names; the signed AMD callback is then taken only for that
- * call. Kept by the coordinator, so every process of the deployment agrees (coordination.ts).
+ * once and binds it to the call id it names; the signed AMD callback is then taken once, only for
+ * that call (and a machine's greeting end once more after a machine verdict). Kept by the coordinator, so every process of the deployment agrees (coordination.ts).
  */
 import { randomBytes } from "node:crypto";
 import type { CarrierName } from "../../transport/carriers/index.js";
@@ -61,15 +61,31 @@ export class PlacedCalls {
   }
 
   /**
-   * An AMD callback for `ticket` names `callId`: true, once, when its placement was bound to that
-   * call. A callback naming another call leaves the binding for the right one.
+   * An AMD callback for `ticket` names `callId`: "ok", once, when its placement was bound to that
+   * call. A callback naming another call leaves the binding for the right one. `greetingEnd`: the
+   * callback reports the end of a machine's greeting (a beep), which may follow the machine verdict
+   * (`expectGreetingEnd`) — or come as the first verdict.
    */
-  async amdFor(ticket: string, callId: string | undefined, callTtlMs: number): Promise<"ok" | "unknown" | "another call"> {
+  async amdFor(ticket: string, callId: string | undefined, callTtlMs: number, greetingEnd = false): Promise<"ok" | "unknown" | "another call"> {
     if (!TICKET.test(ticket)) return "unknown";
-    const bound = await this.#coordinator.take(`amd-call:${ticket}`);
+    const afterVerdict = greetingEnd ? await this.#bound(`amd-end:${ticket}`, callId, callTtlMs) : "unknown";
+    return afterVerdict === "unknown" ? this.#bound(`amd-call:${ticket}`, callId, callTtlMs) : afterVerdict;
+  }
+
+  /**
+   * A machine verdict came for `callId` while its greeting still plays: one more callback, the
+   * greeting's end, is taken for it (Vonage reports the beep after the machine; `amdFor` with
+   * `greetingEnd`). False when the coordinator could not keep it.
+   */
+  expectGreetingEnd(ticket: string, callId: string, callTtlMs: number): Promise<boolean> {
+    return this.#coordinator.hold(`amd-end:${ticket}`, callId, callTtlMs);
+  }
+
+  async #bound(key: string, callId: string | undefined, callTtlMs: number): Promise<"ok" | "unknown" | "another call"> {
+    const bound = await this.#coordinator.take(key);
     if (bound === undefined) return "unknown";
     if (bound === callId) return "ok";
-    await this.#coordinator.hold(`amd-call:${ticket}`, bound, callTtlMs);
+    await this.#coordinator.hold(key, bound, callTtlMs);
     return "another call";
   }
 }

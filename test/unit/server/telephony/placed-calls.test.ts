@@ -27,6 +27,29 @@ describe("PlacedCalls", () => {
     expect(await placements.amdFor("not a ticket", "CA2", 60_000)).toBe("unknown");
   });
 
+  it("takes one greeting end after a machine verdict, for the same call, and one as a first verdict", async () => {
+    const clock = virtualClock();
+    const placements = new PlacedCalls(new MemoryCoordinator(() => clock.now()));
+    const ticket = (await placements.open({ carrier: "vonage", carrierDetection: true })) ?? "";
+    await placements.answered(ticket, "vonage", "v-1", 60_000);
+    expect(await placements.amdFor(ticket, "v-1", 60_000)).toBe("ok");
+    // Nothing more is bound until the machine verdict asks for its greeting's end.
+    expect(await placements.amdFor(ticket, "v-1", 60_000, true)).toBe("unknown");
+    expect(await placements.expectGreetingEnd(ticket, "v-1", 60_000)).toBe(true);
+    expect(await placements.amdFor(ticket, "v-1", 60_000)).toBe("unknown");
+    expect(await placements.amdFor(ticket, "v-other", 60_000, true)).toBe("another call");
+    expect(await placements.amdFor(ticket, "v-1", 60_000, true)).toBe("ok");
+    expect(await placements.amdFor(ticket, "v-1", 60_000, true)).toBe("unknown");
+    // A beep reported first is the verdict itself.
+    const first = (await placements.open({ carrier: "vonage", carrierDetection: true })) ?? "";
+    await placements.answered(first, "vonage", "v-2", 60_000);
+    expect(await placements.amdFor(first, "v-2", 60_000, true)).toBe("ok");
+    // The greeting-end binding lives as long as the call may.
+    await placements.expectGreetingEnd(first, "v-2", 60_000);
+    await clock.advance(60_000);
+    expect(await placements.amdFor(first, "v-2", 60_000, true)).toBe("unknown");
+  });
+
   it("forgets a placement nobody answered within PLACEMENT_TTL_MS, and one the carrier refused", async () => {
     const clock = virtualClock();
     const placements = new PlacedCalls(new MemoryCoordinator(() => clock.now()));
