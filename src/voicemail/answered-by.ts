@@ -3,7 +3,9 @@
  * (`AsyncAmdStatusCallback`, form-encoded) both carry `AnsweredBy`, one of the values below
  * (Twilio "Answering Machine Detection"; Telnyx "TexmlCallAmdWebhook"). With
  * `MachineDetection=Enable` the machine verdict is `machine_start`, as soon as the carrier knows;
- * the `machine_end_*` values come with `DetectMessageEnd`, once the greeting has ended. Pure.
+ * the `machine_end_*` values come with `DetectMessageEnd`, once the greeting has ended. Plivo's
+ * `Machine` and Vonage's `status` / `sub_state` are read into these values
+ * (src/server/telephony/amd-reports.ts). Pure.
  */
 
 export const ANSWERED_BY = ["human", "machine_start", "machine_end_beep", "machine_end_silence", "machine_end_other", "fax", "unknown"] as const;

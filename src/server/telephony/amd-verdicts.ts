@@ -4,7 +4,8 @@
  * a session of this process that watches the call gets the verdict at once; otherwise it is kept
  * by the coordinator (the `--workers` primary, or Redis across instances) for `VERDICT_TTL_MS`, and
  * a watching session anywhere takes it on its next look (every `VERDICT_POLL_MS`), as does one
- * whose stream starts after the verdict came.
+ * whose stream starts after the verdict came. A machine's greeting end (Vonage's beep) replaces a
+ * machine verdict still kept.
  */
 import type { Clock, Timer } from "../../clock.js";
 import type { Logger } from "../../log.js";
@@ -35,7 +36,13 @@ export class CarrierVerdicts {
       watcher(verdict);
       return "session";
     }
-    return (await this.#coordinator.hold(`verdict:${callId}`, verdict.answeredBy, VERDICT_TTL_MS)) ? "kept" : "lost";
+    const key = `verdict:${callId}`;
+    if (await this.#coordinator.hold(key, verdict.answeredBy, VERDICT_TTL_MS)) return "kept";
+    // A machine's greeting end (Vonage's beep) came before its session took the machine verdict: it
+    // says all the earlier one did, and that the message may start.
+    if (verdict.kind !== "machine" || !verdict.greetingEnded) return "lost";
+    await this.#coordinator.take(key);
+    return (await this.#coordinator.hold(key, verdict.answeredBy, VERDICT_TTL_MS)) ? "kept" : "lost";
   }
 
   /** Watch `callId`'s verdicts (one is acted on: the session stops watching once it decided); the unsubscribe. */

@@ -38,9 +38,8 @@ export function describeEntryPoints(carriers: readonly CarrierName[], access: Pa
       case "signed":
         points.push({ entry: webhook, auth: `${carrier} signature (${SECRET_VARIABLE[carrier]}), replays refused`, open: false });
         points.push({ entry: `${stream}/<ticket>`, auth: `single-use ticket from the signed webhook${carrier === "twilio" ? " + X-Twilio-Signature" : ""}`, open: false });
-        if (carrier === "twilio" || carrier === "telnyx") {
-          points.push({ entry: `/telephony/${carrier}/amd/<placement>`, auth: `${carrier} signature, replays refused; a call this gateway placed (POST /v1/calls)`, open: false });
-        }
+        // Every signed carrier places calls (Exotel signs nothing): its answering-machine callback.
+        points.push({ entry: `/telephony/${carrier}/amd/<placement>`, auth: `${carrier} signature, replays refused; a call this gateway placed (POST /v1/calls)`, open: false });
         break;
       case "basic":
         points.push({ entry: webhook, auth: "none (Exotel cannot sign it): it answers the stream URL and grants nothing", open: false });

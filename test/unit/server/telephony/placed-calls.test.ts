@@ -98,6 +98,19 @@ describe("CarrierVerdicts", () => {
     expect(clock.pending()).toBe(0);
   });
 
+  it("keeps a machine's greeting end in place of the machine verdict nobody has taken yet", async () => {
+    const clock = virtualClock();
+    const verdicts = new CarrierVerdicts(new MemoryCoordinator(() => clock.now()), clock, silentLogger);
+    expect(await verdicts.deliver("v-1", carrierVerdict("machine_start"))).toBe("kept");
+    expect(await verdicts.deliver("v-1", carrierVerdict("human"))).toBe("lost");
+    expect(await verdicts.deliver("v-1", carrierVerdict("machine_end_beep"))).toBe("kept");
+    const got: CarrierVerdict[] = [];
+    const stop = verdicts.watch("v-1", (verdict) => got.push(verdict));
+    await clock.advance(VERDICT_POLL_MS);
+    expect(got).toEqual([{ kind: "machine", answeredBy: "machine_end_beep", greetingEnded: true }]);
+    stop();
+  });
+
   it("gives a session whose stream starts after the verdict came the kept verdict, within VERDICT_TTL_MS", async () => {
     const clock = virtualClock();
     const verdicts = new CarrierVerdicts(new MemoryCoordinator(() => clock.now()), clock, silentLogger);
