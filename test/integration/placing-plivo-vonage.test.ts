@@ -190,6 +190,15 @@ describe("POST /v1/calls on Vonage", () => {
     });
   });
 
+  it("asks for no detection, and keeps the application's event URL, when the agent detects locally", async () => {
+    const api = await rest({ vonagePublicKey: vonageKeys.publicKey });
+    const { def } = await caller("vonage", { action: "hangup", detection: "local" });
+    const base = await serve(def, { env: vonageEnv, carrierClient: carrierClient({ env: vonageEnv, vonageBaseUrl: api.url }) });
+    const response = await place(base, "vonage");
+    expect(await response.json()).toMatchObject({ callId: VONAGE_UUID, answeringMachineDetection: "local" });
+    expect(Object.keys(JSON.parse((await api.next()).body) as object)).toEqual(["to", "from", "answer_url", "answer_method"]);
+  });
+
   it("refuses Vonage without the application's key, and without signed webhooks", async () => {
     const api = await rest({ vonagePublicKey: vonageKeys.publicKey });
     const { def } = await caller("vonage", undefined);
