@@ -74,7 +74,9 @@ export class CarrierCallbacks {
     const bound = await placements.amdFor(ticket, callId, bindMs, greetingEnd);
     if (bound === "unknown" || callId === undefined) return refused(res, carrier, 404, "no call placed by this gateway waits for this verdict (unknown, expired or already reported)");
     if (bound === "another call") return refused(res, carrier, 403, "the verdict names another call than the one its callback was bound to");
-    if (verdict.kind === "machine" && !greetingEnd) await placements.expectGreetingEnd(ticket, callId, bindMs);
+    if (verdict.kind === "machine" && !greetingEnd && !(await placements.expectGreetingEnd(ticket, callId, bindMs))) {
+      log.warn({ carrier }, "a machine's greeting end could not be awaited: the message waits for the gateway's own signs of it");
+    }
     const outcome = await verdicts.deliver(callId, verdict);
     log.info({ carrier, answeredBy, delivered: outcome }, "answering-machine verdict");
     res.writeHead(204);
