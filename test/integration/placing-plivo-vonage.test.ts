@@ -7,23 +7,18 @@
 // left the message once Vonage reports its beep. Unsigned, replayed, misplaced or misdirected
 // callbacks are refused and change nothing.
 import { generateKeyPairSync } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../src/log.js";
+import { describe, expect, it } from "vitest";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
 import { carrierClient } from "../../src/server/telephony/carrier-client.js";
-import type { GatewayOptions } from "../../src/server/gateway-types.js";
 import { FakeCarrier } from "../../fakes/carrier.js";
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
-import { carrierRestFake, type CarrierRestFake } from "../helpers/carrier-rest-fake.js";
+import { placingHarness } from "../helpers/placing.js";
 import { plivoPost, vonageAuthorization, vonagePost } from "../helpers/carrier-signing.js";
 
-const closers: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
 
 const API_KEY = "sk-gateway";
+const placing = placingHarness(API_KEY);
+const { serve, rest, closing } = placing;
 const MESSAGE = "Hi, this is Ann from Example Clinic. Please call us back at 555 0100.";
 const PLIVO_TOKEN = "plivo-token";
 const VONAGE_SECRET = "vonage-secret";
@@ -40,21 +35,9 @@ const vonageEnv = {
   SWITCHBOARD_API_KEY: API_KEY,
 };
 
-async function serve(def: AgentDef, options: Partial<Omit<GatewayOptions, "agent">>): Promise<string> {
-  const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, ...options });
-  const { port } = await gateway.listen(0);
-  closers.push(() => gateway.close());
-  return `http://127.0.0.1:${port}`;
-}
-
-async function rest(options: Parameters<typeof carrierRestFake>[0]): Promise<CarrierRestFake> {
-  const api = await carrierRestFake(options);
-  closers.push(() => api.close());
-  return api;
-}
-
+/** A call to `numbers.to` placed through `carrier`. */
 function place(base: string, carrier: string): Promise<Response> {
-  return fetch(`${base}/v1/calls`, { method: "POST", headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ ...numbers, carrier }) });
+  return placing.place(base, { ...numbers, carrier });
 }
 
 async function refusal(response: Promise<Response>): Promise<[number, string]> {
@@ -65,7 +48,7 @@ async function refusal(response: Promise<Response>): Promise<[number, string]> {
 /** An agent that places calls on `carrier`, with the realtime fake as its voice; `voicemail.detected` events collected. */
 async function caller(carrier: "plivo" | "vonage", voicemail: AgentDef["voicemail"]) {
   const service = await startFakeOpenAiRealtime({ paceMs: 5 });
-  closers.push(() => service.close());
+  closing(service);
   const detected: unknown[] = [];
   const def = agent({
     name: "caller",
@@ -127,7 +110,7 @@ describe("a placed Plivo call that a machine answers", () => {
     expect(answered.status).toBe(200);
     const streamUrl = (/<Stream[^>]*>([^<]+)<\/Stream>/.exec(await answered.text())?.[1] ?? "").replace(/&amp;/g, "&");
     const line = await FakeCarrier.dial({ url: streamUrl, dialect: "plivo", callId: CALL_UUID });
-    closers.push(() => line.close());
+    closing(line);
     return { service, line, base, amdUrl: order.machine_detection_url, detected };
   }
   /** The parameters Plivo posts to `machine_detection_url` ("Asynchronous machine detection"). */
@@ -227,7 +210,7 @@ describe("a placed Vonage call that a machine answers", () => {
     expect(answered.status).toBe(200);
     const ncco = (await answered.json()) as { endpoint: { uri: string }[] }[];
     const line = await FakeCarrier.dial({ url: ncco[0]?.endpoint[0]?.uri ?? "", dialect: "vonage" });
-    closers.push(() => line.close());
+    closing(line);
     expect((await vonagePost(eventUrl, VONAGE_SECRET, event("answered"))).status).toBe(204);
     /** The human/machine event names the call `call_uuid`. */
     const verdict = (status: string, extra: object = {}): object => ({ call_uuid: VONAGE_UUID, conversation_uuid: "CON-1", from: "14155550100", to: "14155550123", status, timestamp: "2026-12-02T12:00:04.000Z", ...extra });

@@ -5,46 +5,32 @@
 // verdict reaches the session: a person is greeted; a machine is left the agent's message verbatim
 // once its beep has played, and the call is then hung up — or hung up at once.
 import { generateKeyPairSync, sign } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeMulaw } from "../../src/audio/g711.js";
 import { silentLogger } from "../../src/log.js";
 import { agent, type AgentDef } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import { carrierClient } from "../../src/server/telephony/carrier-client.js";
 import { twilioSignature } from "../../src/server/telephony/signatures.js";
-import type { GatewayOptions } from "../../src/server/gateway-types.js";
 import { FakeCarrier } from "../../fakes/carrier.js";
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
-import { carrierRestFake, type CarrierRestFake } from "../helpers/carrier-rest-fake.js";
+import type { CarrierRestFake } from "../helpers/carrier-rest-fake.js";
+import { placingHarness } from "../helpers/placing.js";
 import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
 import { answerTwilio } from "../../fakes/carrier.js";
 
-const closers: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
 
 const TOKEN = "twilio-token";
 const API_KEY = "sk-gateway";
+const placing = placingHarness(API_KEY);
+const { serve, place, closing } = placing;
 const SID = "CA0123456789abcdef0123456789abcdef";
 const MESSAGE = "Hi, this is Ann from Example Clinic. Please call us back at 555 0100.";
 const twilioEnv = { OPENAI_API_KEY: "test-key", TWILIO_AUTH_TOKEN: TOKEN, TWILIO_ACCOUNT_SID: "AC1", SWITCHBOARD_API_KEY: API_KEY };
 
-async function serve(def: AgentDef, options: Partial<Omit<GatewayOptions, "agent">> = {}): Promise<string> {
-  const gateway = createGateway({ agent: def, logger: silentLogger, processMetrics: false, ...options });
-  const { port } = await gateway.listen(0);
-  closers.push(() => gateway.close());
-  return `http://127.0.0.1:${port}`;
-}
-
-async function rest(options: Parameters<typeof carrierRestFake>[0] = { basic: { user: "AC1", password: TOKEN } }): Promise<CarrierRestFake> {
-  const api = await carrierRestFake(options);
-  closers.push(() => api.close());
-  return api;
-}
-
-function place(base: string, body: unknown, key = API_KEY): Promise<Response> {
-  return fetch(`${base}/v1/calls`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+/** The Twilio REST API, faked; Twilio's credentials unless `options` says otherwise. */
+function rest(options: Parameters<typeof placing.rest>[0] = { basic: { user: "AC1", password: TOKEN } }): Promise<CarrierRestFake> {
+  return placing.rest(options);
 }
 
 /** A POST signed as Twilio signs its requests. */
@@ -173,7 +159,7 @@ describe("POST /v1/calls", () => {
 describe("a placed Twilio call that a machine answers", () => {
   async function placedCall(voicemail: NonNullable<AgentDef["voicemail"]>) {
     const service = await startFakeOpenAiRealtime({ paceMs: 5 });
-    closers.push(() => service.close());
+    closing(service);
     const api = await rest();
     const detected: unknown[] = [];
     const def = agent({
@@ -194,7 +180,7 @@ describe("a placed Twilio call that a machine answers", () => {
     expect(answered.status).toBe(200);
     const streamUrl = /<Stream url="([^"]+)"/.exec(await answered.text())?.[1] ?? "";
     const line = await FakeCarrier.dial({ url: streamUrl, headers: { "x-twilio-signature": twilioSignature(TOKEN, streamUrl, []) }, callId: SID });
-    closers.push(() => line.close());
+    closing(line);
     return { service, api, line, amdUrl, voiceUrl, detected };
   }
 
@@ -268,7 +254,7 @@ describe("a placed Twilio call that a machine answers", () => {
 describe("a placed Telnyx call", () => {
   it("takes Telnyx's signed AMD verdict for the call its TeXML webhook named, and hangs a machine up through Call Control", async () => {
     const service = await startFakeOpenAiRealtime({ paceMs: 5 });
-    closers.push(() => service.close());
+    closing(service);
     const { publicKey, privateKey } = generateKeyPairSync("ed25519");
     const raw = publicKey.export({ format: "der", type: "spki" }).subarray(12).toString("base64");
     const api = await rest({ bearer: "KEY1" });
@@ -289,7 +275,7 @@ describe("a placed Telnyx call", () => {
     expect(answered.status).toBe(200);
     const streamUrl = (/<Stream url="([^"]+)"/.exec(await answered.text())?.[1] ?? "").replace(/&amp;/g, "&");
     const line = await FakeCarrier.dial({ url: streamUrl, dialect: "telnyx", callId: callSid });
-    closers.push(() => line.close());
+    closing(line);
     expect((await telnyxPost(order.AsyncAmdStatusCallback, { CallSid: callSid, AccountSid: "acc-1", AnsweredBy: "machine_start" })).status).toBe(204);
     expect(await line.closed).toEqual({ code: 1000, reason: "answering machine" });
     const hangUp = await api.next();
@@ -301,7 +287,7 @@ describe("a placed Telnyx call", () => {
 describe("an answered call screened in pipeline mode (calls: all, local detection)", () => {
   async function pipelineCall() {
     const fakes = await startPipelineFakes();
-    closers.push(() => fakes.close());
+    closing(fakes);
     const api = await rest();
     const detected: unknown[] = [];
     const env = { ...fakes.env, TWILIO_AUTH_TOKEN: TOKEN, TWILIO_ACCOUNT_SID: "AC1" };
@@ -316,7 +302,7 @@ describe("an answered call screened in pipeline mode (calls: all, local detectio
     const base = await serve(def, { env, carrierClient: carrierClient({ env, twilioBaseUrl: api.url }) });
     const answered = await answerTwilio(base, TOKEN, SID);
     const line = await FakeCarrier.dial({ url: answered.url, headers: answered.headers, callId: SID });
-    closers.push(() => line.close());
+    closing(line);
     // The STT's transcripts below stand for what it heard of the callee: send them only once the
     // callee's audio reaches it, which is after the session is live and screening (the carrier's
     // audio is held until then). An open STT socket alone is earlier: a transcript sent then would
