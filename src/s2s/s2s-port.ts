@@ -4,6 +4,7 @@
  * PCM16 LE mono at the session's rates, or G.711 at 8 kHz when a phone call passes it through.
  */
 import type { JSONSchema7 } from "json-schema";
+import { g711, pcm16, type SessionAudio } from "../audio/rates.js";
 
 /** A tool as the service is told about it (the agent segment's frozen list). */
 export interface S2sTool {
@@ -136,4 +137,10 @@ export interface S2sProvider {
   /** Audio formats the service accepts on its socket (`pcm16` always). */
   readonly audioFormats: readonly S2sAudioFormat[];
   open(options: S2sOpenOptions, events: S2sEvents): Promise<S2sSession>;
+}
+
+/** What a service hears and speaks, as its session declares it to the link: its G.711 both ways, or PCM16 at its input and output rates. */
+export function sessionAudioOf(session: Pick<S2sSession, "audioFormat" | "inputSampleRate" | "outputSampleRate">): SessionAudio {
+  const format = session.audioFormat;
+  return format === "pcm16" ? { input: pcm16(session.inputSampleRate), output: pcm16(session.outputSampleRate) } : { input: g711(format), output: g711(format) };
 }

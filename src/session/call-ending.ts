@@ -9,11 +9,11 @@ export interface CallEndingHooks {
   readonly clock: Clock;
   readonly log: Logger;
   /** The session is live: a limit falling due before the start or after the end does nothing. */
-  readonly live: () => boolean;
+  live(): boolean;
   /** Speak a line as the agent's, as a greeting is: its reply settles once it has been heard. */
-  readonly say: (text: string) => void;
+  say(text: string): void;
   /** Close the link normally (1000) with `reason`, and end the session. */
-  readonly close: (reason: string) => void;
+  close(reason: string): void;
 }
 
 /**
@@ -57,13 +57,14 @@ export class CallEnding {
   /** The call limit, `ms` from now (0 = none). */
   armLimit(ms: number): void {
     if (ms <= 0) return;
-    const { clock, log, live, close } = this.#hooks;
+    const hooks = this.#hooks;
+    const { clock, log } = hooks;
     this.#limit = clock.setTimeout(() => {
-      if (!live()) return;
+      if (!hooks.live()) return;
       log.info({ maxCallDurationMs: ms }, "call duration limit");
       this.sayThenEnd(DEFAULTS.callLimitPhrase, "call duration limit");
       // Bounded: a notice that never finishes (a stuck provider) still ends the call.
-      this.#limit = clock.setTimeout(() => close("call duration limit"), CALL_LIMIT_NOTICE_MS);
+      this.#limit = clock.setTimeout(() => hooks.close("call duration limit"), CALL_LIMIT_NOTICE_MS);
     }, ms);
   }
 

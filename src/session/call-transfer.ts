@@ -17,17 +17,17 @@ export const TRANSFER_FAILED_LINE = "I'm sorry, I couldn't put you through just 
 export interface CallTransferHooks {
   readonly log: Logger;
   /** The session is live: a transfer settling after the end does nothing. */
-  readonly live: () => boolean;
+  live(): boolean;
   /** The session's link: a carrier's hands the caller over itself; a client's is sent `transfer.requested`. */
   readonly link: Pick<ClientLink, "transferModes" | "transferRefusal" | "transfer">;
   /** The session handing over: a warm transfer nobody answers comes back to it. */
   readonly sessionId: string;
   /** Emit an event to the client (through the session: observers and metrics see it). */
-  readonly emit: (event: EventBody) => void;
+  emit(event: EventBody): void;
   /** Speak a line as the agent's. */
-  readonly say: (text: string) => void;
+  say(text: string): void;
   /** Close the link normally (1000) with `reason`, and end the session. */
-  readonly close: (reason: string) => void;
+  close(reason: string): void;
 }
 
 type State =
@@ -85,10 +85,10 @@ export class CallTransfer {
   }
 
   #handOver(target: TransferTarget): Promise<void> {
-    const { link, emit } = this.#hooks;
+    const { link } = this.#hooks;
     if (link.transferModes !== undefined && link.transfer !== undefined) return link.transfer(target, this.#hooks.sessionId);
     const { address } = target;
-    emit({
+    this.#hooks.emit({
       type: "transfer.requested",
       destination: target.name,
       ...(address.kind === "number" ? { number: address.number } : { sip: address.uri }),

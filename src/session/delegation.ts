@@ -26,9 +26,9 @@ export interface DelegationDeps {
   readonly session: unknown;
   readonly resolveModel: ModelResolver;
   /** Why the session's own token budget (`usageLimits`) refuses another delegation, if it does. */
-  readonly spent: () => string | undefined;
+  spent(): string | undefined;
   /** One delegation's usage, counted into the session's whatever its outcome. */
-  readonly meter: (usage: TurnUsage) => void;
+  meter(usage: TurnUsage): void;
 }
 
 /**
@@ -84,6 +84,7 @@ async function openSubagent(delegation: Delegation, deps: DelegationDeps): Promi
     log,
     sessionId: deps.sessionId,
     session: deps.session,
+  }, {
     emit: () => {},
     toolSettled: (call, outcome) => log.info({ tool: call.toolName, status: outcome.status }, "sub-agent tool call"),
   });

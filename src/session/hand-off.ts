@@ -47,20 +47,24 @@ export interface PreparedSwitch {
 /** How a mode takes another agent: prepare what `segment` needs (its model, its voice) without touching the agent running. */
 export type SegmentSwitcher = (segment: AgentSegment, signal: AbortSignal) => Promise<PreparedSwitch>;
 
+/** What a hand-off tells its session (the session's hooks object: methods, called on it). */
+export interface HandOffHooks {
+  emit(event: EventBody): void;
+  /** The session is live: a switch prepared for a session that has ended is dropped. */
+  live(): boolean;
+  /** The new agent's greeting, said as its first reply. */
+  say(text: string): void;
+}
+
 export interface HandOffDeps {
   readonly team: Team;
   readonly log: Logger;
-  readonly emit: (event: EventBody) => void;
-  /** The session is live: a switch prepared for a session that has ended is dropped. */
-  readonly live: () => boolean;
-  /** The new agent's greeting, said as its first reply. */
-  readonly say: (text: string) => void;
   /** An agent's tool table with the toolsets the session built for it (its roster's, its sub-agents'). */
-  readonly table: (agent: TeamAgent, extra: readonly Toolset[]) => ToolTable;
+  table(agent: TeamAgent, extra: readonly Toolset[]): ToolTable;
   /** An agent's sub-agent tools, opened (undefined when it has none). */
-  readonly delegation: (agent: TeamAgent) => Promise<Toolset | undefined>;
+  delegation(agent: TeamAgent): Promise<Toolset | undefined>;
   /** An agent's system prompt, built per request. */
-  readonly instructions: (agent: TeamAgent) => () => Promise<string>;
+  instructions(agent: TeamAgent): () => Promise<string>;
 }
 
 type State =
@@ -92,6 +96,7 @@ class SegmentTable implements ToolTable {
 /** Who speaks on the session, and the hand-off from one agent to the next: steady → preparing → ready → (the reply settles) steady. */
 export class HandOff {
   readonly #deps: HandOffDeps;
+  readonly #hooks: HandOffHooks;
   readonly #table: SegmentTable;
   #active: TeamAgent;
   #state: State = { kind: "steady" };
@@ -101,18 +106,19 @@ export class HandOff {
   /** Aborted when the session ends. */
   readonly #closed = new AbortController();
 
-  private constructor(deps: HandOffDeps, first: AgentSegment, request: Transfer) {
+  private constructor(deps: HandOffDeps, hooks: HandOffHooks, first: AgentSegment, request: Transfer) {
     this.#deps = deps;
+    this.#hooks = hooks;
     this.#active = first.agent;
     this.#table = new SegmentTable(first.table);
     this.#request = request;
   }
 
   /** Start on the agent the session serves: its segment built (its sub-agents opened). */
-  static async open(deps: HandOffDeps): Promise<HandOff> {
+  static async open(deps: HandOffDeps, hooks: HandOffHooks): Promise<HandOff> {
     // The served agent's roster tool is built before the hand-off it calls exists; no call reaches it before the session is live.
     const request: Transfer = (from, key, signal) => handOff.request(from, key, signal);
-    const handOff = new HandOff(deps, await segmentOf(deps.team.root, deps, request), request);
+    const handOff = new HandOff(deps, hooks, await segmentOf(deps.team.root, deps, request), request);
     return handOff;
   }
 
@@ -139,10 +145,10 @@ export class HandOff {
   /** A reply settled: a hand-off made ready during it (or before) happens now. */
   replySettled(): void {
     const state = this.#state;
-    if (state.kind !== "ready" || !this.#deps.live()) return;
+    if (state.kind !== "ready" || !this.#hooks.live()) return;
     this.#state = { kind: "steady" };
     this.#switch(state.target, state.segment, state.prepared);
-    if (state.target.config.greeting !== "") this.#deps.say(state.target.config.greeting);
+    if (state.target.config.greeting !== "") this.#hooks.say(state.target.config.greeting);
   }
 
   /**
@@ -175,7 +181,7 @@ export class HandOff {
     prepared.commit();
     this.#active = target;
     this.#deps.log.info({ from: previous.config.name, to: target.config.name, tools: segment.table.tools.map((t) => t.name) }, "agent handed off");
-    this.#deps.emit({ type: "agent.changed", agent: target.config.name, previous: previous.config.name });
+    this.#hooks.emit({ type: "agent.changed", agent: target.config.name, previous: previous.config.name });
   }
 
   /** The conversation was reset: a hand-off not yet made is dropped (the agent speaking stays). */

@@ -3,8 +3,8 @@ import type { Clock, Timer } from "../clock.js";
 /** What the idle timer asks of its session. */
 export interface IdleHooks {
   /** A reply, a tool or client call is in flight: not idle, whatever the clock says. */
-  readonly busy: () => boolean;
-  readonly expired: () => void;
+  busy(): boolean;
+  expired(): void;
 }
 
 /**
@@ -15,16 +15,14 @@ export interface IdleHooks {
 export class IdleTimer {
   readonly #clock: Clock;
   readonly #ms: number;
-  readonly #busy: () => boolean;
-  readonly #expired: () => void;
+  readonly #hooks: IdleHooks;
   #timer: Timer | undefined;
   #done = false;
 
   constructor(clock: Clock, ms: number, hooks: IdleHooks) {
     this.#clock = clock;
     this.#ms = ms;
-    this.#busy = hooks.busy;
-    this.#expired = hooks.expired;
+    this.#hooks = hooks;
   }
 
   /** Activity: the wait starts over. */
@@ -32,9 +30,9 @@ export class IdleTimer {
     this.#timer?.cancel();
     if (this.#ms === 0 || this.#done) return;
     this.#timer = this.#clock.setTimeout(() => {
-      if (this.#busy()) return this.touch();
+      if (this.#hooks.busy()) return this.touch();
       this.#done = true;
-      this.#expired();
+      this.#hooks.expired();
     }, this.#ms);
   }
 

@@ -12,13 +12,13 @@ export interface KeypadHooks {
   /** The agent's `dtmf`: entries as typed turns ("text"), or as calls of the tool it names. */
   readonly dtmfSetting: ResolvedConfig["dtmf"];
   /** The session is live: keys pressed, and entries completed, before the start or after the end are dropped. */
-  readonly live: () => boolean;
+  live(): boolean;
   /** A key press is conversational activity (re-arms the idle timer). */
-  readonly activity: () => void;
+  activity(): void;
   /** User turns waiting behind the reply in flight. */
-  readonly queuedTurns: () => number;
-  readonly userText: (text: string) => void;
-  readonly callTool: (call: ToolInvocation) => void;
+  queuedTurns(): number;
+  userText(text: string): void;
+  callTool(call: ToolInvocation): void;
 }
 
 /**

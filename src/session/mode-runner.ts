@@ -51,19 +51,19 @@ export interface RunnerContext {
   readonly conversation: Conversation;
   readonly clock: Clock;
   readonly log: Logger;
-  readonly emit: (event: EventBody) => void;
+  emit(event: EventBody): void;
   /** Conversational activity (re-arms the idle timer). */
-  readonly activity: () => void;
+  activity(): void;
   /** Before a model reply: false when the session's usage limit ends it instead. */
-  readonly admitTurn: () => boolean;
+  admitTurn(): boolean;
   /** A failure that ends the session (reported once, then the socket closes). */
-  readonly fatal: (error: GatewayError) => void;
+  fatal(error: GatewayError): void;
   /** The session's turn record: every runner commits lines and settles replies through it. */
   readonly ledger: TurnLedger;
   /** The agent's input and output guardrails: every runner checks caller turns and agent words through them. */
   readonly guardrails: Guardrails;
   /** Counts for metrics: a barge-in, a falsely interrupted reply resumed, a provider socket replaced. */
-  readonly count: (what: MetricCount) => void;
+  count(what: MetricCount): void;
   /** Caller audio a provider link dropped by its backlog policy (bytes), reported at close. */
-  readonly audioDropped: (where: "stt" | "s2s", bytes: number) => void;
+  audioDropped(where: "stt" | "s2s", bytes: number): void;
 }

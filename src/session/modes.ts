@@ -114,8 +114,7 @@ export const MODES: Readonly<Record<SessionMode, (opening: ModeOpening) => Promi
       tools: opening.tools,
       ...(passthrough === undefined ? {} : { audioFormat: passthrough }),
       signal: opening.signal,
-      audio: (pcm, ms) => link.audio(pcm, ms),
-      useAudio: (audio) => link.useAudio(audio),
+      link,
       thinking: waiting.thinking,
       setup: {
         instructions: await opening.instructions(),

@@ -10,7 +10,7 @@
 import type { GuardrailVerdict } from "../manifest/index.js";
 import { snapToWord } from "../pipeline/heard-cursor.js";
 import { joinSpoken } from "../pipeline/join-spoken.js";
-import type { S2sSession } from "../s2s/s2s-port.js";
+import type { S2sHistoryItem, S2sSession } from "../s2s/s2s-port.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
 import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import { InputChecks } from "../turn/input-checks.js";
@@ -23,7 +23,8 @@ export interface S2sRefusalsPort {
   readonly ctx: RunnerContext;
   readonly replies: S2sReplies;
   session(): S2sSession | undefined;
-  closed(): boolean;
+  /** The session ended: checks still running answer nothing. */
+  ended(): boolean;
   userSpeaking(): boolean;
   /** Cut as a barge-in does (playback cleared, the response stopped, memory truncated); the ms heard. */
   interrupt(): number;
@@ -31,6 +32,11 @@ export interface S2sRefusalsPort {
   say(text: string, record: string): void;
   /** A caller turn committed (`refused`: as refused). */
   commitUser(text: string, refused?: true): void;
+}
+
+/** The conversation as a new socket replays it: a refused caller turn as the model history records it. */
+export function replayedHistory(lines: readonly { readonly role: "user" | "assistant"; readonly text: string; readonly refused?: true }[]): S2sHistoryItem[] {
+  return lines.map((line) => (line.refused === true ? { role: "user", text: REFUSED_TURN_PROMPT } : { role: line.role, text: line.text }));
 }
 
 export class S2sRefusals {
@@ -45,7 +51,7 @@ export class S2sRefusals {
   constructor(port: S2sRefusalsPort) {
     this.#port = port;
     const { guardrails, log } = port.ctx;
-    this.#typed = new InputChecks({ guardrails, log, live: () => !port.closed() });
+    this.#typed = new InputChecks({ guardrails, log, live: () => !port.ended() });
     this.#checks = guardrails.checksInput ? new CallerChecks({ guardrails, passed: (words) => this.#passed(words), refused: (words, verdict) => this.#refuseSpoken(words, verdict) }) : undefined;
   }
 

@@ -1,14 +1,14 @@
-import { formatDurationMs, g711, pcm16, type SessionAudio } from "../audio/rates.js";
+import { formatDurationMs, type SessionAudio } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { ResolvedConfig } from "../manifest/index.js";
-import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
-import type { S2sAudioFormat, S2sHistoryItem, S2sProvider, S2sSegment, S2sSession, S2sSetup } from "../s2s/s2s-port.js";
+import { sessionAudioOf, type S2sAudioFormat, type S2sEvents, type S2sProvider, type S2sSegment, type S2sSession, type S2sSetup, type S2sToolCall } from "../s2s/s2s-port.js";
+import type { ClientLink } from "../transport/client-connection.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
-import { S2sRefusals } from "./s2s-refusals.js";
+import { replayedHistory, S2sRefusals, type S2sRefusalsPort } from "./s2s-refusals.js";
 import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
 import { OutOfBandLines, sayExactly, type OutOfBandLine } from "./s2s-lines.js";
-import { S2sToolCalls } from "./s2s-tool-calls.js";
+import { S2sToolCalls, type S2sToolCallsPort } from "./s2s-tool-calls.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
 export interface S2sRunnerOptions {
@@ -18,10 +18,8 @@ export interface S2sRunnerOptions {
   readonly tools: ToolRunner;
   /** The frozen tool list and the instructions, sent once per socket. */
   readonly setup: S2sSetup;
-  /** The service's audio, as it sent it, for the link (which converts it for the listener). */
-  readonly audio: (pcm: Uint8Array, durationMs: number) => void;
-  /** Declares the service's formats to the link once it has opened: the link does the only conversion each way. */
-  readonly useAudio: (audio: SessionAudio) => void;
+  /** The link: the service's audio goes out as the service sent it, and its formats are declared once it has opened (the link does the only conversion each way). */
+  readonly link: Pick<ClientLink, "audio" | "useAudio">;
   /**
    * `pcmu`/`pcma`: the link carries that G.711 end to end (a phone call) and the provider accepts
    * it, so audio crosses untouched both ways. Default `pcm16` at the service's own rates.
@@ -31,11 +29,6 @@ export interface S2sRunnerOptions {
   readonly signal?: AbortSignal;
   /** The agent is thinking (a response begun, or its tool calls running, and none of its audio out yet), or no longer is. */
   readonly thinking?: (on: boolean) => void;
-}
-
-/** The conversation as a new socket replays it: a refused caller turn as the model history records it (docs/config.md "Guardrails"). */
-function replayed(lines: readonly { readonly role: "user" | "assistant"; readonly text: string; readonly refused?: true }[]): S2sHistoryItem[] {
-  return lines.map((line) => (line.refused === true ? { role: "user", text: REFUSED_TURN_PROMPT } : { role: line.role, text: line.text }));
 }
 
 /**
@@ -62,30 +55,17 @@ export class S2sRunner implements ModeRunner {
   readonly #signal = new AbortController();
   /** The service's tool calls: run or refused, answered per response. */
   readonly #calls: S2sToolCalls;
+  /** The service's events and the ports lent to the refusals and tool calls: one object for all (heap per call, docs/benchmarks.md). */
+  readonly #hooks: S2sEvents & S2sRefusalsPort & S2sToolCallsPort;
 
   private constructor(ctx: RunnerContext, options: S2sRunnerOptions) {
     this.#ctx = ctx;
     this.#options = options;
     this.#playback = new PlaybackClock(ctx.clock);
     this.#replies = new S2sReplies(ctx.clock);
-    this.#refusals = new S2sRefusals({
-      ctx,
-      replies: this.#replies,
-      session: () => this.#session,
-      closed: () => this.#closed,
-      userSpeaking: () => this.#userSpeaking,
-      interrupt: () => this.#interrupt(),
-      say: (text, record) => this.#say(text, record),
-      commitUser: (text, refused) => this.#commitUser(text, refused),
-    });
-    this.#calls = new S2sToolCalls({
-      tools: options.tools,
-      signal: this.#signal.signal,
-      maxSteps: options.settings.maxSteps,
-      session: () => this.#session,
-      closed: () => this.#closed,
-      settled: () => this.#cancelToolLines(),
-    });
+    this.#hooks = new S2sRunner.#Hooks(this);
+    this.#refusals = new S2sRefusals(this.#hooks);
+    this.#calls = new S2sToolCalls(this.#hooks, options.settings.maxSteps);
   }
 
   /** Open the service's socket: one setup message with the frozen tools and instructions. */
@@ -94,27 +74,15 @@ export class S2sRunner implements ModeRunner {
     runner.#session = await options.provider.open(
       {
         setup: options.setup,
-        history: () => replayed(ctx.conversation.restoredEvent().messages),
+        history: () => replayedHistory(ctx.conversation.restoredEvent().messages),
         signal: options.signal,
         ...(options.audioFormat === undefined ? {} : { audioFormat: options.audioFormat }),
       },
-      {
-        audio: (pcm, info) => runner.#onAudio(pcm, info.responseId, info.itemId),
-        agentTranscript: (delta, info) => runner.#onTranscript(delta, info.responseId, info.itemId),
-        speechStarted: () => runner.#onSpeechStarted(),
-        speechStopped: (info) => runner.#onSpeechStopped(info?.inferred === true),
-        userTranscript: (text, info) => runner.#onUserTranscript(text, info.final, info.itemId),
-        responseStarted: (info) => runner.#onResponseStarted(info.responseId, info.outOfBand),
-        responseDone: (info) => void runner.#onResponseDone(info.responseId, info.status, info.usage),
-        toolCall: (call) => runner.#calls.call(call, runner.#replies.get(call.responseId)),
-        error: (error, info) => runner.#onError(error, info.fatal),
-        reconnected: () => ctx.count("provider_reconnect"),
-        closed: (info) => {
-          if (!info.expected) runner.#onError(new Error("the speech-to-speech service closed the connection"), true);
-        },
-      },
+      runner.#hooks,
     );
-    runner.#declareAudio(options.useAudio);
+    // The service's formats, told to the link before any audio crosses.
+    runner.#audio = sessionAudioOf(runner.#session);
+    options.link.useAudio(runner.#audio);
     return runner;
   }
 
@@ -199,16 +167,82 @@ export class S2sRunner implements ModeRunner {
     await this.#session?.close();
   }
 
-  // ── service events ────────────────────────────────────────────────────────────────────
+  /** What the service and the runner's parts call back into, as methods of one object rather than a closure each. */
+  static readonly #Hooks = class S2sRunnerHooks implements S2sEvents, S2sRefusalsPort, S2sToolCallsPort {
+    readonly #r: S2sRunner;
+    readonly ctx: RunnerContext;
+    readonly replies: S2sReplies;
+    readonly tools: Pick<ToolRunner, "call">;
+    readonly signal: AbortSignal;
 
-  /** The service's formats, told to the link before any audio crosses: its G.711, or PCM16 at its input and output rates. */
-  #declareAudio(useAudio: (audio: SessionAudio) => void): void {
-    const session = this.#session;
-    if (session === undefined) return;
-    const format = session.audioFormat;
-    this.#audio = format === "pcm16" ? { input: pcm16(session.inputSampleRate), output: pcm16(session.outputSampleRate) } : { input: g711(format), output: g711(format) };
-    useAudio(this.#audio);
-  }
+    constructor(r: S2sRunner) {
+      this.#r = r;
+      this.ctx = r.#ctx;
+      this.replies = r.#replies;
+      this.tools = r.#options.tools;
+      this.signal = r.#signal.signal;
+    }
+
+    // The service's events.
+    audio(pcm: Uint8Array, info: { readonly responseId: string; readonly itemId: string }): void {
+      this.#r.#onAudio(pcm, info.responseId, info.itemId);
+    }
+    agentTranscript(delta: string, info: { readonly responseId: string; readonly itemId: string }): void {
+      this.#r.#onTranscript(delta, info.responseId, info.itemId);
+    }
+    speechStarted(): void {
+      this.#r.#onSpeechStarted();
+    }
+    speechStopped(info?: { readonly inferred?: boolean }): void {
+      this.#r.#onSpeechStopped(info?.inferred === true);
+    }
+    userTranscript(text: string, info: { readonly final: boolean; readonly itemId?: string }): void {
+      this.#r.#onUserTranscript(text, info.final, info.itemId);
+    }
+    responseStarted(info: { readonly responseId: string; readonly outOfBand: boolean }): void {
+      this.#r.#onResponseStarted(info.responseId, info.outOfBand);
+    }
+    responseDone(info: Parameters<S2sEvents["responseDone"]>[0]): void {
+      void this.#r.#onResponseDone(info.responseId, info.status, info.usage);
+    }
+    toolCall(call: S2sToolCall): void {
+      this.#r.#calls.call(call, this.replies.get(call.responseId));
+    }
+    error(error: Error, info: { readonly fatal: boolean }): void {
+      this.#r.#onError(error, info.fatal);
+    }
+    reconnected(): void {
+      this.ctx.count("provider_reconnect");
+    }
+    closed(info: { readonly expected: boolean }): void {
+      if (!info.expected) this.#r.#onError(new Error("the speech-to-speech service closed the connection"), true);
+    }
+
+    // The refusals' and tool calls' port.
+    session(): S2sSession | undefined {
+      return this.#r.#session;
+    }
+    ended(): boolean {
+      return this.#r.#closed;
+    }
+    userSpeaking(): boolean {
+      return this.#r.#userSpeaking;
+    }
+    interrupt(): number {
+      return this.#r.#interrupt();
+    }
+    say(text: string, record: string): void {
+      this.#r.#say(text, record);
+    }
+    commitUser(text: string, refused?: true): void {
+      this.#r.#commitUser(text, refused);
+    }
+    settled(): void {
+      this.#r.#cancelToolLines();
+    }
+  };
+
+  // ── service events ────────────────────────────────────────────────────────────────────
 
   #onResponseStarted(responseId: string, outOfBand: boolean): void {
     if (outOfBand) {
@@ -236,7 +270,7 @@ export class S2sRunner implements ModeRunner {
       reply.audioMs += ms;
     }
     this.#playback.queued(ms, filler ? "filler" : "model");
-    this.#options.audio(pcm, ms);
+    this.#options.link.audio(pcm, ms);
   }
 
   #onTranscript(delta: string, responseId: string, itemId: string): void {

@@ -14,27 +14,27 @@ import type { ToolOutcome, ToolRunner } from "./tool-runner.js";
 const REFUSED_CALL = "Not run: the caller's turn was refused by an input guardrail.";
 const STEP_LIMIT = "Tool step limit reached for this turn. Answer the caller now without tools.";
 
-export interface S2sToolCallsOptions {
+/** What the runner lends: the tools, the session's signal, its service, and a word when a call settles. */
+export interface S2sToolCallsPort {
   readonly tools: Pick<ToolRunner, "call">;
   /** Aborted when the session ends: running calls stop. */
   readonly signal: AbortSignal;
-  /** Tool steps a turn may take (the agent segment's `maxSteps`). */
-  readonly maxSteps: number;
-  /** The service's session, once open; undefined or `closed()`: results are not sent. */
-  readonly session: () => Pick<S2sSession, "sendToolResults" | "createResponse"> | undefined;
-  readonly closed: () => boolean;
+  /** The service's session, once open; undefined or `ended()`: results are not sent. */
+  session(): Pick<S2sSession, "sendToolResults" | "createResponse"> | undefined;
+  ended(): boolean;
   /** A call settled (its tool lines, spoken out of band, stop). */
-  readonly settled: () => void;
+  settled(): void;
 }
 
 export class S2sToolCalls {
-  readonly #options: S2sToolCallsOptions;
+  readonly #port: S2sToolCallsPort;
+  /** Tool steps a turn may take (the agent segment's `maxSteps`). */
   #maxSteps: number;
   #stepsSinceUser = 0;
 
-  constructor(options: S2sToolCallsOptions) {
-    this.#options = options;
-    this.#maxSteps = options.maxSteps;
+  constructor(port: S2sToolCallsPort, maxSteps: number) {
+    this.#port = port;
+    this.#maxSteps = maxSteps;
   }
 
   /** A caller turn: its tool steps start over. */
@@ -53,9 +53,9 @@ export class S2sToolCalls {
     const outcome =
       refusal !== undefined
         ? Promise.resolve<ToolOutcome>({ status: "refused", result: { text: refusal, isError: true }, modelText: refusal, isError: true })
-        : this.#options.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#options.signal });
+        : this.#port.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#port.signal });
     // Tool lines cover the call's silence only: once it settles, any line still being spoken stops.
-    void outcome.then(() => this.#options.settled());
+    void outcome.then(() => this.#port.settled());
     reply?.calls.set(call.callId, outcome);
     if (reply === undefined) void this.#answer([call.callId], [outcome], true);
   }
@@ -72,8 +72,8 @@ export class S2sToolCalls {
 
   async #answer(callIds: readonly string[], outcomes: readonly Promise<ToolOutcome>[], respond: boolean): Promise<void> {
     const settled = await Promise.all(outcomes);
-    const session = this.#options.session();
-    if (this.#options.closed() || session === undefined) return;
+    const session = this.#port.session();
+    if (this.#port.ended() || session === undefined) return;
     const verbatim = settled.map((o) => o.verbatim).filter((v): v is string => v !== undefined);
     const allVerbatim = verbatim.length === settled.length && settled.length > 0;
     session.sendToolResults(

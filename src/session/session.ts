@@ -1,21 +1,24 @@
 import { CLOSE, GatewayError, messageOf, type CloseCode } from "../errors.js";
+import type { Clock } from "../clock.js";
+import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
+import type { ToolInvocation } from "../pipeline/tool-port.js";
+import type { ClientLink } from "../transport/client-connection.js";
 import { resolveConfig, resolveTeam, type ResolvedConfig, type SessionMode, type Team } from "../manifest/index.js";
 import type { SessionCommand } from "../transport/protocol.js";
 import { Guardrails } from "../turn/guardrails.js";
 import { TurnLedger, type SettledInfo } from "../turn/ledger.js";
 import { Conversation } from "./conversation.js";
 import { Keypad } from "./keypad.js";
-import type { McpTools } from "./mcp.js";
-import { countReply, noMetrics, type SessionMetrics } from "./metrics-port.js";
-import type { ModeRunner, RunnerContext } from "./mode-runner.js";
-import { MODES } from "./modes.js";
+import { countReply, noMetrics, type MetricCount, type SessionMetrics } from "./metrics-port.js";
+import type { ModeRunner } from "./mode-runner.js";
 import { routeCommand } from "./commands.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
-import { newSessionId, sessionInstructions, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
+import { newSessionId, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
-import { ToolRunner } from "./tool-runner.js";
+import type { ToolLine, ToolOutcome } from "./tool-runner.js";
+import { openSessionParts, type SessionParts } from "./session-parts.js";
 import { UsageMeter } from "./usage-meter.js";
 import { StateProjection } from "./state-projection.js";
 import { IdleTimer } from "./idle-timer.js";
@@ -23,8 +26,6 @@ import { SessionRecord, type RestoredRecord } from "./session-record.js";
 import { CallEnding } from "./call-ending.js";
 import { EventOutlet } from "./event-outlet.js";
 import { CallTransfer } from "./call-transfer.js";
-import { HandOff } from "./hand-off.js";
-import { teamSegments } from "./team-segments.js";
 import { CallRecorder } from "./recording/call-recorder.js";
 import { VoicemailScreen } from "./voicemail-screen.js";
 import type { SessionPort } from "./session-port.js";
@@ -52,11 +53,8 @@ export class Session {
   /** The agent and the agents it delegates to. */
   readonly #team: Team;
   #phase: Phase = "starting";
-  #tools: ToolRunner | undefined;
-  #mode: ModeRunner | undefined;
-  #mcp: McpTools | undefined;
-  #handOff: HandOff | undefined;
-  #sessionValue: unknown;
+  /** Its context, MCP servers, hand-off, tool runner and mode, once opened (session-parts.ts). */
+  #parts: SessionParts | undefined;
   readonly #state: StateProjection;
   readonly #idle: IdleTimer;
   #replies = 0;
@@ -87,68 +85,11 @@ export class Session {
     if (this.#recorder !== undefined) this.#deps = { ...deps, link: this.#recorder.tap(deps.link) };
     this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
     const { store, resumeGraceMs: graceMs = RESUME_GRACE_MS } = deps;
-    this.#record = new SessionRecord({ ...identity, store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#handOff?.speaking });
+    this.#record = new SessionRecord({ ...identity, store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#parts?.handOff.speaking });
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#events.emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
-    // One port for every part (each reads only its own hooks): each hook written once, one closure per session.
-    const port: SessionPort = {
-      clock: deps.clock,
-      log: this.#log,
-      link: this.#deps.link,
-      sessionId: this.id,
-      dtmfSetting: this.#settings.dtmf,
-      live: () => this.#phase === "live",
-      say: (text) => this.#mode?.greet(text),
-      close: (reason) => this.#close(CLOSE.normal, reason),
-      emit: (event) => this.#events.emit(event),
-      activity: () => this.#touch(),
-      queuedTurns: () => this.#mode?.queuedTurns ?? 0,
-      userText: (text) => this.#mode?.userText(text),
-      callTool: (invocation) => void this.#tools?.call(invocation),
-      busy: () => this.#mode?.busy === true || (this.#tools?.pendingClientCalls ?? 0) > 0,
-      expired: () => this.#idleExpired(),
-      admitTurn: () => this.#admitTurn(),
-      fatal: (error) => this.#fail(error),
-      count: (what) => this.#metrics.count(this.mode, what),
-      audioDropped: (where, bytes) => this.#metrics.audioDropped(where, bytes),
-      line: (line) => {
-        if (line.kind === "start" || line.kind === "delayed") this.#mode?.toolLine(line);
-      },
-      userSpeaking: () => this.#mode?.userSpeaking === true,
-      toolSettled: (_call, outcome) => {
-        this.#metrics.toolCall(outcome.status);
-        this.#touch();
-        this.#state.project(this.#sessionValue, this.#conversation.dialogs);
-      },
-      replySettled: (info) => this.#replySettled(info),
-      spent: () => this.#usage.refusal()?.message,
-      meter: (usage) => this.#usage.add(usage),
-      endCall: () => this.#ending.afterReply("call ended by the agent"),
-      transferCall: (target) => this.#transfer.request(target),
-      // The answering-machine screen's.
-      transcribes: this.mode === "pipeline",
-      human: () => {
-        this.#mode?.holdTurns?.(undefined);
-        this.#greet();
-      },
-      hangUp: (reason) => this.#ending.now(reason),
-      leaveMessage: (text) => this.#ending.sayThenEnd(text, "voicemail message left"),
-      // The link's handler.
-      command: (command) => this.#command(command),
-      audio: (chunk) => {
-        if (this.#screen?.pass(chunk, this.#mode?.holdTurns !== undefined) !== false) this.#mode?.audio(chunk);
-      },
-      playback: (bufferedMs) => {
-        if (this.#phase === "live") this.#mode?.playbackProgress(bufferedMs);
-      },
-      closed: (code, reason) => {
-        this.#log.info({ code, reason }, "client closed");
-        void this.end();
-      },
-      dtmf: (digit) => {
-        if (this.#screen?.holding !== true) this.#keypad.digit(digit);
-      },
-    };
+    // One port for every part (each reads only its own hooks): one object, its hooks methods.
+    const port = new Session.#Hooks(this);
     this.#port = port;
     this.#idle = new IdleTimer(deps.clock, this.#settings.idleTimeoutMs, port);
     this.#ending = new CallEnding(port);
@@ -243,12 +184,12 @@ export class Session {
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
     try {
-      await this.#mode?.close();
+      await this.#parts?.mode.close();
       const record = await this.#recorder?.finish();
       await this.#record.save();
-      await this.#mcp?.close();
-      await this.#handOff?.close();
-      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#sessionValue, ...(record === undefined ? {} : { record }) });
+      await this.#parts?.mcp?.close();
+      await this.#parts?.handOff.close();
+      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#parts?.sessionValue, ...(record === undefined ? {} : { record }) });
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }
@@ -263,115 +204,45 @@ export class Session {
   // ── start ─────────────────────────────────────────────────────────────────────────────
 
   async #open(signal: AbortSignal): Promise<void> {
-    const { agent, clock, random = Math.random, resolveModel, voice, s2s } = this.#deps;
-    this.#sessionValue = agent.def.sessionContext?.({ sessionId: this.id, mode: this.mode });
-    this.#mcp = await this.#deps.connectMcp?.(agent.def);
-    this.#handOff = await this.#openHandOff();
-    const { table } = this.#handOff;
-    const { log, emit, line, userSpeaking, toolSettled } = this.#port;
-    const tools = new ToolRunner({ table, clock, random, log, sessionId: this.id, session: this.#sessionValue, conversation: this.#conversation, emit, line, userSpeaking, toolSettled });
-    this.#tools = tools;
-    this.#mode = await MODES[this.mode]({
-      mode: this.mode,
-      ctx: this.#runnerContext(),
-      config: agent.config,
-      settings: this.#settings,
-      table,
-      tools,
-      instructions: () => sessionInstructions(this.#deps.agent, this.id),
-      link: this.#screen?.modeLink(this.#deps.link) ?? this.#deps.link,
-      waitingAudio: this.#deps.agent.waitingAudio,
-      providers: { resolveModel, voice, s2s },
+    this.#parts = await openSessionParts(
+      { deps: this.#deps, sessionId: this.id, mode: this.mode, port: this.#port, settings: this.#settings, team: this.#team, conversation: this.#conversation, usage: this.#usage, ending: this.#ending, transfer: this.#transfer, screen: this.#screen },
       signal,
-      switchesAgent: (switcher) => this.#handOff?.accept(switcher),
-    });
-  }
-
-  /** Who speaks: the served agent first, its tools composed (its sub-agents opened); its roster may hand the session on. */
-  #openHandOff(): Promise<HandOff> {
-    const { clock, log, emit, live, say, spent, meter, endCall, transferCall } = this.#port;
-    const { random = Math.random, resolveModel } = this.#deps;
-    const segments = teamSegments({ clock, log, random, sessionId: this.id, session: this.#sessionValue, resolveModel, spent, meter, settings: this.#settings, mcp: this.#mcp, endCall, transferCall });
-    return HandOff.open({ team: this.#team, log, emit, live, say, ...segments });
-  }
-
-  #runnerContext(): RunnerContext {
-    const { clock, log, emit, activity, admitTurn, fatal, count, audioDropped, replySettled } = this.#port;
-    const conversation = this.#conversation;
-    const ledger = new TurnLedger({ history: conversation, emit, activity, replySettled });
-    const { def } = this.#deps.agent;
-    const guardrails = new Guardrails({ clock, log, sessionId: this.id, session: () => this.#sessionValue, input: def.inputGuardrails, output: def.outputGuardrails });
-    return { ledger, guardrails, conversation, clock, log, emit, activity, admitTurn, fatal, count, audioDropped };
+    );
   }
 
   async #resumeOrGreet(restored: RestoredRecord | undefined): Promise<void> {
     if (restored !== undefined) {
       this.#events.emit({ type: "history.restored", ...this.#conversation.restoredEvent() });
       // The roster member that was speaking speaks again (no greeting: the conversation goes on).
-      if (restored.speaking !== undefined) await this.#handOff?.resume(restored.speaking);
+      if (restored.speaking !== undefined) await this.#parts?.handOff.resume(restored.speaking);
       // The restored dialogs' positions, before any turn.
-      this.#state.project(this.#sessionValue, this.#conversation.dialogs);
-      if (this.#deps.resumeNotice !== undefined) this.#mode?.greet(this.#deps.resumeNotice);
+      this.#state.project(this.#parts?.sessionValue, this.#conversation.dialogs);
+      if (this.#deps.resumeNotice !== undefined) this.#parts?.mode.greet(this.#deps.resumeNotice);
       return;
     }
-    if (this.#deps.resumeNotice !== undefined) this.#mode?.greet(this.#deps.resumeNotice);
+    if (this.#deps.resumeNotice !== undefined) this.#parts?.mode.greet(this.#deps.resumeNotice);
     else if (this.#screen !== undefined) {
       // Silent until a verdict: a person is greeted then, a machine gets the agent's voicemail action.
-      this.#mode?.holdTurns?.(this.#screen);
+      this.#parts?.mode.holdTurns?.(this.#screen);
       this.#screen.begin();
     } else this.#greet();
   }
 
   #greet(): void {
-    this.#mode?.greet((this.#handOff?.active.config ?? this.#deps.agent.config).greeting);
+    this.#parts?.mode.greet((this.#parts?.handOff.active.config ?? this.#deps.agent.config).greeting);
   }
 
   // ── input ─────────────────────────────────────────────────────────────────────────────
 
-  #command(command: SessionCommand): void {
-    const mode = this.#mode;
-    if (this.#phase !== "live" || mode === undefined) return;
-    routeCommand(command, mode, {
-      activity: () => this.#touch(),
-      reset: () => this.#reset(mode),
-      toolResult: (id, result, error) => this.#tools?.settleClientCall(id, result, error) === true,
-      report: (message) => this.#events.report("protocol", message),
-    });
-  }
-
   #reset(mode: ModeRunner): void {
     mode.strand();
-    this.#handOff?.reset();
+    this.#parts?.handOff.reset();
     this.#conversation.reset();
     // Usage is counted per session, not per conversation: a reset does not lift usageLimits.
     this.#events.emit({ type: "session.reset" });
     this.#greet();
     void this.#record.save();
     this.#touch();
-  }
-
-  // ── replies ───────────────────────────────────────────────────────────────────────────
-
-  /** Before a model reply: the usage limit, once crossed, ends the session at the next turn. */
-  #admitTurn(): boolean {
-    const refusal = this.#usage.refusal();
-    if (refusal !== undefined) this.#fail(refusal);
-    return refusal === undefined;
-  }
-
-  #replySettled(info: SettledInfo): void {
-    if (this.#phase !== "live") return;
-    this.#replies += 1;
-    countReply(this.#metrics, this.mode, this.#deps.agent.config.llm?.kind ?? "llm", info);
-    if (info.usage !== undefined) {
-      const totals = this.#usage.add(info.usage);
-      if (this.#deps.agent.config.usageLimits !== undefined) this.#events.emit({ type: "usage.updated", ...totals });
-    }
-    this.#state.project(this.#sessionValue, this.#conversation.dialogs);
-    this.#touch();
-    void this.#record.save();
-    // What waits for the reply that announced it (end_call's hang-up, a transfer, a hand-off): never a tool-only s2s step, nor an earlier reply heard while a later one is on its way.
-    if (info.step !== true && info.more !== true) for (const waiting of [this.#ending, this.#transfer, this.#handOff]) waiting?.replySettled();
   }
 
   // ── helpers ───────────────────────────────────────────────────────────────────────────
@@ -389,15 +260,153 @@ export class Session {
     void this.end();
   }
 
-  #idleExpired(): void {
-    if (this.#phase !== "live") return;
-    this.#log.info({ idleTimeoutMs: this.#settings.idleTimeoutMs }, "session idle");
-    this.#events.emit({ type: "session.timed-out" });
-    this.#close(CLOSE.normal, "idle timeout");
-  }
-
   /** Conversational activity re-arms the idle timer; raw audio and playback reports never do. */
   #touch(): void {
     if (this.#phase === "live") this.#idle.touch();
   }
+
+  // ── the parts' hooks ──────────────────────────────────────────────────────────────────
+
+  /** The port every part of a session takes (session-port.ts): the runner context, and each hook a method. */
+  static readonly #Hooks = class SessionHooks implements SessionPort {
+    readonly #s: Session;
+    readonly clock: Clock;
+    readonly log: Logger;
+    readonly link: ClientLink;
+    readonly sessionId: string;
+    readonly dtmfSetting: ResolvedConfig["dtmf"];
+    /** The answering-machine screen's: transcript heuristics need a transcript. */
+    readonly transcribes: boolean;
+    readonly conversation: Conversation;
+    readonly ledger: TurnLedger;
+    readonly guardrails: Guardrails;
+
+    constructor(s: Session) {
+      this.#s = s;
+      this.clock = s.#deps.clock;
+      this.log = s.#log;
+      this.link = s.#deps.link;
+      this.sessionId = s.id;
+      this.dtmfSetting = s.#settings.dtmf;
+      this.transcribes = s.mode === "pipeline";
+      this.conversation = s.#conversation;
+      this.ledger = new TurnLedger(s.#conversation, this);
+      const { def } = s.#deps.agent;
+      this.guardrails = new Guardrails({ clock: this.clock, log: this.log, sessionId: s.id, session: () => s.#parts?.sessionValue, input: def.inputGuardrails, output: def.outputGuardrails });
+    }
+
+    live(): boolean {
+      return this.#s.#phase === "live";
+    }
+    say(text: string): void {
+      this.#s.#parts?.mode.greet(text);
+    }
+    close(reason: string): void {
+      this.#s.#close(CLOSE.normal, reason);
+    }
+    emit(event: EventBody): void {
+      this.#s.#events.emit(event);
+    }
+    activity(): void {
+      this.#s.#touch();
+    }
+    queuedTurns(): number {
+      return this.#s.#parts?.mode.queuedTurns ?? 0;
+    }
+    userText(text: string): void {
+      this.#s.#parts?.mode.userText(text);
+    }
+    callTool(invocation: ToolInvocation): void {
+      void this.#s.#parts?.tools.call(invocation);
+    }
+    busy(): boolean {
+      return this.#s.#parts?.mode.busy === true || (this.#s.#parts?.tools.pendingClientCalls ?? 0) > 0;
+    }
+    expired(): void {
+      const s = this.#s;
+      if (s.#phase !== "live") return;
+      this.log.info({ idleTimeoutMs: s.#settings.idleTimeoutMs }, "session idle");
+      s.#events.emit({ type: "session.timed-out" });
+      s.#close(CLOSE.normal, "idle timeout");
+    }
+    /** Before a model reply: the usage limit, once crossed, ends the session at the next turn. */
+    admitTurn(): boolean {
+      const refusal = this.#s.#usage.refusal();
+      if (refusal !== undefined) this.#s.#fail(refusal);
+      return refusal === undefined;
+    }
+    fatal(error: GatewayError): void {
+      this.#s.#fail(error);
+    }
+    count(what: MetricCount): void {
+      this.#s.#metrics.count(this.#s.mode, what);
+    }
+    audioDropped(where: "stt" | "s2s", bytes: number): void {
+      this.#s.#metrics.audioDropped(where, bytes);
+    }
+    line(line: ToolLine): void {
+      if (line.kind === "start" || line.kind === "delayed") this.#s.#parts?.mode.toolLine(line);
+    }
+    userSpeaking(): boolean {
+      return this.#s.#parts?.mode.userSpeaking === true;
+    }
+    toolSettled(_call: ToolInvocation, outcome: ToolOutcome): void {
+      const s = this.#s;
+      s.#metrics.toolCall(outcome.status);
+      s.#touch();
+      s.#state.project(s.#parts?.sessionValue, s.#conversation.dialogs);
+    }
+    replySettled(info: SettledInfo): void {
+      const s = this.#s;
+      if (s.#phase !== "live") return;
+      s.#replies += 1;
+      countReply(s.#metrics, s.mode, s.#deps.agent.config.llm?.kind ?? "llm", info);
+      if (info.usage !== undefined) {
+        const totals = s.#usage.add(info.usage);
+        if (s.#deps.agent.config.usageLimits !== undefined) s.#events.emit({ type: "usage.updated", ...totals });
+      }
+      s.#state.project(s.#parts?.sessionValue, s.#conversation.dialogs);
+      s.#touch();
+      void s.#record.save();
+      // What waits for the reply that announced it (end_call's hang-up, a transfer, a hand-off): never a tool-only s2s step, nor an earlier reply heard while a later one is on its way.
+      if (info.step !== true && info.more !== true) for (const waiting of [s.#ending, s.#transfer, s.#parts?.handOff]) waiting?.replySettled();
+    }
+    // The answering-machine screen's.
+    human(): void {
+      this.#s.#parts?.mode.holdTurns?.(undefined);
+      this.#s.#greet();
+    }
+    hangUp(reason: string): void {
+      this.#s.#ending.now(reason);
+    }
+    leaveMessage(text: string): void {
+      this.#s.#ending.sayThenEnd(text, "voicemail message left");
+    }
+    // The link's handler.
+    command(command: SessionCommand): void {
+      const s = this.#s;
+      const mode = s.#parts?.mode;
+      if (s.#phase !== "live" || mode === undefined) return;
+      routeCommand(command, mode, {
+        activity: () => s.#touch(),
+        reset: () => s.#reset(mode),
+        toolResult: (id, result, error) => s.#parts?.tools.settleClientCall(id, result, error) === true,
+        report: (message) => s.#events.report("protocol", message),
+      });
+    }
+    audio(chunk: Uint8Array): void {
+      const s = this.#s;
+      if (s.#screen?.pass(chunk, s.#parts?.mode.holdTurns !== undefined) !== false) s.#parts?.mode.audio(chunk);
+    }
+    playback(bufferedMs: number): void {
+      if (this.#s.#phase === "live") this.#s.#parts?.mode.playbackProgress(bufferedMs);
+    }
+    closed(code: number, reason: string): void {
+      this.#s.#log.info({ code, reason }, "client closed");
+      void this.#s.end();
+    }
+    dtmf(digit: string): void {
+      if (this.#s.#screen?.holding !== true) this.#s.#keypad.digit(digit);
+    }
+  };
 }

@@ -51,8 +51,8 @@ export class TextRunner implements ModeRunner {
 
   greet(text: string): void {
     if (text === "") return;
-    const { ledger, emit } = this.#ctx;
-    emit({ type: "agent-transcript.updated", text });
+    const { ledger } = this.#ctx;
+    this.#ctx.emit({ type: "agent-transcript.updated", text });
     ledger.settle(ledger.epoch, { status: "spoken", text, messages: [{ role: "assistant", content: text }], report: false });
   }
 

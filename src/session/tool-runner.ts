@@ -43,16 +43,6 @@ export interface ToolRunnerDeps {
   readonly sessionId: string;
   /** The agent's per-session value (`sessionContext()`), as `ctx.session`. */
   readonly session: unknown;
-  /** Sends an event to the client. */
-  readonly emit: (event: EventBody) => void;
-  /**
-   * Speaks or shows a filler or completion line (after `tool.message` is emitted). Filler
-   * (start, delayed) is skipped while `userSpeaking()` says so.
-   */
-  readonly line?: (line: ToolLine) => void;
-  readonly userSpeaking?: () => boolean;
-  /** Every settled call, for metrics and state projection. */
-  readonly toolSettled?: (call: ToolInvocation, outcome: ToolOutcome) => void;
   /**
    * The conversation record every settled call is written to (what `history.restored` and the
    * resume record carry), under the epoch the call started in: a reset strands it. One place for
@@ -60,6 +50,20 @@ export interface ToolRunnerDeps {
    * are what the calls read and move as `ctx.dialogs`.
    */
   readonly conversation?: Conversation;
+}
+
+/** What the runner tells its session (the session's hooks object: methods, called on it). */
+export interface ToolRunnerHooks {
+  /** Sends an event to the client. */
+  emit(event: EventBody): void;
+  /**
+   * Speaks or shows a filler or completion line (after `tool.message` is emitted). Filler
+   * (start, delayed) is skipped while `userSpeaking()` says so.
+   */
+  line?(line: ToolLine): void;
+  userSpeaking?(): boolean;
+  /** Every settled call, for metrics and state projection. */
+  toolSettled?(call: ToolInvocation, outcome: ToolOutcome): void;
 }
 
 /** The longest result text a `tool.completed` event carries (protocol.md). */
@@ -136,12 +140,14 @@ function linkedSignal(parent: AbortSignal, clock: Clock, ms: number): { signal: 
  */
 export class ToolRunner {
   readonly #deps: ToolRunnerDeps;
+  readonly #hooks: ToolRunnerHooks;
   readonly #clientCalls = new Map<string, ClientCall>();
   #running = 0;
   #covering = 0;
 
-  constructor(deps: ToolRunnerDeps) {
+  constructor(deps: ToolRunnerDeps, hooks: ToolRunnerHooks) {
     this.#deps = deps;
+    this.#hooks = hooks;
   }
 
   /** Calls in flight. */
@@ -174,14 +180,15 @@ export class ToolRunner {
    * passed, since for the page that event is the request to run it.
    */
   async call(request: ToolInvocation): Promise<ToolOutcome> {
-    const { emit, conversation } = this.#deps;
+    const { conversation } = this.#deps;
+    const hooks = this.#hooks;
     const { toolCallId } = request;
     const epoch = conversation?.epoch;
     const opened = { done: false };
     const open = (): void => {
       if (opened.done) return;
       opened.done = true;
-      emit({ type: "tool.called", toolCallId, toolName: request.toolName, args: request.args ?? {} });
+      hooks.emit({ type: "tool.called", toolCallId, toolName: request.toolName, args: request.args ?? {} });
     };
     const entry = this.#deps.table.resolve(request.toolName)?.entry;
     if (entry?.executor !== "client") open();
@@ -195,11 +202,11 @@ export class ToolRunner {
       this.#running -= 1;
       if (covers) this.#covering -= 1;
     }
-    emit({ type: "tool.completed", toolCallId, result: clip(outcome.modelText), ...(outcome.isError ? { isError: true } : {}) });
+    hooks.emit({ type: "tool.completed", toolCallId, result: clip(outcome.modelText), ...(outcome.isError ? { isError: true } : {}) });
     if (conversation !== undefined && epoch !== undefined) {
       conversation.recordTool(epoch, { toolCallId, toolName: request.toolName, args: request.args, result: outcome.modelText, ...(outcome.isError ? { isError: true } : {}) });
     }
-    this.#deps.toolSettled?.(request, outcome);
+    hooks.toolSettled?.(request, outcome);
     return outcome;
   }
 
@@ -273,7 +280,7 @@ export class ToolRunner {
 
   async #startLine(resolved: ResolvedTool, toolCallId: string, args: unknown, signal: AbortSignal): Promise<void> {
     const start = pickVariant(resolved.entry.def.messages?.start, args, this.#deps.random);
-    if (start === undefined || this.#deps.userSpeaking?.() === true) return;
+    if (start === undefined || this.#hooks.userSpeaking?.() === true) return;
     this.#say({ toolCallId, kind: "start", text: start.content });
     if (start.blocking === true) await this.#deps.clock.sleep(spokenDurationMs(start.content), signal);
   }
@@ -282,7 +289,7 @@ export class ToolRunner {
     for (const step of planDelayedLadder(resolved.entry.def.messages?.delayed, args, this.#deps.random)) {
       timers.push(
         this.#deps.clock.setTimeout(() => {
-          if (this.#deps.userSpeaking?.() !== true) this.#say({ toolCallId, kind: "delayed", text: step.content });
+          if (this.#hooks.userSpeaking?.() !== true) this.#say({ toolCallId, kind: "delayed", text: step.content });
         }, step.afterMs),
       );
     }
@@ -305,7 +312,7 @@ export class ToolRunner {
   }
 
   #say(line: ToolLine, announce = true): void {
-    this.#deps.emit({ type: "tool.message", toolCallId: line.toolCallId, kind: line.kind, text: line.text });
-    if (announce) this.#deps.line?.(line);
+    this.#hooks.emit({ type: "tool.message", toolCallId: line.toolCallId, kind: line.kind, text: line.text });
+    if (announce) this.#hooks.line?.(line);
   }
 }

@@ -19,6 +19,7 @@ import { DEFAULT_SESSION_AUDIO, type AudioFormat } from "../audio/rates.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import { BeepDetector, type BeepHeard } from "../audio/beep-detector.js";
 import type { Timer } from "../clock.js";
+import type { EventBody } from "../events.js";
 import type { ResolvedVoicemail } from "../manifest/index.js";
 import type { CarrierVerdict } from "../voicemail/answered-by.js";
 import { judgeGreeting, wordCount, type GreetingVerdict } from "../voicemail/greeting-judge.js";
@@ -43,15 +44,17 @@ export interface CallScreening {
 type ModeLink = Pick<ClientLink, "audio" | "playbackRate" | "g711" | "useAudio" | "playWaiting">;
 
 /** The session's ports the screen reads: its clock, log and event outlet as every runner gets them, and its own. */
-export interface VoicemailScreenHooks extends Pick<RunnerContext, "clock" | "log" | "emit"> {
+// A method, not picked: a mapped type would make it a property, and lint's unbound-method would no longer catch it taken off the object.
+export interface VoicemailScreenHooks extends Pick<RunnerContext, "clock" | "log"> {
+  emit(event: EventBody): void;
   /** Whether the mode transcribes (pipeline): transcript heuristics need a transcript. */
   readonly transcribes: boolean;
   /** A person answered: release the caller's turns and greet. */
-  readonly human: () => void;
+  human(): void;
   /** End the call now (a machine with action `hangup`, a fax). */
-  readonly hangUp: (reason: string) => void;
+  hangUp(reason: string): void;
   /** Say `text` verbatim, then end the call once it has been heard. */
-  readonly leaveMessage: (text: string) => void;
+  leaveMessage(text: string): void;
 }
 
 type Source = "carrier" | "transcript" | "beep";
@@ -274,11 +277,11 @@ export class VoicemailScreen implements TranscriptListener {
   }
 
   #machine(source: Source, detail: { answeredBy?: string; reason?: string; phrase?: string; frequencyHz?: number }, greetingEnded: boolean, fax = false): void {
-    const { log, emit, clock } = this.#hooks;
+    const { log, clock } = this.#hooks;
     const settings = this.#settings;
     const action = fax ? "hangup" : settings.action;
     log.info({ source, ...detail, action }, "answering machine detected");
-    emit({ type: "voicemail.detected", source, action, ...detail });
+    this.#hooks.emit({ type: "voicemail.detected", source, action, ...detail });
     if (action === "hangup") {
       this.#state = "done";
       this.#release();

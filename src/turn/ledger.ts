@@ -61,13 +61,13 @@ export interface Settlement extends SettledInfo {
   readonly report?: boolean;
 }
 
-export interface LedgerDeps {
-  readonly history: LedgerHistory;
-  readonly emit: (event: EventBody) => void;
+/** What the ledger tells its session (the session's hooks object: methods, called on it). */
+export interface LedgerHooks {
+  emit(event: EventBody): void;
   /** Conversational activity (re-arms the idle timer). */
-  readonly activity: () => void;
+  activity(): void;
   /** After every reply the session accounts for. */
-  readonly replySettled: (info: SettledInfo) => void;
+  replySettled(info: SettledInfo): void;
 }
 
 /**
@@ -80,20 +80,22 @@ export interface LedgerDeps {
  * `reply.completed` (not on cancel) → `metrics.turn` → the session's accounting (`usage.updated`).
  */
 export class TurnLedger {
-  readonly #deps: LedgerDeps;
+  readonly #history: LedgerHistory;
+  readonly #hooks: LedgerHooks;
   #turns = 0;
 
-  constructor(deps: LedgerDeps) {
-    this.#deps = deps;
+  constructor(history: LedgerHistory, hooks: LedgerHooks) {
+    this.#history = history;
+    this.#hooks = hooks;
   }
 
   /** The conversation's current epoch: capture it when a turn starts, write with it when it settles. */
   get epoch(): number {
-    return this.#deps.history.epoch;
+    return this.#history.epoch;
   }
 
   get history(): readonly ModelMessage[] {
-    return this.#deps.history.history;
+    return this.#history.history;
   }
 
   /** The next turn's id (`turn_1`, `turn_2`, …), as `metrics.turn` reports it. */
@@ -109,49 +111,50 @@ export class TurnLedger {
    * `REFUSED_TURN_PROMPT` instead of the caller's words.
    */
   user(text: string, options: { readonly prompt?: boolean; readonly refused?: boolean } = {}): void {
-    const { history, emit } = this.#deps;
+    const history = this.#history;
     const epoch = history.epoch;
     const refused = options.refused === true ? { refused: true as const } : {};
-    emit({ type: "user-transcript.committed", text, ...refused });
+    this.#hooks.emit({ type: "user-transcript.committed", text, ...refused });
     history.commit(epoch, { role: "user", text, ...refused });
     if (options.prompt === true) history.append(epoch, [{ role: "user", content: options.refused === true ? REFUSED_TURN_PROMPT : text }]);
-    this.#deps.activity();
+    this.#hooks.activity();
   }
 
   /** Model messages written before the reply settles (a failed reply's steps). False when the epoch is stale. */
   append(epoch: number, messages: readonly ModelMessage[]): boolean {
-    return this.#deps.history.append(epoch, messages);
+    return this.#history.append(epoch, messages);
   }
 
   /** The model failed mid-reply: a warning the client sees (the session goes on). */
   modelFailed(error: unknown): void {
-    this.#deps.emit({ type: "error.reported", code: "llm", message: `the model failed: ${messageOf(error)}`, fatal: false });
+    this.#hooks.emit({ type: "error.reported", code: "llm", message: `the model failed: ${messageOf(error)}`, fatal: false });
   }
 
   /** Output was flushed (barge-in, cancel, reset): `reply.cancelled`. */
   cancelled(): void {
-    this.#deps.emit({ type: "reply.cancelled" });
+    this.#hooks.emit({ type: "reply.cancelled" });
   }
 
   /** A step of a reply settled (an s2s response that only called tools): accounted, nothing shown or recorded. */
   step(info: SettledInfo): void {
-    this.#deps.replySettled({ ...info, step: true });
+    this.#hooks.replySettled({ ...info, step: true });
   }
 
   /** A reply settled. False (nothing written or emitted) when the conversation was reset since `epoch`. */
   settle(epoch: number, settlement: Settlement): boolean {
-    const { history, emit } = this.#deps;
+    const history = this.#history;
+    const hooks = this.#hooks;
     if (epoch !== history.epoch) return false;
     const { text = "", status, metrics } = settlement;
     if (settlement.messages !== undefined && settlement.messages.length > 0) history.append(epoch, settlement.messages);
     if (status !== "cancelled") {
       if (text !== "" && settlement.record !== false) history.commit(epoch, { role: "assistant", text });
-      if (text !== "") emit({ type: "agent-transcript.committed", text });
-      emit({ type: "reply.completed" });
+      if (text !== "") hooks.emit({ type: "agent-transcript.committed", text });
+      hooks.emit({ type: "reply.completed" });
     }
-    if (metrics !== undefined) emit({ type: "metrics.turn", ...metrics });
+    if (metrics !== undefined) hooks.emit({ type: "metrics.turn", ...metrics });
     if (settlement.report !== false) {
-      this.#deps.replySettled({
+      this.#hooks.replySettled({
         status,
         ...(settlement.usage === undefined ? {} : { usage: settlement.usage }),
         ...(settlement.llmFirstTokenMs === undefined ? {} : { llmFirstTokenMs: settlement.llmFirstTokenMs }),

@@ -11,22 +11,24 @@ function rig(maxSteps: number, outcome: (name: string) => ToolOutcome) {
   const sent: Sent[] = [];
   const ran: string[] = [];
   let settled = 0;
-  const calls = new S2sToolCalls({
-    tools: {
-      call: (call) => {
-        ran.push(call.toolName);
-        return Promise.resolve(outcome(call.toolName));
+  const calls = new S2sToolCalls(
+    {
+      tools: {
+        call: (call) => {
+          ran.push(call.toolName);
+          return Promise.resolve(outcome(call.toolName));
+        },
       },
+      signal: new AbortController().signal,
+      session: () => ({
+        sendToolResults: (results, respond) => void sent.push({ kind: "results", results, respond }),
+        createResponse: (options) => void sent.push({ kind: "response", instructions: options?.instructions }),
+      }),
+      ended: () => false,
+      settled: () => void (settled += 1),
     },
-    signal: new AbortController().signal,
     maxSteps,
-    session: () => ({
-      sendToolResults: (results, respond) => void sent.push({ kind: "results", results, respond }),
-      createResponse: (options) => void sent.push({ kind: "response", instructions: options?.instructions }),
-    }),
-    closed: () => false,
-    settled: () => void (settled += 1),
-  });
+  );
   return { calls, sent, ran, settled: () => settled, replies: new S2sReplies(virtualClock()) };
 }
 

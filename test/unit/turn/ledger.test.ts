@@ -38,7 +38,7 @@ function ledger() {
   const events: EventBody[] = [];
   const settled: SettledInfo[] = [];
   let activity = 0;
-  const turns = new TurnLedger({ history: conversation, emit: (e) => events.push(e), activity: () => (activity += 1), replySettled: (i) => settled.push(i) });
+  const turns = new TurnLedger(conversation, { emit: (e) => events.push(e), activity: () => (activity += 1), replySettled: (i) => settled.push(i) });
   return { turns, conversation, events, settled, activity: () => activity };
 }
 

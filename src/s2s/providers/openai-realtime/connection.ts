@@ -140,19 +140,7 @@ export class RealtimeConnection {
     }
     const link: Link = { ws, generation, updateSent: false, ready: false, socketError: undefined, handshake: undefined };
     this.#link = link;
-    ws.on("error", (error: Error) => {
-      link.socketError ??= error;
-      runtime.log.debug({ err: error.message }, `${VENDOR} socket error`);
-    });
-    ws.on("unexpected-response", (_request, response: IncomingMessage) => {
-      const status = response.statusCode ?? 0;
-      response.resume();
-      this.#failHandshake(link, upgradeRefusal(status, config.keyVariable));
-      ws.terminate();
-    });
-    ws.on("message", (data: RawData, isBinary: boolean) => this.#onFrame(link, data, isBinary));
-    ws.on("close", (code: number, reason: Buffer) => this.#onClose(link, code, reason.toString()));
-
+    this.#listen(link);
     const opening = openDeadline<void>({
       clock: runtime.clock,
       timeoutMs: runtime.openTimeoutMs,
@@ -168,6 +156,27 @@ export class RealtimeConnection {
     });
     link.handshake = { resolve: () => opening.resolve(), reject: (error) => opening.reject(error) };
     return opening.promise;
+  }
+
+  /**
+   * The socket's listeners, made here rather than in `#connect`: they live as long as the socket, and
+   * closures share their function's scope, so made there they would keep the handshake's deadline
+   * (its timer, callbacks and promise) for the whole call.
+   */
+  #listen(link: Link): void {
+    const { ws } = link;
+    ws.on("error", (error: Error) => {
+      link.socketError ??= error;
+      this.runtime.log.debug({ err: error.message }, `${VENDOR} socket error`);
+    });
+    ws.on("unexpected-response", (_request, response: IncomingMessage) => {
+      const status = response.statusCode ?? 0;
+      response.resume();
+      this.#failHandshake(link, upgradeRefusal(status, this.config.keyVariable));
+      ws.terminate();
+    });
+    ws.on("message", (data: RawData, isBinary: boolean) => this.#onFrame(link, data, isBinary));
+    ws.on("close", (code: number, reason: Buffer) => this.#onClose(link, code, reason.toString()));
   }
 
   /** The handshake failed (refusal, close, setup error): drop the socket — never a half-open one. */
