@@ -1,5 +1,6 @@
 // Lint: typescript-eslint (type-aware) + the dependency-direction rule of the architecture (docs/architecture.md):
 //   server → session → {pipeline, s2s, transport} → turn → {providers, manifest, audio, errors, log, clock, events}
+//   server, session → workflows → {manifest, errors, log, clock}
 // pipeline, s2s and transport never import each other or session; the bottom tier imports
 // nothing above it, and the provider toolkit (src/providers) only errors, log and clock.
 // Enforced with import-x/no-restricted-paths over resolved paths.
@@ -16,7 +17,7 @@ const zones = [
   // The bottom tier is pure: nothing above it, and its parts stay apart.
   ...bottom.map((target) => ({
     target,
-    from: [...above("pipeline", "s2s", "transport", "turn"), ...upperTier],
+    from: [...above("pipeline", "s2s", "transport", "turn", "workflows"), ...upperTier],
     message: "the bottom tier (providers, manifest, audio, errors, log) imports nothing above it",
   })),
   // The provider toolkit: sockets, frames, close codes, retries; no config, no audio, no events.
@@ -29,6 +30,10 @@ const zones = [
   { target: "./src/pipeline", from: [...above("s2s", "transport"), ...upperTier], message: "pipeline imports only the bottom tier (providers, manifest, audio, errors, log)" },
   { target: "./src/s2s", from: [...above("pipeline", "transport"), ...upperTier], message: "s2s imports only the bottom tier (providers, manifest, audio, errors, log)" },
   { target: "./src/transport", from: [...above("pipeline", "s2s"), ...upperTier], message: "transport imports only the bottom tier (providers, manifest, audio, errors, log)" },
+  // Durable workflow runs: the engine and its adapters, over the bottom tier (author API, errors, log,
+  // clock); the session (ctx.workflows) and the server (HTTP API) use it, the voice path never does.
+  { target: "./src/workflows", from: [...above("pipeline", "s2s", "transport", "turn", "providers", "audio"), ...upperTier], message: "workflows imports only manifest, errors, log, clock and events" },
+  { target: above("pipeline", "s2s", "transport", "turn"), from: "./src/workflows", message: "the voice path never imports workflows: the session hands runs to it" },
   // The session sits under the server.
   { target: "./src/session", from: above("server", "cli.ts", "index.ts", "testing"), message: "session never imports the server, the CLI or the public barrel" },
 ];

@@ -15,6 +15,8 @@ export {
   subagent,
   tool,
   workflow,
+  step,
+  PermanentStepError,
   withTools,
   toAgentConfig,
   ConfigError,
@@ -39,5 +41,8 @@ export {
   type ProviderDescriptor,
   type SubagentDef,
   type SubagentOptions,
+  type StepContext,
+  type WaitResult,
+  type WorkflowContext,
 } from "./manifest/index.js";
 export { safeFetch, isPublicAddress, BlockedUrlError, type SafeFetchOptions } from "./session/safe-fetch.js";

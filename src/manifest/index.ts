@@ -177,10 +177,25 @@ export {
   type ToolTable,
 } from "./toolset.js";
 export { buildSystemPrompt, isVoicePreset, VOICE_PRESET_NAMES, VOICE_PRESETS, type SystemPromptParts, type VoicePresetName } from "./voice-presets.js";
+export { parseDuration, type Duration } from "./duration.js";
 export {
+  isStepDef,
   isWorkflowDef,
+  PermanentStepError,
+  retryDelayMs,
+  step,
   workflow,
+  WORKFLOW_NAME,
   type AnyWorkflowDef,
+  type ResolvedRetry,
+  type RetryPolicy,
+  type RunContextData,
+  type StepCaller,
+  type StepContext,
+  type StepDef,
+  type StepFunction,
+  type WaitResult,
+  type WorkflowBody,
   type WorkflowContext,
   type WorkflowDeclaration,
   type WorkflowDef,
