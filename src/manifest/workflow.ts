@@ -65,9 +65,9 @@ export class PermanentStepError extends Error {
 }
 
 /*
- * A step function: its arguments, then a StepContext. Parameters are `any` here so that an
- * unannotated trailing `ctx` is not `never` (callers' types come from the author's annotations:
- * `StepCaller`).
+ * A step function: its arguments, then a StepContext. The author annotates its parameters
+ * (`(orderId: string, ctx: StepContext) => …`); the callers' types come from those annotations
+ * (`StepCaller`), so the parameters are left `any` here rather than constraining them.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type StepFunction = (...args: any[]) => unknown;
@@ -105,13 +105,13 @@ export interface WorkflowContext<Steps = Record<string, never>> {
   /** The declared steps: each call is journalled and, once completed, never runs again for this run. */
   readonly steps: StepCallers<Steps>;
   /** A durable sleep: it survives a restart and ends at its original deadline. */
-  sleep(duration: Duration): Promise<void>;
+  readonly sleep: (duration: Duration) => Promise<void>;
   /**
    * Wait for the external event `token` (delivered by the engine's `deliver(token, payload)`),
    * at most `timeout` when given. Resolves to `{ status: "received", payload }` or
    * `{ status: "timeout" }`; never rejects on a timeout.
    */
-  waitFor<T = unknown>(token: string, options?: { readonly timeout?: Duration }): Promise<WaitResult<T>>;
+  readonly waitFor: <T = unknown>(token: string, options?: { readonly timeout?: Duration }) => Promise<WaitResult<T>>;
 }
 
 /** A workflow body: replayed from the top after each step, so deterministic outside its steps. */

@@ -97,14 +97,18 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-/** One journal entry, without payloads. */
-function toRunEvent(event: Event): RunEvent {
+/** One journal entry, without payloads. `tries`: step_started events seen so far per step (the world may not record the attempt). */
+function toRunEvent(event: Event, tries: Map<string, number>): RunEvent {
   const data = ("eventData" in event ? event.eventData : undefined) as Record<string, unknown> | undefined;
   const step = typeof data?.stepName === "string" ? stepName(data.stepName) : undefined;
   const out: { -readonly [K in keyof RunEvent]: RunEvent[K] } = { id: event.eventId, type: event.eventType, at: event.createdAt.getTime() };
   if (event.correlationId !== undefined) out.correlationId = event.correlationId;
   if (step !== undefined) out.step = step;
-  if (typeof data?.attempt === "number") out.attempt = data.attempt;
+  if (event.eventType === "step_started") {
+    const attempt = (tries.get(event.correlationId) ?? 0) + 1;
+    tries.set(event.correlationId, attempt);
+    out.attempt = typeof data?.attempt === "number" ? data.attempt : attempt;
+  }
   if (data?.error !== undefined) out.error = errorText(data.error);
   if (event.eventType === "hook_created" && typeof data?.token === "string") out.token = data.token;
   if (event.eventType === "wait_created" && data?.resumeAt instanceof Date) out.wakeAt = data.resumeAt.getTime();
@@ -240,10 +244,11 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   };
   const readEvents = async (runId: string): Promise<RunEvent[]> => {
     const out: RunEvent[] = [];
+    const tries = new Map<string, number>();
     let cursor: string | undefined;
     do {
       const page = await world.events.list({ runId, resolveData: "all", pagination: { limit: 1000, ...(cursor === undefined ? {} : { cursor }) } });
-      for (const event of page.data) out.push(toRunEvent(event));
+      for (const event of page.data) out.push(toRunEvent(event, tries));
       cursor = page.hasMore && page.cursor !== null ? page.cursor : undefined;
     } while (cursor !== undefined);
     return out;
@@ -398,7 +403,7 @@ function bodyContext(name: string, def: AnyWorkflowDef, vm: VmPrimitives, key: s
     context,
     steps: steps as never,
     sleep: (duration) => vm.sleep(parseDuration(duration, "ctx.sleep(duration)")),
-    async waitFor<T>(token: string, waitOptions: { readonly timeout?: unknown } = {}): Promise<WaitResult<T>> {
+    waitFor: async <T>(token: string, waitOptions: { readonly timeout?: unknown } = {}): Promise<WaitResult<T>> => {
       if (typeof token !== "string" || token === "") throw new Error("ctx.waitFor(token): token must be a non-empty string");
       const timeoutMs = waitOptions.timeout === undefined ? undefined : parseDuration(waitOptions.timeout, "ctx.waitFor(token, { timeout })");
       const hook = vm.createHook({ token });

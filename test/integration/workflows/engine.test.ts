@@ -127,9 +127,9 @@ describe("the embedded workflow engine", () => {
     expect((await ended(runId)).status).toBe("completed");
     expect((await engine.get(runId))?.output).toBe(3);
     expect(tries.get("f1")).toBe(3);
-    const types = ((await engine.events(runId)) ?? []).map((event) => event.type);
-    expect(types.filter((type) => type === "step_retrying")).toHaveLength(2);
-    expect(types.filter((type) => type === "step_started")).toHaveLength(3);
+    const events = (await engine.events(runId)) ?? [];
+    expect(events.filter((event) => event.type === "step_retrying").map((event) => event.error)).toEqual(["not yet (1)", "not yet (2)"]);
+    expect(events.filter((event) => event.type === "step_started").map((event) => event.attempt)).toEqual([1, 2, 3]);
   });
 
   it("fails the run at once on a PermanentStepError, without the retries its policy allows", async () => {
