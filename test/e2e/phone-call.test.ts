@@ -46,8 +46,8 @@ describe.skipIf(!pocketsphinx)(`a phone call to the demo agent on the offline st
     // pocketsphinx's wideband model hears narrowband phone audio poorly (often only "where"), but the
     // turn is taken and answered: the STT got the caller through the carrier edge.
     const turns = async (): Promise<string> => (await gateway!.metrics.text()).match(/switchboard_turns_total\{mode="pipeline"\} (\d+)/)?.[1] ?? "0";
-    // Well inside the demo agent's 20 s silence nudge, which would also count as a turn.
-    const deadline = Date.now() + 10_000;
+    // Inside the demo agent's 20 s silence nudge, which would also count as a turn; pocketsphinx on a loaded 2-core machine may take most of it.
+    const deadline = Date.now() + 18_000;
     while ((await turns()) === "0" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(Number(await turns())).toBeGreaterThanOrEqual(1);
     await carrier.until(() => carrier!.audioBytes().byteLength > greetingBytes + 8000, "the spoken answer", 60_000);

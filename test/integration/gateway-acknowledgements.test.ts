@@ -34,6 +34,8 @@ describe("speech over an audible reply, through the gateway", () => {
     const mic = setInterval(() => client?.ws.send(FRAME), 20);
     try {
       llm.enqueue({ text: LONG_REPLY });
+      // The session's STT socket is open (a loaded machine may take longer than the greeting does).
+      await stt.waitForConnection(1, 10_000);
       await sleep(200);
       stt.speechStarted();
       stt.final("where is my order A17", { speechFinal: true });
