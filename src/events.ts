@@ -74,6 +74,15 @@ export const EventBodySchemas = {
     phrase: z.string().optional(),
     frequencyHz: z.number().optional(),
   }),
+  /**
+   * Workflow runs the session started with `notify: true` ended, and the agent is told now (at a
+   * polite moment), just before the reply that says it (docs/workflows.md "From a live session").
+   * `note`: what the model reads (bounded).
+   */
+  "workflow.updated": z.object({
+    runs: z.array(z.object({ runId: z.string(), workflow: z.string(), status: z.enum(["completed", "failed", "cancelled"]) })),
+    note: z.string(),
+  }),
   "user-turn.exceeded": z.object({ limit: z.enum(["words", "duration"]), words: z.number(), durationMs: z.number() }),
   "metrics.turn": z.object({
     turnId: z.string(),

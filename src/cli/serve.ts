@@ -113,6 +113,10 @@ async function serve(path: string, values: Values, loaded: DotEnvResult): Promis
   });
   if (typeof made === "number") return made;
   const { gateway } = made;
+  // The embedded engine is one process's: several would each resume the same runs (docs/workflows.md "Where runs live").
+  if (workers > 1 && Object.keys(made.agent.def.workflows ?? {}).length > 0) {
+    return fail(`this agent declares workflows, which run on an embedded engine that one process owns: serve it with --workers 1 (docs/workflows.md).`, EXIT.usage);
+  }
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
     log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
   }

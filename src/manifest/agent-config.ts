@@ -197,7 +197,7 @@ export type HostOnlyAgentField = (typeof HOST_ONLY_AGENT_FIELDS)[number];
  * that sets one is warned by `check` and `serve`, and docs/config.md §5 says so. Remove a name
  * here in the change that makes it work.
  */
-export const UNHONOURED_HOST_FIELDS: readonly HostOnlyAgentField[] = ["workflows"];
+export const UNHONOURED_HOST_FIELDS: readonly HostOnlyAgentField[] = [];
 
 /** A system prompt computed per request by the host; dropped from the wire. */
 export type SystemPromptResolver = (ctx: { readonly sessionId?: string }) => string | Promise<string>;

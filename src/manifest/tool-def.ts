@@ -22,6 +22,44 @@ export interface ToolContext<Session = unknown> {
    * keeps its position by `session` object instead (docs/config.md, "Dialogs").
    */
   readonly dialogs?: DialogStore | undefined;
+  /**
+   * The agent's durable workflows, started and found from this call (docs/workflows.md "From a
+   * live session"). Undefined when the agent declares no `workflows`, in a sub-agent's tools, and
+   * outside a gateway session.
+   */
+  readonly workflows?: ToolWorkflows | undefined;
+}
+
+/** `ctx.workflows.start`'s options. */
+export interface WorkflowStartOptions {
+  /** The correlation key a later call finds the run by (`find(key)`): e.g. the caller's account or number. */
+  readonly key?: string | undefined;
+  /** Tell the agent when the run ends while this session is live: it says so at the next polite moment. */
+  readonly notify?: boolean | undefined;
+}
+
+/** A run as `ctx.workflows.find` lists it. Timestamps are epoch milliseconds. */
+export interface WorkflowRunView {
+  readonly runId: string;
+  readonly workflow: string;
+  /** `pending`, `running`, `sleeping`, `waiting`, `completed`, `failed` or `cancelled`. */
+  readonly status: string;
+  readonly key?: string;
+  /** The body's return value, once `completed`. */
+  readonly output?: unknown;
+  /** Why it failed, once `failed`. */
+  readonly error?: { readonly message: string; readonly code?: string };
+  readonly createdAt: number;
+  readonly startedAt?: number;
+  readonly completedAt?: number;
+}
+
+/** What a tool sees of the agent's workflows (`ctx.workflows`). */
+export interface ToolWorkflows {
+  /** Start a run of one of the agent's workflows; rejects with a readable message for an unknown name or bad input. */
+  start(name: string, input?: unknown, options?: WorkflowStartOptions): Promise<{ readonly runId: string }>;
+  /** The runs started under `key`, newest first (at most `MAX_FOUND_RUNS`, docs/workflows.md). */
+  find(key: string): Promise<readonly WorkflowRunView[]>;
 }
 
 /** A refusal the model reads: why the tool cannot run now, and how to get there. */

@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { noteMessages, type AgentNote } from "../turn/agent-note.js";
 import { REFUSED_TURN_PROMPT } from "../turn/guardrails.js";
 import type { ReplyUsage } from "./reply-loop.js";
 
@@ -8,8 +9,8 @@ export const DEFAULT_NUDGE_PROMPT = "The caller has been silent for a while. Che
 export const MAX_MERGED_TURN_CHARS = 20_000;
 
 /**
- * What a reply answers: the caller's turn, a resume after a false interruption, a nudge, or a
- * fixed line (the greeting). A caller turn an input guardrail refused carries the `refusal` that
+ * What a reply answers: the caller's turn, a resume after a false interruption, a nudge, a
+ * gateway's note, or a fixed line (the greeting). A caller turn an input guardrail refused carries the `refusal` that
  * answers it instead of the model (docs/config.md "Guardrails").
  */
 export type TurnInput =
@@ -24,6 +25,8 @@ export type TurnInput =
     }
   | { readonly kind: "resume"; readonly quote: string }
   | { readonly kind: "nudge" }
+  /** A note from the gateway (a workflow run ended), answered by the model in its own words. */
+  | { readonly kind: "note"; readonly note: AgentNote }
   | { readonly kind: "say"; readonly text: string; readonly record: boolean };
 
 /** A reply started on a confident interim, adopted only if the final text matches. */
@@ -67,6 +70,8 @@ export function promptFor(input: TurnInput, nudgePrompt: string | undefined): Mo
       return [{ role: "user", content: `[The caller interrupted you but said nothing. Continue your previous reply from where they stopped hearing it: "…${input.quote}"]` }];
     case "nudge":
       return [{ role: "user", content: `[${nudgePrompt ?? DEFAULT_NUDGE_PROMPT}]` }];
+    case "note":
+      return noteMessages(input.note);
     case "say":
       return [];
   }

@@ -1,3 +1,4 @@
+import type { AgentNote } from "../turn/agent-note.js";
 import { InputChecks } from "../turn/input-checks.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import { TurnState, type TurnPhase } from "../turn/turn-state.js";
@@ -121,6 +122,11 @@ export class VoiceLoop {
   say(text: string, record = true): void {
     if (text.trim() === "") return;
     this.#enqueue({ kind: "say", text, record });
+  }
+
+  /** A gateway's note (a workflow run ended): one reply of the model's own, queued like a nudge. */
+  note(note: AgentNote): void {
+    this.#enqueue({ kind: "note", note });
   }
 
   // ── input ─────────────────────────────────────────────────────────────────────────────

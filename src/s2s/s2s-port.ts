@@ -121,6 +121,14 @@ export interface S2sSession {
    * instead). Absent where the service cannot (Gemini Live).
    */
   remember?(item: S2sHistoryItem): void;
+  /**
+   * A note from the gateway, not the caller (a workflow run ended), added to the conversation,
+   * then one in-band response: the model says it in its own voice and words. OpenAI Realtime: a
+   * `system` message item and `response.create`; Gemini Live: a `user` turn (its only role for
+   * added content). False when it cannot be sent now (no socket ready): asked again later.
+   * Absent where the service can take no such note: `notify` is then refused.
+   */
+  note?(text: string): boolean;
   /** Every result of one response's calls, then one request for the next response. */
   sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void;
   /**

@@ -15,6 +15,7 @@ import type { GatewayMetrics } from "./metrics.js";
 import type { SessionOwnership } from "./redis-store.js";
 import type { CarrierClient } from "./telephony/carrier-client.js";
 import type { EntryPoint } from "./telephony/entry-points.js";
+import type { WorkflowEngine } from "../workflows/index.js";
 
 /** What `createGateway` takes and returns (the public API: `switchboard`'s `createGateway`). */
 export interface GatewayOptions<Session = unknown> {
@@ -83,6 +84,12 @@ export interface GatewayOptions<Session = unknown> {
   readonly metricsText?: () => Promise<string>;
   /** Hangs calls up through the carriers' APIs (default: from TWILIO_* / TELNYX_* in env). */
   readonly carrierClient?: CarrierClient;
+  /**
+   * The engine the agent's `workflows` run on (docs/workflows.md), the caller's to close. Default:
+   * when the agent declares workflows, `listen` opens one on `SWITCHBOARD_WORKFLOWS_DIR`, and
+   * `close` (or `drain`) closes it.
+   */
+  readonly workflowEngine?: WorkflowEngine;
 }
 
 /** An agent to swap into a running gateway (`Gateway.reload`): its definition and offline script, as `loadAgent` returns them. */
@@ -101,6 +108,8 @@ export interface Gateway {
   readonly sessions: number;
   /** Every entry point with what authenticates it (start-up output, docs/security.md): the gateway's own, then the current agent's `routes`. */
   readonly entryPoints: readonly EntryPoint[];
+  /** The engine the agent's workflows run on: given, or opened by `listen`; undefined before that, or without workflows. */
+  readonly workflows: WorkflowEngine | undefined;
   listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
   /**
    * Swap the agent (`switchboard dev`): sessions that start from now on run the new definition,

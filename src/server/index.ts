@@ -38,6 +38,7 @@ import type { EntryPoint } from "./telephony/entry-points.js";
 import { parseCallsPerMinute } from "./telephony/outbound-calls.js";
 import type { CallScreening } from "../session/voicemail-screen.js";
 import type { ClientLink } from "../transport/client-connection.js";
+import { createWorkflowEngine, workflowSettings, type WorkflowEngine } from "../workflows/index.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
@@ -132,6 +133,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   };
   const s2s = options.s2s ?? ((descriptor: ProviderDescriptor) => resolveS2s(descriptor, env, log));
   const live = new Map<string, Session>();
+  /** One engine per process for the agent's `workflows`: given, or opened by `listen` (then closed by `close`). */
+  let workflows: WorkflowEngine | undefined = options.workflowEngine;
+  /** The workflows the engine runs: a reload cannot change them (the engine holds their code). */
+  let openedWorkflows = current.def.workflows ?? {};
   ownership?.onTakeover((sessionId) => {
     const session = live.get(sessionId);
     if (session === undefined) return;
@@ -291,6 +296,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         voice,
         s2s,
         connectMcp: (agent) => connectMcpServers(agent.mcpServers, { env, log }),
+        ...(workflows === undefined ? {} : { workflows }),
         metrics,
         transport: extra.transport,
         ...(extra.maxCallDurationMs === undefined ? {} : { maxCallDurationMs: extra.maxCallDurationMs }),
@@ -333,10 +339,21 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     await new Promise<void>((resolve) => wss.close(() => resolve()));
     await telephony.close();
     await redis?.close();
+    if (options.workflowEngine === undefined) await workflows?.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+  }
+
+  /** The agent's workflows on the embedded engine (docs/workflows.md "Where runs live"), unless one was given. */
+  async function openWorkflows(): Promise<void> {
+    const declared = current.def.workflows ?? {};
+    if (workflows !== undefined || Object.keys(declared).length === 0) return;
+    const settings = workflowSettings(env);
+    workflows = await createWorkflowEngine({ dir: settings.dir, retentionDays: settings.retentionDays, workflows: declared, clock, log: log.child({ component: "workflows" }) });
+    openedWorkflows = declared;
+    log.info({ workflows: Object.keys(declared), dir: settings.dir }, "workflow engine open");
   }
 
   function reload<T>(agent: ReloadedAgent<T>): AgentConfig {
@@ -347,6 +364,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (mounted.join(",") !== wanted.join(",")) {
       log.warn({ agent: next.config.name, mounted, wanted }, "telephony changed: carrier changes need a restart; the carriers mounted at start stay");
     }
+    const changed = [...new Set([...Object.keys(openedWorkflows), ...Object.keys(next.def.workflows ?? {})])].filter((name) => openedWorkflows[name] !== next.def.workflows?.[name]);
+    if (changed.length > 0) log.warn({ agent: next.config.name, workflows: changed }, "workflows changed: runs use the workflows the gateway started with until a restart");
     const routesBefore = current.routes.entries.map((e) => `${e.key} ${e.auth}`).join("\n");
     current = next;
     log.info({ agent: next.config.name, mode: next.config.mode, live: live.size }, "agent reloaded; new sessions use it");
@@ -364,6 +383,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     get sessions() {
       return live.size;
     },
+    get workflows() {
+      return workflows;
+    },
     get entryPoints() {
       return entryPoints();
     },
@@ -371,6 +393,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       // The Speex resampler (WASM) before the first session; the polyphase fallback if it cannot load.
       const engine = await loadResampler();
       await redis?.ready();
+      await openWorkflows();
       if (engine !== "speex") log.warn({ engine }, "the speex resampler did not load; resampling with the slower polyphase filter");
       return new Promise((resolve, reject) => {
         server.once("error", reject);

@@ -31,6 +31,11 @@ export class CallEnding {
     this.#hooks = hooks;
   }
 
+  /** An ending was asked for: the call ends once the reply in flight has been heard. */
+  get ending(): boolean {
+    return this.#reason !== undefined;
+  }
+
   /** End the call once the current reply has been heard. */
   afterReply(reason: string): void {
     this.#reason = reason;

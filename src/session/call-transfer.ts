@@ -63,6 +63,11 @@ export class CallTransfer {
     return { text: `The transfer to "${target.name}" starts once this reply has been heard. Tell the caller, in one short sentence, that you are putting them through now.` };
   }
 
+  /** A transfer was asked for and has not failed: the call is on its way to a person. */
+  get underway(): boolean {
+    return this.#state.kind !== "idle";
+  }
+
   /** A reply has settled (a spoken one once heard): the transfer asked for starts now. */
   replySettled(): void {
     const state = this.#state;

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { EventBody } from "../events.js";
+import type { AgentNote } from "../turn/agent-note.js";
 import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLedger } from "../turn/ledger.js";
 import type { Conversation } from "./conversation.js";
@@ -30,6 +31,14 @@ export interface ModeRunner {
   /** User turns waiting behind the reply in flight (not counting it): the session refuses typed turns past MAX_QUEUED_TURNS. */
   readonly queuedTurns: number;
   close(): Promise<void>;
+  /** `note` can reach the model (false: an s2s service without `S2sSession.note`). */
+  readonly takesNotes: boolean;
+  /**
+   * A note from the gateway (a workflow run ended): into the model's context, then one reply of
+   * the agent's own, recorded like any. The caller asks for the moment (session/workflow-notes.ts:
+   * nobody speaking, nothing in flight). False when it could not be given now (try again later).
+   */
+  note(note: AgentNote): boolean;
   /**
    * Pipeline only: while a listener is set, the caller's speech is transcribed for it and for
    * nothing else — no turn, no barge-in, no reply (a call screened for an answering machine,

@@ -1,6 +1,7 @@
 import { formatDurationMs, type SessionAudio } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { ResolvedConfig } from "../manifest/index.js";
+import type { AgentNote } from "../turn/agent-note.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import { sessionAudioOf, type S2sAudioFormat, type S2sEvents, type S2sProvider, type S2sSegment, type S2sSession, type S2sSetup, type S2sToolCall } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
@@ -158,6 +159,17 @@ export class S2sRunner implements ModeRunner {
     if (this.#userSpeaking || this.#session === undefined) return;
     this.#lines.ask({ kind: "tool" });
     this.#session.createResponse({ instructions: sayExactly(line.text), outOfBand: true });
+  }
+
+  /** The service can be told a note mid-call (`S2sSession.note`). */
+  get takesNotes(): boolean {
+    return this.#session?.note !== undefined;
+  }
+
+  /** A note into the service's conversation, then an in-band response: said in the model's voice, recorded as a reply. */
+  note(note: AgentNote): boolean {
+    if (this.#closed || this.#session?.note === undefined) return false;
+    return this.#session.note(note.text);
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@ import type { SessionStore } from "./store.js";
 import type { VoiceProviders } from "./voice-runner.js";
 import type { Session } from "./session.js";
 import type { CallScreening } from "./voicemail-screen.js";
+import type { WorkflowEngine } from "../workflows/index.js";
 
 /** What a session runs: the agent as the host holds it. */
 export interface SessionAgent {
@@ -62,6 +63,12 @@ export interface SessionDeps {
   readonly maxCallDurationMs?: number;
   /** A phone call the agent's `voicemail` may screen for an answering machine: whether the gateway placed it, and the carrier's verdicts on it. */
   readonly screening?: CallScreening | undefined;
+  /**
+   * The gateway's engine for the agent's `workflows` (one per process, docs/workflows.md): the
+   * session's tools start and find runs through it (`ctx.workflows`), and are told when a run
+   * they started with `notify` ends. Absent when the agent declares no workflows.
+   */
+  readonly workflows?: WorkflowEngine | undefined;
   /** Called once when the session has ended. */
   readonly ended?: (session: Session) => void;
 }

@@ -4,7 +4,7 @@
  * the tool runner over the active agent's table, and the mode's runner. A step that fails closes
  * what the steps before it opened, so a failed start leaves no MCP connection or sub-agent open.
  */
-import type { ResolvedConfig, SessionMode, Team } from "../manifest/index.js";
+import type { ResolvedConfig, SessionMode, Team, ToolWorkflows } from "../manifest/index.js";
 import type { CallEnding } from "./call-ending.js";
 import type { CallTransfer } from "./call-transfer.js";
 import type { Conversation } from "./conversation.js";
@@ -46,6 +46,8 @@ export interface SessionOpening {
   readonly transfer: CallTransfer;
   /** A screened call's mode hears the link through the screen. */
   readonly screen: VoicemailScreen | undefined;
+  /** The agent's workflows, as its tools' `ctx.workflows`. */
+  readonly workflows: ToolWorkflows | undefined;
 }
 
 /** Open the parts under `signal` (the start deadline's); rejects, with the earlier parts closed, when one fails. */
@@ -58,7 +60,7 @@ export async function openSessionParts(opening: SessionOpening, signal: AbortSig
   try {
     handOff = await openHandOff(opening, sessionValue, mcp);
     const { table } = handOff;
-    const tools = new ToolRunner({ table, clock, random, log: port.log, sessionId, session: sessionValue, conversation: opening.conversation }, port);
+    const tools = new ToolRunner({ table, clock, random, log: port.log, sessionId, session: sessionValue, conversation: opening.conversation, workflows: opening.workflows }, port);
     const opened = handOff;
     const runner = await MODES[mode]({
       mode,

@@ -29,6 +29,8 @@ import { CallTransfer } from "./call-transfer.js";
 import { CallRecorder } from "./recording/call-recorder.js";
 import { VoicemailScreen } from "./voicemail-screen.js";
 import type { SessionPort } from "./session-port.js";
+import { WorkflowNotes } from "./workflow-notes.js";
+import type { AgentNote } from "../turn/agent-note.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -69,6 +71,8 @@ export class Session {
   readonly #recorder: CallRecorder | undefined;
   /** A call screened for an answering machine (the agent's `voicemail`): holds the greeting and the caller's turns until a verdict. */
   readonly #screen: VoicemailScreen | undefined;
+  /** The agent's workflows, started and found by its tools; runs started with `notify` told when they end. */
+  readonly #workflows: WorkflowNotes | undefined;
   readonly #endedPromise: Promise<void>;
   #resolveEnded: () => void = () => {};
 
@@ -97,6 +101,7 @@ export class Session {
     this.#keypad = new Keypad(port);
     // A call is screened from its start: not in text mode, nor a caller back from a warm transfer (a resumed session).
     this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" || deps.resumeId !== undefined ? undefined : deps.screening, port);
+    this.#workflows = Session.#workflowNotes(deps, identity, port);
     this.#metrics = deps.metrics ?? noMetrics;
     this.#events = new EventOutlet({
       ...identity,
@@ -107,6 +112,18 @@ export class Session {
     this.#endedPromise = new Promise((resolve) => {
       this.#resolveEnded = resolve;
     });
+  }
+
+  /** The agent's declared workflows the gateway's engine runs; none (undefined) without an engine or workflows. */
+  static #workflowNotes(deps: SessionDeps, identity: SessionIdentity, port: SessionPort): WorkflowNotes | undefined {
+    const engine = deps.workflows;
+    const declared = Object.keys(deps.agent.def.workflows ?? {});
+    if (engine === undefined || declared.length === 0) return undefined;
+    // A workflow added by a reload after the engine opened is not in it: starting it says so.
+    const names = declared.filter((name) => engine.workflows.has(name));
+    if (names.length < declared.length) identity.log.warn({ missing: declared.filter((name) => !engine.workflows.has(name)) }, "workflows the engine was not opened with (added by a reload?): restart the gateway to run them");
+    const context = { sessionId: identity.sessionId, agent: identity.agentName, mode: identity.mode, transport: identity.transport };
+    return new WorkflowNotes(engine, names, context, port);
   }
 
   get ended(): boolean {
@@ -181,6 +198,7 @@ export class Session {
     this.#ending.stop();
     this.#screen?.stop();
     this.#keypad.close();
+    this.#workflows?.close();
     this.#deps.link.close(CLOSE.normal, "session ended");
     this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
     try {
@@ -205,7 +223,7 @@ export class Session {
 
   async #open(signal: AbortSignal): Promise<void> {
     this.#parts = await openSessionParts(
-      { deps: this.#deps, sessionId: this.id, mode: this.mode, port: this.#port, settings: this.#settings, team: this.#team, conversation: this.#conversation, usage: this.#usage, ending: this.#ending, transfer: this.#transfer, screen: this.#screen },
+      { deps: this.#deps, sessionId: this.id, mode: this.mode, port: this.#port, settings: this.#settings, team: this.#team, conversation: this.#conversation, usage: this.#usage, ending: this.#ending, transfer: this.#transfer, screen: this.#screen, workflows: this.#workflows?.tools },
       signal,
     );
   }
@@ -407,6 +425,21 @@ export class Session {
     }
     dtmf(digit: string): void {
       if (this.#s.#screen?.holding !== true) this.#s.#keypad.digit(digit);
+    }
+    // The workflow notes'.
+    politeMoment(): boolean {
+      const s = this.#s;
+      const parts = s.#parts;
+      if (s.#phase !== "live" || parts === undefined) return false;
+      const { mode, tools } = parts;
+      // Nobody speaking, nothing in flight, playing or queued; no call ending or transfer on its way; no screen holding the turns.
+      return !mode.userSpeaking && !mode.busy && mode.queuedTurns === 0 && tools.runningCalls === 0 && tools.pendingClientCalls === 0 && s.#screen?.holding !== true && !s.#ending.ending && !s.#transfer.underway;
+    }
+    takesNotes(): boolean {
+      return this.#s.#parts?.mode.takesNotes ?? true;
+    }
+    note(note: AgentNote): boolean {
+      return this.#s.#phase === "live" && this.#s.#parts?.mode.note(note) === true;
     }
   };
 }

@@ -5,6 +5,7 @@ import { joinSpoken } from "../pipeline/join-spoken.js";
 import { recordHeard, recordReplaced } from "../pipeline/record-heard.js";
 import type { ReplyLoop, ReplyObserver, ReplyResult } from "../pipeline/reply-loop.js";
 import { SentenceBatcher } from "../pipeline/sentence-batcher.js";
+import { noteMessages, type AgentNote } from "../turn/agent-note.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import type { ToolLine } from "./tool-runner.js";
@@ -20,7 +21,8 @@ export class TextRunner implements ModeRunner {
   readonly #ctx: RunnerContext;
   readonly #loop: ReplyLoop;
   readonly #errorPhrase: string;
-  #queue: string[] = [];
+  /** Typed turns, and notes (a workflow run ended), answered one at a time in order. */
+  #queue: (string | AgentNote)[] = [];
   #pumping = false;
   #reply: AbortController | undefined;
   #shown: string[] = [];
@@ -44,9 +46,20 @@ export class TextRunner implements ModeRunner {
     return this.#reply !== undefined || this.#queue.length > 0;
   }
 
-  /** Typed turns not yet started (the one running has left the queue). */
+  /** Typed turns not yet started (the one running has left the queue); notes do not count. */
   get queuedTurns(): number {
-    return this.#queue.length;
+    return this.#queue.filter((item) => typeof item === "string").length;
+  }
+
+  get takesNotes(): boolean {
+    return true;
+  }
+
+  note(note: AgentNote): boolean {
+    if (this.#closed) return false;
+    this.#queue.push(note);
+    void this.#pump();
+    return true;
   }
 
   greet(text: string): void {
@@ -107,26 +120,29 @@ export class TextRunner implements ModeRunner {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      for (let text = this.#queue.shift(); text !== undefined && !this.#closed; text = this.#queue.shift()) await this.#turn(text);
+      for (let item = this.#queue.shift(); item !== undefined && !this.#closed; item = this.#queue.shift()) await this.#turn(item);
     } finally {
       this.#pumping = false;
     }
   }
 
-  async #turn(text: string): Promise<void> {
+  /** A typed turn, or a note (no caller line: its messages go into the model's context with the reply). */
+  async #turn(item: string | AgentNote): Promise<void> {
     if (!this.#ctx.admitTurn()) return;
     const { ledger, guardrails } = this.#ctx;
     const epoch = ledger.epoch;
     const turnId = ledger.nextTurnId();
     const controller = new AbortController();
     this.#reply = controller;
+    const text = typeof item === "string" ? item : undefined;
     // The model never sees a turn an input guardrail refused: the replacement answers it.
-    const refusal = guardrails.checksInput ? await guardrails.check("input", text) : undefined;
+    const refusal = text !== undefined && guardrails.checksInput ? await guardrails.check("input", text) : undefined;
     if (controller.signal.aborted || epoch !== ledger.epoch || this.#closed) {
       if (this.#reply === controller) this.#reply = undefined;
       return;
     }
-    ledger.user(text, { prompt: true, refused: refusal !== undefined });
+    const prompt = typeof item === "string" ? [] : noteMessages(item);
+    if (text !== undefined) ledger.user(text, { prompt: true, refused: refusal !== undefined });
     this.#shown = [];
     this.#modelText = "";
     const output = new GuardedOutput(guardrails, {
@@ -148,14 +164,15 @@ export class TextRunner implements ModeRunner {
         firstTokenMs = ms;
       },
     };
-    const result = refusal === undefined ? await this.#loop.run(ledger.history, controller.signal, observer) : fixedReply(refusal.replacement, observer);
+    const result = refusal === undefined ? await this.#loop.run([...ledger.history, ...prompt], controller.signal, observer) : fixedReply(refusal.replacement, observer);
     batcher?.flush();
     await output.settled();
     output.stop();
     if (this.#output === output) this.#output = undefined;
     if (this.#reply === controller) this.#reply = undefined;
     if (epoch !== ledger.epoch || this.#closed) return;
-    this.#settle(epoch, turnId, result, firstTokenMs, output);
+    // A note's messages are recorded with its reply (as a spoken turn's prompt is), whatever the reply's end.
+    this.#settle(epoch, turnId, prompt.length === 0 ? result : { ...result, messages: [...prompt, ...result.messages] }, firstTokenMs, output);
   }
 
   #snapshot(): void {

@@ -14,6 +14,7 @@ import {
   type ToolContext,
   type ToolResult,
   type ToolTable,
+  type ToolWorkflows,
 } from "../manifest/index.js";
 import type { ToolAnswer, ToolInvocation } from "../pipeline/tool-port.js";
 import type { EventBody } from "../events.js";
@@ -50,6 +51,8 @@ export interface ToolRunnerDeps {
    * are what the calls read and move as `ctx.dialogs`.
    */
   readonly conversation?: Conversation;
+  /** The agent's workflows, as its tools' `ctx.workflows` (absent when it declares none). */
+  readonly workflows?: ToolWorkflows | undefined;
 }
 
 /** What the runner tells its session (the session's hooks object: methods, called on it). */
@@ -237,7 +240,8 @@ export class ToolRunner {
     const deadline = linkedSignal(signal, clock, timeoutMs);
     // The conversation's dialogs as the call starts: a reset meanwhile strands the call's moves with the old conversation.
     const dialogs = this.#deps.conversation?.dialogs;
-    const ctx: ToolContext = { toolCallId, signal: deadline.signal, sessionId: this.#deps.sessionId, session: this.#deps.session, dialogs };
+    const { workflows } = this.#deps;
+    const ctx: ToolContext = { toolCallId, signal: deadline.signal, sessionId: this.#deps.sessionId, session: this.#deps.session, dialogs, ...(workflows === undefined ? {} : { workflows }) };
     const timers: Timer[] = [];
     try {
       const refusal = resolved.toolset.gate(toolName, ctx);

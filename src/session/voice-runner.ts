@@ -9,6 +9,7 @@ import { reconnectingStt } from "../pipeline/stt-reconnect.js";
 import type { TtsProvider, TtsSession } from "../pipeline/tts-port.js";
 import { createVad, type Vad } from "../pipeline/vad.js";
 import { VoiceLoop } from "../pipeline/voice-loop.js";
+import type { AgentNote } from "../turn/agent-note.js";
 import type { VoiceSettings } from "../pipeline/voice-settings.js";
 import type { ModeRunner, RunnerContext, TranscriptListener } from "./mode-runner.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
@@ -218,6 +219,16 @@ export class VoiceRunner implements ModeRunner {
 
   toolLine(line: ToolLine): void {
     this.#loop.speakFiller(line.text);
+  }
+
+  get takesNotes(): boolean {
+    return true;
+  }
+
+  note(note: AgentNote): boolean {
+    if (this.#closed) return false;
+    this.#loop.note(note);
+    return true;
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type AgentConfigSource,
   type ConfigIssue,
 } from "../../../src/manifest/index.js";
+import { UNHONOURED_HOST_FIELDS } from "../../../src/manifest/agent-config.js";
 
 const quiet = { warn: () => {} };
 
@@ -264,7 +265,7 @@ describe("toAgentConfig: what crosses the wire", () => {
 });
 
 describe("fields this build accepts but does not honour yet", () => {
-  it("are named in a warning each, with where the docs say so; empty ones and honoured ones (guardrails, routes, events, sessionContext) are not", () => {
+  it("none left: honoured fields (guardrails, routes, events, workflows, sessionContext) draw no warning", () => {
     const warnings: string[] = [];
     toAgentConfig(
       {
@@ -279,9 +280,8 @@ describe("fields this build accepts but does not honour yet", () => {
       } as unknown as AgentConfigSource,
       { warn: (message) => warnings.push(message) },
     );
-    expect(warnings).toEqual([
-      'agent "guarded": `workflows` is not honoured yet in this build: it is accepted, and the gateway does nothing with it (docs/config.md §5).',
-    ]);
+    expect(UNHONOURED_HOST_FIELDS).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 
   it("refuses guardrails that are not a list of functions, naming the entry and the shape", () => {

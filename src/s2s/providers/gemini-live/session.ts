@@ -116,6 +116,13 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
     this.#request({ kind: "ask", message, outOfBand: false, typed: true, sentOn: undefined });
   }
 
+  /** Gemini has no system role mid-session: the note is a `user` turn the model answers (kept in its context, re-sent on a new socket until answered). */
+  note(text: string): boolean {
+    const message = { clientContent: { turns: [{ role: "user", parts: [{ text }] }], turnComplete: true } };
+    this.#request({ kind: "ask", message, outOfBand: false, typed: false, sentOn: undefined });
+    return true;
+  }
+
   cancelResponse(responseId?: string): void {
     const turn = this.#turn;
     if (turn === undefined || (responseId !== undefined && responseId !== turn.id)) {

@@ -22,6 +22,8 @@ export interface OpenAiRealtimeSession extends S2sSession {
   deleteItem(itemId: string): void;
   /** `conversation.item.create`: a line added without a response. */
   remember(item: S2sHistoryItem): void;
+  /** A `system` message item, then an in-band response. */
+  note(text: string): boolean;
 }
 
 interface ToolCallRecord {
@@ -193,6 +195,15 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     // While reconnecting there is nothing to add to: the replay carries the committed lines.
     const link = this.#conn.readyLink();
     if (link !== undefined) this.#conn.send(link, historyItem(item));
+  }
+
+  /** docs/vendors.md (OpenAI Realtime), "Conversation items": a `system` message item, then an in-band response. */
+  note(text: string): boolean {
+    const link = this.#conn.readyLink();
+    if (link === undefined) return false;
+    this.#conn.send(link, { type: "conversation.item.create", item: { type: "message", role: "system", content: [{ type: "input_text", text }] } });
+    this.#ask({ response: undefined });
+    return true;
   }
 
   sendToolResults(results: readonly { readonly callId: string; readonly output: string }[], respond: boolean): void {
