@@ -9,7 +9,8 @@ export type FakeS2sCall =
   | { readonly kind: "remember"; readonly item: S2sHistoryItem }
   | { readonly kind: "results"; readonly results: readonly { readonly callId: string; readonly output: string }[]; readonly respond: boolean }
   | { readonly kind: "text"; readonly text: string }
-  | { readonly kind: "update"; readonly segment: S2sSegment };
+  | { readonly kind: "update"; readonly segment: S2sSegment }
+  | { readonly kind: "note"; readonly text: string };
 
 /**
  * An in-memory speech-to-speech service for tests: a test plays the service (`respond`,
@@ -22,6 +23,8 @@ export class FakeS2s implements S2sProvider {
   readonly opens: S2sOpenOptions[] = [];
   readonly calls: FakeS2sCall[] = [];
   audioInBytes = 0;
+  /** Whether its sessions take notes (`S2sSession.note`); false leaves the method out, as a service that cannot. */
+  takesNotes = true;
   #events: S2sEvents | undefined;
   #responses = 0;
 
@@ -46,6 +49,7 @@ export class FakeS2s implements S2sProvider {
       remember: (item) => calls.push({ kind: "remember", item }),
       sendToolResults: (results, respond) => calls.push({ kind: "results", results, respond }),
       update: (segment) => calls.push({ kind: "update", segment }),
+      ...(this.takesNotes ? { note: (text: string) => calls.push({ kind: "note", text }) > 0 } : {}),
       close: () => Promise.resolve(),
     });
   }

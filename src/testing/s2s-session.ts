@@ -26,7 +26,7 @@ export interface S2sSessionHarness {
  */
 export async function s2sSession<S>(
   agentDef: ResolvedAgentDef<S>,
-  options: Partial<Pick<SessionDeps, "transport" | "maxCallDurationMs" | "store" | "resumeId">> & {
+  options: Partial<Pick<SessionDeps, "transport" | "maxCallDurationMs" | "store" | "resumeId" | "workflows">> & {
     /** Another service in place of the `FakeS2s` (`fake` is then unused). */
     readonly provider?: S2sProvider;
     /** `false`: the caller starts the session itself (to act while it is starting). Default true. */

@@ -8,6 +8,7 @@ import { type Script } from "../pipeline/providers/llm/script.js";
 import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { MemoryLink } from "./memory-link.js";
+import type { WorkflowEngine } from "../workflows/index.js";
 
 export interface TextSessionOptions {
   /**
@@ -20,6 +21,8 @@ export interface TextSessionOptions {
   readonly store?: SessionStore;
   readonly resumeId?: string;
   readonly random?: () => number;
+  /** The engine the agent's `workflows` run on (its tools' `ctx.workflows`). */
+  readonly workflows?: WorkflowEngine;
 }
 
 export interface TextSessionHarness {
@@ -65,6 +68,7 @@ export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessi
     // A sub-agent whose scripted llm has a script of its own answers from it; every other agent from this model.
     resolveModel: (_descriptor, own) => (own === undefined ? model : scriptedModel(own, { sleep })),
     ...(options.random === undefined ? {} : { random: options.random }),
+    ...(options.workflows === undefined ? {} : { workflows: options.workflows }),
   });
   const started = session.start();
   const say = async (text: string): Promise<void> => {

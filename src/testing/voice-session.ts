@@ -9,6 +9,7 @@ import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { FakeStt, FakeTts, fakeVad } from "./fake-speech.js";
 import { MemoryLink } from "./memory-link.js";
+import type { WorkflowEngine } from "../workflows/index.js";
 
 export interface VoiceSessionOptions {
   readonly script?: Script;
@@ -35,6 +36,8 @@ export interface VoiceSessionOptions {
    * hand-off); undefined, or left out, means the harness's fake TTS (`tts`).
    */
   readonly ttsFor?: (descriptor: ProviderDescriptor) => TtsProvider | undefined;
+  /** The engine the agent's `workflows` run on (its tools' `ctx.workflows`). */
+  readonly workflows?: WorkflowEngine;
 }
 
 export interface VoiceSessionHarness {
@@ -74,6 +77,7 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
     log: silentLogger,
     store,
     ...(options.resumeId === undefined ? {} : { resumeId: options.resumeId }),
+    ...(options.workflows === undefined ? {} : { workflows: options.workflows }),
     // A team agent whose scripted llm has a script of its own answers from it; every other agent from this model.
     resolveModel: (_descriptor, own) => (own === undefined ? model : scriptedModel(own, { sleep })),
     voice: { stt: () => stt, tts: (descriptor) => (descriptor === config.tts ? undefined : options.ttsFor?.(descriptor)) ?? tts, vad: (rate) => Promise.resolve(fakeVad(rate)) },
