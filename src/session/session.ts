@@ -101,29 +101,12 @@ export class Session {
     this.#keypad = new Keypad(port);
     // A call is screened from its start: not in text mode, nor a caller back from a warm transfer (a resumed session).
     this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" || deps.resumeId !== undefined ? undefined : deps.screening, port);
-    this.#workflows = Session.#workflowNotes(deps, identity, port);
+    this.#workflows = WorkflowNotes.for(deps.workflows, Object.keys(deps.agent.def.workflows ?? {}), identity, port);
     this.#metrics = deps.metrics ?? noMetrics;
-    this.#events = new EventOutlet({
-      ...identity,
-      metrics: this.#metrics,
-      link: this.#deps.link,
-      observers: deps.agent.def.events,
-    });
+    this.#events = new EventOutlet({ ...identity, metrics: this.#metrics, link: this.#deps.link, observers: deps.agent.def.events });
     this.#endedPromise = new Promise((resolve) => {
       this.#resolveEnded = resolve;
     });
-  }
-
-  /** The agent's declared workflows the gateway's engine runs; none (undefined) without an engine or workflows. */
-  static #workflowNotes(deps: SessionDeps, identity: SessionIdentity, port: SessionPort): WorkflowNotes | undefined {
-    const engine = deps.workflows;
-    const declared = Object.keys(deps.agent.def.workflows ?? {});
-    if (engine === undefined || declared.length === 0) return undefined;
-    // A workflow added by a reload after the engine opened is not in it: starting it says so.
-    const names = declared.filter((name) => engine.workflows.has(name));
-    if (names.length < declared.length) identity.log.warn({ missing: declared.filter((name) => !engine.workflows.has(name)) }, "workflows the engine was not opened with (added by a reload?): restart the gateway to run them");
-    const context = { sessionId: identity.sessionId, agent: identity.agentName, mode: identity.mode, transport: identity.transport };
-    return new WorkflowNotes(engine, names, context, port);
   }
 
   get ended(): boolean {

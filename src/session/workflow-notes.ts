@@ -15,6 +15,7 @@ import type { RunContextData, ToolWorkflows, WorkflowRunView, WorkflowStartOptio
 import { NOTE_TOOL_NAME, type AgentNote } from "../turn/agent-note.js";
 import { WorkflowRequestError, type EndStatus, type RunEnd, type RunInfo, type WorkflowEngine } from "../workflows/index.js";
 import type { Conversation } from "./conversation.js";
+import type { SessionIdentity } from "./session-deps.js";
 
 /** Ended runs one note tells (runs): more are counted in it, not listed. */
 export const MAX_PENDING_NOTES = 4;
@@ -111,6 +112,16 @@ export class WorkflowNotes {
   #notes = 0;
   #closed = false;
   readonly #unsubscribe: () => void;
+
+  /** The agent's `declared` workflows the gateway's engine runs; none (undefined) without an engine or workflows. */
+  static for(engine: WorkflowEngine | undefined, declared: readonly string[], identity: SessionIdentity, hooks: WorkflowNoteHooks): WorkflowNotes | undefined {
+    if (engine === undefined || declared.length === 0) return undefined;
+    // A workflow added by a reload after the engine opened is not in it: starting it says so.
+    const missing = declared.filter((name) => !engine.workflows.has(name));
+    if (missing.length > 0) identity.log.warn({ missing }, "workflows the engine was not opened with (added by a reload?): restart the gateway to run them");
+    const context = { sessionId: identity.sessionId, agent: identity.agentName, mode: identity.mode, transport: identity.transport };
+    return new WorkflowNotes(engine, declared.filter((name) => engine.workflows.has(name)), context, hooks);
+  }
 
   /** `names`: the agent's workflows this engine runs; `context`: the plain data every run started here carries. */
   constructor(engine: WorkflowEngine, names: readonly string[], context: RunContextData, hooks: WorkflowNoteHooks) {
