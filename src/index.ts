@@ -47,5 +47,9 @@ export {
   type StepContext,
   type WaitResult,
   type WorkflowContext,
+  type CallOutcome,
+  type CallRequest,
+  type OutboundCall,
+  type PlacedCall,
 } from "./manifest/index.js";
 export { safeFetch, isPublicAddress, BlockedUrlError, type SafeFetchOptions } from "./session/safe-fetch.js";

@@ -9,11 +9,14 @@ import type { SubagentDef } from "./subagent.js";
 import type { JsonValue, ToolMap } from "./tool-def.js";
 import type { Toolset } from "./toolset.js";
 import type { AnyWorkflowDef } from "./workflow.js";
+import type { OutboundCall } from "./workflow-calls.js";
 
 /** What the host knows about a session when it asks the agent for something. */
 export interface SessionInfo {
   readonly sessionId: string;
   readonly mode: SessionMode;
+  /** A call a workflow placed (`ctx.calls.place`): the run, to whom and why. Absent on every other session. */
+  readonly outbound?: OutboundCall;
 }
 
 /** A guardrail's verdict: `undefined` lets the text through. */

@@ -203,3 +203,4 @@ export {
   type WorkflowDeclaration,
   type WorkflowDef,
 } from "./workflow.js";
+export type { CallOutcome, CallRequest, OutboundCall, PlacedCall, WorkflowCalls } from "./workflow-calls.js";

@@ -8,6 +8,7 @@ import { parseDuration, type Duration } from "./duration.js";
 import { kindOf, ToolDefinitionError } from "./errors.js";
 import { compileParameters, NO_PARAMETERS, type CompiledSchema, type InferParameters, type ParameterSchema } from "./schema.js";
 import type { JsonValue } from "./tool-def.js";
+import type { WorkflowCalls } from "./workflow-calls.js";
 
 export type { Duration } from "./duration.js";
 
@@ -112,6 +113,8 @@ export interface WorkflowContext<Steps = Record<string, never>> {
    * `{ status: "timeout" }`; never rejects on a timeout.
    */
   readonly waitFor: <T = unknown>(token: string, options?: { readonly timeout?: Duration }) => Promise<WaitResult<T>>;
+  /** Place a phone call and wait for how it went (docs/workflows.md "Calling out"). */
+  readonly calls: WorkflowCalls;
 }
 
 /** A workflow body: replayed from the top after each step, so deterministic outside its steps. */

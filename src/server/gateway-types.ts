@@ -16,6 +16,7 @@ import type { SessionOwnership } from "./redis-store.js";
 import type { CarrierClient } from "./telephony/carrier-client.js";
 import type { EntryPoint } from "./telephony/entry-points.js";
 import type { WorkflowEngine } from "../workflows/index.js";
+import type { CallPlacer } from "../workflows/engine.js";
 
 /** What `createGateway` takes and returns (the public API: `switchboard`'s `createGateway`). */
 export interface GatewayOptions<Session = unknown> {
@@ -111,6 +112,13 @@ export interface Gateway {
   /** The engine the agent's workflows run on: given, or opened by `listen`; undefined before that, or without workflows. */
   readonly workflows: WorkflowEngine | undefined;
   listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
+  /**
+   * `ctx.calls` for the workflow engine: the engine `listen` opens gets it; an engine given as
+   * `workflowEngine` must be created with it (`createWorkflowEngine({ calls })`: the engine attaches
+   * its `deliver`, so call outcomes reach the runs). Undefined when the agent has no workflows or
+   * mounts no telephony.
+   */
+  readonly workflowCalls: CallPlacer | undefined;
   /**
    * Swap the agent (`switchboard dev`): sessions that start from now on run the new definition,
    * config and offline script; live sessions finish on the one they started with; its `routes`

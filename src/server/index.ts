@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
@@ -33,7 +34,7 @@ import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
 import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";
-import { createTelephony, mountedCarriers, parseOpenCarriers } from "./telephony/index.js";
+import { createTelephony, mountedCarriers, parseOpenCarriers, type PlacedSession } from "./telephony/index.js";
 import type { EntryPoint } from "./telephony/entry-points.js";
 import { parseCallsPerMinute } from "./telephony/outbound-calls.js";
 import type { CallScreening } from "../session/voicemail-screen.js";
@@ -159,11 +160,14 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     draining: () => draining,
     apiKey,
     callsPerMinute: parseCallsPerMinute(env.SWITCHBOARD_CALLS_PER_MINUTE),
-    startSession: (link, call, resume, screening) =>
+    // The agent's workflows may call out (ctx.calls): their placements are journalled beside the runs.
+    callsJournalDir: Object.keys(current.def.workflows ?? {}).length === 0 ? undefined : join(workflowSettings(env).dir, "calls"),
+    startSession: (link, call, resume, screening, placed) =>
       startSession(link, {
         transport: call.carrier,
         maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs,
         screening,
+        placed,
         ...(resume === undefined ? {} : { resumeId: resume.sessionId, resumeNotice: resume.notice }),
       }),
   });
@@ -276,6 +280,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       transport: string;
       maxCallDurationMs?: number;
       screening?: CallScreening;
+      /** A call a workflow placed: what its session sees, and who hears of its end. */
+      placed?: PlacedSession | undefined;
     },
   ): void {
     // This session's agent for its whole life, whatever a later `reload` swaps in.
@@ -301,10 +307,12 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         transport: extra.transport,
         ...(extra.maxCallDurationMs === undefined ? {} : { maxCallDurationMs: extra.maxCallDurationMs }),
         ...(extra.screening === undefined ? {} : { screening: extra.screening }),
+        ...(extra.placed?.outbound === undefined ? {} : { outbound: extra.placed.outbound }),
         ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         ...(options.resumeGraceMs === undefined ? {} : { resumeGraceMs: options.resumeGraceMs }),
         ended: (ended) => {
           if (live.get(ended.id) === ended) live.delete(ended.id);
+          extra.placed?.ended?.({ sessionId: ended.id, answeredBy: ended.answeredBy });
         },
       });
     } catch (err) {
@@ -351,7 +359,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     const declared = current.def.workflows ?? {};
     if (workflows !== undefined || Object.keys(declared).length === 0) return;
     const settings = workflowSettings(env);
-    workflows = await createWorkflowEngine({ dir: settings.dir, retentionDays: settings.retentionDays, workflows: declared, clock, log: log.child({ component: "workflows" }) });
+    workflows = await createWorkflowEngine({ dir: settings.dir, retentionDays: settings.retentionDays, workflows: declared, clock, log: log.child({ component: "workflows" }), ...(telephony.workflowCalls === undefined ? {} : { calls: telephony.workflowCalls }) });
     openedWorkflows = declared;
     log.info({ workflows: Object.keys(declared), dir: settings.dir }, "workflow engine open");
   }
@@ -380,6 +388,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       return current.config;
     },
     metrics,
+    workflowCalls: telephony.workflowCalls,
     get sessions() {
       return live.size;
     },

@@ -3,7 +3,7 @@ import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { buildSystemPrompt, type AgentConfig, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode, type Team } from "../manifest/index.js";
+import { buildSystemPrompt, type AgentConfig, type OutboundCall, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode, type Team } from "../manifest/index.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { McpTools } from "./mcp.js";
@@ -69,6 +69,8 @@ export interface SessionDeps {
    * they started with `notify` ends. Absent when the agent declares no workflows.
    */
   readonly workflows?: WorkflowEngine | undefined;
+  /** A call a workflow placed: the run, to whom and why (the agent's `sessionContext` and `onSessionEnd` see it). */
+  readonly outbound?: OutboundCall | undefined;
   /** Called once when the session has ended. */
   readonly ended?: (session: Session) => void;
 }

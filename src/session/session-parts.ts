@@ -54,7 +54,7 @@ export interface SessionOpening {
 export async function openSessionParts(opening: SessionOpening, signal: AbortSignal): Promise<SessionParts> {
   const { deps, sessionId, mode, port } = opening;
   const { agent, clock, random = Math.random, resolveModel, voice, s2s } = deps;
-  const sessionValue = agent.def.sessionContext?.({ sessionId, mode });
+  const sessionValue = agent.def.sessionContext?.({ sessionId, mode, ...(deps.outbound === undefined ? {} : { outbound: deps.outbound }) });
   const mcp = await deps.connectMcp?.(agent.def);
   let handOff: HandOff | undefined;
   try {

@@ -113,6 +113,11 @@ export class Session {
     return this.#phase === "ended";
   }
 
+  /** Who answered this call, as the voicemail screen found: `unknown` when nothing screened it, or before a verdict. */
+  get answeredBy(): "human" | "machine" | "unknown" {
+    return this.#screen?.verdict ?? "unknown";
+  }
+
   /** Zero-RTT `session.configured`, then providers and the tool table under the start timeout. */
   async start(): Promise<void> {
     const { link, clock } = this.#deps;
@@ -190,7 +195,8 @@ export class Session {
       await this.#record.save();
       await this.#parts?.mcp?.close();
       await this.#parts?.handOff.close();
-      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, session: this.#parts?.sessionValue, ...(record === undefined ? {} : { record }) });
+      const outbound = this.#deps.outbound === undefined ? {} : { outbound: this.#deps.outbound };
+      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, ...outbound, session: this.#parts?.sessionValue, ...(record === undefined ? {} : { record }) });
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }

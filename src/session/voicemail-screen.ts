@@ -72,6 +72,7 @@ export class VoicemailScreen implements TranscriptListener {
   readonly #settings: ResolvedVoicemail;
   readonly #call: CallScreening;
   #state: "screening" | "waiting for the beep" | "done" = "screening";
+  #verdict: "human" | "machine" | undefined;
   /** The callee's speech makes no turn: until a person is found (a machine's never does). */
   #turnsHeld = true;
   readonly #timers: Timer[] = [];
@@ -268,7 +269,13 @@ export class VoicemailScreen implements TranscriptListener {
     this.#human("window");
   }
 
+  /** The verdict, once there is one. */
+  get verdict(): "human" | "machine" | undefined {
+    return this.#verdict;
+  }
+
   #human(source: Source | "window"): void {
+    this.#verdict = "human";
     this.#hooks.log.info({ source }, "a person answered");
     this.#state = "done";
     this.#turnsHeld = false;
@@ -280,6 +287,7 @@ export class VoicemailScreen implements TranscriptListener {
     const { log, clock } = this.#hooks;
     const settings = this.#settings;
     const action = fax ? "hangup" : settings.action;
+    this.#verdict = "machine";
     log.info({ source, ...detail, action }, "answering machine detected");
     this.#hooks.emit({ type: "voicemail.detected", source, action, ...detail });
     if (action === "hangup") {

@@ -8,7 +8,7 @@
  * deliver's token and payload) is bounded by `WorkflowLimits` and refused with a
  * `WorkflowRequestError` naming the field.
  */
-import type { JsonValue, RunContextData } from "../manifest/index.js";
+import type { CallRequest, JsonValue, PlacedCall, RunContextData } from "../manifest/index.js";
 
 /** Where a run is. `sleeping` and `waiting` are `running` runs inside `ctx.sleep` / `ctx.waitFor`. */
 export type RunStatus = "pending" | "running" | "sleeping" | "waiting" | "completed" | "failed" | "cancelled";
@@ -155,4 +155,28 @@ export function checkJsonSize(value: unknown, field: string, max: number): void 
   if (json === undefined) throw new WorkflowRequestError("invalid", field, "must be plain JSON data");
   const bytes = Buffer.byteLength(json);
   if (bytes > max) throw new WorkflowRequestError("too_large", field, `is ${bytes} bytes as JSON; at most ${max}`);
+}
+
+/** Who asks for a call: the run, and the identity of this placement within it. */
+export interface CallPlacement {
+  readonly runId: string;
+  readonly workflow: string;
+  readonly key?: string;
+  /** The run's context (the call's session sees it when the request names none). */
+  readonly context: RunContextData;
+  /** The engine token the call's outcome is to be delivered under. */
+  readonly token: string;
+  /** Stable across the step's tries and a restart (`<runId>:call:<n>`): the same key never dials twice. */
+  readonly idempotencyKey: string;
+}
+
+/**
+ * The telephony side of `ctx.calls` (src/server/telephony/workflow-calls.ts), handed to the
+ * engine as `calls`: the engine calls `place` from a journalled step, and `attach` with its
+ * `deliver` once open (undefined once closed) so call outcomes reach the runs.
+ */
+export interface CallPlacer {
+  /** Place the call; rejects with a `PermanentStepError` for a refusal no retry changes. */
+  place(request: CallRequest, placement: CallPlacement): Promise<PlacedCall>;
+  attach(deliver: ((token: string, payload: JsonValue) => Promise<boolean>) | undefined): void;
 }

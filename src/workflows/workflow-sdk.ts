@@ -22,7 +22,11 @@ import {
   retryDelayMs,
   WORKFLOW_NAME,
   type AnyWorkflowDef,
+  type CallOutcome,
+  type CallRequest,
   type JsonValue,
+  type PlacedCall,
+  type ResolvedRetry,
   type RunContextData,
   type StepDef,
   type WaitResult,
@@ -39,12 +43,13 @@ import {
   type RunInfo,
   type RunStatus,
   type StartOptions,
+  type CallPlacer,
   type WorkflowEngine,
   type WorkflowLimits,
 } from "./engine.js";
 import { KeyIndex } from "./key-index.js";
 import { DEFAULT_RETENTION_DAYS, deleteRunFiles, PRUNE_INTERVAL_MS } from "./retention.js";
-import { BRIDGE, currentAttempt, decodeOutput, registerStep, stepId, stepName, workflowBundle, workflowId, workflowName, type Bridge, type VmPrimitives } from "./sdk-contract.js";
+import { BRIDGE, currentAttempt, decodeOutput, registerStep, stepId, stepName, workflowBundle, workflowId, workflowName, type Bridge, type VmHook, type VmPrimitives } from "./sdk-contract.js";
 import { ensureWritableDir } from "./settings.js";
 
 export interface WorkflowEngineOptions {
@@ -57,7 +62,18 @@ export interface WorkflowEngineOptions {
   readonly limits?: Partial<WorkflowLimits>;
   readonly clock?: Clock;
   readonly log?: Logger;
+  /** The gateway's telephony behind `ctx.calls` (absent: `ctx.calls.place` refuses, naming why). */
+  readonly calls?: CallPlacer;
 }
+
+/** The built-in step behind `ctx.calls.place` (a name no declared step can have: those have no "."). */
+const PLACE_STEP = "calls.place";
+/**
+ * Its tries: a refusal no retry changes fails at once (PermanentStepError); the rest (a budget
+ * full this minute, a carrier 5xx) are tried again. The placer never dials twice per key, so a
+ * retry after a try that may have dialled answers `uncertain` instead.
+ */
+const PLACE_RETRY: ResolvedRetry = { attempts: 4, backoff: "exponential", delayMs: 5_000, maxDelayMs: 60_000 };
 
 /** What a run carries as its one argument: the validated input and the starter's data. */
 interface Envelope {
@@ -186,13 +202,14 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
 
   for (const [name, def] of defs) {
     for (const [step, spec] of Object.entries(def.steps)) registerStep(stepId(name, step), stepRunner(spec), spec.retry.attempts);
+    registerStep(stepId(name, PLACE_STEP), stepRunner({ fn: placeCall(options.calls), retry: PLACE_RETRY } as StepDef), PLACE_RETRY.attempts);
   }
   const bridge: Bridge = {
     run: (name, envelope, primitives) => {
       const def = defs.get(name);
       if (def === undefined) throw new Error(`no workflow "${name}" in this engine`);
       const { input, key, context } = envelope as Envelope;
-      return Promise.resolve(def.run(input as never, bodyContext(name, def, primitives, key, context) as never));
+      return Promise.resolve(def.run(input as never, bodyContext(name, def, primitives, key, context, options.calls !== undefined) as never));
     },
   };
   (globalThis as Record<symbol, unknown>)[BRIDGE] = bridge;
@@ -285,7 +302,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
     return active;
   };
 
-  return {
+  const engine: WorkflowEngine = {
     workflows: new Map([...defs].map(([name, def]) => [name, { description: def.description, steps: Object.keys(def.steps) }])),
 
     async start(name: string, input: unknown, startOptions: StartOptions = {}) {
@@ -365,11 +382,30 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       closed = true;
       pruneTimer?.cancel();
       listeners.clear();
+      options.calls?.attach(undefined);
       await world.close?.();
       setWorld(undefined);
       delete (globalThis as Record<symbol, unknown>)[BRIDGE];
       engineOpen = false;
     },
+  };
+  options.calls?.attach((token, payload) => engine.deliver(token, payload));
+  return engine;
+}
+
+/** The host side of `ctx.calls.place`: `(request, token, n, ctx)` after the step meta, to the gateway's placer. */
+function placeCall(calls: CallPlacer | undefined): (...args: unknown[]) => Promise<PlacedCall> {
+  return async (...args: unknown[]) => {
+    const [workflowName, request, token, n, ctx] = args as [string, CallRequest, string, number, { runId: string; key?: string; context: RunContextData }];
+    if (calls === undefined) throw new PermanentStepError("ctx.calls.place: this gateway places no calls: mount twilio or telnyx in the agent's telephony field, and open the workflow engine with the gateway's calls");
+    return calls.place(request, {
+      runId: ctx.runId,
+      workflow: workflowName,
+      ...(ctx.key === undefined ? {} : { key: ctx.key }),
+      context: ctx.context,
+      token,
+      idempotencyKey: `${ctx.runId}:call:${n}`,
+    });
   };
 }
 
@@ -390,13 +426,17 @@ function stepRunner(spec: StepDef): (...args: unknown[]) => Promise<unknown> {
 }
 
 /** The body's ctx for one replay: every call goes through the SDK's journalled primitives. */
-function bodyContext(name: string, def: AnyWorkflowDef, vm: VmPrimitives, key: string | undefined, context: RunContextData): WorkflowContext<Record<string, StepDef>> {
+function bodyContext(name: string, def: AnyWorkflowDef, vm: VmPrimitives, key: string | undefined, context: RunContextData, placing: boolean): WorkflowContext<Record<string, StepDef>> {
   const meta: StepMeta = { runId: vm.runId, ...(key === undefined ? {} : { key }), context };
   const steps: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
   for (const step of Object.keys(def.steps)) {
     const call = vm.useStep(stepId(name, step));
     steps[step] = (...args: unknown[]) => call(meta, ...args);
   }
+  const place = vm.useStep(stepId(name, PLACE_STEP));
+  /** This replay's calls, by token: the hook each outcome arrives on. Counted in body order, so a replay makes the same tokens. */
+  const callHooks = new Map<string, VmHook>();
+  let placed = 0;
   return {
     runId: vm.runId,
     ...(key === undefined ? {} : { key }),
@@ -417,6 +457,39 @@ function bodyContext(name: string, def: AnyWorkflowDef, vm: VmPrimitives, key: s
         // Frees the token for a later wait (this run's or another's).
         hook.dispose();
       }
+    },
+    calls: {
+      place: async (request: CallRequest): Promise<PlacedCall> => {
+        if (!placing) throw new Error("ctx.calls.place: this gateway places no calls: mount twilio or telnyx in the agent's telephony field, and open the workflow engine with the gateway's calls");
+        placed += 1;
+        const token = `call:${vm.runId}:${placed}`;
+        // The hook before the step, in the same suspension: the SDK writes hooks before it runs
+        // steps, so no outcome can come before the run listens for it. Not awaited here (each
+        // `then` takes one payload): `outcome` takes it.
+        const hook = vm.createHook({ token });
+        callHooks.set(token, hook);
+        try {
+          return (await place(meta, name, request, token, placed)) as PlacedCall;
+        } catch (err) {
+          callHooks.delete(token);
+          hook.dispose();
+          throw err;
+        }
+      },
+      outcome: async (call: PlacedCall, waitOptions: { readonly timeout?: unknown } = {}): Promise<CallOutcome> => {
+        const hook = typeof call?.token === "string" ? callHooks.get(call.token) : undefined;
+        if (hook === undefined) throw new Error("ctx.calls.outcome(call): not a call this run placed, or its outcome was already awaited; pass what ctx.calls.place returned, once");
+        callHooks.delete(call.token);
+        const timeoutMs = waitOptions.timeout === undefined ? undefined : parseDuration(waitOptions.timeout, "ctx.calls.outcome(call, { timeout })");
+        const received = hook.then((payload) => payload as CallOutcome);
+        received.catch(() => undefined);
+        try {
+          if (timeoutMs === undefined) return await received;
+          return await Promise.race([received, vm.sleep(timeoutMs).then((): CallOutcome => ({ status: "timeout" }))]);
+        } finally {
+          hook.dispose();
+        }
+      },
     },
   };
 }

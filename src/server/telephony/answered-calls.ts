@@ -7,6 +7,7 @@
  * claims for itself. A signed webhook seen once is refused when it comes again (a replay).
  */
 import { createHash, randomBytes } from "node:crypto";
+import type { OutboundCall } from "../../manifest/index.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
 
@@ -19,8 +20,12 @@ export interface AnsweredCall {
   readonly line?: string | undefined;
   /** A caller coming back from a warm transfer nobody answered: the session to resume, and what it says first. */
   readonly resume?: { readonly sessionId: string; readonly notice: string } | undefined;
-  /** The gateway placed this call (`POST /v1/calls`); `carrierDetection`: the carrier's AMD verdict will come for it. */
-  readonly placed?: { readonly carrierDetection: boolean } | undefined;
+  /**
+   * The gateway placed this call (`POST /v1/calls`, a workflow's `ctx.calls.place`);
+   * `carrierDetection`: the carrier's AMD verdict will come for it; `outbound`: the workflow's
+   * call, its session sees it; `report`: the placement ticket its session's end reports under.
+   */
+  readonly placed?: { readonly carrierDetection: boolean; readonly outbound?: OutboundCall | undefined; readonly report?: string | undefined } | undefined;
 }
 
 /** How long a minted ticket waits for its stream (ms): carriers connect within seconds of the answer. */
@@ -59,7 +64,7 @@ export class CallTickets {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#coordinator.take(`ticket:${ticket}`);
     if (held === undefined) return undefined;
-    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; line?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown } };
+    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; line?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown; outbound?: unknown; report?: unknown } };
     try {
       call = JSON.parse(held) as typeof call;
     } catch {
@@ -73,7 +78,7 @@ export class CallTickets {
       accountId: typeof call.accountId === "string" ? call.accountId : undefined,
       line: typeof call.line === "string" ? call.line : undefined,
       resume: typeof resume?.sessionId === "string" && typeof resume.notice === "string" ? { sessionId: resume.sessionId, notice: resume.notice } : undefined,
-      placed: call.placed === undefined ? undefined : { carrierDetection: call.placed.carrierDetection === true },
+      placed: call.placed === undefined ? undefined : placedOf(call.placed),
     };
   }
 }
@@ -132,4 +137,22 @@ export function webhookField(name: string, url: URL, body: string): string | und
   }
   const fromForm = new URLSearchParams(body).get(name);
   return fromForm === null || fromForm === "" ? undefined : fromForm;
+}
+
+function placedOf(placed: { carrierDetection?: unknown; outbound?: unknown; report?: unknown }): NonNullable<AnsweredCall["placed"]> {
+  const outbound = outboundOf(placed.outbound);
+  return {
+    carrierDetection: placed.carrierDetection === true,
+    ...(outbound === undefined ? {} : { outbound }),
+    ...(typeof placed.report === "string" && TICKET.test(placed.report) ? { report: placed.report } : {}),
+  };
+}
+
+/** A placement's or ticket's `outbound`, read back (the gateway's own JSON, checked as any stored value is). */
+export function outboundOf(value: unknown): OutboundCall | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const o = value as Partial<Record<keyof OutboundCall, unknown>>;
+  const strings = [o.runId, o.workflow, o.carrier, o.to, o.from].every((field) => typeof field === "string");
+  if (!strings || typeof o.context !== "object" || o.context === null || Array.isArray(o.context) || (o.why !== undefined && typeof o.why !== "string")) return undefined;
+  return value as OutboundCall;
 }

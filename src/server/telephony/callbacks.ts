@@ -1,16 +1,20 @@
 /**
  * The requests a carrier makes back to the gateway about a call it already knows, each signed by
  * the carrier and answered once: an answering-machine verdict on a call the gateway placed
- * (docs/telephony.md "Voicemail and answering machines"), and what a transfer asks for
- * (docs/telephony.md "Transfer"). The telephony endpoints (index.ts) route them here.
+ * (docs/telephony.md "Voicemail and answering machines"), a status report on a call a workflow
+ * placed (docs/telephony.md "Placing calls"), and what a transfer asks for (docs/telephony.md
+ * "Transfer"). The telephony endpoints (index.ts) route them here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../log.js";
+import type { CallOutcome } from "../../manifest/index.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import { carrierVerdict } from "../../voicemail/answered-by.js";
 import type { Coordinator } from "../coordination.js";
 import type { CarrierVerdicts } from "./amd-verdicts.js";
 import { amdReport } from "./amd-reports.js";
+import type { CallReports } from "./call-reports.js";
+import { callStatusReport } from "./call-status.js";
 import { firstUse, type CallTickets } from "./answered-calls.js";
 import { send } from "./http.js";
 import type { PlacedCalls } from "./placed-calls.js";
@@ -24,6 +28,9 @@ export interface CarrierCallbackDeps {
   readonly transfers: CallTransfers;
   readonly placements: PlacedCalls;
   readonly verdicts: CarrierVerdicts;
+  readonly reports: CallReports;
+  /** Deliver a workflow call's outcome to the run listening on `token`. */
+  readonly report: (token: string, outcome: CallOutcome) => Promise<boolean>;
   /** How long a placed call's verdict may be bound to it (ms): the call's limit and a minute. */
   readonly bindMs: number;
   /** The callback's body and signature once verified; undefined once refused (answered already). */
@@ -79,6 +86,36 @@ export class CarrierCallbacks {
     }
     const outcome = await verdicts.deliver(callId, verdict);
     log.info({ carrier, answeredBy, delivered: outcome }, "answering-machine verdict");
+    res.writeHead(204);
+    res.end();
+  }
+
+  /**
+   * A carrier's status callback on a call a workflow placed (Twilio's and Telnyx TeXML's
+   * `StatusCallback`, event `completed`): signed, seen once, for the placement it names and the
+   * call its voice webhook named; the end of a call nobody answered becomes the run's outcome.
+   * Any other status (the call still going, or answered: its session reports) takes nothing: 204.
+   */
+  async status(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
+    const { signed, refused, coordinator, reports, report, log } = this.#deps;
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" });
+      res.end();
+      return;
+    }
+    const verified = await signed(req, res, url, carrier, "POST");
+    if (verified === undefined) return;
+    const { body, signature } = verified;
+    if (!(await firstUse(coordinator, carrier, signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
+    const parsed = callStatusReport(carrier, url, body);
+    if ("invalid" in parsed) return refused(res, carrier, 400, parsed.invalid);
+    const taken = await reports.status(ticket, carrier, parsed);
+    if (taken.kind === "unknown") return refused(res, carrier, 404, "no call placed by this gateway waits for this report (unknown, expired or already reported)");
+    if (taken.kind === "another call") return refused(res, carrier, 403, "the report names another call than the one its callback was bound to");
+    if (taken.kind === "outcome") {
+      const delivered = await report(taken.token, taken.outcome);
+      log.info({ carrier, status: taken.outcome.status, delivered }, "placed call ended unanswered");
+    }
     res.writeHead(204);
     res.end();
   }

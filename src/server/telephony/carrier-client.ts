@@ -42,7 +42,7 @@ export interface PlaceOrder {
    * and how long a message waits for the beep (s; Vonage's `beep_timeout`).
    */
   readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number; readonly beepWaitS: number } | undefined;
-  /** Telnyx (a warm transfer's dial): where the call's end is reported, and how long it rings (s). */
+  /** Twilio and Telnyx (a workflow's call, a Telnyx warm transfer's dial): where the call's end is reported, and how long it rings (s). */
   readonly status?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
   /** Telnyx: the account to place it under (a warm transfer's caller's `AccountSid`); default `TELNYX_ACCOUNT_SID`. */
   readonly accountId?: string | undefined;

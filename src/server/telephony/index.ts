@@ -26,7 +26,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
 import { LogThrottle, type Logger } from "../../log.js";
-import { CARRIERS, resolveConfig, type AgentConfig } from "../../manifest/index.js";
+import { CARRIERS, E164, resolveConfig, type AgentConfig, type CallOutcome, type OutboundCall } from "../../manifest/index.js";
 import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.js";
 import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
@@ -45,14 +45,27 @@ import { WebhookVerifier, type Verification } from "./webhook-verifier.js";
 import { PlacedCalls } from "./placed-calls.js";
 import { CarrierCallbacks } from "./callbacks.js";
 import { CarrierVerdicts } from "./amd-verdicts.js";
-import { DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
+import { callPlacing, DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
 import type { CallScreening } from "../../session/voicemail-screen.js";
+import { CallReports } from "./call-reports.js";
+import { PlacingJournal } from "./placing-journal.js";
+import { WorkflowCalls } from "./workflow-calls.js";
+import { PLACEMENT_TTL_MS } from "./placed-calls.js";
 
 /** A call with no duration limit still gets a bound in the carriers' instructions (s). */
 const UNLIMITED_CALL_S = 4 * 3600;
 
 /** A carrier's answering-machine verdict on a call the gateway placed: `/telephony/<carrier>/amd/<placement ticket>`. */
 const AMD_PATH = /^\/telephony\/(twilio|telnyx|plivo|vonage)\/amd\/([^/]+)$/;
+/** A carrier's status report on a call a workflow placed: `/telephony/<carrier>/status/<placement ticket>`. */
+const STATUS_PATH = /^\/telephony\/(twilio|telnyx)\/status\/([^/]+)$/;
+
+/** A call a workflow placed, as its session runs it: what it sees, and what it tells when it ends. */
+export interface PlacedSession {
+  readonly outbound?: OutboundCall | undefined;
+  /** Once the session has ended: its id and the voicemail screen's verdict. */
+  readonly ended?: ((end: { readonly sessionId: string; readonly answeredBy: "human" | "machine" | "unknown" }) => void) | undefined;
+}
 
 export interface TelephonyDeps {
   readonly config: AgentConfig;
@@ -73,13 +86,18 @@ export interface TelephonyDeps {
    * the session it left; `screening`: whether the gateway placed the call, and its carrier's
    * answering-machine verdicts.
    */
-  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume: AnsweredCall["resume"], screening: CallScreening) => void;
+  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume: AnsweredCall["resume"], screening: CallScreening, placed: PlacedSession | undefined) => void;
   /** `SWITCHBOARD_API_KEY`: `POST /v1/calls` takes it as a bearer key (no key: placing calls is off). */
   readonly apiKey?: string | undefined;
   /** Calls the deployment may place a minute (`SWITCHBOARD_CALLS_PER_MINUTE`). */
   readonly callsPerMinute?: number;
   /** How long a minted ticket waits for its stream (ms); default `CALL_TICKET_TTL_MS`. */
   readonly ticketTtlMs?: number;
+  /**
+   * Where a workflow's call placements are journalled (`SWITCHBOARD_WORKFLOWS_DIR/calls`): set when
+   * the agent has workflows, and then `workflowCalls` places their calls.
+   */
+  readonly callsJournalDir?: string | undefined;
 }
 
 export interface Telephony {
@@ -94,6 +112,8 @@ export interface Telephony {
   isStream(url: URL): boolean;
   /** `POST /v1/calls`: place a call for the agent (docs/telephony.md "Placing calls"). */
   placeCall(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** `ctx.calls` for the workflow engine (`createWorkflowEngine({ calls })`); undefined without `callsJournalDir`. */
+  readonly workflowCalls: WorkflowCalls | undefined;
   /** Take a telephony stream upgrade (`isStream` said so). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void>;
   close(): Promise<void>;
@@ -158,11 +178,12 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     telnyxStream: (httpBase, ticket) => streamInstructions("telnyx", { url: `${httpBase.replace(/^http/, "ws")}/telephony/telnyx/${ticket}`, parameters: { agent: config.name } }, maxCallS).body,
   });
 
-  const placeCall = outboundCalls({
+  const bindMs = (maxCallS + 60) * 1000;
+  const reports = new CallReports(deps.coordinator, PLACEMENT_TTL_MS + bindMs);
+  const placing = callPlacing({
     log,
     config,
     voicemail: resolveConfig(config).voicemail,
-    apiKey: deps.apiKey,
     mounted,
     access,
     client: deps.client,
@@ -170,8 +191,16 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     coordinator: deps.coordinator,
     perMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
     draining: deps.draining,
-    httpBase: (req) => publicBase(req, "http"),
+    reports,
   });
+  const placeCall = outboundCalls({ apiKey: deps.apiKey, config, log, place: placing, httpBase: (req) => publicBase(req, "http") });
+  const callsFrom = nonEmpty(env.SWITCHBOARD_CALLS_FROM);
+  if (callsFrom !== undefined && !E164.test(callsFrom)) throw new Error(`SWITCHBOARD_CALLS_FROM: ${JSON.stringify(callsFrom)} is not an E.164 number; set the number workflows call from, e.g. "+14155550100"`);
+  const workflowCalls =
+    deps.callsJournalDir === undefined
+      ? undefined
+      : new WorkflowCalls({ log, place: placing, mounted: carriers, publicUrl: base, from: callsFrom, journal: new PlacingJournal(deps.callsJournalDir, () => clock.now()) });
+  const reportOutcome = (token: string, outcome: CallOutcome): Promise<boolean> => workflowCalls?.report(token, outcome) ?? Promise.resolve(false);
 
   function target(req: IncomingMessage, carrier: CarrierName, ticket: string | undefined): StreamTarget {
     return { url: `${publicBase(req, "ws")}/telephony/${carrier}${ticket === undefined ? "" : `/${ticket}`}`, parameters: { agent: config.name } };
@@ -214,7 +243,9 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     transfers,
     placements,
     verdicts,
-    bindMs: (maxCallS + 60) * 1000,
+    reports,
+    report: reportOutcome,
+    bindMs,
     signed: signedCallback,
     refused,
     httpBase: (req) => publicBase(req, "http"),
@@ -222,6 +253,11 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   });
 
   async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const status = STATUS_PATH.exec(url.pathname);
+    if (status !== null) {
+      await callbacks.status(req, res, url, status[1] as CarrierName, status[2] ?? "");
+      return true;
+    }
     const amd = AMD_PATH.exec(url.pathname);
     if (amd !== null) {
       await callbacks.amd(req, res, url, amd[1] as CarrierName, amd[2] ?? "");
@@ -282,11 +318,13 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       const placedTicket = url.searchParams.get("placed");
       let placed: AnsweredCall["placed"];
       if (placedTicket !== null) {
-        placed = await placements.answered(placedTicket, carrier, callId, (maxCallS + 60) * 1000);
+        placed = await placements.answered(placedTicket, carrier, callId, bindMs);
         if (placed === undefined) {
           refused(res, carrier, 403, "this call was not placed by this gateway, or its placement expired or was already answered");
           return true;
         }
+        // A workflow's call: its session reports the outcome from now on.
+        if (await reports.answered(placedTicket, callId)) placed = { ...placed, report: placedTicket };
       }
       ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), line: webhookLine(carrier, url, body, placed !== undefined), placed });
       if (ticket === undefined) {
@@ -369,7 +407,25 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       placed: placed !== undefined,
       ...(placed?.carrierDetection === true && callId !== undefined ? { carrierVerdicts: (listener) => verdicts.watch(callId, listener) } : {}),
     };
-    deps.startSession(bridge, call, answered?.resume, screening);
+    const report = placed?.report;
+    const session: PlacedSession | undefined =
+      placed?.outbound === undefined && report === undefined
+        ? undefined
+        : {
+            outbound: placed?.outbound,
+            ...(report === undefined
+              ? {}
+              : {
+                  ended: ({ sessionId, answeredBy }) => {
+                    void (async () => {
+                      const taken = await reports.sessionEnded(report);
+                      if (taken === undefined) return;
+                      await reportOutcome(taken.token, { status: "answered", answeredBy, sessionId, ...(taken.callId === undefined ? {} : { callId: taken.callId }) });
+                    })().catch((err: unknown) => log.error({ err }, "workflow call outcome not reported"));
+                  },
+                }),
+          };
+    deps.startSession(bridge, call, answered?.resume, screening, session);
   }
 
   return {
@@ -378,6 +434,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     entryPoints,
     handleRequest,
     placeCall,
+    workflowCalls,
     isStream,
     handleUpgrade,
     async close() {

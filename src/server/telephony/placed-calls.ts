@@ -7,9 +7,10 @@
  * that call (and a machine's greeting end once more after a machine verdict). Kept by the coordinator, so every process of the deployment agrees (coordination.ts).
  */
 import { randomBytes } from "node:crypto";
+import type { OutboundCall } from "../../manifest/index.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
-import { TICKET } from "./answered-calls.js";
+import { outboundOf, TICKET } from "./answered-calls.js";
 
 /** A placed call is answered (its voice webhook comes) within this (ms): carriers ring for at most a few minutes. */
 export const PLACEMENT_TTL_MS = 10 * 60_000;
@@ -19,6 +20,8 @@ export interface Placement {
   readonly carrier: CarrierName;
   /** The carrier's answering-machine detection was asked for: its verdict will come to the AMD callback. */
   readonly carrierDetection: boolean;
+  /** A workflow placed it: its session sees this. */
+  readonly outbound?: OutboundCall | undefined;
 }
 
 export class PlacedCalls {
@@ -57,7 +60,8 @@ export class PlacedCalls {
     if (placement.carrier !== carrier) return undefined;
     const carrierDetection = placement.carrierDetection === true && callId !== undefined;
     if (carrierDetection && !(await this.#coordinator.hold(`amd-call:${ticket}`, callId, callTtlMs))) return undefined;
-    return { carrier, carrierDetection };
+    const outbound = outboundOf(placement.outbound);
+    return { carrier, carrierDetection, ...(outbound === undefined ? {} : { outbound }) };
   }
 
   /**
@@ -89,3 +93,4 @@ export class PlacedCalls {
     return "another call";
   }
 }
+

@@ -1,5 +1,17 @@
 /** What every carrier REST call shares: the injected fetch, a per-request timeout, errors that name the carrier's answer. */
 
+/** The carrier answered, and not 2xx: it did not do what was asked (unlike a timeout or a network error, after which it may have). */
+export class CarrierRefusal extends Error {
+  override readonly name = "CarrierRefusal";
+  constructor(
+    message: string,
+    /** The carrier's HTTP status. */
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
 export interface RestContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly fetch: typeof fetch;
@@ -28,7 +40,7 @@ const MAX_ANSWER_CHARS = 64 * 1024;
 export async function sendForJson(ctx: RestContext, what: string, url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<Record<string, unknown>> {
   const response = await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(ctx.timeoutMs) });
   const text = (await response.text().catch(() => "")).slice(0, MAX_ANSWER_CHARS);
-  if (!response.ok) throw new Error(`${what} answered ${response.status}: ${text.slice(0, 200)}`);
+  if (!response.ok) throw new CarrierRefusal(`${what} answered ${response.status}: ${text.slice(0, 200)}`, response.status);
   try {
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
@@ -45,5 +57,5 @@ export async function send(ctx: RestContext, what: string, url: string, init: { 
     return;
   }
   const body = (await response.text().catch(() => "")).slice(0, 200);
-  throw new Error(`${what} answered ${response.status}: ${body}`);
+  throw new CarrierRefusal(`${what} answered ${response.status}: ${body}`, response.status);
 }

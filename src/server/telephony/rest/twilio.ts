@@ -10,7 +10,10 @@
  * rides on it ("Answering Machine Detection"): `MachineDetection=Enable` (a verdict as soon as
  * Twilio knows: `human` or `machine_start`), `AsyncAmd=true` (the call runs meanwhile) and
  * `AsyncAmdStatusCallback` (where the verdict is POSTed, signed), `MachineDetectionTimeout`
- * 3–59 s. The answer is the call resource; its `sid` is the call's `CallSid`.
+ * 3–59 s. The answer is the call resource; its `sid` is the call's `CallSid`. The call's end is
+ * reported to `StatusCallback` (`StatusCallbackEvent` `completed`, Twilio's default event: one
+ * signed POST when the call ends, its `CallStatus` `completed`, `busy`, `no-answer`, `failed` or
+ * `canceled`), after at most `Timeout` seconds of ringing (Twilio: 5–600, default 60).
  */
 import { basicAuth, envValue, send, sendForJson, type RestContext } from "./request.js";
 
@@ -47,6 +50,8 @@ export interface TwilioCallOrder {
   readonly url: string;
   /** Twilio's AMD: where its verdict goes, and how long it may take (s, 3–59). */
   readonly amd?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
+  /** Where Twilio reports the call's end, and how long it rings first (s). */
+  readonly status?: { readonly callbackUrl: string; readonly timeoutS: number } | undefined;
 }
 
 /** Place a call; its `CallSid` (undefined when Twilio's answer names none). Throws without credentials, or when Twilio refuses. */
@@ -61,6 +66,14 @@ export async function createTwilioCall(ctx: RestContext, base: string, order: Tw
       AsyncAmdStatusCallback: order.amd.callbackUrl,
       AsyncAmdStatusCallbackMethod: "POST",
       MachineDetectionTimeout: String(Math.min(59, Math.max(3, Math.round(order.amd.timeoutS)))),
+    });
+  }
+  if (order.status !== undefined) {
+    Object.assign(params, {
+      StatusCallback: order.status.callbackUrl,
+      StatusCallbackEvent: "completed",
+      StatusCallbackMethod: "POST",
+      Timeout: String(Math.min(600, Math.max(5, Math.round(order.status.timeoutS)))),
     });
   }
   const answer = await sendForJson(ctx, "Twilio call", `${base}/2010-04-01/Accounts/${encodeURIComponent(creds.sid)}/Calls.json`, {
