@@ -40,6 +40,8 @@ export function describeEntryPoints(carriers: readonly CarrierName[], access: Pa
         points.push({ entry: `${stream}/<ticket>`, auth: `single-use ticket from the signed webhook${carrier === "twilio" ? " + X-Twilio-Signature" : ""}`, open: false });
         // Every signed carrier places calls (Exotel signs nothing): its answering-machine callback.
         points.push({ entry: `/telephony/${carrier}/amd/<placement>`, auth: `${carrier} signature, replays refused; a call this gateway placed (POST /v1/calls)`, open: false });
+        // Twilio and Telnyx report how a workflow's call ended (ctx.calls.place).
+        if (carrier === "twilio" || carrier === "telnyx") points.push({ entry: `/telephony/${carrier}/status/<placement>`, auth: `${carrier} signature, replays refused; a call a workflow placed`, open: false });
         break;
       case "basic":
         points.push({ entry: webhook, auth: "none (Exotel cannot sign it): it answers the stream URL and grants nothing", open: false });
