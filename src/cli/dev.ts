@@ -224,10 +224,10 @@ async function dev(path: string, values: Values, loaded: DotEnvResult): Promise<
   const warn = (message: string): void => log.warn({}, message);
   const listening = await listenOn(gateway, host, port);
   if (typeof listening === "number") return listening;
-  const { url, title, open } = listening;
+  const { url, title, open, serves } = listening;
   const inside = relative(process.cwd(), agent.dir);
   const shown = inside === "" ? "." : inside.startsWith("..") ? agent.dir : inside;
-  process.stdout.write(`${banner(title, url, 1, open).trimEnd()}\n  watching ${shown}/ — a change reloads the agent for new sessions\n\n`);
+  process.stdout.write(`${banner(title, url, 1, open, serves).trimEnd()}\n  watching ${shown}/ — a change reloads the agent for new sessions\n\n`);
   const onChange = reloader({
     dir: agent.dir,
     load: (generation) => loadAgent(path, { warn, reload: generation }),

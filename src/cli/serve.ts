@@ -34,15 +34,26 @@ const SERVE_HELP = `      --port <n>              port to listen on (default 300
                               (default: SWITCHBOARD_ALLOWED_ORIGINS, else any)
 `;
 
-/** What `serve` prints once it listens; `open` lists the entry points anyone who reaches the port can use. */
-export function banner(title: string, url: string, workers: number, open: readonly string[]): string {
+/** What a gateway serves: voice sessions (the demo page, `/websocket`), the workflows API, or both. */
+export interface Serves {
+  readonly sessions: boolean;
+  readonly workflows: boolean;
+}
+
+/**
+ * What `serve` prints once it listens; `open` lists the entry points anyone who reaches the port
+ * can use; `serves` says which of the demo page and client protocol, and the workflows API, it shows.
+ */
+export function banner(title: string, url: string, workers: number, open: readonly string[], serves: Serves = { sessions: true, workflows: false }): string {
   const processes = workers > 1 ? `, ${workers} worker processes` : "";
   // Each open carrier's webhook and stream, said once by the carrier's name.
   const carriers = [...new Set(open.flatMap((e) => /^(?:WS )?\/telephony\/([a-z]+)/.exec(e)?.[1] ?? []))];
   const others = open.filter((e) => !/^(?:WS )?\/telephony\//.test(e));
   const listed = [...others, ...(carriers.length === 0 ? [] : [`telephony (${carriers.join(", ")})`])];
   const warning = listed.length === 0 ? "" : `  unauthenticated: ${listed.join(", ")} — see docs/security.md\n`;
-  return `\nSwitchboard is serving ${title}${processes}\n  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n${warning}\n`;
+  const sessions = serves.sessions ? `  ${url}/               the demo page\n  ${url.replace(/^http/, "ws")}/websocket  the client protocol\n` : "";
+  const workflows = serves.workflows ? `  ${url}/workflows      the workflows API\n` : "";
+  return `\nSwitchboard is serving ${title}${processes}\n${sessions}${workflows}${warning}\n`;
 }
 
 /** `--port` as a number (default 3000), or the message saying why it is not one. */
@@ -122,9 +133,9 @@ async function serve(path: string, values: Values, loaded: DotEnvResult): Promis
   }
   const listening = await listenOn(gateway, host, port);
   if (typeof listening === "number") return listening;
-  const { url, title, open } = listening;
+  const { url, title, open, serves } = listening;
   if (worker) joinCluster(gateway.metrics.registry, title, url, open);
-  else process.stdout.write(banner(title, url, 1, open));
+  else process.stdout.write(banner(title, url, 1, open, serves));
   stopOnSignals(log, () => gateway.drain());
   return new Promise<number>(() => {});
 }
@@ -157,7 +168,7 @@ export async function gatewayFor(path: string, flags: GatewayFlags): Promise<{ a
 }
 
 /** A listening gateway's URL and what its banner says of it; or, said already, the exit code of a failure to listen. */
-export async function listenOn(gateway: Gateway, host: string, port: number): Promise<{ url: string; title: string; open: string[] } | number> {
+export async function listenOn(gateway: Gateway, host: string, port: number): Promise<{ url: string; title: string; open: string[]; serves: Serves } | number> {
   let url: string;
   try {
     ({ url } = await gateway.listen(port, host));
@@ -166,7 +177,8 @@ export async function listenOn(gateway: Gateway, host: string, port: number): Pr
   }
   const { config } = gateway;
   const title = `"${config.name}" (${config.mode}${config.llm?.kind === "scripted" ? ", offline demo brain" : ""})`;
-  return { url, title, open: gateway.entryPoints.filter((e) => e.open).map((e) => e.entry) };
+  const serves: Serves = { sessions: config.mode !== "workflow-app", workflows: gateway.entryPoints.some((e) => e.entry === "GET /workflows") };
+  return { url, title, open: gateway.entryPoints.filter((e) => e.open).map((e) => e.entry), serves };
 }
 
 /**

@@ -37,9 +37,12 @@ import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js"
 import { createTelephony, mountedCarriers, parseOpenCarriers, type PlacedSession } from "./telephony/index.js";
 import type { EntryPoint } from "./telephony/entry-points.js";
 import { parseCallsPerMinute } from "./telephony/outbound-calls.js";
+import type { WorkflowEngine } from "../workflows/engine.js";
+import { hasWorkflows, openWorkflowEngine } from "./workflow-engine.js";
+import { workflowSettings } from "../workflows/settings.js";
+import { parseRunsPerMinute, workflowRoutes } from "./workflow-routes.js";
 import type { CallScreening } from "../session/voicemail-screen.js";
 import type { ClientLink } from "../transport/client-connection.js";
-import { createWorkflowEngine, workflowSettings, type WorkflowEngine } from "../workflows/index.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
@@ -69,7 +72,9 @@ function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", me
 /**
  * The gateway: plain node:http + ws. Routes (protocol.md): WS /websocket and the telephony
  * streams here; the HTTP routes (GET /client-config, /health, /ready, /metrics, POST
- * /v1/sessions, webhooks, the agent's own routes, the demo page) in routes.ts.
+ * /v1/sessions, webhooks, the workflows API, the agent's own routes, the demo page) in routes.ts.
+ * An agent with workflows gets its engine when the gateway starts listening (workflow-engine.ts);
+ * a `workflow-app` agent serves the workflows API and refuses voice sessions.
  */
 export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway {
   const clock = options.clock ?? systemClock;
@@ -126,6 +131,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     return { def, config, team: choice.team, ...(script === undefined ? {} : { script }), waitingAudio, offline: choice.offline, resolveModel, routes };
   };
   let current = prepare(options.agent, options.script, options.waitingAudio);
+  const runsPerMinute = parseRunsPerMinute(env.SWITCHBOARD_WORKFLOW_RUNS_PER_MINUTE);
+  const servesWorkflows = options.workflowEngine !== undefined || hasWorkflows(options.agent.workflows);
   /** What the gateway was set up with: telephony routes, its own entry points and the token audience stay as first configured. */
   const config = current.config;
   const voice: VoiceProviders = options.voice ?? {
@@ -161,7 +168,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     apiKey,
     callsPerMinute: parseCallsPerMinute(env.SWITCHBOARD_CALLS_PER_MINUTE),
     // The agent's workflows may call out (ctx.calls): their placements are journalled beside the runs.
-    callsJournalDir: Object.keys(current.def.workflows ?? {}).length === 0 ? undefined : join(workflowSettings(env).dir, "calls"),
+    callsJournalDir: hasWorkflows(current.def.workflows) ? join(workflowSettings(env).dir, "calls") : undefined,
     startSession: (link, call, resume, screening, placed) =>
       startSession(link, {
         transport: call.carrier,
@@ -183,6 +190,16 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     ...(telephony.carriers.length === 0
       ? []
       : [{ entry: "POST /v1/calls", auth: apiKey === undefined ? "refused: placing calls needs SWITCHBOARD_API_KEY" : "API key (SWITCHBOARD_API_KEY)", open: false }]),
+    ...(servesWorkflows
+      ? [
+          { entry: "GET /workflows", auth: apiKey === undefined ? "none: set SWITCHBOARD_API_KEY" : "API key (SWITCHBOARD_API_KEY)", open: apiKey === undefined },
+          {
+            entry: "POST /workflows/<name>/runs, GET /workflows/runs/<id>[/events], POST /workflows/events/<token>",
+            auth: apiKey === undefined ? "refused: the workflows API needs SWITCHBOARD_API_KEY" : "API key (SWITCHBOARD_API_KEY)",
+            open: false,
+          },
+        ]
+      : []),
     { entry: "GET /metrics", auth: metricsToken === undefined ? "none: set SWITCHBOARD_METRICS_TOKEN" : "bearer token (SWITCHBOARD_METRICS_TOKEN)", open: metricsToken === undefined },
     ...telephony.entryPoints,
   ];
@@ -212,6 +229,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       budget,
       telephony,
       agentRoutes: agentRoutes({ clock, log, throttle, apiKey, tokenAgent: config.name, budget, table: () => current.routes }),
+      workflows: workflowRoutes({ clock, log, throttle, apiKey, budget, coordinator, runsPerMinute, engine: () => workflows }),
     }),
   );
   serveUpgrades(server, log, upgrade);
@@ -219,6 +237,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
     const stream = telephony.isStream(url);
     if (!stream && url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
+    if (current.config.mode === "workflow-app") return refuseUpgrade(socket, 404, "Not Found", WORKFLOW_APP_REFUSAL);
     if (!(await budget.admit(req.socket.remoteAddress))) return refuseUpgrade(socket, 429, "Too Many Requests", budget.refusal);
     if (stream) return telephony.handleUpgrade(req, socket, head, url);
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
@@ -347,21 +366,20 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     await new Promise<void>((resolve) => wss.close(() => resolve()));
     await telephony.close();
     await redis?.close();
-    if (options.workflowEngine === undefined) await workflows?.close();
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     });
+    // After the server: no request can reach the engine any more. Active runs resume when it opens again.
+    if (options.workflowEngine === undefined) await workflows?.close();
   }
 
   /** The agent's workflows on the embedded engine (docs/workflows.md "Where runs live"), unless one was given. */
   async function openWorkflows(): Promise<void> {
     const declared = current.def.workflows ?? {};
     if (workflows !== undefined || Object.keys(declared).length === 0) return;
-    const settings = workflowSettings(env);
-    workflows = await createWorkflowEngine({ dir: settings.dir, retentionDays: settings.retentionDays, workflows: declared, clock, log: log.child({ component: "workflows" }), ...(telephony.workflowCalls === undefined ? {} : { calls: telephony.workflowCalls }) });
+    workflows = await openWorkflowEngine({ workflows: declared, env, clock, log: log.child({ component: "workflows" }), ...(telephony.workflowCalls === undefined ? {} : { calls: telephony.workflowCalls }) });
     openedWorkflows = declared;
-    log.info({ workflows: Object.keys(declared), dir: settings.dir }, "workflow engine open");
   }
 
   function reload<T>(agent: ReloadedAgent<T>): AgentConfig {
@@ -419,6 +437,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     close,
   };
 }
+
+/** Why a `workflow-app` agent refuses `/websocket` and telephony streams (the upgrade's 404 body). */
+export const WORKFLOW_APP_REFUSAL = 'this agent is a workflow-app (mode "workflow-app"): it serves the workflows API (GET /workflows), not voice sessions';
 
 /** A comma-separated environment list; undefined when unset or empty. */
 function commaList(value: string | undefined): string[] | undefined {

@@ -75,6 +75,8 @@ export interface TeamChoice {
  */
 export function chooseTeamProviders(def: ResolvedAgentDef, config: AgentConfig, env: Env, offline: boolean | "auto", warn: (message: string) => void): TeamChoice {
   const team = resolveTeam(def, config, { warn });
+  // A workflow app opens no providers: it runs no sessions, so no key is missing and nothing goes offline.
+  if (config.mode === "workflow-app") return { team, offline: false, missing: [] };
   const missing = team.agents.flatMap((agent) => missingKeys(agent.config, env, agent.path));
   const goOffline = offline === true || (offline === "auto" && missing.length > 0);
   if (!goOffline) return { team, offline: false, missing };

@@ -1,7 +1,8 @@
 /**
  * The gateway's plain HTTP routes (docs/protocol.md "HTTP routes"): `GET /health`, `GET /ready`,
  * `GET /metrics` (behind its token when one is set), `GET /client-config`, `POST /v1/sessions`
- * (mints a session token; auth on only), `POST /v1/calls` (places a call, telephony/outbound-calls.ts), then the telephony webhooks, the agent's own `routes`
+ * (mints a session token; auth on only), `POST /v1/calls` (places a call, telephony/outbound-calls.ts), then the workflows API
+ * (everything under `/workflows`, workflow-routes.ts), the telephony webhooks, the agent's own `routes`
  * (agent-routes.ts), the demo page, and a 404 naming the route. The WebSocket upgrades are not
  * here: createGateway routes those.
  */
@@ -20,6 +21,7 @@ import { json, tooMany } from "./json-reply.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { PUBLIC_DIR, publicFileAt, serveStatic } from "./static.js";
 import type { Telephony } from "./telephony/index.js";
+import { WORKFLOWS_PATH, type WorkflowRoutes } from "./workflow-routes.js";
 
 export interface RoutesDeps {
   readonly clock: Clock;
@@ -44,6 +46,8 @@ export interface RoutesDeps {
   readonly telephony: Pick<Telephony, "handleRequest" | "placeCall" | "carriers">;
   /** The agent's `routes` (agent-routes.ts): answers and returns true when the path is one of them. */
   readonly agentRoutes: Pick<AgentRoutes, "handleRequest">;
+  /** The workflows API (workflow-routes.ts): answers and returns true when the path is under `/workflows`. */
+  readonly workflows: Pick<WorkflowRoutes, "handleRequest">;
 }
 
 /**
@@ -63,11 +67,13 @@ export const GATEWAY_ROUTES: Readonly<Record<string, string>> = {
 
 /**
  * What of the gateway's own takes `path` (for any method), or undefined: its routes, the telephony
- * webhooks and streams (all of `/telephony/`), the demo page (`/` and the files of `public/`).
+ * webhooks and streams (all of `/telephony/`), the workflows API (all of `/workflows/`), the demo
+ * page (`/` and the files of `public/`).
  */
 export function gatewayRouteAt(path: string, publicRoot: string = PUBLIC_DIR): string | undefined {
   if (Object.hasOwn(GATEWAY_ROUTES, path)) return `the gateway's ${GATEWAY_ROUTES[path]}`;
   if (path === "/telephony" || path.startsWith("/telephony/")) return "the gateway's telephony webhooks and streams (all of /telephony/)";
+  if (path === WORKFLOWS_PATH || path.startsWith(`${WORKFLOWS_PATH}/`)) return "the gateway's workflows API (all of /workflows/)";
   const file = publicFileAt(path, publicRoot);
   if (file !== undefined) return `the gateway's demo page (public/${relative(publicRoot, file).split(sep).join("/")})`;
   return undefined;
@@ -121,6 +127,7 @@ export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
       }
       case "POST /v1/sessions": {
         if (!(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);
+        if (deps.agent().config.mode === "workflow-app") return json(res, 404, { error: "this agent is a workflow-app: it serves the workflows API (GET /workflows), not sessions" });
         if (apiKey === undefined) return json(res, 404, { error: "auth is off on this gateway: connect to /websocket directly" });
         if (!keyMatches(apiKey, bearer(req.headers.authorization))) {
           log.warn({ remote: req.socket.remoteAddress }, "session token refused: bad api key");
@@ -134,6 +141,7 @@ export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
         if (deps.telephony.carriers.length === 0) return json(res, 404, { error: "this agent takes no phone calls: set its telephony field to place calls" });
         return deps.telephony.placeCall(req, res);
       default:
+        if (await deps.workflows.handleRequest(req, res, url)) return;
         if (url.pathname.startsWith("/telephony/") && !(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);
         if (await deps.telephony.handleRequest(req, res, url)) return;
         // The agent's own routes: none of them is a path above (refused at load, agent-routes.ts).

@@ -13,6 +13,8 @@ import { resolveS2s } from "../s2s/providers/index.js";
 import { builtinToolset } from "../session/builtins/index.js";
 import { didYouMean } from "../manifest/errors.js";
 import { missingKey } from "./offline.js";
+import { hasWorkflows } from "./workflow-engine.js";
+import { RESERVED_WORKFLOW_NAMES } from "./workflow-routes.js";
 
 /** The agent as a session holds it. */
 export interface StartableAgent {
@@ -87,14 +89,20 @@ function providerIssues(config: AgentConfig, slots: readonly ("stt" | "llm" | "t
  *   only at session start, so a `mcp_<server>_…` name of a configured server is taken on trust);
  * - its team (`resolveTeam`: roster members and sub-agents, what each is, how deep delegation
  *   nests) and each member's llm and tts, each sub-agent's llm;
- * - the mode: a `workflow-app` agent serves no sessions.
+ * - the workflows: a `workflow-app` agent serves its workflows and no sessions, so it must declare
+ *   one; a workflow may not take a name the workflows API's own paths use (`runs`, `events`).
  * Pure: nothing is opened, spawned or called.
  */
 export function startIssues(agent: StartableAgent, env: Env = process.env): ConfigIssue[] {
   const { def, config, script } = agent;
   const issues: ConfigIssue[] = [];
-  if (config.mode === "workflow-app") {
-    issues.push({ path: "mode", message: 'a workflow-app agent serves workflows, not sessions, and this build runs no workflows yet (docs/config.md §5): every connection would fail. Give it an llm and mode: "text", or audio providers.' });
+  if (config.mode === "workflow-app" && !hasWorkflows(def.workflows)) {
+    issues.push({ path: "mode", message: 'a workflow-app agent serves its workflows over HTTP and no sessions, and this one declares none: add one (workflows/<name>.ts, docs/workflows.md), or give the agent a session mode.' });
+  }
+  for (const name of Object.keys(def.workflows ?? {})) {
+    if (RESERVED_WORKFLOW_NAMES.includes(name)) {
+      issues.push({ path: `workflows.${name}`, message: `"${name}" is a path of the workflows API (/workflows/${name}/…), so a workflow cannot be named so: rename its file or its key.` });
+    }
   }
   if (script !== undefined) {
     try {

@@ -66,6 +66,15 @@ export interface RunEnd {
   readonly key?: string;
 }
 
+/** One workflow as the engine lists it. */
+export interface WorkflowSummary {
+  readonly description: string;
+  /** The JSON Schema a start's `input` is validated against. */
+  readonly input: Readonly<Record<string, unknown>>;
+  /** The declared steps' names. */
+  readonly steps: readonly string[];
+}
+
 export interface StartOptions {
   /** The correlation key `find(key)` finds the run by: e.g. a caller's number. */
   readonly key?: string;
@@ -74,8 +83,8 @@ export interface StartOptions {
 }
 
 export interface WorkflowEngine {
-  /** The workflows it runs, by name, with their descriptions. */
-  readonly workflows: ReadonlyMap<string, { readonly description: string; readonly steps: readonly string[] }>;
+  /** The workflows it runs, by name: their descriptions, input JSON Schemas and declared steps. */
+  readonly workflows: ReadonlyMap<string, WorkflowSummary>;
   /** Start a run of `name`: `input` is validated with the workflow's schema. Refusals are `WorkflowRequestError`s. */
   start(name: string, input: unknown, options?: StartOptions): Promise<{ readonly runId: string }>;
   /** The run, or undefined when there is none by that id (or it was pruned). */
@@ -84,6 +93,11 @@ export interface WorkflowEngine {
   find(key: string): Promise<RunInfo[]>;
   /** The run's journal (after the event `after`, at most `limit`); undefined when there is no such run. */
   events(runId: string, options?: { readonly after?: string; readonly limit?: number }): Promise<RunEvent[] | undefined>;
+  /**
+   * Call `listener` with a run's id after each journal event this process writes for it (no
+   * payload: read them with `events(runId, { after })`). Returns the unsubscribe.
+   */
+  onRunEvent(listener: (runId: string) => void): () => void;
   /** Call `listener` once when a run this process executes ends. Returns the unsubscribe. */
   onRunEnd(listener: (end: RunEnd) => void): () => void;
   /** Resume the run waiting for `token` with `payload`; false when no run waits for it now. */

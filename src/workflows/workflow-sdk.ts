@@ -177,25 +177,28 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   engineOpen = true;
 
   const listeners = new Set<(end: RunEnd) => void>();
+  const eventListeners = new Set<(runId: string) => void>();
+  const tell = (listener: () => void, runId: string): void => {
+    queueMicrotask(() => {
+      try {
+        listener();
+      } catch (err) {
+        log.error({ err, runId }, "a run listener threw");
+      }
+    });
+  };
   const world: LocalWorld = createLocalWorld({ dataDir: worldDir });
-  // Every terminal run event this process writes passes through here: in-process notification, no polling.
+  // Every run event this process writes passes through here: in-process notification (each event, each end), no polling.
   const create = world.events.create.bind(world.events) as (...args: unknown[]) => Promise<unknown>;
   (world.events as { create: unknown }).create = async (...args: unknown[]): Promise<unknown> => {
     const result = await create(...args);
     const [runId, data] = args as [string | null, { eventType?: string } | undefined];
+    if (typeof runId === "string") for (const listener of eventListeners) tell(() => listener(runId), runId);
     const status = END_EVENTS[data?.eventType ?? ""];
     if (status !== undefined && typeof runId === "string") {
       const entry = index.entryOf(runId);
       const end: RunEnd = { runId, status, ...(entry === undefined ? {} : { workflow: entry.workflow, key: entry.key }) };
-      for (const listener of listeners) {
-        queueMicrotask(() => {
-          try {
-            listener(end);
-          } catch (err) {
-            log.error({ err, runId }, "a run-end listener threw");
-          }
-        });
-      }
+      for (const listener of listeners) tell(() => listener(end), runId);
     }
     return result;
   };
@@ -303,7 +306,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   };
 
   const engine: WorkflowEngine = {
-    workflows: new Map([...defs].map(([name, def]) => [name, { description: def.description, steps: Object.keys(def.steps) }])),
+    workflows: new Map([...defs].map(([name, def]) => [name, { description: def.description, input: def.input.json as Record<string, unknown>, steps: Object.keys(def.steps) }])),
 
     async start(name: string, input: unknown, startOptions: StartOptions = {}) {
       if (closed) throw new Error("the workflow engine is closed");
@@ -351,6 +354,13 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       return all.slice(Math.max(0, from), Math.max(0, from) + limit);
     },
 
+    onRunEvent(listener: (runId: string) => void) {
+      eventListeners.add(listener);
+      return () => {
+        eventListeners.delete(listener);
+      };
+    },
+
     onRunEnd(listener: (end: RunEnd) => void) {
       listeners.add(listener);
       return () => {
@@ -383,6 +393,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       pruneTimer?.cancel();
       listeners.clear();
       options.calls?.attach(undefined);
+      eventListeners.clear();
       await world.close?.();
       setWorld(undefined);
       delete (globalThis as Record<symbol, unknown>)[BRIDGE];

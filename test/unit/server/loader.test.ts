@@ -134,7 +134,19 @@ describe("loadAgent refuses an agent every session of which would fail at start"
       { path: "dtmf.tool", message: 'this agent has no tool named enter_pin; add it to the agent\'s tools or set dtmf: "text".' },
     ]);
     const app = await agentDir({ "agent.ts": agentWith('mode: "workflow-app"') });
-    expect((await refusal(app)).issues).toEqual([{ path: "mode", message: expect.stringMatching(/^a workflow-app agent serves workflows, not sessions/) as string }]);
+    expect((await refusal(app)).issues).toEqual([{ path: "mode", message: expect.stringMatching(/^a workflow-app agent serves its workflows over HTTP and no sessions, and this one declares none/) as string }]);
+  });
+
+  it("a workflow-app agent with a workflow loads; a workflow named for one of the API's paths does not", async () => {
+    const flow = `import { workflow } from ${MANIFEST};\nexport default workflow({ description: "Nightly report" }).body(async () => "done");\n`;
+    const app = await agentDir({ "agent.ts": agentWith('mode: "workflow-app"'), "workflows/nightly.ts": flow });
+    const loaded = await loadAgent(app, { warn: () => undefined });
+    expect(loaded.config.mode).toBe("workflow-app");
+    expect(Object.keys(loaded.def.workflows ?? {})).toEqual(["nightly"]);
+    const reserved = await agentDir({ "workflows/events.ts": flow });
+    expect((await refusal(reserved)).issues).toEqual([
+      { path: "workflows.events", message: '"events" is a path of the workflows API (/workflows/events/…), so a workflow cannot be named so: rename its file or its key.' },
+    ]);
   });
 
   it("a missing key is not a load error (check reports it; serve falls back to the offline stack)", async () => {

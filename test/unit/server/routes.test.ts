@@ -56,6 +56,13 @@ async function serve(overrides: Partial<RoutesDeps> = {}): Promise<string> {
         return Promise.resolve(true);
       },
     },
+    workflows: {
+      handleRequest: (_req, res, url) => {
+        if (!url.pathname.startsWith("/workflows")) return Promise.resolve(false);
+        res.end("workflows");
+        return Promise.resolve(true);
+      },
+    },
     ...overrides,
   };
   server = createServer();
@@ -134,8 +141,10 @@ describe("the paths the gateway keeps for itself", () => {
     expect(gatewayRouteAt("/websocket")).toBe("the gateway's WS /websocket");
     expect(gatewayRouteAt("/telephony")).toMatch(/telephony webhooks/);
     expect(gatewayRouteAt("/telephony/acme/voice")).toMatch(/telephony webhooks/);
+    expect(gatewayRouteAt("/workflows")).toBe("the gateway's workflows API (all of /workflows/)");
+    expect(gatewayRouteAt("/workflows/runs/x")).toBe("the gateway's workflows API (all of /workflows/)");
     expect(gatewayRouteAt("/")).toBe("the gateway's demo page (public/index.html)");
     expect(gatewayRouteAt("/app.js")).toBe("the gateway's demo page (public/app.js)");
-    for (const path of ["/status", "/health/", "/v1/orders", "/telephonyx", "/app.jsx", "/toString", "/constructor"]) expect(gatewayRouteAt(path), path).toBeUndefined();
+    for (const path of ["/status", "/health/", "/v1/orders", "/telephonyx", "/workflowsx", "/app.jsx", "/toString", "/constructor"]) expect(gatewayRouteAt(path), path).toBeUndefined();
   });
 });

@@ -15,7 +15,7 @@ function memoryEngine(): WorkflowEngine & { end(runId: string, output: unknown):
   const listeners = new Set<(end: RunEnd) => void>();
   let n = 0;
   return {
-    workflows: new Map([["job", { description: "a job", steps: [] }]]),
+    workflows: new Map([["job", { description: "a job", input: { type: "object" }, steps: [] }]]),
     start: (name) => {
       const runId = `wrun_${String(++n).padStart(26, "0")}`;
       runs.set(runId, { runId, workflow: name, status: "running", createdAt: 0 });
@@ -24,6 +24,7 @@ function memoryEngine(): WorkflowEngine & { end(runId: string, output: unknown):
     get: (runId) => Promise.resolve(runs.get(runId)),
     find: () => Promise.resolve([...runs.values()]),
     events: () => Promise.resolve([]),
+    onRunEvent: () => () => undefined,
     onRunEnd: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
