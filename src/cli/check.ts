@@ -164,9 +164,13 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
   const observed = observedKeys(def.events).map((key) => (key === EVERY_EVENT ? `${key} (every event)` : key));
   if (observed.length > 0) out.push(`observers: ${observed.join(", ")}`);
   out.push(...guardrailLines(def));
-  out.push("providers:");
+  const flows = Object.entries(def.workflows ?? {});
+  if (flows.length > 0) out.push("workflows:", ...flows.map(([name, flow]) => `  ${name.padEnd(18)} steps: ${Object.keys(flow.steps).join(", ") || "none"} — ${flow.description}`));
+  // A workflow app runs no sessions: it opens no provider, and there is no offline stack to fall back to.
+  const app = config.mode === "workflow-app";
+  out.push(app ? "providers: none (a workflow-app agent serves the workflows API, not sessions)" : "providers:");
   let missing = 0;
-  for (const slot of ["stt", "llm", "tts", "s2s"] as const) {
+  for (const slot of app ? [] : (["stt", "llm", "tts", "s2s"] as const)) {
     const descriptor = config[slot];
     if (descriptor === undefined) continue;
     const variable = missingKey(descriptor, io.env);
@@ -174,7 +178,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
     if (variable !== undefined) missing += 1;
   }
   // A member's or sub-agent's own provider without its key takes the whole team offline too (serve).
-  for (const agent of team.agents.slice(1)) {
+  for (const agent of app ? [] : team.agents.slice(1)) {
     for (const slot of agent.role === "member" ? (["llm", "tts"] as const) : (["llm"] as const)) {
       const descriptor = agent.config[slot];
       const variable = descriptor === undefined || sameJson(descriptor, config[slot]) ? undefined : missingKey(descriptor, io.env);
@@ -196,7 +200,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
     out.push(`offline.json: ${rules} ${rules === 1 ? "rule" : "rules"} (the scripted model's script)`);
   } else if (config.llm?.kind === "scripted" && config.llm.options.script !== undefined) {
     out.push("offline.json: none — the scripted llm runs llm.options.script");
-  } else if (offline || config.llm?.kind === "scripted") {
+  } else if (!app && (offline || config.llm?.kind === "scripted")) {
     out.push("offline.json: none — the scripted model answers every turn with its fallback line");
   }
   const waiting = agent.waitingAudio;
@@ -205,7 +209,7 @@ export async function runCheck(path: string, io: CheckIo = PROCESS_IO): Promise<
     const file = config.waitingAudio?.[which]?.file ?? "";
     out.push(`waitingAudio.${which}: ${file} (${(entry.sound.ms / 1000).toFixed(1)} s at ${entry.sound.sampleRate} Hz, volume ${entry.gain})`);
   }
-  if (missing > 0) out.push(`${missing} missing; serve falls back to the offline stack for missing provider keys.`);
+  if (missing > 0) out.push(app ? `${missing} missing.` : `${missing} missing; serve falls back to the offline stack for missing provider keys.`);
   io.out(`${out.join("\n")}\n`);
   for (const problem of mcpConfigProblems(def.mcpServers, io.env)) warn(`${problem} Sessions start without this server's tools.`);
   for (const problem of await scriptWarnings(agent, team, HAND_OFF_TOOL)) warn(problem);

@@ -1,7 +1,7 @@
 /**
  * The per-address connection budget (`connectionsPerMinute`, docs/security.md "Flooding with
  * connections"): every upgrade (`/websocket`, `/telephony/*`), telephony webhook, request to one
- * of the agent's `routes` and `POST /v1/sessions` takes one connection from its client address's bucket, held by the
+ * of the agent's `routes` or the workflows API and `POST /v1/sessions` takes one connection from its client address's bucket, held by the
  * coordinator so every process of the deployment shares it. Off unless `perMinute` > 0. When the
  * coordinator cannot answer, the connection is let through: a budget is for fairness, and refusing
  * everyone would be an outage.

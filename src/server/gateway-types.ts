@@ -49,7 +49,7 @@ export interface GatewayOptions<Session = unknown> {
   /**
    * Connections and webhooks one client address may make per minute, on every upgrade
    * (`/websocket`, `/telephony/*`), every telephony webhook, every request to one of the agent's
-   * `routes` and `POST /v1/sessions` (a token bucket shared by them and by every process of the
+   * `routes` or the workflows API and `POST /v1/sessions` (a token bucket shared by them and by every process of the
    * deployment; bursts up to it pass). Default:
    * `SWITCHBOARD_CONNECTIONS_PER_MINUTE`, else off. It keys on the socket's peer address: behind
    * a proxy that is the proxy's (limit there instead), and a carrier's media servers are few

@@ -203,6 +203,18 @@ describe("switchboard check and the agent's event observers", () => {
   });
 });
 
+describe("switchboard check and the agent's workflows", () => {
+  it("lists them; a workflow-app agent opens no provider, so no key is missing and there is no offline stack", async () => {
+    const flow = `import { workflow } from ${SWITCHBOARD};\nexport default workflow({ description: "Nightly report", steps: { total: () => 42 } }).body(async (_input, ctx) => ctx.steps.total());\n`;
+    const app = await agentDir('agent({ name: "ops", mode: "workflow-app" })', { "workflows/report.ts": flow });
+    const { code, out } = await check(app);
+    expect(code).toBe(0);
+    expect(out).toBe("ops: workflow-app agent\ntools:\nworkflows:\n  report             steps: total — Nightly report\nproviders: none (a workflow-app agent serves the workflows API, not sessions)\n");
+    const voice = await agentDir('agent({ name: "shop", mode: "text", llm: { kind: "scripted", options: {} } })', { "workflows/report.ts": flow });
+    expect((await check(voice)).out).toContain("\nworkflows:\n  report             steps: total — Nightly report\nproviders:\n  llm  scripted\n");
+  });
+});
+
 describe("switchboard check names the file and line of an agent or tool file that throws (the CLI, through tsx)", () => {
   async function cli(dir: string): Promise<{ code: number; stderr: string }> {
     return run(process.execPath, ["--import", "tsx", "src/cli.ts", "check", dir], { cwd: root }).then(
