@@ -17,7 +17,8 @@ import { sessionInstructions } from "./session-deps.js";
 import { composeToolTable } from "./tool-table.js";
 import { ToolRunner } from "./tool-runner.js";
 
-export interface DelegationDeps {
+/** Who and what a delegation runs for: the session's identity and providers. */
+export interface DelegationIdentity {
   readonly clock: Clock;
   readonly log: Logger;
   readonly random: RandomSource;
@@ -25,6 +26,9 @@ export interface DelegationDeps {
   /** The session's value (`sessionContext()`): a sub-agent's tools see it as `ctx.session`. */
   readonly session: unknown;
   readonly resolveModel: ModelResolver;
+}
+
+export interface DelegationDeps extends DelegationIdentity {
   /** Why the session's own token budget (`usageLimits`) refuses another delegation, if it does. */
   spent(): string | undefined;
   /** One delegation's usage, counted into the session's whatever its outcome. */

@@ -11,7 +11,7 @@ import type { RandomSource, ResolvedConfig, Team, TeamAgent, ToolTable, Toolset 
 import type { TurnUsage } from "../turn/ledger.js";
 import type { CallEnding } from "./call-ending.js";
 import type { CallTransfer } from "./call-transfer.js";
-import { openDelegation, type DelegationDeps } from "./delegation.js";
+import { openDelegation, type DelegationDeps, type DelegationIdentity } from "./delegation.js";
 import type { HandOffDeps } from "./hand-off.js";
 import type { ModelResolver } from "./reply-agent.js";
 import type { UsageMeter } from "./usage-meter.js";
@@ -20,15 +20,8 @@ import { sessionInstructions } from "./session-deps.js";
 import { composeToolTable } from "./tool-table.js";
 
 /** What the session lends its team: its identity and providers, and the call controls and usage meter the agents' tools drive. */
-export interface TeamSegmentParts {
+export interface TeamSegmentParts extends DelegationIdentity {
   readonly team: Team;
-  readonly clock: Clock;
-  readonly log: Logger;
-  readonly random: RandomSource;
-  readonly sessionId: string;
-  /** The session's value (`sessionContext()`): a sub-agent's tools see it as `ctx.session`. */
-  readonly session: unknown;
-  readonly resolveModel: ModelResolver;
   /** The session's settings (the served agent's, every default applied): the dtmf tool is checked against each table. */
   readonly settings: ResolvedConfig;
   /** The served agent's MCP servers (a roster member with servers of its own is refused at load). */

@@ -8,7 +8,7 @@
  * deliver's token and payload) is bounded by `WorkflowLimits` and refused with a
  * `WorkflowRequestError` naming the field.
  */
-import type { CallRequest, JsonValue, PlacedCall, RunContextData } from "../manifest/index.js";
+import type { CallRequest, JsonValue, PlacedCall, RunContextData, WorkflowRunView } from "../manifest/index.js";
 
 /** Where a run is. `sleeping` and `waiting` are `running` runs inside `ctx.sleep` / `ctx.waitFor`. */
 export type RunStatus = "pending" | "running" | "sleeping" | "waiting" | "completed" | "failed" | "cancelled";
@@ -16,20 +16,9 @@ export type RunStatus = "pending" | "running" | "sleeping" | "waiting" | "comple
 /** The statuses a run ends in. */
 export type EndStatus = "completed" | "failed" | "cancelled";
 
-export interface RunInfo {
-  readonly runId: string;
-  readonly workflow: string;
+/** A run as the engine reads it: what `ctx.workflows.find` shows a tool, with its status narrowed and where it waits. */
+export interface RunInfo extends WorkflowRunView {
   readonly status: RunStatus;
-  /** The correlation key its starter gave, if any. */
-  readonly key?: string;
-  /** The body's return value, once `completed`. */
-  readonly output?: unknown;
-  /** Why it failed, once `failed`. */
-  readonly error?: { readonly message: string; readonly code?: string };
-  /** Epoch milliseconds. */
-  readonly createdAt: number;
-  readonly startedAt?: number;
-  readonly completedAt?: number;
   /** While `waiting`: the token `deliver` resumes it with. */
   readonly waitingFor?: string;
   /** While `sleeping` (or `waiting` with a timeout): when the timer fires (epoch ms). */

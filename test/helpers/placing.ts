@@ -1,5 +1,6 @@
 // What the tests of placing calls share (docs/telephony.md "Placing calls"): a gateway and a
 // loopback carrier REST fake, each closed after the test, and `POST /v1/calls` with the API key.
+import { expect } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import type { AgentDef } from "../../src/manifest/index.js";
 import type { GatewayOptions } from "../../src/server/gateway-types.js";
@@ -35,5 +36,27 @@ export function placingHarness(apiKey: string): Placing {
     place(base, body, key = apiKey) {
       return fetch(`${base}/v1/calls`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     },
+  };
+}
+
+/** A gateway URL on `base` under `path`, ending in a 24-character placement (or ticket). */
+export const placementUrl = (base: string, path: string): unknown => expect.stringMatching(new RegExp(`^${base}${path.replace(/[?]/g, "\\?")}[A-Za-z0-9_-]{24}$`));
+
+/**
+ * Twilio's Create a Call form as the gateway sends it for a call it places with the carrier's
+ * answering-machine detection (docs/telephony.md "Placing calls"), `windowS` the agent's
+ * `voicemail.windowMs` in seconds.
+ */
+export function twilioPlacingForm(base: string, to: string, from: string, windowS: number): Record<string, unknown> {
+  return {
+    To: to,
+    From: from,
+    Url: placementUrl(base, "/telephony/twilio/voice?placed="),
+    Method: "POST",
+    MachineDetection: "Enable",
+    AsyncAmd: "true",
+    AsyncAmdStatusCallback: placementUrl(base, "/telephony/twilio/amd/"),
+    AsyncAmdStatusCallbackMethod: "POST",
+    MachineDetectionTimeout: String(windowS),
   };
 }

@@ -15,7 +15,7 @@ import { twilioSignature } from "../../src/server/telephony/signatures.js";
 import { FakeCarrier } from "../../fakes/carrier.js";
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import type { CarrierRestFake } from "../helpers/carrier-rest-fake.js";
-import { placingHarness } from "../helpers/placing.js";
+import { placingHarness, twilioPlacingForm } from "../helpers/placing.js";
 import { startPipelineFakes } from "../helpers/pipeline-fakes.js";
 import { answerTwilio } from "../../fakes/carrier.js";
 
@@ -56,17 +56,7 @@ describe("POST /v1/calls", () => {
     const request = await api.next();
     expect(request).toMatchObject({ method: "POST", path: "/2010-04-01/Accounts/AC1/Calls.json", contentType: "application/x-www-form-urlencoded" });
     const form = Object.fromEntries(new URLSearchParams(request.body));
-    expect(form).toEqual({
-      To: "+14155550123",
-      From: "+14155550100",
-      Url: expect.stringMatching(new RegExp(`^${base}/telephony/twilio/voice\\?placed=[A-Za-z0-9_-]{24}$`)),
-      Method: "POST",
-      MachineDetection: "Enable",
-      AsyncAmd: "true",
-      AsyncAmdStatusCallback: expect.stringMatching(new RegExp(`^${base}/telephony/twilio/amd/[A-Za-z0-9_-]{24}$`)),
-      AsyncAmdStatusCallbackMethod: "POST",
-      MachineDetectionTimeout: "5",
-    });
+    expect(form).toEqual(twilioPlacingForm(base, "+14155550123", "+14155550100", 5));
   });
 
   it("places a Telnyx TeXML call with AMD, as Telnyx documents its outbound-call API", async () => {

@@ -50,6 +50,21 @@ export class CarrierCallbacks {
     this.#deps = deps;
   }
 
+  /** A carrier's POSTed callback, signed and seen for the first time: its body; else answered (405, the signature's refusal, 403 for a replay) and undefined. */
+  async #signedOnce(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName): Promise<string | undefined> {
+    const { signed, refused, coordinator } = this.#deps;
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" });
+      res.end();
+      return undefined;
+    }
+    const verified = await signed(req, res, url, carrier, "POST");
+    if (verified === undefined) return undefined;
+    if (await firstUse(coordinator, carrier, verified.signature)) return verified.body;
+    refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
+    return undefined;
+  }
+
   /**
    * A carrier's answering-machine verdict on a call the gateway placed (amd-reports.ts: Twilio's and
    * Telnyx TeXML's `AsyncAmdStatusCallback`, Plivo's `machine_detection_url`, Vonage's `event_url`):
@@ -58,16 +73,9 @@ export class CarrierCallbacks {
    * Vonage's other events of the call come here too: answered 204, nothing taken.
    */
   async amd(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
-    const { signed, refused, coordinator, placements, verdicts, log, bindMs } = this.#deps;
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST" });
-      res.end();
-      return;
-    }
-    const verified = await signed(req, res, url, carrier, "POST");
-    if (verified === undefined) return;
-    const { body, signature } = verified;
-    if (!(await firstUse(coordinator, carrier, signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
+    const { refused, placements, verdicts, log, bindMs } = this.#deps;
+    const body = await this.#signedOnce(req, res, url, carrier);
+    if (body === undefined) return;
     const report = amdReport(carrier, url, body);
     if (report.kind === "invalid") return refused(res, carrier, 400, report.why);
     if (report.kind === "progress") {
@@ -97,16 +105,9 @@ export class CarrierCallbacks {
    * Any other status (the call still going, or answered: its session reports) takes nothing: 204.
    */
   async status(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, ticket: string): Promise<void> {
-    const { signed, refused, coordinator, reports, report, log } = this.#deps;
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST" });
-      res.end();
-      return;
-    }
-    const verified = await signed(req, res, url, carrier, "POST");
-    if (verified === undefined) return;
-    const { body, signature } = verified;
-    if (!(await firstUse(coordinator, carrier, signature))) return refused(res, carrier, 403, "this signed callback was already answered: a replay is not acted on");
+    const { refused, reports, report, log } = this.#deps;
+    const body = await this.#signedOnce(req, res, url, carrier);
+    if (body === undefined) return;
     const parsed = callStatusReport(carrier, url, body);
     if ("invalid" in parsed) return refused(res, carrier, 400, parsed.invalid);
     const taken = await reports.status(ticket, carrier, parsed);

@@ -22,6 +22,8 @@ import type { RunInfo, WorkflowEngine } from "../../../src/workflows/index.js";
 import { FakeCarrier } from "../../../fakes/carrier.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../../fakes/openai-realtime.js";
 import { carrierRestFake, type CarrierRestFake } from "../../helpers/carrier-rest-fake.js";
+import { placementUrl, twilioPlacingForm } from "../../helpers/placing.js";
+import { runUntil } from "../../helpers/workflow-runs.js";
 
 const TOKEN = "twilio-token";
 const SID = "CA0123456789abcdef0123456789abcdef";
@@ -79,14 +81,8 @@ function ended(runId: string): Promise<RunInfo | undefined> {
   });
 }
 
-/** Polls `get` until `ready` says so: a run reaching its wait has no event to wait on. */
-async function until(runId: string, ready: (run: RunInfo) => boolean): Promise<RunInfo> {
-  for (;;) {
-    const run = await engine.get(runId);
-    if (run !== undefined && ready(run)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Until the run is where `ready` says. */
+const until = (runId: string, ready: (run: RunInfo) => boolean): Promise<RunInfo> => runUntil(engine, runId, ready);
 
 beforeAll(async () => {
   service = await startFakeOpenAiRealtime({ paceMs: 5 });
@@ -148,16 +144,8 @@ describe("a workflow's call", () => {
   it("is placed through Twilio with its status callback, its session sees the run, and a person's call's end returns to the run", async () => {
     const { runId, done, line, form } = await answeredTwilioCall();
     expect(Object.fromEntries(form)).toEqual({
-      To: TO,
-      From: FROM,
-      Url: expect.stringMatching(new RegExp(`^${base}/telephony/twilio/voice\\?placed=[A-Za-z0-9_-]{24}$`)),
-      Method: "POST",
-      MachineDetection: "Enable",
-      AsyncAmd: "true",
-      AsyncAmdStatusCallback: expect.stringMatching(new RegExp(`^${base}/telephony/twilio/amd/[A-Za-z0-9_-]{24}$`)),
-      AsyncAmdStatusCallbackMethod: "POST",
-      MachineDetectionTimeout: "5",
-      StatusCallback: expect.stringMatching(new RegExp(`^${base}/telephony/twilio/status/[A-Za-z0-9_-]{24}$`)),
+      ...twilioPlacingForm(base, TO, FROM, 5),
+      StatusCallback: placementUrl(base, "/telephony/twilio/status/"),
       StatusCallbackEvent: "completed",
       StatusCallbackMethod: "POST",
       Timeout: "30",

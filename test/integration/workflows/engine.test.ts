@@ -9,6 +9,7 @@ import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PermanentStepError, step, workflow, type StepContext } from "../../../src/manifest/index.js";
 import { createWorkflowEngine, WorkflowRequestError, type RunEnd, type RunInfo, type WorkflowEngine } from "../../../src/workflows/index.js";
+import { runUntil } from "../../helpers/workflow-runs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wf-engine-"));
 const tries = new Map<string, number>();
@@ -83,14 +84,8 @@ function ended(runId: string): Promise<RunEnd> {
   });
 }
 
-/** Polls `get` until `ready` says so: for states that have no event to wait on (a run reaching its wait). */
-async function until(runId: string, ready: (run: RunInfo) => boolean): Promise<RunInfo> {
-  for (;;) {
-    const run = await engine.get(runId);
-    if (run !== undefined && ready(run)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Until the run is where `ready` says. */
+const until = (runId: string, ready: (run: RunInfo) => boolean): Promise<RunInfo> => runUntil(engine, runId, ready);
 
 beforeAll(async () => {
   engine = await createWorkflowEngine({ dir, workflows });
