@@ -41,6 +41,18 @@ export function stepName(id: string): string | undefined {
   return id.startsWith(`step//${MODULE}/`) && at > 0 ? id.slice(at + 2) : undefined;
 }
 
+/**
+ * A run's journal with `run_created` first. The SDK's start() writes `run_created` and queues the
+ * run in parallel; when the queue wins, its "resilient start" writes `run_started` and then
+ * `run_created` in the same millisecond with a later id, and world-local sorts by (time, id).
+ */
+export function createdFirst<E extends { readonly type: string }>(events: E[]): E[] {
+  const at = events.findIndex((event) => event.type === "run_created");
+  if (at <= 0) return events;
+  const [created] = events.splice(at, 1);
+  return created === undefined ? events : [created, ...events];
+}
+
 /** What the VM hands a host body: the run's id and the SDK's primitives, bound to this replay. */
 export interface VmPrimitives {
   readonly runId: string;

@@ -49,7 +49,7 @@ import {
 } from "./engine.js";
 import { KeyIndex } from "./key-index.js";
 import { DEFAULT_RETENTION_DAYS, deleteRunFiles, PRUNE_INTERVAL_MS } from "./retention.js";
-import { BRIDGE, currentAttempt, decodeOutput, registerStep, stepId, stepName, workflowBundle, workflowId, workflowName, type Bridge, type VmHook, type VmPrimitives } from "./sdk-contract.js";
+import { BRIDGE, createdFirst, currentAttempt, decodeOutput, registerStep, stepId, stepName, workflowBundle, workflowId, workflowName, type Bridge, type VmHook, type VmPrimitives } from "./sdk-contract.js";
 import { ensureWritableDir } from "./settings.js";
 
 export interface WorkflowEngineOptions {
@@ -271,7 +271,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       for (const event of page.data) out.push(toRunEvent(event, tries));
       cursor = page.hasMore && page.cursor !== null ? page.cursor : undefined;
     } while (cursor !== undefined);
-    return out;
+    return createdFirst(out);
   };
   const info = async (run: WorkflowRun | WorkflowRunWithoutData, withOutput: boolean): Promise<RunInfo> => {
     const entry = index.entryOf(run.runId);
