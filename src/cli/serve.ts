@@ -109,7 +109,7 @@ async function serve(path: string, values: Values, loaded: DotEnvResult): Promis
   logDotEnv(log, loaded);
   if (workers > 1 && cluster.isPrimary) {
     if ((process.env.SWITCHBOARD_REDIS_URL ?? "") === "") log.warn({ workers }, "several workers without SWITCHBOARD_REDIS_URL: a client resumes only if it reconnects to the same worker");
-    return runPrimary(workers, log, (title, url, open) => process.stdout.write(banner(title, url, workers, open)));
+    return runPrimary(workers, log, (title, url, open, serves) => process.stdout.write(banner(title, url, workers, open, serves)));
   }
   const worker = cluster.isWorker;
   // Answer the primary's metrics requests from the start, so an aggregation never waits on a worker still loading.
@@ -124,9 +124,9 @@ async function serve(path: string, values: Values, loaded: DotEnvResult): Promis
   });
   if (typeof made === "number") return made;
   const { gateway } = made;
-  // The embedded engine is one process's: several would each resume the same runs (docs/workflows.md "Where runs live").
-  if (workers > 1 && Object.keys(made.agent.def.workflows ?? {}).length > 0) {
-    return fail(`this agent declares workflows, which run on an embedded engine that one process owns: serve it with --workers 1 (docs/workflows.md).`, EXIT.usage);
+  // Runs in a directory are one process's: several would each resume the same runs. A database is shared (docs/workflows.md "Where runs live").
+  if (workers > 1 && Object.keys(made.agent.def.workflows ?? {}).length > 0 && (process.env.SWITCHBOARD_WORKFLOWS_DATABASE_URL ?? "").trim() === "") {
+    return fail(`this agent declares workflows, and their runs are kept in a directory one process owns: serve it with --workers 1, or keep runs in PostgreSQL (SWITCHBOARD_WORKFLOWS_DATABASE_URL) so every worker shares them (docs/workflows.md "Where runs live").`, EXIT.usage);
   }
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
     log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
@@ -134,7 +134,7 @@ async function serve(path: string, values: Values, loaded: DotEnvResult): Promis
   const listening = await listenOn(gateway, host, port);
   if (typeof listening === "number") return listening;
   const { url, title, open, serves } = listening;
-  if (worker) joinCluster(gateway.metrics.registry, title, url, open);
+  if (worker) joinCluster(gateway.metrics.registry, title, url, open, serves);
   else process.stdout.write(banner(title, url, 1, open, serves));
   stopOnSignals(log, () => gateway.drain());
   return new Promise<number>(() => {});

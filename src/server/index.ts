@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
@@ -39,7 +38,6 @@ import type { EntryPoint } from "./telephony/entry-points.js";
 import { parseCallsPerMinute } from "./telephony/outbound-calls.js";
 import type { WorkflowEngine } from "../workflows/engine.js";
 import { hasWorkflows, openWorkflowEngine } from "./workflow-engine.js";
-import { workflowSettings } from "../workflows/settings.js";
 import { parseRunsPerMinute, workflowRoutes } from "./workflow-routes.js";
 import type { CallScreening } from "../session/voicemail-screen.js";
 import type { ClientLink } from "../transport/client-connection.js";
@@ -167,8 +165,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     draining: () => draining,
     apiKey,
     callsPerMinute: parseCallsPerMinute(env.SWITCHBOARD_CALLS_PER_MINUTE),
-    // The agent's workflows may call out (ctx.calls): their placements are journalled beside the runs.
-    callsJournalDir: hasWorkflows(current.def.workflows) ? join(workflowSettings(env).dir, "calls") : undefined,
+    // The agent's workflows may call out (ctx.calls): the engine remembers their placements beside the runs.
+    workflowCalls: hasWorkflows(current.def.workflows),
     startSession: (link, call, resume, screening, placed) =>
       startSession(link, {
         transport: call.carrier,

@@ -30,6 +30,7 @@ interface Message {
   readonly url?: unknown;
   readonly title?: unknown;
   readonly open?: unknown;
+  readonly serves?: { readonly sessions?: unknown; readonly workflows?: unknown };
   readonly op?: unknown;
   readonly args?: unknown;
   readonly result?: unknown;
@@ -52,7 +53,7 @@ async function coordinate(coordinator: Coordinator, op: unknown, args: unknown):
  * The primary: fork `count` workers (they re-run this CLI and serve), replace crashed ones, drain
  * them all on SIGTERM/SIGINT. Resolves with the exit code once every worker has exited.
  */
-export function runPrimary(count: number, log: Logger, listening: (title: string, url: string, open: readonly string[]) => void): Promise<number> {
+export function runPrimary(count: number, log: Logger, listening: (title: string, url: string, open: readonly string[], serves: { readonly sessions: boolean; readonly workflows: boolean }) => void): Promise<number> {
   const aggregator = new AggregatorRegistry();
   const coordinator = new MemoryCoordinator(() => Date.now());
   const started = new Map<number, number>();
@@ -73,7 +74,8 @@ export function runPrimary(count: number, log: Logger, listening: (title: string
       if (!announced && ready.size >= count) {
         announced = true;
         const open = Array.isArray(message.open) ? message.open.filter((e): e is string => typeof e === "string") : [];
-        listening(typeof message.title === "string" ? message.title : "the agent", message.url, open);
+        const serves = { sessions: message.serves?.sessions !== false, workflows: message.serves?.workflows === true };
+        listening(typeof message.title === "string" ? message.title : "the agent", message.url, open, serves);
       }
     }
     if (message.type === COORD_REQUEST) {
@@ -130,10 +132,10 @@ export function prepareWorker(): void {
 }
 
 /** In a worker, once it listens: label its series, aggregate its registry, and tell the primary. */
-export function joinCluster(registry: Registry, title: string, url: string, open: readonly string[]): void {
+export function joinCluster(registry: Registry, title: string, url: string, open: readonly string[], serves: { readonly sessions: boolean; readonly workflows: boolean }): void {
   registry.setDefaultLabels({ worker: String(cluster.worker?.id ?? 0) });
   AggregatorRegistry.setRegistries([registry]);
-  process.send?.({ type: LISTENING, title, url, open });
+  process.send?.({ type: LISTENING, title, url, open, serves });
 }
 
 let nextRequest = 0;

@@ -15,7 +15,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export interface OpenWorkflowEngineOptions {
   /** The agent's workflows (`def.workflows`, after `withWorkflows`). */
   readonly workflows: Readonly<Record<string, AnyWorkflowDef>> | undefined;
-  /** Where `SWITCHBOARD_WORKFLOWS_DIR` and `SWITCHBOARD_WORKFLOWS_RETENTION_DAYS` are read. */
+  /** Where `SWITCHBOARD_WORKFLOWS_DIR` (or `_DATABASE_URL`) and `SWITCHBOARD_WORKFLOWS_RETENTION_DAYS` are read. */
   readonly env: Env;
   readonly clock: Clock;
   readonly log: Logger;
@@ -31,7 +31,7 @@ export function hasWorkflows(workflows: Readonly<Record<string, unknown>> | unde
 }
 
 /**
- * The engine for the agent's workflows, on the directory the environment names; undefined when
+ * The engine for the agent's workflows, where the environment keeps runs; undefined when
  * the agent declares none. Throws (naming the variable and the fix) on a bad setting or a
  * directory it cannot write; active runs a previous process left resume as it opens.
  */
@@ -41,13 +41,13 @@ export async function openWorkflowEngine(options: OpenWorkflowEngineOptions): Pr
   // Loaded only for an agent with workflows: a gateway without any never holds the SDK in memory.
   const { createWorkflowEngine } = await import("../workflows/workflow-sdk.js");
   const engine = await createWorkflowEngine({
-    dir: settings.dir,
+    ...settings.runsIn,
     workflows: options.workflows ?? {},
     retentionDays: settings.retentionDays,
     clock: options.clock,
     log: options.log,
     ...(options.calls === undefined ? {} : { calls: options.calls }),
   });
-  options.log.info({ dir: settings.dir, workflows: [...engine.workflows.keys()] }, "workflow engine open");
+  options.log.info({ ...engine.where, workflows: [...engine.workflows.keys()] }, "workflow engine open");
   return engine;
 }

@@ -9,6 +9,7 @@
  * `WorkflowRequestError` naming the field.
  */
 import type { CallRequest, JsonValue, PlacedCall, RunContextData, WorkflowRunView } from "../manifest/index.js";
+import type { PlacingLedger } from "./placing-journal.js";
 
 /** Where a run is. `sleeping` and `waiting` are `running` runs inside `ctx.sleep` / `ctx.waitFor`. */
 export type RunStatus = "pending" | "running" | "sleeping" | "waiting" | "completed" | "failed" | "cancelled";
@@ -74,6 +75,8 @@ export interface StartOptions {
 export interface WorkflowEngine {
   /** The workflows it runs, by name: their descriptions, input JSON Schemas and declared steps. */
   readonly workflows: ReadonlyMap<string, WorkflowSummary>;
+  /** Where its runs are, for the log: `{ dir }`, or `{ database }` with the password hidden. */
+  readonly where: Readonly<Record<string, string>>;
   /** Start a run of `name`: `input` is validated with the workflow's schema. Refusals are `WorkflowRequestError`s. */
   start(name: string, input: unknown, options?: StartOptions): Promise<{ readonly runId: string }>;
   /** The run, or undefined when there is none by that id (or it was pruned). */
@@ -173,13 +176,26 @@ export interface CallPlacement {
   readonly idempotencyKey: string;
 }
 
+/** Where runs live: exactly one of a directory and a database (docs/workflows.md "Where runs live"). */
+export type RunsIn =
+  /** A directory (absolute, or relative to the working directory), created if missing: one process. */
+  | { readonly dir: string; readonly database?: undefined }
+  /** A PostgreSQL database (`postgres://…`), shared by every process that opens it. */
+  | { readonly database: string; readonly dir?: undefined };
+
+/** What an open engine lends its placer: the way outcomes reach runs, and where placements are remembered (beside the runs). */
+export interface EnginePort {
+  deliver(token: string, payload: JsonValue): Promise<boolean>;
+  readonly placings: PlacingLedger;
+}
+
 /**
  * The telephony side of `ctx.calls` (src/server/telephony/workflow-calls.ts), handed to the
- * engine as `calls`: the engine calls `place` from a journalled step, and `attach` with its
- * `deliver` once open (undefined once closed) so call outcomes reach the runs.
+ * engine as `calls`: the engine calls `place` from a journalled step, and `attach` with its port
+ * once open (undefined once closed) so placements are remembered and call outcomes reach the runs.
  */
 export interface CallPlacer {
   /** Place the call; rejects with a `PermanentStepError` for a refusal no retry changes. */
   place(request: CallRequest, placement: CallPlacement): Promise<PlacedCall>;
-  attach(deliver: ((token: string, payload: JsonValue) => Promise<boolean>) | undefined): void;
+  attach(port: EnginePort | undefined): void;
 }

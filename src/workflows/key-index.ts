@@ -8,14 +8,7 @@
  * one (rename is atomic on POSIX file systems), so a crash leaves the old or the new file.
  */
 import { open, readFile, rename } from "node:fs/promises";
-
-export interface KeyEntry {
-  readonly key: string;
-  readonly runId: string;
-  readonly workflow: string;
-  /** Epoch ms the run was started. */
-  readonly at: number;
-}
+import type { KeyEntry, RunKeys } from "./run-store.js";
 
 function parseLine(line: string): KeyEntry | undefined {
   try {
@@ -39,7 +32,7 @@ async function writeSynced(path: string, flags: "a" | "w", text: string): Promis
   }
 }
 
-export class KeyIndex {
+export class KeyIndex implements RunKeys {
   readonly #path: string;
   readonly #byKey = new Map<string, KeyEntry[]>();
   readonly #byRun = new Map<string, KeyEntry>();
@@ -88,12 +81,12 @@ export class KeyIndex {
   }
 
   /** The runs of `key`, in the order they were started. */
-  runsOf(key: string): readonly KeyEntry[] {
-    return this.#byKey.get(key) ?? [];
+  runsOf(key: string): Promise<readonly KeyEntry[]> {
+    return Promise.resolve(this.#byKey.get(key) ?? []);
   }
 
-  entryOf(runId: string): KeyEntry | undefined {
-    return this.#byRun.get(runId);
+  entryOf(runId: string): Promise<KeyEntry | undefined> {
+    return Promise.resolve(this.#byRun.get(runId));
   }
 
   /** Forget `runIds` (pruned runs): the file is rewritten without them. */

@@ -1,19 +1,15 @@
 /**
- * The embedded workflow engine: the Workflow SDK (@workflow/core) on its local world
- * (@workflow/world-local: JSON files in a directory, queue delivered in process — no server,
- * no network). Why this engine: docs/workflows.md "Why this engine".
+ * The workflow engine: the Workflow SDK (@workflow/core) on one of two stores (run-store.ts) —
+ * its local world in a directory (no server, no network; local-store.ts) or its PostgreSQL world,
+ * shared by every process of a deployment (postgres-store.ts). Why this engine: docs/workflows.md
+ * "Why this engine".
  *
  * The SDK keeps one world per process (`setWorld`) and one step registry, so one engine may be
  * open per process at a time; a second `createWorkflowEngine` before `close()` is refused.
- *
- * Layout under the configured directory: `world/` is the SDK's data (runs, events, steps,
- * waits, hooks); `keys.jsonl` is the gateway's key index (key-index.ts).
  */
-import { join } from "node:path";
 import { FatalError, RetryableError } from "@workflow/errors";
 import { cancelRun, resumeHook, setWorld, start, stepEntrypoint, workflowEntrypoint } from "@workflow/core/runtime";
-import { getQueueTopicPrefix, type Event, type WorkflowRun, type WorkflowRunWithoutData } from "@workflow/world";
-import { createLocalWorld, type LocalWorld } from "@workflow/world-local";
+import type { Event, WorkflowRun, WorkflowRunWithoutData } from "@workflow/world";
 import { systemClock, type Clock, type Timer } from "../clock.js";
 import { silentLogger, type Logger } from "../log.js";
 import {
@@ -44,17 +40,16 @@ import {
   type RunStatus,
   type StartOptions,
   type CallPlacer,
+  type RunsIn,
   type WorkflowEngine,
   type WorkflowLimits,
 } from "./engine.js";
-import { KeyIndex } from "./key-index.js";
-import { DEFAULT_RETENTION_DAYS, deleteRunFiles, PRUNE_INTERVAL_MS } from "./retention.js";
+import { openLocalStore } from "./local-store.js";
+import { DEFAULT_RETENTION_DAYS, PRUNE_INTERVAL_MS } from "./retention.js";
+import type { RunStore } from "./run-store.js";
 import { BRIDGE, createdFirst, currentAttempt, decodeOutput, registerStep, stepId, stepName, workflowBundle, workflowId, workflowName, type Bridge, type VmHook, type VmPrimitives } from "./sdk-contract.js";
-import { ensureWritableDir } from "./settings.js";
 
-export interface WorkflowEngineOptions {
-  /** Where runs live (absolute, or relative to the working directory); created if missing. */
-  readonly dir: string;
+export type WorkflowEngineOptions = RunsIn & {
   /** The workflows it runs, by the name they are started under. */
   readonly workflows: Readonly<Record<string, AnyWorkflowDef>>;
   /** Days an ended run is kept (default 7). */
@@ -64,7 +59,7 @@ export interface WorkflowEngineOptions {
   readonly log?: Logger;
   /** The gateway's telephony behind `ctx.calls` (absent: `ctx.calls.place` refuses, naming why). */
   readonly calls?: CallPlacer;
-}
+};
 
 /** The built-in step behind `ctx.calls.place` (a name no declared step can have: those have no "."). */
 const PLACE_STEP = "calls.place";
@@ -155,8 +150,8 @@ function liveState(events: readonly RunEvent[]): { status: RunStatus; waitingFor
 }
 
 /**
- * Open the engine on `options.dir`: runs left active by a previous process (a crash, a
- * restart) are re-enqueued and continue from their last completed step.
+ * Open the engine on `options.dir` or `options.database`: runs left active by a previous process
+ * (a crash, a restart) are re-enqueued and continue from their last completed step.
  */
 export async function createWorkflowEngine(options: WorkflowEngineOptions): Promise<WorkflowEngine> {
   if (engineOpen) throw new Error("a workflow engine is already open in this process (the Workflow SDK keeps one per process): close it first");
@@ -171,9 +166,15 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
     defs.set(name, def);
   }
 
-  await ensureWritableDir(options.dir);
-  const worldDir = join(options.dir, "world");
-  const index = await KeyIndex.open(join(options.dir, "keys.jsonl"));
+  let store: RunStore;
+  if (options.database !== undefined) {
+    // Loaded only for a database: an embedded deployment never holds the PostgreSQL world in memory.
+    const { openPostgresStore } = await import("./postgres-store.js");
+    store = await openPostgresStore({ url: options.database, clock, log });
+  } else {
+    store = await openLocalStore(options.dir, () => clock.now());
+  }
+  const { world, keys } = store;
   engineOpen = true;
 
   const listeners = new Set<(end: RunEnd) => void>();
@@ -187,21 +188,27 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       }
     });
   };
-  const world: LocalWorld = createLocalWorld({ dataDir: worldDir });
-  // Every run event this process writes passes through here: in-process notification (each event, each end), no polling.
+  // Every run event this process writes passes through here and is announced to every engine on
+  // the store (this one included), which tells its listeners: each event, each end, no polling.
   const create = world.events.create.bind(world.events) as (...args: unknown[]) => Promise<unknown>;
   (world.events as { create: unknown }).create = async (...args: unknown[]): Promise<unknown> => {
     const result = await create(...args);
     const [runId, data] = args as [string | null, { eventType?: string } | undefined];
-    if (typeof runId === "string") for (const listener of eventListeners) tell(() => listener(runId), runId);
-    const status = END_EVENTS[data?.eventType ?? ""];
-    if (status !== undefined && typeof runId === "string") {
-      const entry = index.entryOf(runId);
-      const end: RunEnd = { runId, status, ...(entry === undefined ? {} : { workflow: entry.workflow, key: entry.key }) };
-      for (const listener of listeners) tell(() => listener(end), runId);
-    }
+    if (typeof runId === "string") store.announce(runId, data?.eventType ?? "").catch((err: unknown) => log.warn({ err, runId }, "announcing a run event failed"));
     return result;
   };
+  store.onAnnounce((runId, eventType) => {
+    for (const listener of eventListeners) tell(() => listener(runId), runId);
+    const status = END_EVENTS[eventType];
+    if (status === undefined || listeners.size === 0) return;
+    keys.entryOf(runId).then(
+      (entry) => {
+        const end: RunEnd = { runId, status, ...(entry === undefined ? {} : { workflow: entry.workflow, key: entry.key }) };
+        for (const listener of listeners) tell(() => listener(end), runId);
+      },
+      (err: unknown) => log.error({ err, runId }, "reading a run's key failed"),
+    );
+  });
 
   for (const [name, def] of defs) {
     for (const [step, spec] of Object.entries(def.steps)) registerStep(stepId(name, step), stepRunner(spec), spec.retry.attempts);
@@ -217,9 +224,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   };
   (globalThis as Record<symbol, unknown>)[BRIDGE] = bridge;
   setWorld(world);
-  world.registerHandler(getQueueTopicPrefix("workflow"), workflowEntrypoint(workflowBundle([...defs.keys()])));
-  world.registerHandler(getQueueTopicPrefix("step"), stepEntrypoint);
-  await world.start?.();
+  await store.start({ workflow: workflowEntrypoint(workflowBundle([...defs.keys()])), step: stepEntrypoint });
 
   const cutoffMs = retentionDays * 86_400_000;
   let pruneTimer: Timer | undefined;
@@ -235,8 +240,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
         cursor = page.hasMore && page.cursor !== null ? page.cursor : undefined;
       } while (cursor !== undefined);
     }
-    await deleteRunFiles(worldDir, old);
-    await index.drop(old);
+    await store.deleteRuns(old);
     if (old.length > 0) log.info({ runs: old.length, retentionDays }, "pruned ended workflow runs");
   };
   const schedulePrune = (): void => {
@@ -274,7 +278,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
     return createdFirst(out);
   };
   const info = async (run: WorkflowRun | WorkflowRunWithoutData, withOutput: boolean): Promise<RunInfo> => {
-    const entry = index.entryOf(run.runId);
+    const entry = await keys.entryOf(run.runId);
     const live = TERMINAL.has(run.status) ? { status: run.status as RunStatus } : liveState(await readEvents(run.runId));
     const out: { -readonly [K in keyof RunInfo]: RunInfo[K] } = {
       runId: run.runId,
@@ -293,7 +297,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   };
   const activeRunsOf = async (key: string): Promise<number> => {
     let active = 0;
-    for (const entry of index.runsOf(key)) {
+    for (const entry of await keys.runsOf(key)) {
       if (!RUN_ID.test(entry.runId)) continue;
       try {
         const run = await world.runs.get(entry.runId, { resolveData: "none" });
@@ -306,6 +310,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   };
 
   const engine: WorkflowEngine = {
+    where: store.where,
     workflows: new Map([...defs].map(([name, def]) => [name, { description: def.description, input: def.input.json as Record<string, unknown>, steps: Object.keys(def.steps) }])),
 
     async start(name: string, input: unknown, startOptions: StartOptions = {}) {
@@ -325,7 +330,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       }
       const envelope: Envelope = { input: checked.value, ...(key === undefined ? {} : { key }), context };
       const run = await start({ workflowId: workflowId(name) }, [envelope]);
-      if (key !== undefined) await index.add({ key, runId: run.runId, workflow: name, at: clock.now() });
+      if (key !== undefined) await keys.add({ key, runId: run.runId, workflow: name, at: clock.now() });
       log.info({ runId: run.runId, workflow: name }, "workflow run started");
       return { runId: run.runId };
     },
@@ -338,7 +343,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
     async find(key: string) {
       checkKey(key, "key", limits);
       const runs: RunInfo[] = [];
-      for (const entry of index.runsOf(key)) {
+      for (const entry of await keys.runsOf(key)) {
         const run = await readRun(entry.runId);
         if (run !== undefined) runs.push(await info(run, true));
       }
@@ -394,13 +399,13 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       listeners.clear();
       options.calls?.attach(undefined);
       eventListeners.clear();
-      await world.close?.();
+      await store.close();
       setWorld(undefined);
       delete (globalThis as Record<symbol, unknown>)[BRIDGE];
       engineOpen = false;
     },
   };
-  options.calls?.attach((token, payload) => engine.deliver(token, payload));
+  options.calls?.attach({ deliver: (token, payload) => engine.deliver(token, payload), placings: store.placings });
   return engine;
 }
 

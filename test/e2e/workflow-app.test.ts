@@ -1,10 +1,13 @@
 // A workflow-app agent as operators run it: `switchboard serve <dir>` opens the workflow engine on
 // SWITCHBOARD_WORKFLOWS_DIR, says it serves the workflows API (not the demo page), answers
-// GET /workflows and runs a workflow to completion, and refuses a WebSocket session.
+// GET /workflows and runs a workflow to completion, and refuses a WebSocket session. With
+// SWITCHBOARD_WORKFLOWS_DATABASE_URL (a private PostgreSQL server) it serves on several workers,
+// which share the runs; without it, `--workers 2` is refused with the fix.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../helpers/postgres-server.js";
 import { serve, type Served } from "../helpers/serve.js";
 import { TestClient } from "../helpers/ws-client.js";
 
@@ -16,6 +19,14 @@ afterEach(async () => {
   served?.kill();
   served = undefined;
   await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** Why the PostgreSQL case cannot run here, or undefined. */
+const SKIPPED = POSTGRES_BIN === undefined ? "PostgreSQL is not installed (sudo apt-get install postgresql)" : undefined;
+if (SKIPPED !== undefined) console.warn(`skipped: ${SKIPPED}`);
+let postgres: PostgresServer | undefined;
+afterAll(async () => {
+  await postgres?.stop();
 });
 
 async function workflowApp(): Promise<string> {
@@ -49,4 +60,22 @@ describe("switchboard serve: a workflow-app agent", () => {
     const client = new TestClient(`${served.url.replace(/^http/, "ws")}/websocket`);
     await expect(client.opened).rejects.toThrow(/Unexpected server response: 404/);
   }, 60_000);
+
+  it(`runs on several workers when runs live in PostgreSQL; refuses --workers 2 on a directory${SKIPPED === undefined ? "" : ` — skipped: ${SKIPPED}`}`, async () => {
+    if (SKIPPED !== undefined) return;
+    const dir = await workflowApp();
+    await expect(serve([dir, "--workers", "2"], { SWITCHBOARD_API_KEY: "k", SWITCHBOARD_WORKFLOWS_DIR: join(dir, ".runs") })).rejects.toThrow(/kept in a directory one process owns: serve it with --workers 1, or keep runs in PostgreSQL \(SWITCHBOARD_WORKFLOWS_DATABASE_URL\)/);
+
+    postgres = await startPostgres();
+    served = await serve([dir, "--workers", "2"], { SWITCHBOARD_API_KEY: "k", SWITCHBOARD_WORKFLOWS_DATABASE_URL: postgres.database("app") }, 60_000);
+    expect(served.output()).toMatch(/serving "ops" \(workflow-app\), 2 worker processes\n {2}http:\/\/127\.0\.0\.1:\d+\/workflows {6}the workflows API\n/);
+    const auth = { authorization: "Bearer k" };
+    const runIds = await Promise.all(
+      [1, 2, 3, 4].map(async () => ((await (await fetch(`${served?.url}/workflows/report/runs`, { method: "POST", headers: auth, body: "{}" })).json()) as { runId: string }).runId),
+    );
+    for (const runId of runIds) {
+      const run = (await (await fetch(`${served.url}/workflows/runs/${runId}?wait=30`, { headers: auth })).json()) as { status: string; output: unknown };
+      expect(run).toMatchObject({ status: "completed", output: { total: 42 } });
+    }
+  }, 120_000);
 });

@@ -48,7 +48,6 @@ import { CarrierVerdicts } from "./amd-verdicts.js";
 import { callPlacing, DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
 import type { CallScreening } from "../../session/voicemail-screen.js";
 import { CallReports } from "./call-reports.js";
-import { PlacingJournal } from "./placing-journal.js";
 import { WorkflowCalls } from "./workflow-calls.js";
 import { PLACEMENT_TTL_MS } from "./placed-calls.js";
 
@@ -93,11 +92,8 @@ export interface TelephonyDeps {
   readonly callsPerMinute?: number;
   /** How long a minted ticket waits for its stream (ms); default `CALL_TICKET_TTL_MS`. */
   readonly ticketTtlMs?: number;
-  /**
-   * Where a workflow's call placements are journalled (`SWITCHBOARD_WORKFLOWS_DIR/calls`): set when
-   * the agent has workflows, and then `workflowCalls` places their calls.
-   */
-  readonly callsJournalDir?: string | undefined;
+  /** The agent has workflows: `workflowCalls` places their calls (the engine lends it where placements are remembered). */
+  readonly workflowCalls?: boolean | undefined;
 }
 
 export interface Telephony {
@@ -112,7 +108,7 @@ export interface Telephony {
   isStream(url: URL): boolean;
   /** `POST /v1/calls`: place a call for the agent (docs/telephony.md "Placing calls"). */
   placeCall(req: IncomingMessage, res: ServerResponse): Promise<void>;
-  /** `ctx.calls` for the workflow engine (`createWorkflowEngine({ calls })`); undefined without `callsJournalDir`. */
+  /** `ctx.calls` for the workflow engine (`createWorkflowEngine({ calls })`); undefined without `workflowCalls`. */
   readonly workflowCalls: WorkflowCalls | undefined;
   /** Take a telephony stream upgrade (`isStream` said so). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void>;
@@ -197,9 +193,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const callsFrom = nonEmpty(env.SWITCHBOARD_CALLS_FROM);
   if (callsFrom !== undefined && !E164.test(callsFrom)) throw new Error(`SWITCHBOARD_CALLS_FROM: ${JSON.stringify(callsFrom)} is not an E.164 number; set the number workflows call from, e.g. "+14155550100"`);
   const workflowCalls =
-    deps.callsJournalDir === undefined
-      ? undefined
-      : new WorkflowCalls({ log, place: placing, mounted: carriers, publicUrl: base, from: callsFrom, journal: new PlacingJournal(deps.callsJournalDir, () => clock.now()) });
+    deps.workflowCalls === true ? new WorkflowCalls({ log, place: placing, mounted: carriers, publicUrl: base, from: callsFrom }) : undefined;
   const reportOutcome = (token: string, outcome: CallOutcome): Promise<boolean> => workflowCalls?.report(token, outcome) ?? Promise.resolve(false);
 
   function target(req: IncomingMessage, carrier: CarrierName, ticket: string | undefined): StreamTarget {

@@ -10,13 +10,12 @@
  * request names, signed; the gateway reads no such report from Plivo or Vonage yet, so it refuses
  * them here rather than leave a run waiting for an outcome that cannot come.
  */
-import { PermanentStepError, type CallOutcome, type CallRequest, type JsonValue, type OutboundCall, type PlacedCall } from "../../manifest/index.js";
+import { PermanentStepError, type CallOutcome, type CallRequest, type OutboundCall, type PlacedCall } from "../../manifest/index.js";
 import { E164 } from "../../manifest/index.js";
 import type { Logger } from "../../log.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
-import type { CallPlacement, CallPlacer } from "../../workflows/engine.js";
+import type { CallPlacement, CallPlacer, EnginePort } from "../../workflows/engine.js";
 import type { CallPlacing } from "./outbound-calls.js";
-import type { PlacingJournal } from "./placing-journal.js";
 
 /** The carriers a workflow can call through: their status callbacks report the calls nobody answered. */
 export const REPORTING_CARRIERS: readonly CarrierName[] = ["twilio", "telnyx"];
@@ -36,10 +35,7 @@ export interface WorkflowCallsDeps {
   readonly publicUrl: URL | undefined;
   /** `SWITCHBOARD_CALLS_FROM`: the number to call from when a request names none. */
   readonly from: string | undefined;
-  readonly journal: PlacingJournal;
 }
-
-type Deliver = (token: string, payload: JsonValue) => Promise<boolean>;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
@@ -54,19 +50,22 @@ function refuse(field: string, message: string): never {
 
 export class WorkflowCalls implements CallPlacer {
   readonly #deps: WorkflowCallsDeps;
-  #deliver: Deliver | undefined;
+  #port: EnginePort | undefined;
 
   constructor(deps: WorkflowCallsDeps) {
     this.#deps = deps;
   }
 
-  attach(deliver: Deliver | undefined): void {
-    this.#deliver = deliver;
+  attach(port: EnginePort | undefined): void {
+    this.#port = port;
   }
 
   async place(request: CallRequest, placement: CallPlacement): Promise<PlacedCall> {
     const outbound = this.#check(request, placement);
-    const { journal, log } = this.#deps;
+    const { log } = this.#deps;
+    const journal = this.#port?.placings;
+    // The engine places its calls only while open, so this is a caller that skipped it.
+    if (journal === undefined) throw new Error("ctx.calls.place: no workflow engine is open in this process");
     const { carrier, to, from } = outbound;
     const key = placement.idempotencyKey;
     const claim = await journal.claim(key);
@@ -91,13 +90,13 @@ export class WorkflowCalls implements CallPlacer {
 
   /** Deliver `outcome` to the run listening on `token`; false when none is (the run ended, or is in another process). */
   async report(token: string, outcome: CallOutcome): Promise<boolean> {
-    const deliver = this.#deliver;
-    if (deliver === undefined) {
+    const port = this.#port;
+    if (port === undefined) {
       this.#deps.log.warn({ status: outcome.status }, "workflow call outcome not delivered: no workflow engine is open in this process");
       return false;
     }
     try {
-      const delivered = await deliver(token, outcome);
+      const delivered = await port.deliver(token, outcome);
       this.#deps.log.info({ status: outcome.status, delivered }, "workflow call outcome");
       return delivered;
     } catch (err) {

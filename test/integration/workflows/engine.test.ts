@@ -1,14 +1,16 @@
-// The embedded engine (the Workflow SDK on its local world) on a temporary directory: runs with
-// steps, retries per policy, a permanent failure, durable sleep, waitFor with and without its
-// timeout, find(key), onRunEnd, cancel, the journal, bounds, and retention. One engine per file:
-// the SDK keeps one world per process. No wall-clock thresholds: outcomes and order only.
+// The engine on each store — the local world on a temporary directory, and the PostgreSQL world
+// on a private server (test/helpers/postgres-server.ts) — : runs with steps, retries per policy, a
+// permanent failure, durable sleep, waitFor with and without its timeout, find(key), onRunEnd,
+// cancel, the journal and bounds. One engine open at a time: the SDK keeps one world per process.
+// No wall-clock thresholds: outcomes and order only.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PermanentStepError, step, workflow, type StepContext } from "../../../src/manifest/index.js";
-import { createWorkflowEngine, WorkflowRequestError, type RunEnd, type RunInfo, type WorkflowEngine } from "../../../src/workflows/index.js";
+import { createWorkflowEngine, WorkflowRequestError, type RunEnd, type RunInfo, type RunsIn, type WorkflowEngine } from "../../../src/workflows/index.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wf-engine-"));
@@ -87,17 +89,41 @@ function ended(runId: string): Promise<RunEnd> {
 /** Until the run is where `ready` says. */
 const until = (runId: string, ready: (run: RunInfo) => boolean): Promise<RunInfo> => runUntil(engine, runId, ready);
 
-beforeAll(async () => {
-  engine = await createWorkflowEngine({ dir, workflows });
-  engine.onRunEnd((end) => ends.push(end));
-});
-
-afterAll(async () => {
-  await engine.close();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("the embedded workflow engine", () => {
+/** Why the PostgreSQL suite cannot run here, or undefined: said once in the output, and in the suite's name. */
+const SKIPPED = POSTGRES_BIN === undefined ? "PostgreSQL is not installed (sudo apt-get install postgresql)" : undefined;
+if (SKIPPED !== undefined) console.warn(`skipped: ${SKIPPED}`);
+let postgres: PostgresServer | undefined;
+
+const stores: ReadonlyArray<{ readonly title: string; readonly skipped?: string | undefined; readonly where: () => Promise<RunsIn> }> = [
+  { title: "the workflow engine on a directory", where: () => Promise.resolve({ dir: join(dir, "runs") }) },
+  {
+    title: `the workflow engine on PostgreSQL${SKIPPED === undefined ? "" : ` — skipped: ${SKIPPED}`}`,
+    skipped: SKIPPED,
+    where: async () => {
+      postgres = await startPostgres();
+      return { database: postgres.database("engine") };
+    },
+  },
+];
+
+for (const { title, skipped, where } of stores) describe.skipIf(skipped !== undefined)(title, () => {
+  let runsIn: RunsIn;
+  beforeAll(async () => {
+    runsIn = await where();
+    ends.length = 0;
+    engine = await createWorkflowEngine({ ...runsIn, workflows });
+    engine.onRunEnd((end) => ends.push(end));
+  });
+
+  afterAll(async () => {
+    await engine?.close();
+    await postgres?.stop();
+    postgres = undefined;
+  });
   it("runs a workflow's steps to completion; its journal lists them in order; the steps see the run's key and context", async () => {
     const { runId } = await engine.start("order", { orderId: "A1" }, { key: "+15550100", context: { sessionId: "s-1" } });
     expect(await ended(runId)).toEqual({ runId, status: "completed", workflow: "order", key: "+15550100" });
@@ -201,7 +227,7 @@ describe("the embedded workflow engine", () => {
   });
 
   it("refuses a second engine in the same process", async () => {
-    await expect(createWorkflowEngine({ dir, workflows })).rejects.toThrow(/already open/);
+    await expect(createWorkflowEngine({ ...runsIn, workflows })).rejects.toThrow(/already open/);
   });
 });
 

@@ -1,13 +1,14 @@
-// The process the kill -9 test kills: it opens the engine on DIR, starts (phase "start") a run of
+// The process the kill -9 test kills: it opens the engine on DIR (or the database, given a
+// postgres:// URL instead), starts (phase "start") a run of
 // five steps that each append "begin k" / "done k" to MARKERS, and prints one JSON line when a
 // run ends. Phase "resume" only opens the engine: the SDK re-enqueues the run left active.
-// Run with: node --import tsx kill-child.ts <start|resume> <dir> <markers file>
+// Run with: node --import tsx kill-child.ts <start|resume> <dir | postgres://…> <markers file>
 import { appendFileSync } from "node:fs";
 import { workflow, type StepContext } from "../../../src/manifest/index.js";
 import { createWorkflowEngine } from "../../../src/workflows/index.js";
 
 const [phase, dir, markers] = process.argv.slice(2);
-if (dir === undefined || markers === undefined) throw new Error("usage: kill-child.ts <start|resume> <dir> <markers>");
+if (dir === undefined || markers === undefined) throw new Error("usage: kill-child.ts <start|resume> <dir | postgres://…> <markers>");
 
 const slow = workflow({
   description: "Five steps that leave markers",
@@ -26,7 +27,7 @@ const slow = workflow({
   return done;
 });
 
-const engine = await createWorkflowEngine({ dir, workflows: { slow } });
+const engine = await createWorkflowEngine({ ...(dir.startsWith("postgres://") ? { database: dir } : { dir }), workflows: { slow } });
 engine.onRunEnd((end) => {
   void engine.get(end.runId).then((run) => {
     process.stdout.write(`${JSON.stringify({ ended: end.runId, status: end.status, output: run?.output })}\n`);

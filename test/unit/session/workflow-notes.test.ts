@@ -15,6 +15,7 @@ function memoryEngine(): WorkflowEngine & { end(runId: string, output: unknown):
   const listeners = new Set<(end: RunEnd) => void>();
   let n = 0;
   return {
+    where: { dir: "memory" },
     workflows: new Map([["job", { description: "a job", input: { type: "object" }, steps: [] }]]),
     start: (name) => {
       const runId = `wrun_${String(++n).padStart(26, "0")}`;

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../../src/log.js";
 import { PermanentStepError } from "../../../../src/manifest/index.js";
 import type { CallPlacing, Placing } from "../../../../src/server/telephony/outbound-calls.js";
-import { PlacingJournal } from "../../../../src/server/telephony/placing-journal.js";
 import { WorkflowCalls } from "../../../../src/server/telephony/workflow-calls.js";
+import { PlacingJournal } from "../../../../src/workflows/placing-journal.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -23,7 +23,8 @@ function calls(answers: Placing[]): { calls: WorkflowCalls; asked: unknown[] } {
     asked.push({ fields, options });
     return Promise.resolve(answers.shift() ?? { ok: false, status: 500, error: "no answer scripted" });
   };
-  const placer = new WorkflowCalls({ log: silentLogger, place, mounted: ["twilio"], publicUrl: new URL("https://gw.example.com/"), from: "+14155550100", journal: new PlacingJournal(dir, () => 0) });
+  const placer = new WorkflowCalls({ log: silentLogger, place, mounted: ["twilio"], publicUrl: new URL("https://gw.example.com/"), from: "+14155550100" });
+  placer.attach({ deliver: () => Promise.resolve(false), placings: new PlacingJournal(dir, () => 0) });
   return { calls: placer, asked };
 }
 
@@ -75,7 +76,7 @@ describe("WorkflowCalls.place", () => {
     await expect(refusal({ to: "+14155550123", why: "x".repeat(501) })).rejects.toThrow(/why: must be a sentence of at most 500/);
     await expect(refusal({ to: "+14155550123", context: { blob: "x".repeat(9000) } })).rejects.toThrow(/context: is \d+ bytes as JSON; at most 8192/);
     expect(asked).toEqual([]);
-    const noUrl = new WorkflowCalls({ log: silentLogger, place: () => Promise.resolve(placed), mounted: ["twilio"], publicUrl: undefined, from: undefined, journal: new PlacingJournal(join(tmpdir(), "unused"), () => 0) });
+    const noUrl = new WorkflowCalls({ log: silentLogger, place: () => Promise.resolve(placed), mounted: ["twilio"], publicUrl: undefined, from: undefined });
     await expect(noUrl.place({ to: "+14155550123" }, placement)).rejects.toThrow(/SWITCHBOARD_PUBLIC_URL: not set/);
   });
 });

@@ -17,14 +17,27 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { PlacedCall } from "../../manifest/index.js";
+import type { PlacedCall } from "../manifest/index.js";
 
 /** A claim is kept this long (ms): far beyond a placing step's last try. */
 export const MAX_AGE_MS = 86_400_000;
 
 export type Claim = { readonly state: "new" } | { readonly state: "dialing" } | { readonly state: "placed"; readonly call: PlacedCall };
 
-export class PlacingJournal {
+/**
+ * Where a run's call placements are remembered: beside its runs (this file's journal on the local
+ * store, a table on PostgreSQL — postgres-store.ts), so a placement survives what its run survives.
+ */
+export interface PlacingLedger {
+  /** Claim `key` for one dial; what an earlier try left when it cannot. */
+  claim(key: string): Promise<Claim>;
+  /** The carrier placed it: a later try answers `call`. */
+  settle(key: string, call: PlacedCall): Promise<void>;
+  /** The carrier refused: nothing was dialled. */
+  release(key: string): Promise<void>;
+}
+
+export class PlacingJournal implements PlacingLedger {
   readonly #dir: string;
   readonly #now: () => number;
   #opened: Promise<void> | undefined;
