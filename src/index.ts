@@ -50,6 +50,7 @@ export {
   type CallOutcome,
   type CallRequest,
   type OutboundCall,
+  type PhoneLine,
   type PlacedCall,
 } from "./manifest/index.js";
 export { safeFetch, isPublicAddress, BlockedUrlError, type SafeFetchOptions } from "./session/safe-fetch.js";

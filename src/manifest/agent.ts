@@ -10,6 +10,25 @@ import type { JsonValue, ToolMap } from "./tool-def.js";
 import type { Toolset } from "./toolset.js";
 import type { AnyWorkflowDef } from "./workflow.js";
 import type { OutboundCall } from "./workflow-calls.js";
+import type { Carrier } from "./providers.js";
+
+/**
+ * A phone session's line, as the carrier's signed voice webhook named it (docs/telephony.md "The
+ * caller's number"); never from the media stream or a client. `from`/`to`: E.164 (`+` and digits),
+ * a SIP URI (`sip:…`), or a Twilio client id (`client:…`); each absent when the webhook named none
+ * or one that is none of these. On a call the gateway placed they are the placement's own.
+ */
+export interface PhoneLine {
+  readonly carrier: Carrier;
+  /** Who called: the caller on an inbound call, the gateway's number on one it placed. */
+  readonly from?: string;
+  /** Who was called: the agent's number on an inbound call, the callee on one it placed. */
+  readonly to?: string;
+  /** `inbound`: the carrier brought the call to the gateway; `outbound`: the gateway placed it (`POST /v1/calls`, `ctx.calls.place`). */
+  readonly direction: "inbound" | "outbound";
+  /** The carrier's id of the call (Twilio/Telnyx `CallSid`, Plivo `CallUUID`, Vonage `uuid`), when the webhook named one. */
+  readonly callId?: string;
+}
 
 /** What the host knows about a session when it asks the agent for something. */
 export interface SessionInfo {
@@ -17,6 +36,8 @@ export interface SessionInfo {
   readonly mode: SessionMode;
   /** A call a workflow placed (`ctx.calls.place`): the run, to whom and why. Absent on every other session. */
   readonly outbound?: OutboundCall;
+  /** A phone call whose carrier's webhook was signed and verified: its numbers. Absent on browser and text sessions, and on calls of an open (unsigned) carrier or Exotel. */
+  readonly phone?: PhoneLine;
 }
 
 /** A guardrail's verdict: `undefined` lets the text through. */

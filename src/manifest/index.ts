@@ -22,6 +22,7 @@ export {
   type AgentOptions,
   type Guardrail,
   type GuardrailVerdict,
+  type PhoneLine,
   type ResolvedAgentDef,
   type SessionInfo,
   type SyncStateContext,

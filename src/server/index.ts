@@ -7,7 +7,7 @@ import { CLOSE } from "../errors.js";
 import { loadResampler } from "../audio/resample.js";
 import { createLogger, LogThrottle } from "../log.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
-import { ConfigError, DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
+import { ConfigError, DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type PhoneLine, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
 import { resolveStt } from "../pipeline/providers/stt/index.js";
 import { resolveTts } from "../pipeline/providers/tts/index.js";
@@ -167,12 +167,13 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     callsPerMinute: parseCallsPerMinute(env.SWITCHBOARD_CALLS_PER_MINUTE),
     // The agent's workflows may call out (ctx.calls): the engine remembers their placements beside the runs.
     workflowCalls: hasWorkflows(current.def.workflows),
-    startSession: (link, call, resume, screening, placed) =>
+    startSession: (link, call, resume, screening, placed, phone) =>
       startSession(link, {
         transport: call.carrier,
         maxCallDurationMs: resolveConfig(current.config).maxCallDurationMs,
         screening,
         placed,
+        phone,
         ...(resume === undefined ? {} : { resumeId: resume.sessionId, resumeNotice: resume.notice }),
       }),
   });
@@ -299,6 +300,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       screening?: CallScreening;
       /** A call a workflow placed: what its session sees, and who hears of its end. */
       placed?: PlacedSession | undefined;
+      /** A phone call's numbers, from its verified webhook. */
+      phone?: PhoneLine | undefined;
     },
   ): void {
     // This session's agent for its whole life, whatever a later `reload` swaps in.
@@ -325,6 +328,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         ...(extra.maxCallDurationMs === undefined ? {} : { maxCallDurationMs: extra.maxCallDurationMs }),
         ...(extra.screening === undefined ? {} : { screening: extra.screening }),
         ...(extra.placed?.outbound === undefined ? {} : { outbound: extra.placed.outbound }),
+        ...(extra.phone === undefined ? {} : { phone: extra.phone }),
         ...(options.startTimeoutMs === undefined ? {} : { startTimeoutMs: options.startTimeoutMs }),
         ...(options.resumeGraceMs === undefined ? {} : { resumeGraceMs: options.resumeGraceMs }),
         ended: (ended) => {

@@ -3,7 +3,7 @@ import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { buildSystemPrompt, type AgentConfig, type OutboundCall, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode, type Team } from "../manifest/index.js";
+import { buildSystemPrompt, type AgentConfig, type OutboundCall, type PhoneLine, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode, type Team } from "../manifest/index.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { McpTools } from "./mcp.js";
@@ -71,8 +71,15 @@ export interface SessionDeps {
   readonly workflows?: WorkflowEngine | undefined;
   /** A call a workflow placed: the run, to whom and why (the agent's `sessionContext` and `onSessionEnd` see it). */
   readonly outbound?: OutboundCall | undefined;
+  /** A phone call's numbers, as its carrier's verified webhook named them (the agent's `sessionContext` and `onSessionEnd` see them). */
+  readonly phone?: PhoneLine | undefined;
   /** Called once when the session has ended. */
   readonly ended?: (session: Session) => void;
+}
+
+/** What the agent's `sessionContext` and `onSessionEnd` learn of the call beyond the session: `outbound` and `phone`, each only when known. */
+export function callInfo(deps: Pick<SessionDeps, "outbound" | "phone">): { outbound?: OutboundCall; phone?: PhoneLine } {
+  return { ...(deps.outbound === undefined ? {} : { outbound: deps.outbound }), ...(deps.phone === undefined ? {} : { phone: deps.phone }) };
 }
 
 /** A fresh session id: 22 URL-safe characters. */

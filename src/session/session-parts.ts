@@ -12,7 +12,7 @@ import { HandOff } from "./hand-off.js";
 import type { McpTools } from "./mcp.js";
 import type { ModeRunner } from "./mode-runner.js";
 import { MODES } from "./modes.js";
-import { sessionInstructions, type SessionDeps } from "./session-deps.js";
+import { callInfo, sessionInstructions, type SessionDeps } from "./session-deps.js";
 import type { SessionPort } from "./session-port.js";
 import { TeamSegments } from "./team-segments.js";
 import { ToolRunner } from "./tool-runner.js";
@@ -54,7 +54,7 @@ export interface SessionOpening {
 export async function openSessionParts(opening: SessionOpening, signal: AbortSignal): Promise<SessionParts> {
   const { deps, sessionId, mode, port } = opening;
   const { agent, clock, random = Math.random, resolveModel, voice, s2s } = deps;
-  const sessionValue = agent.def.sessionContext?.({ sessionId, mode, ...(deps.outbound === undefined ? {} : { outbound: deps.outbound }) });
+  const sessionValue = agent.def.sessionContext?.({ sessionId, mode, ...callInfo(deps) });
   const mcp = await deps.connectMcp?.(agent.def);
   let handOff: HandOff | undefined;
   try {

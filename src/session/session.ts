@@ -14,7 +14,7 @@ import { countReply, noMetrics, type MetricCount, type SessionMetrics } from "./
 import type { ModeRunner } from "./mode-runner.js";
 import { routeCommand } from "./commands.js";
 import { newResumeKey, resumeKeyHash } from "./resume-key.js";
-import { newSessionId, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
+import { callInfo, newSessionId, sessionMode, type SessionDeps, type SessionIdentity } from "./session-deps.js";
 import { openWithin, START_TIMEOUT_MS } from "./start-deadline.js";
 import { RESUME_GRACE_MS } from "./store.js";
 import type { ToolLine, ToolOutcome } from "./tool-runner.js";
@@ -195,8 +195,7 @@ export class Session {
       await this.#record.save();
       await this.#parts?.mcp?.close();
       await this.#parts?.handOff.close();
-      const outbound = this.#deps.outbound === undefined ? {} : { outbound: this.#deps.outbound };
-      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, ...outbound, session: this.#parts?.sessionValue, ...(record === undefined ? {} : { record }) });
+      await this.#deps.agent.def.onSessionEnd?.({ sessionId: this.id, mode: this.mode, ...callInfo(this.#deps), session: this.#parts?.sessionValue, ...(record === undefined ? {} : { record }) });
     } catch (error) {
       this.#log.warn({ err: error }, "session cleanup failed");
     }

@@ -10,6 +10,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { OutboundCall } from "../../manifest/index.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
+import { lineNumber } from "./caller-numbers.js";
 
 /** A call the gateway answered: its carrier and, when the webhook named them, its call id (and Telnyx TeXML's `AccountSid`, which its REST API needs). */
 export interface AnsweredCall {
@@ -18,6 +19,11 @@ export interface AnsweredCall {
   readonly accountId?: string | undefined;
   /** Telnyx TeXML: the gateway's own number on this call (E.164; the webhook's `To`, or `From` on a call it placed), a warm transfer's caller id. */
   readonly line?: string | undefined;
+  /**
+   * The numbers on the call (`SessionInfo.phone`): the signed webhook's on a call the carrier
+   * brought (caller-numbers.ts), the placement's on one the gateway placed.
+   */
+  readonly phone?: CallNumbers | undefined;
   /** A caller coming back from a warm transfer nobody answered: the session to resume, and what it says first. */
   readonly resume?: { readonly sessionId: string; readonly notice: string } | undefined;
   /**
@@ -26,6 +32,13 @@ export interface AnsweredCall {
    * call, its session sees it; `report`: the placement ticket its session's end reports under.
    */
   readonly placed?: { readonly carrierDetection: boolean; readonly outbound?: OutboundCall | undefined; readonly report?: string | undefined } | undefined;
+}
+
+/** A call's numbers as a ticket carries them: each kept only as `lineNumber` allows. */
+export interface CallNumbers {
+  readonly direction: "inbound" | "outbound";
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
 }
 
 /** How long a minted ticket waits for its stream (ms): carriers connect within seconds of the answer. */
@@ -55,7 +68,7 @@ export class CallTickets {
     const callId = call.callId !== undefined && CALL_ID.test(call.callId) ? call.callId : undefined;
     const accountId = call.accountId !== undefined && CALL_ID.test(call.accountId) ? call.accountId : undefined;
     const line = call.line !== undefined && E164.test(call.line) ? call.line : undefined;
-    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, line, resume: call.resume, placed: call.placed }), this.#ttlMs);
+    const kept = await this.#coordinator.hold(`ticket:${ticket}`, JSON.stringify({ carrier: call.carrier, callId, accountId, line, phone: numbersOf(call.carrier, call.phone), resume: call.resume, placed: call.placed }), this.#ttlMs);
     return kept ? ticket : undefined;
   }
 
@@ -64,7 +77,7 @@ export class CallTickets {
     if (!TICKET.test(ticket)) return undefined;
     const held = await this.#coordinator.take(`ticket:${ticket}`);
     if (held === undefined) return undefined;
-    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; line?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown; outbound?: unknown; report?: unknown } };
+    let call: { carrier?: unknown; callId?: unknown; accountId?: unknown; line?: unknown; phone?: unknown; resume?: { sessionId?: unknown; notice?: unknown }; placed?: { carrierDetection?: unknown; outbound?: unknown; report?: unknown } };
     try {
       call = JSON.parse(held) as typeof call;
     } catch {
@@ -72,11 +85,13 @@ export class CallTickets {
     }
     if (call.carrier !== carrier) return undefined;
     const { resume } = call;
+    const phone = numbersOf(carrier, call.phone);
     return {
       carrier,
       callId: typeof call.callId === "string" ? call.callId : undefined,
       accountId: typeof call.accountId === "string" ? call.accountId : undefined,
       line: typeof call.line === "string" ? call.line : undefined,
+      ...(phone === undefined ? {} : { phone }),
       resume: typeof resume?.sessionId === "string" && typeof resume.notice === "string" ? { sessionId: resume.sessionId, notice: resume.notice } : undefined,
       placed: call.placed === undefined ? undefined : placedOf(call.placed),
     };
@@ -137,6 +152,16 @@ export function webhookField(name: string, url: URL, body: string): string | und
   }
   const fromForm = new URLSearchParams(body).get(name);
   return fromForm === null || fromForm === "" ? undefined : fromForm;
+}
+
+/** A call's numbers, checked (minted from a webhook, or read back from a stored ticket): undefined without a direction; a number `lineNumber` refuses is left out. */
+export function numbersOf(carrier: CarrierName, value: unknown): CallNumbers | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { direction, from, to } = value as Partial<Record<keyof CallNumbers, unknown>>;
+  if (direction !== "inbound" && direction !== "outbound") return undefined;
+  const kept = (number: unknown): string | undefined => (typeof number === "string" ? lineNumber(carrier, number) : undefined);
+  const [keptFrom, keptTo] = [kept(from), kept(to)];
+  return { direction, ...(keptFrom === undefined ? {} : { from: keptFrom }), ...(keptTo === undefined ? {} : { to: keptTo }) };
 }
 
 function placedOf(placed: { carrierDetection?: unknown; outbound?: unknown; report?: unknown }): NonNullable<AnsweredCall["placed"]> {

@@ -26,7 +26,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
 import { LogThrottle, type Logger } from "../../log.js";
-import { CARRIERS, E164, resolveConfig, type AgentConfig, type CallOutcome, type OutboundCall } from "../../manifest/index.js";
+import { CARRIERS, E164, resolveConfig, type AgentConfig, type CallOutcome, type OutboundCall, type PhoneLine } from "../../manifest/index.js";
 import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.js";
 import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
@@ -34,7 +34,8 @@ import type { Limits } from "../../transport/protocol.js";
 import { keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
 import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
-import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookLine, type AnsweredCall } from "./answered-calls.js";
+import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookLine, type AnsweredCall, type CallNumbers } from "./answered-calls.js";
+import { webhookNumbers } from "./caller-numbers.js";
 import type { CarrierClient } from "./carrier-client.js";
 import { streamInstructions, type StreamTarget } from "./instructions.js";
 import { CallTransfers, TRANSFER_PATH } from "./transfers.js";
@@ -42,7 +43,7 @@ import { describeEntryPoints, logEntryPoints, SECRET_VARIABLE, type CarrierAcces
 import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
 import { validTwilioSignature } from "./signatures.js";
 import { WebhookVerifier, type Verification } from "./webhook-verifier.js";
-import { PlacedCalls } from "./placed-calls.js";
+import { PlacedCalls, type Placement } from "./placed-calls.js";
 import { CarrierCallbacks } from "./callbacks.js";
 import { CarrierVerdicts } from "./amd-verdicts.js";
 import { callPlacing, DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
@@ -83,9 +84,9 @@ export interface TelephonyDeps {
   /**
    * Run a session on the bridged call; `resume`: a caller back from a warm transfer nobody took, to
    * the session it left; `screening`: whether the gateway placed the call, and its carrier's
-   * answering-machine verdicts.
+   * answering-machine verdicts; `phone`: the call's numbers, from its verified webhook (`SessionInfo.phone`).
    */
-  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume: AnsweredCall["resume"], screening: CallScreening, placed: PlacedSession | undefined) => void;
+  readonly startSession: (link: CarrierBridge, call: CarrierCall, resume: AnsweredCall["resume"], screening: CallScreening, placed: PlacedSession | undefined, phone: PhoneLine | undefined) => void;
   /** `SWITCHBOARD_API_KEY`: `POST /v1/calls` takes it as a bearer key (no key: placing calls is off). */
   readonly apiKey?: string | undefined;
   /** Calls the deployment may place a minute (`SWITCHBOARD_CALLS_PER_MINUTE`). */
@@ -224,6 +225,13 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
     return webhooks.verify(carrier, req, `${publicBase(req, "http")}${req.url ?? url.pathname}`, method, body);
   }
 
+  /** The numbers a signed webhook of a call the carrier brought names; a value that is no number is dropped and logged (the field, never the value). */
+  function inboundNumbers(carrier: CarrierName, url: URL, body: string): CallNumbers {
+    const { dropped, ...numbers } = webhookNumbers(carrier, url, body);
+    if (dropped.length > 0) throttle.warn(log, { carrier, fields: dropped }, "telephony webhook: a number that is not E.164, a SIP URI or a client id was dropped");
+    return { direction: "inbound", ...numbers };
+  }
+
   /** Answer with the call instructions that stream the call to `stream`, in `carrier`'s terms. */
   function answerStream(res: ServerResponse, carrier: CarrierName, stream: StreamTarget): void {
     const { type, body } = streamInstructions(carrier, stream, maxCallS);
@@ -311,8 +319,10 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       // A call the gateway placed names its placement: redeemed once, for this call.
       const placedTicket = url.searchParams.get("placed");
       let placed: AnsweredCall["placed"];
+      let placing: Placement | undefined;
       if (placedTicket !== null) {
-        placed = await placements.answered(placedTicket, carrier, callId, bindMs);
+        placing = await placements.answered(placedTicket, carrier, callId, bindMs);
+        placed = placing === undefined ? undefined : { carrierDetection: placing.carrierDetection, ...(placing.outbound === undefined ? {} : { outbound: placing.outbound }) };
         if (placed === undefined) {
           refused(res, carrier, 403, "this call was not placed by this gateway, or its placement expired or was already answered");
           return true;
@@ -320,7 +330,8 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
         // A workflow's call: its session reports the outcome from now on.
         if (await reports.answered(placedTicket, callId)) placed = { ...placed, report: placedTicket };
       }
-      ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), line: webhookLine(carrier, url, body, placed !== undefined), placed });
+      const phone = placed === undefined ? inboundNumbers(carrier, url, body) : { direction: "outbound" as const, from: placing?.from, to: placing?.to };
+      ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), line: webhookLine(carrier, url, body, placed !== undefined), phone, placed });
       if (ticket === undefined) {
         log.error({ carrier }, "call ticket not stored");
         send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call now; try again\n");
@@ -419,7 +430,13 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
                   },
                 }),
           };
-    deps.startSession(bridge, call, answered?.resume, screening, session);
+    // The line as the verified webhook (or the placement) named it: never the stream's own `start`.
+    const numbers = answered?.phone;
+    const phone: PhoneLine | undefined =
+      numbers === undefined
+        ? undefined
+        : { carrier, direction: numbers.direction, ...(numbers.from === undefined ? {} : { from: numbers.from }), ...(numbers.to === undefined ? {} : { to: numbers.to }), ...(callId === undefined ? {} : { callId }) };
+    deps.startSession(bridge, call, answered?.resume, screening, session, phone);
   }
 
   return {

@@ -150,7 +150,7 @@ export function callPlacing(deps: PlacingDeps): CallPlacing {
     const admitted = await deps.coordinator.admit("calls placed", deps.perMinute).catch(() => false);
     if (!admitted) return { ok: false, status: 429, error: `more than ${deps.perMinute} calls placed a minute (SWITCHBOARD_CALLS_PER_MINUTE); retry later`, retryable: true };
     const { carrier, to, from } = checked;
-    const ticket = await deps.placements.open({ carrier, carrierDetection, ...(options.outbound === undefined ? {} : { outbound: options.outbound }) });
+    const ticket = await deps.placements.open({ carrier, carrierDetection, from, to, ...(options.outbound === undefined ? {} : { outbound: options.outbound }) });
     if (ticket === undefined) return { ok: false, status: 503, error: "the gateway could not keep the call's placement now; try again", retryable: true };
     if (options.reportTo !== undefined && !(await deps.reports.open(ticket, carrier, options.reportTo))) {
       await deps.placements.cancel(ticket);

@@ -7,7 +7,7 @@
  * that call (and a machine's greeting end once more after a machine verdict). Kept by the coordinator, so every process of the deployment agrees (coordination.ts).
  */
 import { randomBytes } from "node:crypto";
-import type { OutboundCall } from "../../manifest/index.js";
+import { E164, type OutboundCall } from "../../manifest/index.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
 import { outboundOf, TICKET } from "./answered-calls.js";
@@ -22,6 +22,9 @@ export interface Placement {
   readonly carrierDetection: boolean;
   /** A workflow placed it: its session sees this. */
   readonly outbound?: OutboundCall | undefined;
+  /** The numbers the call was placed from and to (E.164): its session's `phone`. */
+  readonly from?: string | undefined;
+  readonly to?: string | undefined;
 }
 
 export class PlacedCalls {
@@ -61,7 +64,9 @@ export class PlacedCalls {
     const carrierDetection = placement.carrierDetection === true && callId !== undefined;
     if (carrierDetection && !(await this.#coordinator.hold(`amd-call:${ticket}`, callId, callTtlMs))) return undefined;
     const outbound = outboundOf(placement.outbound);
-    return { carrier, carrierDetection, ...(outbound === undefined ? {} : { outbound }) };
+    const number = (value: unknown): string | undefined => (typeof value === "string" && E164.test(value) ? value : undefined);
+    const [from, to] = [number(placement.from), number(placement.to)];
+    return { carrier, carrierDetection, ...(outbound === undefined ? {} : { outbound }), ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) };
   }
 
   /**

@@ -152,6 +152,8 @@ describe("a workflow's call", () => {
     });
     await line.until(() => sessions.length === 1, "the session");
     expect(sessions[0]?.outbound).toEqual({ runId, workflow: "callback", carrier: "twilio", to: TO, from: FROM, why: "their order shipped", context: { orderId: "o-1" } });
+    // Its line is the placement's: from the gateway's number, to the callee; outbound.
+    expect(sessions[0]?.phone).toEqual({ carrier: "twilio", direction: "outbound", from: FROM, to: TO, callId: SID });
     expect((await until(runId, (run) => run.status === "waiting")).waitingFor).toBe(`call:${runId}:1`);
     service.enqueue({ say: "Hello, this is Ann from Example Shop.", audioMs: 200 });
     expect((await twilioPost(form.get("AsyncAmdStatusCallback") ?? "", { CallSid: SID, AnsweredBy: "human" })).status).toBe(204);
