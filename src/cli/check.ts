@@ -73,7 +73,10 @@ async function scriptWarnings(agent: LoadedAgent, team: Team, handOffTool: strin
   const { ScriptSchema } = await import("../pipeline/providers/llm/script.js");
   const parsed = ScriptSchema.safeParse(agent.script);
   if (!parsed.success) return [];
-  const offered = [...new Set(offeredTools(team, handOffTool))];
+  // A workflow's end reaches the model as a `workflow_update` tool result (docs/workflows.md "notify"): a rule for it is how the scripted model says it.
+  const { NOTE_TOOL_NAME } = await import("../turn/agent-note.js");
+  const notes = Object.keys(agent.def.workflows ?? {}).length > 0 ? [NOTE_TOOL_NAME] : [];
+  const offered = [...new Set([...offeredTools(team, handOffTool), ...notes])];
   const mcp = Object.keys(agent.config.mcpServers ?? {}).map((key) => `mcp_${key}_`);
   const { didYouMean } = await import("../manifest/errors.js");
   const warnings: string[] = [];

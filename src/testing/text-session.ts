@@ -1,7 +1,7 @@
 import type { LanguageModel } from "ai";
 import { systemClock, type Clock } from "../clock.js";
 import { silentLogger } from "../log.js";
-import { resolveTeam, toAgentConfig, type AgentConfig, type ResolvedAgentDef } from "../manifest/index.js";
+import { resolveTeam, toAgentConfig, type AgentConfig, type OutboundCall, type PhoneLine, type ResolvedAgentDef } from "../manifest/index.js";
 import { VOICE_ONLY_FIELDS } from "../manifest/to-agent-config.js";
 import { scriptedModel } from "../pipeline/providers/llm/scripted.js";
 import { type Script } from "../pipeline/providers/llm/script.js";
@@ -23,6 +23,10 @@ export interface TextSessionOptions {
   readonly random?: () => number;
   /** The engine the agent's `workflows` run on (its tools' `ctx.workflows`). */
   readonly workflows?: WorkflowEngine;
+  /** Play a phone call's line: what `sessionContext` and `onSessionEnd` get as `phone` (a gateway takes it from the carrier's verified webhook). */
+  readonly phone?: PhoneLine;
+  /** Play a call a workflow placed: what `sessionContext` and `onSessionEnd` get as `outbound`. */
+  readonly outbound?: OutboundCall;
 }
 
 export interface TextSessionHarness {
@@ -69,6 +73,8 @@ export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessi
     resolveModel: (_descriptor, own) => (own === undefined ? model : scriptedModel(own, { sleep })),
     ...(options.random === undefined ? {} : { random: options.random }),
     ...(options.workflows === undefined ? {} : { workflows: options.workflows }),
+    ...(options.phone === undefined ? {} : { phone: options.phone }),
+    ...(options.outbound === undefined ? {} : { outbound: options.outbound }),
   });
   const started = session.start();
   const say = async (text: string): Promise<void> => {

@@ -2,7 +2,8 @@
 // installs it). A free port is found by binding port 0 first; no persistence, no config file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { createServer, connect } from "node:net";
+import { connect } from "node:net";
+import { freePort } from "./free-port.js";
 
 export const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((path) => existsSync(path));
 
@@ -10,14 +11,6 @@ export interface RedisServer {
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function accepting(port: number): Promise<boolean> {

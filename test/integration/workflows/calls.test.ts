@@ -7,7 +7,6 @@
 // One engine per file (the SDK keeps one world per process), bound to one gateway.
 import { generateKeyPairSync, sign } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
@@ -23,6 +22,7 @@ import { FakeCarrier } from "../../../fakes/carrier.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../../fakes/openai-realtime.js";
 import { carrierRestFake, type CarrierRestFake } from "../../helpers/carrier-rest-fake.js";
 import { placementUrl, twilioPlacingForm } from "../../helpers/placing.js";
+import { freePort } from "../../helpers/free-port.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 
 const TOKEN = "twilio-token";
@@ -49,14 +49,6 @@ const callback = workflow({
   const outcome = await ctx.calls.outcome(call, { timeout: "5m" });
   return { call, outcome };
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function twilioPost(url: string, params: Record<string, string>, token = TOKEN): Promise<Response> {
   return fetch(url, { method: "POST", headers: { "x-twilio-signature": twilioSignature(token, url, Object.entries(params)) }, body: new URLSearchParams(params) });

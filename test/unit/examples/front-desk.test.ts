@@ -1,17 +1,15 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { runCheck } from "../../../src/cli/check.js";
 import type { Script } from "../../../src/pipeline/providers/llm/script.js";
 import { loadAgent } from "../../../src/server/loader.js";
 import { textSession } from "../../../src/testing/text-session.js";
+import { checked } from "../../helpers/run-check.js";
 
 const dir = fileURLToPath(new URL("../../../examples/front-desk", import.meta.url));
 
 describe("examples/front-desk (a team: a sub-agent, a roster, a hand-back)", () => {
   it("passes check, which lists its sub-agent tool and its roster", async () => {
-    let out = "";
-    let err = "";
-    const code = await runCheck(dir, { env: {}, out: (text) => void (out += text), err: (text) => void (err += text) });
+    const { code, out, err } = await checked(dir);
     expect(code).toBe(0);
     // offline.json answers for the whole team: a rule calling a member's or a sub-agent's tool is no mistake.
     expect(err).not.toContain("offline.json");
