@@ -4,9 +4,9 @@
 // root the server runs as the `postgres` user the Debian package creates.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { accepting, freePort } from "./free-port.js";
 
 /** The newest installed server's bin dir (`/usr/lib/postgresql/<major>/bin`), if any. */
 export const POSTGRES_BIN = ((): string | undefined => {
@@ -22,22 +22,6 @@ export interface PostgresServer {
   /** A fresh, empty database on this server: its URL. */
   database(name: string): string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function accepting(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
 }
 
 export async function startPostgres(): Promise<PostgresServer> {

@@ -2,8 +2,7 @@
 // installs it). A free port is found by binding port 0 first; no persistence, no config file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { connect } from "node:net";
-import { freePort } from "./free-port.js";
+import { accepting, freePort } from "./free-port.js";
 
 export const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((path) => existsSync(path));
 
@@ -11,14 +10,6 @@ export interface RedisServer {
   readonly url: string;
   readonly port: number;
   stop(): Promise<void>;
-}
-
-async function accepting(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
-    socket.once("connect", () => (socket.destroy(), resolve(true)));
-    socket.once("error", () => resolve(false));
-  });
 }
 
 export async function startRedis(): Promise<RedisServer> {
