@@ -113,10 +113,9 @@ export interface Gateway {
   readonly workflows: WorkflowEngine | undefined;
   listen(port?: number, host?: string): Promise<{ url: string; port: number }>;
   /**
-   * `ctx.calls` for the workflow engine: the engine `listen` opens gets it; an engine given as
-   * `workflowEngine` must be created with it (`createWorkflowEngine({ calls })`: the engine attaches
-   * its `deliver`, so call outcomes reach the runs). Undefined when the agent has no workflows or
-   * mounts no telephony.
+   * `ctx.calls` for the workflow engine: the engine `listen` opens gets it, and an engine given as
+   * `workflowEngine` is lent it by `listen` (`useCalls`; taken back by `close`). Undefined when the
+   * agent has no workflows or mounts no telephony.
    */
   readonly workflowCalls: CallPlacer | undefined;
   /**

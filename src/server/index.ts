@@ -374,10 +374,13 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     });
     // After the server: no request can reach the engine any more. Active runs resume when it opens again.
     if (options.workflowEngine === undefined) await workflows?.close();
+    // A given engine is its owner's to close; the calls it was lent go back.
+    else options.workflowEngine.useCalls(undefined);
   }
 
-  /** The agent's workflows on the embedded engine (docs/workflows.md "Where runs live"), unless one was given. */
+  /** The agent's workflows on the engine of docs/workflows.md "Where runs live", unless one was given: that one is lent the gateway's calls. */
   async function openWorkflows(): Promise<void> {
+    if (options.workflowEngine !== undefined && telephony.workflowCalls !== undefined) options.workflowEngine.useCalls(telephony.workflowCalls);
     const declared = current.def.workflows ?? {};
     if (workflows !== undefined || Object.keys(declared).length === 0) return;
     workflows = await openWorkflowEngine({ workflows: declared, env, clock, log: log.child({ component: "workflows" }), ...(telephony.workflowCalls === undefined ? {} : { calls: telephony.workflowCalls }) });

@@ -77,6 +77,12 @@ export interface WorkflowEngine {
   readonly workflows: ReadonlyMap<string, WorkflowSummary>;
   /** Where its runs are, for the log: `{ dir }`, or `{ database }` with the password hidden. */
   readonly where: Readonly<Record<string, string>>;
+  /**
+   * Lend it the telephony behind `ctx.calls` (undefined: take it back), as `createWorkflowEngine({
+   * calls })` does at creation: a gateway given an engine (`createGateway({ workflowEngine })`)
+   * lends it its calls as it starts listening.
+   */
+  useCalls(calls: CallPlacer | undefined): void;
   /** Start a run of `name`: `input` is validated with the workflow's schema. Refusals are `WorkflowRequestError`s. */
   start(name: string, input: unknown, options?: StartOptions): Promise<{ readonly runId: string }>;
   /** The run, or undefined when there is none by that id (or it was pruned). */

@@ -40,6 +40,7 @@ import {
   type RunStatus,
   type StartOptions,
   type CallPlacer,
+  type EnginePort,
   type RunsIn,
   type WorkflowEngine,
   type WorkflowLimits,
@@ -60,6 +61,9 @@ export type WorkflowEngineOptions = RunsIn & {
   /** The gateway's telephony behind `ctx.calls` (absent: `ctx.calls.place` refuses, naming why). */
   readonly calls?: CallPlacer;
 };
+
+/** Why `ctx.calls.place` cannot place: no telephony was lent to the engine. */
+const NO_CALLS = "ctx.calls.place: this gateway places no calls: mount twilio or telnyx in the agent's telephony field (the gateway lends its calls to its workflow engine)";
 
 /** The built-in step behind `ctx.calls.place` (a name no declared step can have: those have no "."). */
 const PLACE_STEP = "calls.place";
@@ -176,6 +180,8 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   }
   const { world, keys } = store;
   engineOpen = true;
+  /** The telephony behind `ctx.calls`: given at creation, or lent later (`useCalls`). */
+  let calls: CallPlacer | undefined = options.calls;
 
   const listeners = new Set<(end: RunEnd) => void>();
   const eventListeners = new Set<(runId: string) => void>();
@@ -212,14 +218,14 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
 
   for (const [name, def] of defs) {
     for (const [step, spec] of Object.entries(def.steps)) registerStep(stepId(name, step), stepRunner(spec), spec.retry.attempts);
-    registerStep(stepId(name, PLACE_STEP), stepRunner({ fn: placeCall(options.calls), retry: PLACE_RETRY } as StepDef), PLACE_RETRY.attempts);
+    registerStep(stepId(name, PLACE_STEP), stepRunner({ fn: placeCall(() => calls), retry: PLACE_RETRY } as StepDef), PLACE_RETRY.attempts);
   }
   const bridge: Bridge = {
     run: (name, envelope, primitives) => {
       const def = defs.get(name);
       if (def === undefined) throw new Error(`no workflow "${name}" in this engine`);
       const { input, key, context } = envelope as Envelope;
-      return Promise.resolve(def.run(input as never, bodyContext(name, def, primitives, key, context, options.calls !== undefined) as never));
+      return Promise.resolve(def.run(input as never, bodyContext(name, def, primitives, key, context, calls !== undefined) as never));
     },
   };
   (globalThis as Record<symbol, unknown>)[BRIDGE] = bridge;
@@ -385,6 +391,13 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       }
     },
 
+    useCalls(placer: CallPlacer | undefined) {
+      if (placer === calls) return;
+      calls?.attach(undefined);
+      calls = closed ? undefined : placer;
+      calls?.attach(port);
+    },
+
     async cancel(runId: string) {
       const run = await readRun(runId);
       if (run === undefined || TERMINAL.has(run.status)) return false;
@@ -397,7 +410,8 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       closed = true;
       pruneTimer?.cancel();
       listeners.clear();
-      options.calls?.attach(undefined);
+      calls?.attach(undefined);
+      calls = undefined;
       eventListeners.clear();
       await store.close();
       setWorld(undefined);
@@ -405,15 +419,17 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
       engineOpen = false;
     },
   };
-  options.calls?.attach({ deliver: (token, payload) => engine.deliver(token, payload), placings: store.placings });
+  const port: EnginePort = { deliver: (token, payload) => engine.deliver(token, payload), placings: store.placings };
+  calls?.attach(port);
   return engine;
 }
 
 /** The host side of `ctx.calls.place`: `(request, token, n, ctx)` after the step meta, to the gateway's placer. */
-function placeCall(calls: CallPlacer | undefined): (...args: unknown[]) => Promise<PlacedCall> {
+function placeCall(placer: () => CallPlacer | undefined): (...args: unknown[]) => Promise<PlacedCall> {
   return async (...args: unknown[]) => {
     const [workflowName, request, token, n, ctx] = args as [string, CallRequest, string, number, { runId: string; key?: string; context: RunContextData }];
-    if (calls === undefined) throw new PermanentStepError("ctx.calls.place: this gateway places no calls: mount twilio or telnyx in the agent's telephony field, and open the workflow engine with the gateway's calls");
+    const calls = placer();
+    if (calls === undefined) throw new PermanentStepError(NO_CALLS);
     return calls.place(request, {
       runId: ctx.runId,
       workflow: workflowName,
@@ -476,7 +492,7 @@ function bodyContext(name: string, def: AnyWorkflowDef, vm: VmPrimitives, key: s
     },
     calls: {
       place: async (request: CallRequest): Promise<PlacedCall> => {
-        if (!placing) throw new Error("ctx.calls.place: this gateway places no calls: mount twilio or telnyx in the agent's telephony field, and open the workflow engine with the gateway's calls");
+        if (!placing) throw new Error(NO_CALLS);
         placed += 1;
         const token = `call:${vm.runId}:${placed}`;
         // The hook before the step, in the same suspension: the SDK writes hooks before it runs

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PermanentStepError, step, workflow, type StepContext } from "../../../src/manifest/index.js";
-import { createWorkflowEngine, WorkflowRequestError, type RunEnd, type RunInfo, type RunsIn, type WorkflowEngine } from "../../../src/workflows/index.js";
+import { createWorkflowEngine, WorkflowRequestError, type CallPlacement, type EnginePort, type RunEnd, type RunInfo, type RunsIn, type WorkflowEngine } from "../../../src/workflows/index.js";
 import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 
@@ -68,6 +68,7 @@ const workflows = {
     return ctx.steps.note(event.status === "received" ? `shipped via ${event.payload.carrier}` : "timed out");
   }),
   forever: workflow({ description: "Waits until cancelled" }).body(async (_input, ctx) => ctx.waitFor("never:1")),
+  dial: workflow({ description: "Place one call" }).body(async (_input, ctx) => (await ctx.calls.place({ to: "+14155550123" })).token),
 };
 
 let engine: WorkflowEngine;
@@ -224,6 +225,29 @@ for (const { title, skipped, where } of stores) describe.skipIf(skipped !== unde
     expect(await refusal(engine.start("order", { orderId: "A" }, { context: { blob: "x".repeat(9_000) } }))).toMatchObject({ code: "too_large", field: "context" });
     expect(await refusal(engine.start("order", { orderId: "A" }, { key: "has space" }))).toMatchObject({ code: "invalid", field: "key" });
     expect(await refusal(engine.deliver("t", { blob: "x".repeat(70_000) }))).toBeInstanceOf(WorkflowRequestError);
+  });
+
+  it("places calls only once lent a placer (useCalls), which it lends its port; taken back, it refuses again", async () => {
+    const refused = await engine.start("dial", {});
+    expect((await ended(refused.runId)).status).toBe("failed");
+    expect((await engine.get(refused.runId))?.error?.message).toMatch(/places no calls/);
+
+    const asked: CallPlacement[] = [];
+    let port: EnginePort | undefined;
+    engine.useCalls({
+      place: (request, placement) => {
+        asked.push(placement);
+        return Promise.resolve({ token: placement.token, carrier: "twilio", to: request.to, from: "+14155550100" });
+      },
+      attach: (lent) => void (port = lent),
+    });
+    expect(port?.placings).toBeDefined();
+    const placed = await engine.start("dial", {});
+    expect((await ended(placed.runId)).status).toBe("completed");
+    expect((await engine.get(placed.runId))?.output).toBe(`call:${placed.runId}:1`);
+    expect(asked).toMatchObject([{ runId: placed.runId, workflow: "dial", token: `call:${placed.runId}:1`, idempotencyKey: `${placed.runId}:call:1` }]);
+    engine.useCalls(undefined);
+    expect(port).toBeUndefined();
   });
 
   it("refuses a second engine in the same process", async () => {

@@ -466,6 +466,31 @@ describe("openAiRealtime: resilience", () => {
     expect(rec.errors()).toEqual([]);
   });
 
+  it("a note the socket drops before its response is sent again on the next socket, then answered once; a later drop does not repeat it", async () => {
+    const server = await fake();
+    const clock = virtualClock();
+    const { session, rec } = await open(server, { adapter: { clock } });
+    const note = { type: "conversation.item.create", item: { type: "message", role: "system", content: [{ type: "input_text", text: "The callback run completed." }] } };
+
+    // The socket dies right as the note's response is asked for: no response started after it.
+    server.dropOn("response.create");
+    expect(session.note("The callback run completed.")).toBe(true);
+    await waitFor(() => expect(server.openSockets()).toBe(0));
+    expect(sent(server, "conversation.item.create", 0)).toEqual([note]);
+
+    server.enqueue({ say: "Good news: your order shipped." });
+    await advanceUntil(clock, () => server.connections.length === 2 && rec.done().length === 1);
+    expect(server.connections[1]!.messages).toEqual([expect.objectContaining({ type: "session.update" }), note, inBandCreate()]);
+    expect(rec.transcript()).toBe("Good news: your order shipped.");
+
+    // Answered now: a later drop does not say it again.
+    server.drop();
+    await advanceUntil(clock, () => server.connections.length === 3 && server.sessionUpdates[2] === 1);
+    await waitFor(() => expect(server.connections[2]!.messages).toHaveLength(1));
+    expect(rec.errors()).toEqual([]);
+    expect(server.violations).toEqual([]);
+  });
+
   it("a response in flight when the socket drops ends as failed; audio sent while reconnecting is dropped", async () => {
     const server = await fake({ paceMs: 5 });
     const clock = virtualClock();

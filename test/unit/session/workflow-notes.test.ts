@@ -16,6 +16,7 @@ function memoryEngine(): WorkflowEngine & { end(runId: string, output: unknown):
   let n = 0;
   return {
     where: { dir: "memory" },
+    useCalls: () => undefined,
     workflows: new Map([["job", { description: "a job", input: { type: "object" }, steps: [] }]]),
     start: (name) => {
       const runId = `wrun_${String(++n).padStart(26, "0")}`;

@@ -12,7 +12,7 @@ import { ShieldedEvents } from "../../shield-events.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
 import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
 import { InBandResponses, type InBandRequest } from "./in-band.js";
-import { errorText, historyItem, isOutOfBand, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
+import { errorText, historyItem, isOutOfBand, noteItem, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
 
 /** The session, plus what it dropped. */
 export interface OpenAiRealtimeSession extends S2sSession {
@@ -58,6 +58,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   /** Results sent whose follow-up response has not started yet, by call_id. */
   readonly #pendingResults = new Map<string, string>();
   #pendingRespond = false;
+  /** Notes sent and not yet followed by a response: a drop before that re-sends them on the next socket (the replay carries only committed lines). */
+  readonly #pendingNotes: string[] = [];
   /** Out-of-band `response.create`s asked for while reconnecting (they never wait for the slot). */
   #queuedOutOfBand: object[] = [];
   /** What each new socket is set up with: the opening setup, with the latest hand-off's agent in it. */
@@ -201,7 +203,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   note(text: string): boolean {
     const link = this.#conn.readyLink();
     if (link === undefined) return false;
-    this.#conn.send(link, { type: "conversation.item.create", item: { type: "message", role: "system", content: [{ type: "input_text", text }] } });
+    this.#pendingNotes.push(text);
+    this.#conn.send(link, noteItem(text));
     this.#ask({ response: undefined });
     return true;
   }
@@ -269,9 +272,10 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.#segmentPending = false;
     for (const item of history) this.#conn.send(link, historyItem(item));
     for (const [callId, output] of this.#pendingResults) this.#sendToolResult(link, callId, output);
+    for (const text of this.#pendingNotes) this.#conn.send(link, noteItem(text));
     for (const message of this.#queuedOutOfBand.splice(0)) this.#conn.send(link, message);
     // Everything is in the conversation now: a plain response answers it all (held ones coalesce with it).
-    if (this.#pendingRespond && this.#pendingResults.size > 0) this.#inBand.hold({ response: undefined }, "first");
+    if ((this.#pendingRespond && this.#pendingResults.size > 0) || this.#pendingNotes.length > 0) this.#inBand.hold({ response: undefined }, "first");
     this.#inBand.next();
   }
 
@@ -313,8 +317,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
         this.#responses.set(responseId, outOfBand);
         this.#conn.healthy();
         if (!outOfBand) this.#inBand.started(responseId, response);
-        // Tool results sent so far are in the context of this response: delivered.
-        if (!outOfBand) this.#toolResultsDelivered();
+        // Tool results and notes sent so far are in the context of this response: delivered.
+        if (!outOfBand) this.#contextDelivered();
         events.responseStarted({ responseId, outOfBand });
         return;
       }
@@ -375,9 +379,10 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     }
   }
 
-  #toolResultsDelivered(): void {
+  #contextDelivered(): void {
     for (const callId of this.#pendingResults.keys()) this.#calls.delete(callId);
     this.#pendingResults.clear();
     this.#pendingRespond = false;
+    this.#pendingNotes.length = 0;
   }
 }

@@ -62,6 +62,11 @@ export function historyItem(item: S2sHistoryItem): object {
   return { type: "conversation.item.create", item: { type: "message", role: item.role, content: [part] } };
 }
 
+/** A note for the model (a workflow's outcome): a `system` message item (docs/vendors.md (OpenAI Realtime), "Conversation items"). */
+export function noteItem(text: string): object {
+  return { type: "conversation.item.create", item: { type: "message", role: "system", content: [{ type: "input_text", text }] } };
+}
+
 /** Ours carry our metadata; any response with `conversation_id: null` is out of band (docs/vendors.md (OpenAI Realtime)). */
 export function isOutOfBand(response: Record<string, unknown> | undefined): boolean {
   return response?.conversation_id === null || stringAt(recordAt(response, "metadata"), "switchboard") === OOB_METADATA.switchboard;
