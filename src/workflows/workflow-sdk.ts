@@ -7,48 +7,34 @@
  * The SDK keeps one world per process (`setWorld`) and one step registry, so one engine may be
  * open per process at a time; a second `createWorkflowEngine` before `close()` is refused.
  */
-import { FatalError, RetryableError } from "@workflow/errors";
 import { cancelRun, resumeHook, setWorld, start, stepEntrypoint, workflowEntrypoint } from "@workflow/core/runtime";
-import type { Event, WorkflowRun, WorkflowRunWithoutData } from "@workflow/world";
+import type { WorkflowRun, WorkflowRunWithoutData } from "@workflow/world";
 import { systemClock, type Clock, type Timer } from "../clock.js";
 import { silentLogger, type Logger } from "../log.js";
-import {
-  parseDuration,
-  PermanentStepError,
-  retryDelayMs,
-  WORKFLOW_NAME,
-  type AnyWorkflowDef,
-  type CallOutcome,
-  type CallRequest,
-  type JsonValue,
-  type PlacedCall,
-  type ResolvedRetry,
-  type RunContextData,
-  type StepDef,
-  type WaitResult,
-  type WorkflowContext,
-} from "../manifest/index.js";
+import { WORKFLOW_NAME, type AnyWorkflowDef, type JsonValue, type RunContextData, type StepDef } from "../manifest/index.js";
 import {
   checkJsonSize,
   checkKey,
   DEFAULT_LIMITS,
   WorkflowRequestError,
+  type CallPlacer,
   type EndStatus,
+  type EnginePort,
   type RunEnd,
   type RunEvent,
   type RunInfo,
+  type RunsIn,
   type RunStatus,
   type StartOptions,
-  type CallPlacer,
-  type EnginePort,
-  type RunsIn,
   type WorkflowEngine,
   type WorkflowLimits,
 } from "./engine.js";
+import { isNamed, liveState, MAX_ERROR_CHARS, toRunEvent } from "./journal.js";
 import { openLocalStore } from "./local-store.js";
 import { DEFAULT_RETENTION_DAYS, PRUNE_INTERVAL_MS } from "./retention.js";
+import { bodyContext, PLACE_RETRY, PLACE_STEP, placeCall, stepRunner, type Envelope } from "./run-body.js";
 import type { RunStore } from "./run-store.js";
-import { BRIDGE, createdFirst, currentAttempt, decodeOutput, registerStep, stepId, stepName, workflowBundle, workflowId, workflowName, type Bridge, type VmHook, type VmPrimitives } from "./sdk-contract.js";
+import { BRIDGE, createdFirst, decodeOutput, registerStep, stepId, workflowBundle, workflowId, workflowName, type Bridge } from "./sdk-contract.js";
 
 export type WorkflowEngineOptions = RunsIn & {
   /** The workflows it runs, by the name they are started under. */
@@ -62,95 +48,18 @@ export type WorkflowEngineOptions = RunsIn & {
   readonly calls?: CallPlacer;
 };
 
-/** Why `ctx.calls.place` cannot place: no telephony was lent to the engine. */
-const NO_CALLS = "ctx.calls.place: this gateway places no calls: mount twilio or telnyx in the agent's telephony field (the gateway lends its calls to its workflow engine)";
-
-/** The built-in step behind `ctx.calls.place` (a name no declared step can have: those have no "."). */
-const PLACE_STEP = "calls.place";
-/**
- * Its tries: a refusal no retry changes fails at once (PermanentStepError); the rest (a budget
- * full this minute, a carrier 5xx) are tried again. The placer never dials twice per key, so a
- * retry after a try that may have dialled answers `uncertain` instead.
- */
-const PLACE_RETRY: ResolvedRetry = { attempts: 4, backoff: "exponential", delayMs: 5_000, maxDelayMs: 60_000 };
-
-/** What a run carries as its one argument: the validated input and the starter's data. */
-interface Envelope {
-  readonly input: unknown;
-  readonly key?: string;
-  readonly context: RunContextData;
-}
-
-/** What every step call carries before its own arguments. */
-interface StepMeta {
-  readonly runId: string;
-  readonly key?: string;
-  readonly context: RunContextData;
-}
-
 const RUN_ID = /^wrun_[0-9A-Z]{26}$/;
 const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 const END_EVENTS: Readonly<Record<string, EndStatus>> = { run_completed: "completed", run_failed: "failed", run_cancelled: "cancelled" };
-const MAX_ERROR_CHARS = 500;
 
 let engineOpen = false;
 
-function errorText(error: unknown): string {
-  const text =
-    typeof error === "string" ? error : error instanceof Error ? error.message : typeof (error as { message?: unknown } | null)?.message === "string" ? (error as { message: string }).message : JSON.stringify(error);
-  return (text ?? "").slice(0, MAX_ERROR_CHARS);
-}
-
 const ms = (date: Date | undefined): number | undefined => (date === undefined ? undefined : date.getTime());
-
-/** Whether `error` is the SDK's "no such run" / "no such hook" (matched by name: errors cross realms). */
-const isNamed = (error: unknown, name: string): boolean => error instanceof Error && error.name === name;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
-}
-
-/** One journal entry, without payloads. `tries`: step_started events seen so far per step (the world may not record the attempt). */
-function toRunEvent(event: Event, tries: Map<string, number>): RunEvent {
-  const data = ("eventData" in event ? event.eventData : undefined) as Record<string, unknown> | undefined;
-  const step = typeof data?.stepName === "string" ? stepName(data.stepName) : undefined;
-  const out: { -readonly [K in keyof RunEvent]: RunEvent[K] } = { id: event.eventId, type: event.eventType, at: event.createdAt.getTime() };
-  if (event.correlationId !== undefined) out.correlationId = event.correlationId;
-  if (step !== undefined) out.step = step;
-  if (event.eventType === "step_started") {
-    const attempt = (tries.get(event.correlationId) ?? 0) + 1;
-    tries.set(event.correlationId, attempt);
-    out.attempt = typeof data?.attempt === "number" ? data.attempt : attempt;
-  }
-  if (data?.error !== undefined) out.error = errorText(data.error);
-  if (event.eventType === "hook_created" && typeof data?.token === "string") out.token = data.token;
-  if (event.eventType === "wait_created" && data?.resumeAt instanceof Date) out.wakeAt = data.resumeAt.getTime();
-  return out;
-}
-
-/** Where a running run is, from its journal: in a step, waiting for a hook, or sleeping. */
-function liveState(events: readonly RunEvent[]): { status: RunStatus; waitingFor?: string; wakeAt?: number } {
-  const steps = new Set<string>();
-  const hooks = new Map<string, string>();
-  const waits = new Map<string, number>();
-  for (const event of events) {
-    const id = event.correlationId ?? "";
-    if (event.type === "step_created") steps.add(id);
-    else if (event.type === "step_completed" || event.type === "step_failed") steps.delete(id);
-    else if (event.type === "hook_created") hooks.set(id, event.token ?? "");
-    else if (event.type === "hook_received" || event.type === "hook_disposed") hooks.delete(id);
-    else if (event.type === "wait_created") waits.set(id, event.wakeAt ?? 0);
-    else if (event.type === "wait_completed") waits.delete(id);
-  }
-  if (steps.size > 0) return { status: "running" };
-  // The most recent open wait is the one the body is in (an earlier one may be a timeout that lost its race).
-  const wakeAt = [...waits.values()].at(-1);
-  const token = [...hooks.values()].at(-1);
-  if (token !== undefined) return { status: "waiting", waitingFor: token, ...(wakeAt === undefined ? {} : { wakeAt }) };
-  if (wakeAt !== undefined) return { status: "sleeping", wakeAt };
-  return { status: "running" };
 }
 
 /**
@@ -422,106 +331,4 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   const port: EnginePort = { deliver: (token, payload) => engine.deliver(token, payload), placings: store.placings };
   calls?.attach(port);
   return engine;
-}
-
-/** The host side of `ctx.calls.place`: `(request, token, n, ctx)` after the step meta, to the gateway's placer. */
-function placeCall(placer: () => CallPlacer | undefined): (...args: unknown[]) => Promise<PlacedCall> {
-  return async (...args: unknown[]) => {
-    const [workflowName, request, token, n, ctx] = args as [string, CallRequest, string, number, { runId: string; key?: string; context: RunContextData }];
-    const calls = placer();
-    if (calls === undefined) throw new PermanentStepError(NO_CALLS);
-    return calls.place(request, {
-      runId: ctx.runId,
-      workflow: workflowName,
-      ...(ctx.key === undefined ? {} : { key: ctx.key }),
-      context: ctx.context,
-      token,
-      idempotencyKey: `${ctx.runId}:call:${n}`,
-    });
-  };
-}
-
-/** The host function the SDK runs for one declared step: its policy mapped onto the SDK's errors. */
-function stepRunner(spec: StepDef): (...args: unknown[]) => Promise<unknown> {
-  return async (...args: unknown[]): Promise<unknown> => {
-    const [meta, ...rest] = args as [StepMeta, ...unknown[]];
-    const attempt = currentAttempt();
-    try {
-      return await spec.fn(...rest, { runId: meta.runId, attempt, ...(meta.key === undefined ? {} : { key: meta.key }), context: meta.context });
-    } catch (err) {
-      // FatalError: the SDK fails the step now. A plain throw on the last try: it fails it as out of retries.
-      if (err instanceof PermanentStepError || isNamed(err, "FatalError")) throw new FatalError(errorText(err));
-      if (attempt >= spec.retry.attempts) throw err;
-      throw new RetryableError(errorText(err), { retryAfter: retryDelayMs(spec.retry, attempt) });
-    }
-  };
-}
-
-/** The body's ctx for one replay: every call goes through the SDK's journalled primitives. */
-function bodyContext(name: string, def: AnyWorkflowDef, vm: VmPrimitives, key: string | undefined, context: RunContextData, placing: boolean): WorkflowContext<Record<string, StepDef>> {
-  const meta: StepMeta = { runId: vm.runId, ...(key === undefined ? {} : { key }), context };
-  const steps: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
-  for (const step of Object.keys(def.steps)) {
-    const call = vm.useStep(stepId(name, step));
-    steps[step] = (...args: unknown[]) => call(meta, ...args);
-  }
-  const place = vm.useStep(stepId(name, PLACE_STEP));
-  /** This replay's calls, by token: the hook each outcome arrives on. Counted in body order, so a replay makes the same tokens. */
-  const callHooks = new Map<string, VmHook>();
-  let placed = 0;
-  return {
-    runId: vm.runId,
-    ...(key === undefined ? {} : { key }),
-    context,
-    steps: steps as never,
-    sleep: (duration) => vm.sleep(parseDuration(duration, "ctx.sleep(duration)")),
-    waitFor: async <T>(token: string, waitOptions: { readonly timeout?: unknown } = {}): Promise<WaitResult<T>> => {
-      if (typeof token !== "string" || token === "") throw new Error("ctx.waitFor(token): token must be a non-empty string");
-      const timeoutMs = waitOptions.timeout === undefined ? undefined : parseDuration(waitOptions.timeout, "ctx.waitFor(token, { timeout })");
-      const hook = vm.createHook({ token });
-      const received = hook.then((payload): WaitResult<T> => ({ status: "received", payload: payload as T }));
-      // A rejection after the timeout won (the hook is disposed by then) must not surface as unhandled.
-      received.catch(() => undefined);
-      try {
-        if (timeoutMs === undefined) return await received;
-        return await Promise.race([received, vm.sleep(timeoutMs).then((): WaitResult<T> => ({ status: "timeout" }))]);
-      } finally {
-        // Frees the token for a later wait (this run's or another's).
-        hook.dispose();
-      }
-    },
-    calls: {
-      place: async (request: CallRequest): Promise<PlacedCall> => {
-        if (!placing) throw new Error(NO_CALLS);
-        placed += 1;
-        const token = `call:${vm.runId}:${placed}`;
-        // The hook before the step, in the same suspension: the SDK writes hooks before it runs
-        // steps, so no outcome can come before the run listens for it. Not awaited here (each
-        // `then` takes one payload): `outcome` takes it.
-        const hook = vm.createHook({ token });
-        callHooks.set(token, hook);
-        try {
-          return (await place(meta, name, request, token, placed)) as PlacedCall;
-        } catch (err) {
-          callHooks.delete(token);
-          hook.dispose();
-          throw err;
-        }
-      },
-      outcome: async (call: PlacedCall, waitOptions: { readonly timeout?: unknown } = {}): Promise<CallOutcome> => {
-        const hook = typeof call?.token === "string" ? callHooks.get(call.token) : undefined;
-        if (hook === undefined) throw new Error("ctx.calls.outcome(call): not a call this run placed, or its outcome was already awaited; pass what ctx.calls.place returned, once");
-        callHooks.delete(call.token);
-        const timeoutMs = waitOptions.timeout === undefined ? undefined : parseDuration(waitOptions.timeout, "ctx.calls.outcome(call, { timeout })");
-        const received = hook.then((payload) => payload as CallOutcome);
-        received.catch(() => undefined);
-        try {
-          if (timeoutMs === undefined) return await received;
-          return await Promise.race([received, vm.sleep(timeoutMs).then((): CallOutcome => ({ status: "timeout" }))]);
-        } finally {
-          hook.dispose();
-        }
-      },
-    },
-  };
 }
