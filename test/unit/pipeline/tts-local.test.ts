@@ -163,7 +163,8 @@ describe("localTts: espeak", () => {
       for (let i = 1; i < rec.words.length; i++) expect(rec.words[i]!.startMs).toBeGreaterThan(rec.words[i - 1]!.startMs);
       expect(rec.doneCount()).toBe(1);
     }
-  });
+    // Loads eSpeak-NG's WASM and speaks six times: seconds on a loaded 2-core machine (CI failed at the default 5 s).
+  }, 30_000);
 });
 
 describe("localTts: streams", () => {
