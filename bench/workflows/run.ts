@@ -1,7 +1,7 @@
 /**
  * `npm run bench:workflows`: what the workflow engine costs on each store (docs/workflows.md
  * "Where runs live"): runs in a directory (the baseline) and in PostgreSQL (a private server
- * started for the run, as the tests do: test/helpers/postgres-server.ts). One process, about 1 min.
+ * started for the run, as the tests do: fakes/postgres-server.ts). One process, about 1 min.
  *
  * The SDK keeps one world per process, so the two stores cannot run side by side: each round
  * opens the engine on the directory, measures, closes it, then does the same on the database,
@@ -24,7 +24,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { workflow } from "../../src/manifest/index.js";
 import { createWorkflowEngine, type RunEnd, type RunsIn } from "../../src/workflows/index.js";
-import { POSTGRES_BIN, startPostgres } from "../../test/helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres } from "../../fakes/postgres-server.js";
 import { countOption, docSection, flagValue, ms, ratio, runBench, writeSection } from "../shared/common.js";
 import { monoMs, summarize, type Summary } from "../shared/stats.js";
 

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../fakes/postgres-server.js";
 import { serve, type Served } from "../helpers/serve.js";
 import { TestClient } from "../helpers/ws-client.js";
 

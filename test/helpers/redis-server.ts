@@ -2,7 +2,7 @@
 // installs it). A free port is found by binding port 0 first; no persistence, no config file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { accepting, freePort } from "./free-port.js";
+import { accepting, freePort } from "../../fakes/free-port.js";
 
 export const REDIS_SERVER = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].find((path) => existsSync(path));
 

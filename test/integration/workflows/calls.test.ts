@@ -22,7 +22,7 @@ import { FakeCarrier } from "../../../fakes/carrier.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../../fakes/openai-realtime.js";
 import { carrierRestFake, type CarrierRestFake } from "../../helpers/carrier-rest-fake.js";
 import { placementUrl, twilioPlacingForm } from "../../helpers/placing.js";
-import { freePort } from "../../helpers/free-port.js";
+import { freePort } from "../../../fakes/free-port.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 
 const TOKEN = "twilio-token";

@@ -1,5 +1,5 @@
 // The engine on each store — the local world on a temporary directory, and the PostgreSQL world
-// on a private server (test/helpers/postgres-server.ts) — : runs with steps, retries per policy, a
+// on a private server (fakes/postgres-server.ts) — : runs with steps, retries per policy, a
 // permanent failure, durable sleep, waitFor with and without its timeout, find(key), onRunEnd,
 // cancel, the journal and bounds. One engine open at a time: the SDK keeps one world per process.
 // No wall-clock thresholds: outcomes and order only.
@@ -10,7 +10,7 @@ import { Type } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PermanentStepError, step, workflow, type StepContext } from "../../../src/manifest/index.js";
 import { createWorkflowEngine, WorkflowRequestError, type CallPlacement, type EnginePort, type RunEnd, type RunInfo, type RunsIn, type WorkflowEngine } from "../../../src/workflows/index.js";
-import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../../fakes/postgres-server.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wf-engine-"));

@@ -2,14 +2,14 @@
 // SIGKILL while step 3 is in flight (so step 2's completion is journalled), starts a second child
 // on the same directory, and checks the run completes with steps 1 and 2 never run again. The
 // step in flight when the process died runs again (at-least-once): docs/workflows.md. Once on a
-// directory, once on a PostgreSQL database (a private server: test/helpers/postgres-server.ts).
+// directory, once on a PostgreSQL database (a private server: fakes/postgres-server.ts).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../../fakes/postgres-server.js";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const CHILD = new URL("./kill-child.ts", import.meta.url).pathname;

@@ -10,7 +10,7 @@ import { silentLogger } from "../../../src/log.js";
 import { PlacingJournal, type PlacingLedger } from "../../../src/workflows/placing-journal.js";
 import { openPostgresStore } from "../../../src/workflows/postgres-store.js";
 import type { RunStore } from "../../../src/workflows/run-store.js";
-import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../../fakes/postgres-server.js";
 
 /** Why the PostgreSQL cases cannot run here, or undefined. */
 const SKIPPED = POSTGRES_BIN === undefined ? "PostgreSQL is not installed (sudo apt-get install postgresql)" : undefined;

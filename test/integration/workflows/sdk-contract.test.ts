@@ -14,7 +14,7 @@ import { workflow } from "../../../src/manifest/index.js";
 import { createWorkflowEngine, type RunEnd, type RunsIn, type WorkflowEngine } from "../../../src/workflows/index.js";
 import type { Clock } from "../../../src/clock.js";
 import { systemClock } from "../../../src/clock.js";
-import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../../fakes/postgres-server.js";
 
 const dir = mkdtempSync(join(tmpdir(), "wf-contract-"));
 /** Why the PostgreSQL half cannot run here, or undefined. */

@@ -1,4 +1,4 @@
-// Two processes, one PostgreSQL database (a private server: test/helpers/postgres-server.ts):
+// Two processes, one PostgreSQL database (a private server: fakes/postgres-server.ts):
 // the engines of one deployment share its runs. A run started in this process is resumed by a
 // hook the other delivers; both hear it end (LISTEN/NOTIFY); its steps run in whichever process
 // the queue hands them to; a run the other starts is found here by its key.
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkflowEngine, type RunEnd, type WorkflowEngine } from "../../../src/workflows/index.js";
-import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../helpers/postgres-server.js";
+import { POSTGRES_BIN, startPostgres, type PostgresServer } from "../../../fakes/postgres-server.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 import { MARKERS_ENV, sharedWorkflows } from "./shared-workflows.js";
 

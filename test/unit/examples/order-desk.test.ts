@@ -19,7 +19,7 @@ import { twilioSignature } from "../../../src/server/telephony/signatures.js";
 import { textSession } from "../../../src/testing/text-session.js";
 import type { RunInfo, WorkflowEngine } from "../../../src/workflows/index.js";
 import { carrierRestFake, type CarrierRestFake } from "../../helpers/carrier-rest-fake.js";
-import { freePort } from "../../helpers/free-port.js";
+import { freePort } from "../../../fakes/free-port.js";
 import { runUntil } from "../../helpers/workflow-runs.js";
 import { checked } from "../../helpers/run-check.js";
 

@@ -1,4 +1,4 @@
-// A private PostgreSQL cluster on loopback for the distributed-engine tests (Debian `postgresql`;
+// A private PostgreSQL cluster on loopback for the distributed-engine tests and bench:workflows (Debian `postgresql`;
 // .ci/run installs it). initdb into a temp dir, trust auth, no fsync, a free port, its socket in
 // the same dir; stopped and removed by `stop()`. initdb and postgres refuse to run as root, so as
 // root the server runs as the `postgres` user the Debian package creates.
