@@ -16,6 +16,7 @@ import { resolveS2s } from "../s2s/providers/index.js";
 import { connectMcpServers } from "../session/mcp.js";
 import type { ModelResolver } from "../session/reply-agent.js";
 import { Session } from "../session/session.js";
+import { sessionMode } from "../session/session-deps.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { resumeKeyMatches } from "../session/resume-key.js";
 import { RedisSessionStore } from "./redis-store.js";
@@ -30,6 +31,8 @@ import { serveRequests, serveUpgrades } from "./entry.js";
 import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } from "./agent-routes.js";
 import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
+import { acceptRealtime, chooseRealtimeProtocol, REALTIME_PATH } from "./realtime-route.js";
+import { MAX_REALTIME_FRAME_BYTES } from "../realtime/client-events.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
 import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";
@@ -151,6 +154,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     session.takeOver();
   });
   const wss = gatewaySocketServer(limits.maxBinaryFrameBytes * 4);
+  // Realtime frames over the event limit are answered with an error; twice it, ws closes 1009.
+  const realtimeWss = gatewaySocketServer(MAX_REALTIME_FRAME_BYTES * 2, chooseRealtimeProtocol);
   let draining = false;
   const telephony = createTelephony({
     config,
@@ -199,6 +204,14 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
           },
         ]
       : []),
+    {
+      entry: `WS ${REALTIME_PATH}`,
+      auth:
+        apiKey === undefined
+          ? "none: set SWITCHBOARD_API_KEY"
+          : `API key or session token (Authorization: Bearer, or the openai-insecure-api-key subprotocol)${allowedOrigins === undefined ? "" : "; Origin allow-list"}`,
+      open: apiKey === undefined,
+    },
     { entry: "GET /metrics", auth: metricsToken === undefined ? "none: set SWITCHBOARD_METRICS_TOKEN" : "bearer token (SWITCHBOARD_METRICS_TOKEN)", open: metricsToken === undefined },
     ...telephony.entryPoints,
   ];
@@ -235,11 +248,18 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
     const stream = telephony.isStream(url);
-    if (!stream && url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
+    const realtime = url.pathname === REALTIME_PATH;
+    if (!stream && !realtime && url.pathname !== "/websocket") return refuseUpgrade(socket, 404, "Not Found");
     if (current.config.mode === "workflow-app") return refuseUpgrade(socket, 404, "Not Found", WORKFLOW_APP_REFUSAL);
     if (!(await budget.admit(req.socket.remoteAddress))) return refuseUpgrade(socket, 429, "Too Many Requests", budget.refusal);
     if (stream) return telephony.handleUpgrade(req, socket, head, url);
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
+    if (realtime) {
+      return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
+        const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config) }) };
+        acceptRealtime(ws, req, url, { ...deps, startSession: (link) => startSession(link, { transport: "realtime" }) });
+      });
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       accept(ws, req, url).catch((err: unknown) => {
         log.error({ err }, "session refused");
@@ -364,8 +384,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   async function close(): Promise<void> {
     draining = true;
     for (const session of [...live.values()]) session.goAway();
-    for (const client of wss.clients) client.terminate();
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    for (const client of [...wss.clients, ...realtimeWss.clients]) client.terminate();
+    await Promise.all([wss, realtimeWss].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
     await telephony.close();
     await redis?.close();
     await new Promise<void>((resolve) => {

@@ -8,10 +8,20 @@ import { WebSocketServer, type ServerOptions } from "ws";
  */
 export const CLOSE_HANDSHAKE_MS = 5_000;
 
-/** The gateway's WebSocket servers (browser and carrier): upgrades routed by hand, no compression. */
-export function gatewaySocketServer(maxPayload: number): WebSocketServer {
+/**
+ * The gateway's WebSocket servers (browser, carrier, Realtime): upgrades routed by hand, no
+ * compression. `handleProtocols` picks the handshake's subprotocol (ws's default echoes the first
+ * offered, which a Realtime browser client may fill with its key).
+ */
+export function gatewaySocketServer(maxPayload: number, handleProtocols?: (offered: Set<string>) => string | false): WebSocketServer {
   // `closeTimeout` is a ws ≥ 8.19 server option that @types/ws does not declare yet.
-  const options: ServerOptions & { closeTimeout: number } = { noServer: true, maxPayload, perMessageDeflate: false, closeTimeout: CLOSE_HANDSHAKE_MS };
+  const options: ServerOptions & { closeTimeout: number } = {
+    noServer: true,
+    maxPayload,
+    perMessageDeflate: false,
+    closeTimeout: CLOSE_HANDSHAKE_MS,
+    ...(handleProtocols === undefined ? {} : { handleProtocols }),
+  };
   return new WebSocketServer(options);
 }
 

@@ -53,7 +53,7 @@ export interface SessionDeps {
   readonly connectMcp?: ((def: ResolvedAgentDef) => Promise<McpTools>) | undefined;
   readonly metrics?: SessionMetrics;
   readonly random?: RandomSource;
-  /** The transport's name for metrics ("websocket", "twilio", …). */
+  /** The transport's name for metrics ("websocket", "realtime" for `/v1/realtime`, "twilio", …): anything but the first two is a phone call. */
   readonly transport?: string;
   /** Providers must open within this (ms); default 10 s. */
   readonly startTimeoutMs?: number;

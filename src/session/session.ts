@@ -156,9 +156,10 @@ export class Session {
     this.#close(CLOSE.normal, "session resumed by another connection");
   }
 
-  /** A phone call (a carrier transport, not the browser socket). */
+  /** A phone call (a carrier transport, not the browser socket nor a Realtime client). */
   get telephony(): boolean {
-    return this.#deps.transport !== undefined && this.#deps.transport !== "websocket";
+    const transport = this.#deps.transport;
+    return transport !== undefined && transport !== "websocket" && transport !== "realtime";
   }
 
   /**

@@ -1,0 +1,313 @@
+/**
+ * One Realtime connection bound to one gateway session (docs/realtime.md "Design"): the explicit
+ * state machine that turns the session's events (client protocol v1, in the link's paced order)
+ * into Realtime server events, and Realtime client events into the session's commands. The
+ * session decides everything an agent decides — turn-taking, barge-in, tools, tool messages, what
+ * was heard — exactly as on `/websocket`; this maps its story onto Realtime's, and nothing else.
+ * Pure: no sockets, no timers; ids come from an injected counter.
+ */
+import type { EventBody } from "../events.js";
+import { MAX_USER_TEXT_CHARS, type SessionCommand } from "../transport/protocol.js";
+import type { RealtimeClientEvent, RealtimeErrorBody } from "./client-events.js";
+import * as server from "./server-events.js";
+import type { MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
+
+/**
+ * - `starting`: the socket is open, the session not yet configured (no `session.created` yet);
+ * - `idle`: configured, no response open;
+ * - `responding`: one response open (its item and content part added, deltas flowing);
+ * - `closed`: the session or socket ended; nothing more is sent.
+ */
+export type BindingState = "starting" | "idle" | "responding" | "closed";
+
+const TRANSITIONS: Readonly<Record<BindingState, readonly BindingState[]>> = {
+  starting: ["idle", "closed"],
+  idle: ["responding", "closed"],
+  responding: ["idle", "closed"],
+  closed: [],
+};
+
+/** What the link hands the session for a client event. */
+export type SessionInput = { readonly kind: "command"; readonly command: SessionCommand } | { readonly kind: "audio"; readonly chunk: Uint8Array };
+
+/** Typed user messages waiting for `response.create`: at most this many, and `MAX_USER_TEXT_CHARS` in all (client-events.ts). */
+export const MAX_PENDING_ITEMS = 8;
+
+/** Bytes of 24 kHz PCM16 in one ms (the Realtime input format). */
+const BYTES_PER_MS = (24_000 * 2) / 1000;
+
+interface OpenResponse {
+  readonly id: string;
+  readonly item: { readonly id: string };
+  /** The item before its message in the conversation. */
+  readonly previous: string | null;
+  /** The reply's text so far (the session's latest snapshot). */
+  text: string;
+  /** Text sent as deltas: a prefix of `text` unless a snapshot rewrote earlier text. */
+  sent: string;
+  /** The reply as recorded (`agent-transcript.committed`), when the session said so. */
+  committed?: string;
+  /** The client asked to cancel it (`response.cancel`). */
+  cancelRequested: boolean;
+}
+
+export interface BindingOptions {
+  /** What the agent speaks through: `text` for a text agent, `audio` for pipeline and s2s. */
+  readonly modality: Modality;
+  /** The agent's name, shown as the session's `model`. */
+  readonly agent: string;
+  /** Send one Realtime server event to the client (in order). */
+  readonly send: (event: RealtimeServerEvent) => void;
+  /** A fresh id with the given prefix (`event`, `item`, `resp`). */
+  readonly id: (prefix: string) => string;
+}
+
+export class RealtimeBinding {
+  readonly #options: BindingOptions;
+  #state: BindingState = "starting";
+  #sessionId = "";
+  #response: OpenResponse | undefined;
+  /** The last item of the conversation, for `previous_item_id`. */
+  #lastItem: string | null = null;
+  /** Typed messages created and not yet answered (`response.create` sends them as one turn). */
+  readonly #pending: { id: string; text: string }[] = [];
+  /** Typed turns handed to the session whose `user-transcript.committed` is still to come: they were shown as items already. */
+  readonly #typed: string[] = [];
+  /** The user's spoken item since `speech.started`, until its transcript is committed. */
+  #speech: { id: string; startMs: number; endMs?: number } | undefined;
+  /** Ms of audio the client has appended (the Realtime input clock: `audio_start_ms`, `audio_end_ms`). */
+  #appendedMs = 0;
+
+  constructor(options: BindingOptions) {
+    this.#options = options;
+  }
+
+  get state(): BindingState {
+    return this.#state;
+  }
+
+  #move(next: BindingState): void {
+    if (!TRANSITIONS[this.#state].includes(next)) throw new RangeError(`realtime binding: ${this.#state} → ${next} is not a transition`);
+    this.#state = next;
+  }
+
+  #send(event: RealtimeServerEvent): void {
+    if (this.#state !== "closed") this.#options.send(event);
+  }
+
+  #eventId(): string {
+    return this.#options.id("event");
+  }
+
+  /** A Realtime `error` (refusals, the session's errors). */
+  error(error: RealtimeErrorBody): void {
+    this.#send(server.errorEvent(this.#eventId(), error));
+  }
+
+  get #view(): server.RealtimeSessionView {
+    return { id: this.#sessionId, model: this.#options.agent, modality: this.#options.modality };
+  }
+
+  // ── client → session ────────────────────────────────────────────────────────────────────────
+
+  /** One client event, once the session is attached: what to hand the session (possibly nothing). */
+  client(event: RealtimeClientEvent): SessionInput[] {
+    if (this.#state === "closed") return [];
+    const eventId = event.eventId;
+    const refuse = (code: string, message: string, param?: string): SessionInput[] => {
+      this.error({ type: "invalid_request_error", code, message, ...(param === undefined ? {} : { param }), ...(eventId === undefined ? {} : { event_id: eventId }) });
+      return [];
+    };
+    switch (event.type) {
+      case "session.update": {
+        const wanted = event.update.outputModalities?.[0];
+        if (wanted !== undefined && wanted !== this.#options.modality) {
+          const agent = this.#options.modality === "text" ? "a text agent: it answers in text" : "a voice agent: it answers in audio with its transcript";
+          return refuse("unsupported_value", `session.update: output_modalities ["${wanted}"] is not what this agent speaks: it is ${agent}`, "session.output_modalities");
+        }
+        this.#send(server.sessionUpdated(this.#eventId(), this.#view));
+        return [];
+      }
+      case "input_audio_buffer.append":
+        this.#appendedMs += event.audio.byteLength / BYTES_PER_MS;
+        return [{ kind: "audio", chunk: event.audio }];
+      case "conversation.item.create": {
+        const chars = this.#pending.reduce((sum, item) => sum + item.text.length, event.text.length);
+        if (this.#pending.length >= MAX_PENDING_ITEMS || chars > MAX_USER_TEXT_CHARS) {
+          return refuse("too_many_items", `conversation.item.create: at most ${MAX_PENDING_ITEMS} messages and ${MAX_USER_TEXT_CHARS} characters wait for response.create: send response.create first`);
+        }
+        const item: MessageItem = { id: event.itemId ?? this.#options.id("item"), role: "user", status: "completed", content: [{ type: "input_text", text: event.text }] };
+        this.#addItem(item);
+        this.#pending.push({ id: item.id, text: event.text });
+        return [];
+      }
+      case "response.create": {
+        if (this.#pending.length === 0) {
+          return refuse("no_new_input", "response.create: nothing new to answer: add a user message with conversation.item.create first (spoken turns are answered by the agent's own turn-taking)");
+        }
+        const text = this.#pending.map((item) => item.text).join("\n");
+        this.#pending.length = 0;
+        this.#typed.push(text);
+        return [{ kind: "command", command: { type: "user_text", text } }];
+      }
+      case "response.cancel": {
+        if (this.#response === undefined && this.#typed.length === 0) return refuse("response_cancel_not_active", "response.cancel: there is no active response");
+        if (this.#response !== undefined) this.#response.cancelRequested = true;
+        // The session drops the turns still queued too: none of them will be answered.
+        this.#typed.length = 0;
+        return [{ kind: "command", command: { type: "cancel" } }];
+      }
+    }
+  }
+
+  #addItem(item: MessageItem): void {
+    const previous = this.#lastItem;
+    this.#lastItem = item.id;
+    this.#send(server.itemAdded(this.#eventId(), item, previous));
+    this.#send(server.itemDone(this.#eventId(), item, previous));
+  }
+
+  // ── session → client ────────────────────────────────────────────────────────────────────────
+
+  /** One session event, in the link's order (after-audio events after the audio before them). */
+  session(event: EventBody): void {
+    if (this.#state === "closed") return;
+    switch (event.type) {
+      case "session.configured":
+        this.#sessionId = event.sessionId;
+        if (this.#state === "starting") {
+          this.#move("idle");
+          this.#send(server.sessionCreated(this.#eventId(), this.#view));
+        }
+        return;
+      case "speech.started": {
+        const id = this.#options.id("item");
+        this.#speech = { id, startMs: this.#appendedMs };
+        this.#send(server.speechStarted(this.#eventId(), id, this.#appendedMs));
+        return;
+      }
+      case "speech.stopped":
+        if (this.#speech === undefined) return;
+        this.#speech.endMs = this.#appendedMs;
+        this.#send(server.speechStopped(this.#eventId(), this.#speech.id, this.#appendedMs));
+        return;
+      case "user-transcript.committed":
+        this.#userCommitted(event.text);
+        return;
+      case "agent-transcript.updated":
+        this.#snapshot(event.text);
+        return;
+      case "agent-transcript.committed":
+        if (this.#response !== undefined) this.#response.committed = event.text;
+        return;
+      case "reply.completed":
+        this.#finish("completed");
+        return;
+      case "reply.cancelled":
+        if (this.#response === undefined) return;
+        this.#finish("cancelled", { type: "cancelled", reason: this.#response.cancelRequested ? "client_cancelled" : "turn_detected" });
+        return;
+      case "session.reset":
+        this.#typed.length = 0;
+        return;
+      case "error.reported":
+        this.error({ type: event.fatal ? "server_error" : "invalid_request_error", code: event.code, message: event.message });
+        if (event.fatal && this.#response !== undefined) this.#finish("failed", { type: "failed", error: { type: "server_error", code: event.code } });
+        return;
+      default:
+        // Tool calls, tool results, usage, metrics, state, hand-offs: the gateway's own business.
+        // Server tools run in the gateway; their spoken or shown lines are part of the reply's text.
+        return;
+    }
+  }
+
+  /** Agent audio as the link paces it (24 kHz PCM16): the open response's audio. */
+  agentAudio(pcm: Uint8Array): void {
+    if (this.#state === "closed" || this.#options.modality !== "audio" || pcm.byteLength === 0) return;
+    const response = this.#open();
+    this.#send(server.audioDelta(this.#eventId(), this.#at(response), Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64")));
+  }
+
+  /** The session or the socket ended: nothing is sent after. */
+  close(): void {
+    if (this.#state === "closed") return;
+    this.#move("closed");
+  }
+
+  #userCommitted(text: string): void {
+    if (this.#typed[0] === text) {
+      // A typed turn: its item was shown when the client created it.
+      this.#typed.shift();
+      return;
+    }
+    const speech = this.#speech;
+    this.#speech = undefined;
+    const id = speech?.id ?? this.#options.id("item");
+    const seconds = speech === undefined ? 0 : ((speech.endMs ?? this.#appendedMs) - speech.startMs) / 1000;
+    const previous = this.#lastItem;
+    this.#lastItem = id;
+    this.#send(server.audioCommitted(this.#eventId(), id, previous));
+    this.#send(server.itemAdded(this.#eventId(), { id, role: "user", status: "in_progress", content: [{ type: "input_audio", transcript: null }] }, previous));
+    this.#send(server.transcriptionCompleted(this.#eventId(), id, text, seconds));
+    this.#send(server.itemDone(this.#eventId(), { id, role: "user", status: "completed", content: [{ type: "input_audio", transcript: text }] }, previous));
+  }
+
+  #snapshot(text: string): void {
+    const response = this.#open();
+    response.text = text;
+    if (!text.startsWith(response.sent)) return; // rewritten: the `done` events carry the whole text
+    const delta = text.slice(response.sent.length);
+    if (delta === "") return;
+    response.sent = text;
+    const at = this.#at(response);
+    this.#send(this.#options.modality === "text" ? server.textDelta(this.#eventId(), at, delta) : server.transcriptDelta(this.#eventId(), at, delta));
+  }
+
+  #at(response: OpenResponse): { responseId: string; itemId: string } {
+    return { responseId: response.id, itemId: response.item.id };
+  }
+
+  #item(response: OpenResponse, status: MessageItem["status"], text: string): MessageItem {
+    const content = this.#options.modality === "text" ? { type: "output_text" as const, text } : { type: "output_audio" as const, transcript: text };
+    return { id: response.item.id, role: "assistant", status, content: status === "in_progress" ? [] : [content] };
+  }
+
+  /** The open response, or a new one: a reply begins with its first words or audio. */
+  #open(): OpenResponse {
+    if (this.#response !== undefined) return this.#response;
+    const response: OpenResponse = { id: this.#options.id("resp"), item: { id: this.#options.id("item") }, previous: this.#lastItem, text: "", sent: "", cancelRequested: false };
+    this.#response = response;
+    this.#move("responding");
+    const modality = this.#options.modality;
+    const item = this.#item(response, "in_progress", "");
+    const previous = response.previous;
+    this.#lastItem = item.id;
+    this.#send(server.responseCreated(this.#eventId(), { id: response.id, status: "in_progress", modality, output: [] }));
+    this.#send(server.outputItemAdded(this.#eventId(), response.id, item));
+    this.#send(server.itemAdded(this.#eventId(), item, previous));
+    this.#send(server.contentPartAdded(this.#eventId(), this.#at(response), modality));
+    return response;
+  }
+
+  #finish(status: Exclude<ResponseStatus, "in_progress">, details?: StatusDetails): void {
+    const response = this.#response;
+    if (response === undefined) return;
+    this.#response = undefined;
+    this.#move("idle");
+    const modality = this.#options.modality;
+    // What the client was shown (the deltas add up to it), tool lines included; the recorded reply only if nothing was.
+    const text = response.text === "" ? (response.committed ?? "") : response.text;
+    const at = this.#at(response);
+    if (modality === "text") {
+      this.#send(server.textDone(this.#eventId(), at, text));
+    } else {
+      this.#send(server.audioDone(this.#eventId(), at));
+      this.#send(server.transcriptDone(this.#eventId(), at, text));
+    }
+    this.#send(server.contentPartDone(this.#eventId(), at, modality, text));
+    const item = this.#item(response, status === "completed" ? "completed" : "incomplete", text);
+    this.#send(server.outputItemDone(this.#eventId(), response.id, item));
+    this.#send(server.itemDone(this.#eventId(), item, response.previous));
+    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality, output: [item], ...(details === undefined ? {} : { statusDetails: details }) }));
+  }
+}

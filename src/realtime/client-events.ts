@@ -1,0 +1,313 @@
+/**
+ * Client events of the OpenAI Realtime API (GA event names) as `WS /v1/realtime` reads them:
+ * parsing and validation only, pure, never throws (docs/realtime.md). Every frame becomes either
+ * one event the binding acts on, or a refusal — a Realtime `error` body naming the event type and,
+ * where one field is at fault, its `param`. Nothing here knows the session.
+ */
+import { z } from "zod";
+import { MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
+
+/** The largest text frame `/v1/realtime` reads (bytes): room for one `input_audio_buffer.append` of `MAX_APPEND_AUDIO_BYTES` as base64, plus its JSON. */
+export const MAX_REALTIME_FRAME_BYTES = 1024 * 1024;
+/**
+ * The most audio one `input_audio_buffer.append` may carry (bytes of PCM16 after base64 decoding):
+ * 512 KiB is about 10.9 s at 24 kHz. Realtime clients send 20–100 ms a frame; OpenAI's own cap
+ * (15 MiB) is far above what one socket should hand the gateway at once.
+ */
+export const MAX_APPEND_AUDIO_BYTES = 512 * 1024;
+
+/** Every client event type of the GA Realtime API (the `openai` package's `RealtimeClientEvent`). */
+export const GA_CLIENT_EVENT_TYPES = [
+  "session.update",
+  "input_audio_buffer.append",
+  "input_audio_buffer.commit",
+  "input_audio_buffer.clear",
+  "output_audio_buffer.clear",
+  "conversation.item.create",
+  "conversation.item.retrieve",
+  "conversation.item.truncate",
+  "conversation.item.delete",
+  "response.create",
+  "response.cancel",
+] as const;
+
+/** The body of a Realtime `error` event (`RealtimeError`). */
+export interface RealtimeErrorBody {
+  readonly type: "invalid_request_error" | "server_error";
+  readonly code: string;
+  readonly message: string;
+  readonly param?: string;
+  /** The client's `event_id` of the event refused, when it sent one. */
+  readonly event_id?: string;
+}
+
+/** An audio format a session may name (`audio.input.format`, `audio.output.format`). */
+export interface RealtimeAudioFormat {
+  readonly type: "audio/pcm";
+  readonly rate: 24000;
+}
+
+/** What a `session.update` asks for, after validation: only the fields the gateway applies. */
+export interface SessionUpdate {
+  readonly outputModalities?: readonly ("text" | "audio")[];
+  readonly inputFormat?: RealtimeAudioFormat;
+  readonly outputFormat?: RealtimeAudioFormat;
+  /** Fields read and ignored: the agent owns them (docs/realtime.md "session.update"). */
+  readonly ignored: readonly string[];
+}
+
+/** The client events the binding acts on. */
+export type RealtimeClientEvent =
+  | { readonly type: "session.update"; readonly eventId?: string; readonly update: SessionUpdate }
+  | { readonly type: "input_audio_buffer.append"; readonly eventId?: string; readonly audio: Uint8Array }
+  | { readonly type: "conversation.item.create"; readonly eventId?: string; readonly itemId?: string; readonly text: string }
+  | { readonly type: "response.create"; readonly eventId?: string }
+  | { readonly type: "response.cancel"; readonly eventId?: string };
+
+/** One frame read: an event, or the `error` to answer it with. */
+export type ParsedClientEvent = { readonly kind: "event"; readonly event: RealtimeClientEvent } | { readonly kind: "refused"; readonly error: RealtimeErrorBody };
+
+const refuse = (code: string, message: string, extra: { param?: string; eventId?: string | undefined } = {}): ParsedClientEvent => ({
+  kind: "refused",
+  error: {
+    type: "invalid_request_error",
+    code,
+    message,
+    ...(extra.param === undefined ? {} : { param: extra.param }),
+    ...(extra.eventId === undefined ? {} : { event_id: extra.eventId }),
+  },
+});
+
+/** The refusal of a GA event this build does not serve yet: named, never silent. */
+export function notSupportedYet(type: string, eventId?: string): ParsedClientEvent {
+  return refuse("unsupported_event", `${type} is not supported yet by this gateway (docs/realtime.md lists what is)`, { eventId });
+}
+
+const EventId = z.string().max(128).optional();
+const ItemId = z.string().min(1).max(64).optional();
+const PcmFormat = z.object({ type: z.string(), rate: z.number().optional() }).loose();
+
+/**
+ * Session fields applied (`output_modalities`, `audio.*.format`), and those the agent owns, read
+ * and ignored. A field outside both lists is refused by name: the client learns it did nothing.
+ */
+const IGNORED_SESSION_FIELDS = [
+  "type",
+  "model",
+  "instructions",
+  "prompt",
+  "tool_choice",
+  "tracing",
+  "include",
+  "max_output_tokens",
+  "truncation",
+  "object",
+  "id",
+  "expires_at",
+] as const;
+const IGNORED_AUDIO_INPUT_FIELDS = ["transcription", "noise_reduction", "turn_detection"] as const;
+const IGNORED_AUDIO_OUTPUT_FIELDS = ["voice", "speed"] as const;
+
+const SessionUpdateSchema = z.object({
+  type: z.literal("session.update"),
+  event_id: EventId,
+  session: z.record(z.string(), z.unknown()),
+});
+
+const AppendSchema = z.object({ type: z.literal("input_audio_buffer.append"), event_id: EventId, audio: z.string() });
+
+const ItemCreateSchema = z.object({
+  type: z.literal("conversation.item.create"),
+  event_id: EventId,
+  previous_item_id: z.string().nullable().optional(),
+  item: z
+    .object({
+      id: ItemId,
+      type: z.string(),
+      role: z.string().optional(),
+      content: z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()).optional(),
+    })
+    .loose(),
+});
+
+const ResponseCreateSchema = z.object({ type: z.literal("response.create"), event_id: EventId, response: z.record(z.string(), z.unknown()).optional() });
+const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().optional() });
+
+/** Strict base64 (RFC 4648 §4, padded), as the Realtime API sends audio. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Decode strict base64 of at most `maxBytes` bytes; the problem otherwise. */
+export function decodeAudio(text: string, maxBytes: number): Uint8Array | { readonly problem: string } {
+  // Checked on the text before decoding: an oversize append costs no allocation.
+  if (Math.floor((text.length * 3) / 4) > maxBytes + 2) return { problem: `at most ${maxBytes} bytes of audio per append (got about ${Math.floor((text.length * 3) / 4)})` };
+  if (!BASE64.test(text)) return { problem: "not valid base64" };
+  const bytes = Buffer.from(text, "base64");
+  if (bytes.byteLength > maxBytes) return { problem: `at most ${maxBytes} bytes of audio per append (got ${bytes.byteLength})` };
+  if (bytes.byteLength % 2 !== 0) return { problem: "PCM16 audio has an even number of bytes" };
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** The first schema problem as `param` (the field's path) and a message. */
+function schemaProblem(type: string, error: z.ZodError, eventId: string | undefined): ParsedClientEvent {
+  const issue = error.issues[0];
+  const param = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
+  return refuse("invalid_value", `${type}: ${param === undefined ? "" : `${param}: `}${issue?.message ?? "invalid"}`, { ...(param === undefined ? {} : { param }), eventId });
+}
+
+/** `audio/pcm` at 24 kHz is what this build speaks; G.711 and other rates are refused by name. */
+function audioFormat(value: unknown, param: string, eventId: string | undefined): RealtimeAudioFormat | ParsedClientEvent {
+  const parsed = PcmFormat.safeParse(value);
+  if (!parsed.success) return refuse("invalid_value", `session.update: ${param} must be an object like {"type":"audio/pcm","rate":24000}`, { param, eventId });
+  const { type, rate } = parsed.data;
+  if (type === "audio/pcmu" || type === "audio/pcma") return refuse("unsupported_value", `session.update: ${param} ${type} is not supported yet: use {"type":"audio/pcm","rate":24000}`, { param, eventId });
+  if (type !== "audio/pcm") return refuse("invalid_value", `session.update: ${param}.type must be "audio/pcm" (got ${JSON.stringify(type)})`, { param: `${param}.type`, eventId });
+  if (rate !== undefined && rate !== 24000) return refuse("invalid_value", `session.update: ${param}.rate must be 24000 (got ${rate})`, { param: `${param}.rate`, eventId });
+  return { type: "audio/pcm", rate: 24000 };
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+function sessionUpdate(session: Record<string, unknown>, eventId: string | undefined): ParsedClientEvent {
+  const ignored: string[] = [];
+  let outputModalities: ("text" | "audio")[] | undefined;
+  let inputFormat: RealtimeAudioFormat | undefined;
+  let outputFormat: RealtimeAudioFormat | undefined;
+  for (const [field, value] of Object.entries(session)) {
+    if (field === "type") {
+      if (value !== "realtime") return refuse("invalid_value", `session.update: session.type must be "realtime" (got ${JSON.stringify(value)})`, { param: "session.type", eventId });
+      continue;
+    }
+    if ((IGNORED_SESSION_FIELDS as readonly string[]).includes(field)) {
+      ignored.push(`session.${field}`);
+      continue;
+    }
+    if (field === "tools") {
+      if (Array.isArray(value) && value.length === 0) {
+        ignored.push("session.tools");
+        continue;
+      }
+      return refuse("unsupported_value", "session.update: the client's own tools are not supported yet: the agent's tools run in the gateway; send tools: []", { param: "session.tools", eventId });
+    }
+    if (field === "output_modalities") {
+      const parsed = z.array(z.enum(["text", "audio"])).min(1).max(1).safeParse(value);
+      if (!parsed.success) return refuse("invalid_value", 'session.update: session.output_modalities must be ["text"] or ["audio"]', { param: "session.output_modalities", eventId });
+      outputModalities = parsed.data;
+      continue;
+    }
+    if (field === "audio") {
+      if (!isRecord(value)) return refuse("invalid_value", "session.update: session.audio must be an object", { param: "session.audio", eventId });
+      for (const [direction, settings] of Object.entries(value)) {
+        if (direction !== "input" && direction !== "output") return refuse("unknown_parameter", `session.update: session.audio.${direction} is not a Realtime field`, { param: `session.audio.${direction}`, eventId });
+        if (!isRecord(settings)) return refuse("invalid_value", `session.update: session.audio.${direction} must be an object`, { param: `session.audio.${direction}`, eventId });
+        const owned: readonly string[] = direction === "input" ? IGNORED_AUDIO_INPUT_FIELDS : IGNORED_AUDIO_OUTPUT_FIELDS;
+        for (const [key, setting] of Object.entries(settings)) {
+          const param = `session.audio.${direction}.${key}`;
+          if (key === "format") {
+            const format = audioFormat(setting, param, eventId);
+            if ("kind" in format) return format;
+            if (direction === "input") inputFormat = format;
+            else outputFormat = format;
+          } else if (key === "turn_detection" && setting === null) {
+            return refuse("unsupported_value", "session.update: turn_detection null (the client commits turns) is not supported yet: the agent's own turn-taking decides", { param, eventId });
+          } else if (owned.includes(key)) {
+            ignored.push(param);
+          } else {
+            return refuse("unknown_parameter", `session.update: ${param} is not a Realtime field this gateway knows`, { param, eventId });
+          }
+        }
+      }
+      continue;
+    }
+    return refuse("unknown_parameter", `session.update: session.${field} is not a Realtime field this gateway knows`, { param: `session.${field}`, eventId });
+  }
+  const update: SessionUpdate = {
+    ...(outputModalities === undefined ? {} : { outputModalities }),
+    ...(inputFormat === undefined ? {} : { inputFormat }),
+    ...(outputFormat === undefined ? {} : { outputFormat }),
+    ignored,
+  };
+  return { kind: "event", event: { type: "session.update", ...(eventId === undefined ? {} : { eventId }), update } };
+}
+
+function itemCreate(data: z.output<typeof ItemCreateSchema>): ParsedClientEvent {
+  const eventId = data.event_id;
+  const { item } = data;
+  if (item.type !== "message") {
+    return refuse("unsupported_value", `conversation.item.create: items of type ${JSON.stringify(item.type)} are not supported yet: send a user message with input_text`, { param: "item.type", eventId });
+  }
+  if (item.role !== "user") {
+    return refuse("unsupported_value", `conversation.item.create: only user messages are supported (got role ${JSON.stringify(item.role)}); the agent's own instructions are its system prompt`, { param: "item.role", eventId });
+  }
+  const parts = item.content ?? [];
+  if (parts.length === 0) return refuse("invalid_value", "conversation.item.create: item.content must hold at least one input_text part", { param: "item.content", eventId });
+  const texts: string[] = [];
+  for (const [index, part] of parts.entries()) {
+    if (part.type !== "input_text" || typeof part.text !== "string") {
+      return refuse("unsupported_value", `conversation.item.create: content parts of type ${JSON.stringify(part.type)} are not supported yet: send input_text`, { param: `item.content.${index}.type`, eventId });
+    }
+    texts.push(part.text);
+  }
+  const text = texts.join("\n").trim();
+  if (text === "") return refuse("invalid_value", "conversation.item.create: the message's text is empty", { param: "item.content", eventId });
+  if (text.length > MAX_USER_TEXT_CHARS) return refuse("invalid_value", `conversation.item.create: too long: at most ${MAX_USER_TEXT_CHARS} characters`, { param: "item.content", eventId });
+  return { kind: "event", event: { type: "conversation.item.create", ...(eventId === undefined ? {} : { eventId }), ...(item.id === undefined ? {} : { itemId: item.id }), text } };
+}
+
+/** `response.create` with parameters: this build answers with the agent's default response only. */
+function responseCreate(data: z.output<typeof ResponseCreateSchema>): ParsedClientEvent {
+  const eventId = data.event_id;
+  const fields = Object.keys(data.response ?? {});
+  if (fields.length > 0) {
+    const param = `response.${fields[0] ?? ""}`;
+    return refuse("unsupported_value", `response.create: response parameters (${fields.join(", ")}) are not supported yet: send response.create without "response" for the agent's own reply`, { param, eventId });
+  }
+  return { kind: "event", event: { type: "response.create", ...(eventId === undefined ? {} : { eventId }) } };
+}
+
+/**
+ * Read one text frame. Order of checks: size (bytes), JSON, an object with a string `type`, a
+ * GA type this build serves (other GA types: "not supported yet"; anything else: unknown), then
+ * the event's fields.
+ */
+export function parseClientEvent(text: string, maxFrameBytes = MAX_REALTIME_FRAME_BYTES, maxAudioBytes = MAX_APPEND_AUDIO_BYTES): ParsedClientEvent {
+  const bytes = Buffer.byteLength(text);
+  if (bytes > maxFrameBytes) return refuse("frame_too_large", `a frame of ${bytes} bytes exceeds ${maxFrameBytes}: send audio in smaller appends`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return refuse("invalid_json", "the frame is not valid JSON");
+  }
+  if (!isRecord(value) || typeof value.type !== "string") return refuse("invalid_event", "a client event is a JSON object with a string type");
+  const type = value.type;
+  const rawId = value.event_id;
+  const eventId = typeof rawId === "string" && rawId.length <= 128 ? rawId : undefined;
+  switch (type) {
+    case "session.update": {
+      const parsed = SessionUpdateSchema.safeParse(value);
+      return parsed.success ? sessionUpdate(parsed.data.session, eventId) : schemaProblem(type, parsed.error, eventId);
+    }
+    case "input_audio_buffer.append": {
+      const parsed = AppendSchema.safeParse(value);
+      if (!parsed.success) return schemaProblem(type, parsed.error, eventId);
+      const audio = decodeAudio(parsed.data.audio, maxAudioBytes);
+      if ("problem" in audio) return refuse("invalid_value", `input_audio_buffer.append: audio: ${audio.problem}`, { param: "audio", eventId });
+      return { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }), audio } };
+    }
+    case "conversation.item.create": {
+      const parsed = ItemCreateSchema.safeParse(value);
+      return parsed.success ? itemCreate(parsed.data) : schemaProblem(type, parsed.error, eventId);
+    }
+    case "response.create": {
+      const parsed = ResponseCreateSchema.safeParse(value);
+      return parsed.success ? responseCreate(parsed.data) : schemaProblem(type, parsed.error, eventId);
+    }
+    case "response.cancel": {
+      const parsed = ResponseCancelSchema.safeParse(value);
+      return parsed.success ? { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }) } } : schemaProblem(type, parsed.error, eventId);
+    }
+    default:
+      if ((GA_CLIENT_EVENT_TYPES as readonly string[]).includes(type)) return notSupportedYet(type, eventId);
+      return refuse("invalid_event", `unknown client event type ${JSON.stringify(type.slice(0, 64))}`, { param: "type", eventId });
+  }
+}

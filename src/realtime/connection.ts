@@ -1,0 +1,239 @@
+/**
+ * `WS /v1/realtime`: one Realtime client's socket as a session's link (a `ClientLink`, as the
+ * browser socket and the carrier bridge are). The session is the gateway's own, started by the
+ * server exactly as for `/websocket`; this link only speaks Realtime on the wire:
+ * - in: frames → `parseClientEvent` (bounded, never throws) → held until the session attaches
+ *   (`PreAttachBuffer`) → the `RealtimeBinding` → commands and 24 kHz PCM16 through the `AudioEdge`
+ *   (resampled once to what the session's mode hears);
+ * - out: session events and agent audio → the `Pacer` (the same ordering and 1.5 s lead as
+ *   `/websocket`, so the session's playback estimate holds) → the binding → Realtime events.
+ */
+import type { WebSocket } from "ws";
+import { PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
+import type { Clock } from "../clock.js";
+import { CLOSE } from "../errors.js";
+import type { EventBody } from "../events.js";
+import { LogThrottle, type Logger } from "../log.js";
+import { AudioEdge, type AnnouncedFormat } from "../transport/audio-edge.js";
+import { clipReason, type ClientLink, type ConnectionHandler } from "../transport/client-connection.js";
+import { InputBudget } from "../transport/input-budget.js";
+import { keepAlive, onPeerMessage } from "../transport/keepalive.js";
+import { Pacer } from "../transport/pacer.js";
+import { PreAttachBuffer } from "../transport/pre-attach.js";
+import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, DEFAULT_LIMITS, stamp, ulid, type Limits, type ServerEvent } from "../transport/protocol.js";
+import { RealtimeBinding, type SessionInput } from "./binding.js";
+import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, parseClientEvent, type ParsedClientEvent } from "./client-events.js";
+import type { Modality, RealtimeServerEvent } from "./server-events.js";
+
+/** The Realtime API's audio: PCM16 at 24 kHz, both ways (docs/realtime.md "Audio"). */
+export const REALTIME_SAMPLE_RATE = PLAYBACK_SAMPLE_RATE;
+
+/**
+ * Text bytes a second a Realtime client may send, sustained: its audio arrives as base64 in text
+ * frames, so the budget is `maxAudioRealtime` × real time of 24 kHz PCM16 in base64 (4/3 of the
+ * bytes), plus 64 KiB a second for its other events.
+ */
+export function realtimeTextBudget(limits: Limits): number {
+  return Math.ceil((limits.maxAudioRealtime * 2 * REALTIME_SAMPLE_RATE * 4) / 3) + 64 * 1024;
+}
+
+export interface RealtimeConnectionOptions {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly limits?: Partial<Limits>;
+  readonly leadMs?: number;
+  /** The agent's name (the session's `model`) and how it answers. */
+  readonly agent: string;
+  readonly modality: Modality;
+}
+
+export class RealtimeConnection implements ClientLink {
+  readonly #ws: WebSocket;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #limits: Limits;
+  readonly #pacer: Pacer;
+  readonly #binding: RealtimeBinding;
+  readonly #buffer: PreAttachBuffer<ParsedClientEvent>;
+  readonly #keepAlive: { stop(): void; seen(): void };
+  readonly #throttle: LogThrottle;
+  #handler: ConnectionHandler | undefined;
+  #edge: AudioEdge | undefined;
+  #closed = false;
+  #closeInfo: { code: number; reason: string } | undefined;
+  readonly ready: Promise<AnnouncedFormat>;
+  readonly hungUp: Promise<void>;
+  #resolveHungUp: () => void = () => {};
+
+  constructor(ws: WebSocket, options: RealtimeConnectionOptions) {
+    this.#ws = ws;
+    this.#clock = options.clock;
+    this.#log = options.log;
+    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#throttle = new LogThrottle(() => options.clock.now());
+    this.#binding = new RealtimeBinding({
+      modality: options.modality,
+      agent: options.agent,
+      send: (event) => this.#write(event),
+      id: (prefix) => `${prefix}_${ulid(this.#clock.now())}`,
+    });
+    this.#buffer = new PreAttachBuffer<ParsedClientEvent>(
+      { audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands },
+      (item) => (item.kind === "event" && item.event.type === "input_audio_buffer.append" ? item.event.audio.byteLength : undefined),
+      () => this.#binding.error({ type: "invalid_request_error", code: "too_much_input", message: "too much input before the session started; events past the limit were dropped" }),
+    );
+    this.#pacer = new Pacer(
+      // Events never go through the pacer's text path (emit() orders them itself); audio leaves as the lead allows.
+      { sendText: () => {}, sendAudio: (chunk) => this.#binding.agentAudio(chunk) },
+      options.clock,
+      options.leadMs === undefined ? {} : { leadMs: options.leadMs },
+    );
+    this.hungUp = new Promise((resolve) => {
+      this.#resolveHungUp = resolve;
+    });
+    this.ready = AudioEdge.create({ codec: "pcm16", sampleRate: REALTIME_SAMPLE_RATE }).then((edge) => {
+      this.#edge = edge;
+      return edge.announced;
+    });
+    this.ready.catch(() => {});
+    const limits = this.#limits;
+    const budget = new InputBudget(
+      { framesPerSecond: limits.maxFramesPerSecond, audioBytesPerSecond: limits.maxAudioRealtime * 2 * REALTIME_SAMPLE_RATE, textBytesPerSecond: realtimeTextBudget(limits), burstSeconds: limits.inputBurstSeconds },
+      () => options.clock.now(),
+    );
+    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary), {
+      budget,
+      clock: options.clock,
+      dropped: (count) => {
+        this.#throttle.warn(this.#log, { count }, "realtime client input over budget; frames dropped");
+        this.#binding.error({ type: "invalid_request_error", code: "input_over_budget", message: `input over budget: ${count} frames dropped; append audio in real time` });
+      },
+    });
+    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
+    ws.on("error", (err) => this.#throttle.warn(this.#log, { err }, "realtime client socket error"));
+    this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {
+      this.#closed = true;
+      this.#pacer.close();
+      this.#binding.close();
+      ws.terminate();
+    });
+  }
+
+  get open(): boolean {
+    return !this.#closed;
+  }
+
+  /** Session events, by the pacer's ordering rules: after-audio events wait for held audio, clearing events drop it. */
+  emit(body: EventBody): ServerEvent {
+    const event = stamp(body, this.#clock.now());
+    if (CLEARING_EVENTS.has(body.type)) {
+      this.#pacer.clear();
+      this.#binding.session(body);
+    } else if (AFTER_AUDIO_EVENTS.has(body.type)) {
+      this.#pacer.afterAudio(() => this.#binding.session(body));
+    } else {
+      this.#binding.session(body);
+    }
+    return event;
+  }
+
+  audio(chunk: Uint8Array, durationMs: number): void {
+    const edge = this.#edge;
+    if (edge === undefined) return;
+    for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
+  }
+
+  get playbackRate(): number {
+    return this.#readyEdge().playbackRate;
+  }
+
+  useAudio(audio: SessionAudio): void {
+    this.#readyEdge().use(audio);
+  }
+
+  #readyEdge(): AudioEdge {
+    if (this.#edge === undefined) throw new RangeError("the audio edge is not ready");
+    return this.#edge;
+  }
+
+  attach(handler: ConnectionHandler): void {
+    this.#handler = handler;
+    for (const item of this.#buffer.drain()) this.#hand(handler, item);
+    if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
+  }
+
+  close(code: number, reason: string): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#keepAlive.stop();
+    this.#pacer.close();
+    this.#binding.close();
+    try {
+      this.#ws.close(code, clipReason(reason));
+    } catch (err) {
+      this.#log.debug({ err }, "realtime client close failed");
+      this.#ws.terminate();
+    }
+  }
+
+  #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+    if (this.#closed) return;
+    this.#keepAlive.seen();
+    if (isBinary) {
+      this.#deliver({ kind: "refused", error: { type: "invalid_request_error", code: "invalid_event", message: "binary frames are not Realtime events: send audio as input_audio_buffer.append" } });
+      return;
+    }
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    // Size before decoding: a frame over the limit is never turned into a string.
+    const parsed: ParsedClientEvent =
+      bytes.byteLength > MAX_REALTIME_FRAME_BYTES
+        ? { kind: "refused", error: { type: "invalid_request_error", code: "frame_too_large", message: `a frame of ${bytes.byteLength} bytes exceeds ${MAX_REALTIME_FRAME_BYTES}: send audio in smaller appends` } }
+        : parseClientEvent(bytes.toString("utf8"), MAX_REALTIME_FRAME_BYTES, MAX_APPEND_AUDIO_BYTES);
+    if (parsed.kind === "refused") this.#throttle.warn(this.#log, { code: parsed.error.code }, "realtime client event refused");
+    this.#deliver(parsed);
+  }
+
+  #deliver(item: ParsedClientEvent): void {
+    const handler = this.#handler;
+    if (handler !== undefined) this.#hand(handler, item);
+    else this.#buffer.hold(item);
+  }
+
+  #hand(handler: ConnectionHandler, item: ParsedClientEvent): void {
+    if (item.kind === "refused") {
+      this.#binding.error(item.error);
+      return;
+    }
+    for (const input of this.#binding.client(item.event)) this.#input(handler, input);
+  }
+
+  #input(handler: ConnectionHandler, input: SessionInput): void {
+    if (input.kind === "command") {
+      handler.command(input.command);
+      return;
+    }
+    const edge = this.#edge;
+    if (edge === undefined) return;
+    const pcm = edge.inbound(input.chunk);
+    if (pcm.byteLength > 0) handler.audio(pcm);
+  }
+
+  #write(event: RealtimeServerEvent): void {
+    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
+    this.#ws.send(JSON.stringify(event));
+    if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
+      this.#throttle.warn(this.#log, { backlog: this.#ws.bufferedAmount }, "realtime client stopped reading");
+      this.close(CLOSE.policy, "backlog exceeded");
+    }
+  }
+
+  #onClose(code: number, reason: string): void {
+    this.#closed = true;
+    this.#keepAlive.stop();
+    this.#pacer.close();
+    this.#binding.close();
+    this.#closeInfo = { code, reason };
+    this.#resolveHungUp();
+    this.#handler?.closed(code, reason);
+  }
+}

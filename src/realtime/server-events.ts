@@ -1,0 +1,148 @@
+/**
+ * Server events of the OpenAI Realtime API (GA event names) as `WS /v1/realtime` sends them: pure
+ * builders, one per event, shaped as the `openai` package's `RealtimeServerEvent` declares them
+ * (test/unit/realtime-server-events.test.ts holds each to that type). Ids are made by the caller.
+ */
+import type { RealtimeErrorBody } from "./client-events.js";
+
+/** What the Realtime client sees of the agent's output: text for a text agent, audio for a voice agent. */
+export type Modality = "text" | "audio";
+
+/** The session as `session.created` / `session.updated` describe it. */
+export interface RealtimeSessionView {
+  readonly id: string;
+  /** The agent's name: there is no model to choose (docs/realtime.md). */
+  readonly model: string;
+  readonly modality: Modality;
+}
+
+/** One message item of the conversation, as events carry it. */
+export interface MessageItem {
+  readonly id: string;
+  readonly role: "user" | "assistant";
+  readonly status: "in_progress" | "completed" | "incomplete";
+  /** User: `input_text` (typed) or `input_audio` (spoken, with its transcript); assistant: the modality's part. */
+  readonly content: readonly ContentPart[];
+}
+
+export type ContentPart =
+  | { readonly type: "input_text"; readonly text: string }
+  | { readonly type: "input_audio"; readonly transcript: string | null }
+  | { readonly type: "output_text"; readonly text: string }
+  | { readonly type: "output_audio"; readonly transcript: string };
+
+/** A response's end (`response.done`). */
+export type ResponseStatus = "in_progress" | "completed" | "cancelled" | "failed";
+export type StatusDetails =
+  | { readonly type: "cancelled"; readonly reason: "turn_detected" | "client_cancelled" }
+  | { readonly type: "failed"; readonly error: { readonly type: string; readonly code: string } };
+
+export interface ResponseView {
+  readonly id: string;
+  readonly status: ResponseStatus;
+  readonly modality: Modality;
+  readonly output: readonly MessageItem[];
+  readonly statusDetails?: StatusDetails;
+}
+
+/** Every event carries its own id (`event_…`), made by the caller's counter. */
+type Stamped<T> = T & { readonly event_id: string };
+
+/** 24 kHz PCM16 both ways: the only format this build speaks (docs/realtime.md "Audio"). */
+const PCM24 = { type: "audio/pcm", rate: 24000 } as const;
+
+function sessionBody(view: RealtimeSessionView): Record<string, unknown> {
+  return {
+    type: "realtime",
+    object: "realtime.session",
+    id: view.id,
+    model: view.model,
+    output_modalities: [view.modality],
+    audio: {
+      // The agent's own turn-taking stands for server VAD; its STT for transcription.
+      input: { format: PCM24, turn_detection: view.modality === "audio" ? { type: "server_vad" } : null, transcription: null, noise_reduction: null },
+      output: { format: PCM24 },
+    },
+    tools: [],
+    tool_choice: "auto",
+  };
+}
+
+export const sessionCreated = (eventId: string, view: RealtimeSessionView) => ({ type: "session.created", event_id: eventId, session: sessionBody(view) }) as const;
+export const sessionUpdated = (eventId: string, view: RealtimeSessionView) => ({ type: "session.updated", event_id: eventId, session: sessionBody(view) }) as const;
+
+export function errorEvent(eventId: string, error: RealtimeErrorBody): Stamped<{ type: "error"; error: RealtimeErrorBody }> {
+  return { type: "error", event_id: eventId, error };
+}
+
+function itemBody(item: MessageItem): Record<string, unknown> {
+  return { id: item.id, object: "realtime.item", type: "message", role: item.role, status: item.status, content: item.content.map((part) => ({ ...part })) };
+}
+
+export const itemAdded = (eventId: string, item: MessageItem, previousItemId: string | null) =>
+  ({ type: "conversation.item.added", event_id: eventId, previous_item_id: previousItemId, item: itemBody(item) }) as const;
+export const itemDone = (eventId: string, item: MessageItem, previousItemId: string | null) =>
+  ({ type: "conversation.item.done", event_id: eventId, previous_item_id: previousItemId, item: itemBody(item) }) as const;
+
+export const speechStarted = (eventId: string, itemId: string, audioStartMs: number) =>
+  ({ type: "input_audio_buffer.speech_started", event_id: eventId, item_id: itemId, audio_start_ms: Math.round(audioStartMs) }) as const;
+export const speechStopped = (eventId: string, itemId: string, audioEndMs: number) =>
+  ({ type: "input_audio_buffer.speech_stopped", event_id: eventId, item_id: itemId, audio_end_ms: Math.round(audioEndMs) }) as const;
+export const audioCommitted = (eventId: string, itemId: string, previousItemId: string | null) =>
+  ({ type: "input_audio_buffer.committed", event_id: eventId, item_id: itemId, previous_item_id: previousItemId }) as const;
+/** The agent's STT result for a spoken item; `seconds`: the audio it heard, as Realtime's duration usage. */
+export const transcriptionCompleted = (eventId: string, itemId: string, transcript: string, seconds: number) =>
+  ({
+    type: "conversation.item.input_audio_transcription.completed",
+    event_id: eventId,
+    item_id: itemId,
+    content_index: 0,
+    transcript,
+    usage: { type: "duration", seconds: Math.max(0, Math.round(seconds * 1000) / 1000) },
+  }) as const;
+
+function responseBody(view: ResponseView): Record<string, unknown> {
+  return {
+    id: view.id,
+    object: "realtime.response",
+    status: view.status,
+    status_details: view.statusDetails ?? null,
+    output: view.output.map(itemBody),
+    conversation_id: "conversation",
+    output_modalities: [view.modality],
+    audio: { output: { format: PCM24 } },
+  };
+}
+
+export const responseCreated = (eventId: string, view: ResponseView) => ({ type: "response.created", event_id: eventId, response: responseBody(view) }) as const;
+export const responseDone = (eventId: string, view: ResponseView) => ({ type: "response.done", event_id: eventId, response: responseBody(view) }) as const;
+
+/** Where in a response an event's part sits: the one message item (index 0) and its one part (index 0). */
+interface At {
+  readonly responseId: string;
+  readonly itemId: string;
+}
+const place = (at: At) => ({ response_id: at.responseId, item_id: at.itemId, output_index: 0, content_index: 0 }) as const;
+
+export const outputItemAdded = (eventId: string, responseId: string, item: MessageItem) =>
+  ({ type: "response.output_item.added", event_id: eventId, response_id: responseId, output_index: 0, item: itemBody(item) }) as const;
+export const outputItemDone = (eventId: string, responseId: string, item: MessageItem) =>
+  ({ type: "response.output_item.done", event_id: eventId, response_id: responseId, output_index: 0, item: itemBody(item) }) as const;
+
+/** The content part of a response: `text` (with its text) or `audio` (with its transcript). */
+const part = (modality: Modality, text: string) => (modality === "text" ? { type: "text", text } : { type: "audio", transcript: text });
+export const contentPartAdded = (eventId: string, at: At, modality: Modality) => ({ type: "response.content_part.added", event_id: eventId, ...place(at), part: part(modality, "") }) as const;
+export const contentPartDone = (eventId: string, at: At, modality: Modality, text: string) =>
+  ({ type: "response.content_part.done", event_id: eventId, ...place(at), part: part(modality, text) }) as const;
+
+export const textDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_text.delta", event_id: eventId, ...place(at), delta }) as const;
+export const textDone = (eventId: string, at: At, text: string) => ({ type: "response.output_text.done", event_id: eventId, ...place(at), text }) as const;
+/** `delta`: base64 of 24 kHz PCM16. */
+export const audioDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_audio.delta", event_id: eventId, ...place(at), delta }) as const;
+export const audioDone = (eventId: string, at: At) => ({ type: "response.output_audio.done", event_id: eventId, ...place(at) }) as const;
+export const transcriptDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_audio_transcript.delta", event_id: eventId, ...place(at), delta }) as const;
+export const transcriptDone = (eventId: string, at: At, transcript: string) =>
+  ({ type: "response.output_audio_transcript.done", event_id: eventId, ...place(at), transcript }) as const;
+
+/** Any event a builder here makes. */
+export type RealtimeServerEvent = { readonly type: string; readonly event_id: string };

@@ -1,0 +1,100 @@
+/**
+ * `WS /v1/realtime` at the edge (docs/realtime.md "Connecting", docs/security.md "Entry points"):
+ * who may connect, and the link a session starts on. Auth as on `/websocket`: with an API key,
+ * the key itself or a session token from `POST /v1/sessions`, presented the ways Realtime clients
+ * present a key — `Authorization: Bearer <x>` (servers), the `openai-insecure-api-key.<x>`
+ * WebSocket subprotocol (browsers, which cannot set headers) — or as `?token=` (as `/websocket`
+ * takes it). The Origin allow-list as on `/websocket`. The per-address budget and the draining
+ * refusal are the upgrade's, shared with every path.
+ */
+import type { IncomingMessage } from "node:http";
+import type { WebSocket } from "ws";
+import type { Clock } from "../clock.js";
+import { CLOSE } from "../errors.js";
+import type { LogThrottle, Logger } from "../log.js";
+import type { SessionMode } from "../manifest/index.js";
+import { RealtimeConnection } from "../realtime/connection.js";
+import { errorEvent } from "../realtime/server-events.js";
+import type { Modality } from "../realtime/server-events.js";
+import { clipReason } from "../transport/client-connection.js";
+import { ulid, type Limits } from "../transport/protocol.js";
+import { bearer, keyMatches, verifyToken, type TokenCheck } from "./auth.js";
+
+/** The path Realtime clients connect to (`<baseURL>/realtime` with the `openai` package's `baseURL` at `/v1`). */
+export const REALTIME_PATH = "/v1/realtime";
+/** The subprotocol browsers carry a key in (the Realtime API's documented browser form). */
+export const KEY_SUBPROTOCOL_PREFIX = "openai-insecure-api-key.";
+/** The subprotocol the gateway answers with when offered; it never echoes one carrying a key. */
+export const REALTIME_SUBPROTOCOL = "realtime";
+
+/** Pick the handshake's subprotocol: `realtime` if offered, else none. */
+export function chooseRealtimeProtocol(offered: ReadonlySet<string>): string | false {
+  return offered.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : false;
+}
+
+/** What the client presented, in order: the bearer header, the key subprotocol, `?token=`. */
+export function realtimeCredential(req: IncomingMessage, url: URL): string | undefined {
+  const fromHeader = bearer(req.headers.authorization);
+  if (fromHeader !== undefined && fromHeader !== "") return fromHeader;
+  const protocols = (req.headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim());
+  const fromProtocol = protocols.find((p) => p.startsWith(KEY_SUBPROTOCOL_PREFIX))?.slice(KEY_SUBPROTOCOL_PREFIX.length);
+  if (fromProtocol !== undefined && fromProtocol !== "") return fromProtocol;
+  return url.searchParams.get("token") ?? undefined;
+}
+
+/** The API key itself, or a session token minted with it for `agent` and not expired. Constant-time; never throws. */
+export function realtimeAuthorized(apiKey: string, presented: string | undefined, agent: string, now: number): TokenCheck {
+  if (presented === undefined || presented === "") {
+    return { ok: false, reason: "an API key or session token is required: Authorization: Bearer <key>, or the openai-insecure-api-key.<token> subprotocol" };
+  }
+  if (keyMatches(apiKey, presented)) return { ok: true };
+  const check = verifyToken(apiKey, presented, agent, now);
+  // A presented value that is neither: the key is not named, and the token's own reason stands.
+  return check.ok || presented.includes(".") ? check : { ok: false, reason: "the API key or session token is not valid" };
+}
+
+/** What the agent answers in, as Realtime sees it. */
+export function realtimeModality(mode: SessionMode): Modality {
+  return mode === "text" ? "text" : "audio";
+}
+
+export interface RealtimeAcceptDeps {
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly throttle: LogThrottle;
+  readonly limits: Limits;
+  readonly apiKey: string | undefined;
+  readonly allowedOrigins: readonly string[] | undefined;
+  /** The token audience: the agent the gateway was started with. */
+  readonly tokenAgent: string;
+  /** The agent new sessions start with (a reload may change it). */
+  readonly agent: () => { readonly name: string; readonly mode: SessionMode };
+  /** Start the gateway's own session on the link (the same as `/websocket`'s). */
+  readonly startSession: (link: RealtimeConnection) => void;
+}
+
+/** A refusal on the open socket: one Realtime `error`, then close 1008 (as `/websocket` refuses). */
+function refuse(ws: WebSocket, clock: Clock, code: string, message: string): void {
+  ws.send(JSON.stringify(errorEvent(`event_${ulid(clock.now())}`, { type: "invalid_request_error", code, message })));
+  ws.close(CLOSE.policy, clipReason(message));
+}
+
+/** Check the origin and the credential, then start a session on a Realtime link. */
+export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, deps: RealtimeAcceptDeps): void {
+  const { clock, log, throttle } = deps;
+  const origin = req.headers.origin;
+  if (deps.allowedOrigins !== undefined && origin !== undefined && !deps.allowedOrigins.includes(origin)) {
+    throttle.warn(log, { origin }, "origin refused");
+    return refuse(ws, clock, "origin_not_allowed", `origin ${origin} is not allowed`);
+  }
+  if (deps.apiKey !== undefined) {
+    const check = realtimeAuthorized(deps.apiKey, realtimeCredential(req, url), deps.tokenAgent, clock.now());
+    if (!check.ok) {
+      throttle.warn(log, { remote: req.socket.remoteAddress, reason: check.reason }, "session refused");
+      return refuse(ws, clock, "invalid_api_key", check.reason);
+    }
+  }
+  const agent = deps.agent();
+  const link = new RealtimeConnection(ws, { clock, log, limits: deps.limits, agent: agent.name, modality: realtimeModality(agent.mode) });
+  deps.startSession(link);
+}
