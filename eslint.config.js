@@ -1,5 +1,6 @@
 // Lint: typescript-eslint (type-aware) + the dependency-direction rule of the architecture (docs/architecture.md):
 //   server → session → {pipeline, s2s, transport} → turn → {providers, manifest, audio, errors, log, clock, events}
+//   server → realtime → transport (the /v1/realtime link)
 //   server, session → workflows → {manifest, errors, log, clock}
 // pipeline, s2s and transport never import each other or session; the bottom tier imports
 // nothing above it, and the provider toolkit (src/providers) only errors, log and clock.
@@ -30,6 +31,9 @@ const zones = [
   { target: "./src/pipeline", from: [...above("s2s", "transport"), ...upperTier], message: "pipeline imports only the bottom tier (providers, manifest, audio, errors, log)" },
   { target: "./src/s2s", from: [...above("pipeline", "transport"), ...upperTier], message: "s2s imports only the bottom tier (providers, manifest, audio, errors, log)" },
   { target: "./src/transport", from: [...above("pipeline", "s2s"), ...upperTier], message: "transport imports only the bottom tier (providers, manifest, audio, errors, log)" },
+  // The Realtime front door (/v1/realtime): a link like the browser socket, over transport and the bottom tier.
+  { target: "./src/realtime", from: [...above("pipeline", "s2s", "workflows"), ...upperTier], message: "realtime imports only transport, turn and the bottom tier: the server starts the session on its link" },
+  { target: [...bottom, ...above("pipeline", "s2s", "transport", "turn")], from: "./src/realtime", message: "only the server imports realtime" },
   // Durable workflow runs: the engine and its adapters, over the bottom tier (author API, errors, log,
   // clock); the session (ctx.workflows) and the server (HTTP API) use it, the voice path never does.
   { target: "./src/workflows", from: [...above("pipeline", "s2s", "transport", "turn", "providers", "audio"), ...upperTier], message: "workflows imports only manifest, errors, log, clock and events" },

@@ -21,6 +21,9 @@ export const REDACT_PATHS = [
   "*.headers.authorization",
   "req.headers.authorization",
   "req.query.token",
+  // A Realtime browser client carries its key in a subprotocol (openai-insecure-api-key.<key>).
+  'headers["sec-websocket-protocol"]',
+  '*.headers["sec-websocket-protocol"]',
   "secret",
   "*.secret",
 ];

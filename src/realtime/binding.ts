@@ -33,6 +33,9 @@ export type SessionInput = { readonly kind: "command"; readonly command: Session
 /** Typed user messages waiting for `response.create`: at most this many, and `MAX_USER_TEXT_CHARS` in all (client-events.ts). */
 export const MAX_PENDING_ITEMS = 8;
 
+/** The items `conversation.item.retrieve` can find: the most recent this many (older ones are forgotten). */
+export const MAX_REMEMBERED_ITEMS = 64;
+
 /** Bytes of 24 kHz PCM16 in one ms (the Realtime input format). */
 const BYTES_PER_MS = (24_000 * 2) / 1000;
 
@@ -41,7 +44,11 @@ interface OpenResponse {
   readonly item: { readonly id: string };
   /** The item before its message in the conversation. */
   readonly previous: string | null;
-  /** The reply's text so far (the session's latest snapshot). */
+  /** The session's latest snapshot of the reply (`agent-transcript.updated`). */
+  snapshot: string;
+  /** The tool messages said during the reply (`tool.message`): an s2s agent speaks them out of band, outside its snapshot. */
+  readonly toolLines: string[];
+  /** What the client is shown: tool lines the snapshot does not hold, then the snapshot. */
   text: string;
   /** Text sent as deltas: a prefix of `text` unless a snapshot rewrote earlier text. */
   sent: string;
@@ -75,6 +82,8 @@ export class RealtimeBinding {
   readonly #typed: string[] = [];
   /** The user's spoken item since `speech.started`, until its transcript is committed. */
   #speech: { id: string; startMs: number; endMs?: number } | undefined;
+  /** The conversation's recent items, as last sent, by id (at most `MAX_REMEMBERED_ITEMS`). */
+  readonly #items = new Map<string, MessageItem>();
   /** Ms of audio the client has appended (the Realtime input clock: `audio_start_ms`, `audio_end_ms`). */
   #appendedMs = 0;
 
@@ -141,6 +150,12 @@ export class RealtimeBinding {
         this.#pending.push({ id: item.id, text: event.text });
         return [];
       }
+      case "conversation.item.retrieve": {
+        const item = this.#items.get(event.itemId);
+        if (item === undefined) return refuse("item_not_found", `conversation.item.retrieve: no item ${JSON.stringify(event.itemId)} (the gateway keeps the last ${MAX_REMEMBERED_ITEMS})`, "item_id");
+        this.#send(server.itemRetrieved(this.#eventId(), item));
+        return [];
+      }
       case "response.create": {
         if (this.#pending.length === 0) {
           return refuse("no_new_input", "response.create: nothing new to answer: add a user message with conversation.item.create first (spoken turns are answered by the agent's own turn-taking)");
@@ -164,6 +179,14 @@ export class RealtimeBinding {
     const previous = this.#lastItem;
     this.#lastItem = item.id;
     this.#send(server.itemAdded(this.#eventId(), item, previous));
+    this.#itemDone(item, previous);
+  }
+
+  /** `conversation.item.done`, and the item remembered for `conversation.item.retrieve`. */
+  #itemDone(item: MessageItem, previous: string | null): void {
+    this.#items.delete(item.id);
+    this.#items.set(item.id, item);
+    if (this.#items.size > MAX_REMEMBERED_ITEMS) this.#items.delete(this.#items.keys().next().value ?? "");
     this.#send(server.itemDone(this.#eventId(), item, previous));
   }
 
@@ -194,9 +217,18 @@ export class RealtimeBinding {
       case "user-transcript.committed":
         this.#userCommitted(event.text);
         return;
-      case "agent-transcript.updated":
-        this.#snapshot(event.text);
+      case "agent-transcript.updated": {
+        const response = this.#open();
+        response.snapshot = event.text;
+        this.#show(response);
         return;
+      }
+      case "tool.message": {
+        const response = this.#open();
+        response.toolLines.push(event.text);
+        this.#show(response);
+        return;
+      }
       case "agent-transcript.committed":
         if (this.#response !== undefined) this.#response.committed = event.text;
         return;
@@ -249,16 +281,21 @@ export class RealtimeBinding {
     this.#send(server.audioCommitted(this.#eventId(), id, previous));
     this.#send(server.itemAdded(this.#eventId(), { id, role: "user", status: "in_progress", content: [{ type: "input_audio", transcript: null }] }, previous));
     this.#send(server.transcriptionCompleted(this.#eventId(), id, text, seconds));
-    this.#send(server.itemDone(this.#eventId(), { id, role: "user", status: "completed", content: [{ type: "input_audio", transcript: text }] }, previous));
+    this.#itemDone({ id, role: "user", status: "completed", content: [{ type: "input_audio", transcript: text }] }, previous);
   }
 
-  #snapshot(text: string): void {
-    const response = this.#open();
+  /** Show the reply's text as it now stands: a delta when it extends what was sent. */
+  #show(response: OpenResponse): void {
+    const lines = response.toolLines.filter((line) => !response.snapshot.includes(line));
+    const text = [...lines, response.snapshot].filter((part) => part !== "").join(" ");
     response.text = text;
     if (!text.startsWith(response.sent)) return; // rewritten: the `done` events carry the whole text
     const delta = text.slice(response.sent.length);
-    if (delta === "") return;
-    response.sent = text;
+    if (delta !== "") this.#delta(response, delta);
+  }
+
+  #delta(response: OpenResponse, delta: string): void {
+    response.sent += delta;
     const at = this.#at(response);
     this.#send(this.#options.modality === "text" ? server.textDelta(this.#eventId(), at, delta) : server.transcriptDelta(this.#eventId(), at, delta));
   }
@@ -275,7 +312,7 @@ export class RealtimeBinding {
   /** The open response, or a new one: a reply begins with its first words or audio. */
   #open(): OpenResponse {
     if (this.#response !== undefined) return this.#response;
-    const response: OpenResponse = { id: this.#options.id("resp"), item: { id: this.#options.id("item") }, previous: this.#lastItem, text: "", sent: "", cancelRequested: false };
+    const response: OpenResponse = { id: this.#options.id("resp"), item: { id: this.#options.id("item") }, previous: this.#lastItem, snapshot: "", toolLines: [], text: "", sent: "", cancelRequested: false };
     this.#response = response;
     this.#move("responding");
     const modality = this.#options.modality;
@@ -298,6 +335,8 @@ export class RealtimeBinding {
     // What the client was shown (the deltas add up to it), tool lines included; the recorded reply only if nothing was.
     const text = response.text === "" ? (response.committed ?? "") : response.text;
     const at = this.#at(response);
+    // A reply the session only committed (no snapshot first): its text as one last delta, so the deltas add up to the done text.
+    if (text.startsWith(response.sent) && text.length > response.sent.length) this.#delta(response, text.slice(response.sent.length));
     if (modality === "text") {
       this.#send(server.textDone(this.#eventId(), at, text));
     } else {
@@ -307,7 +346,7 @@ export class RealtimeBinding {
     this.#send(server.contentPartDone(this.#eventId(), at, modality, text));
     const item = this.#item(response, status === "completed" ? "completed" : "incomplete", text);
     this.#send(server.outputItemDone(this.#eventId(), response.id, item));
-    this.#send(server.itemDone(this.#eventId(), item, response.previous));
+    this.#itemDone(item, response.previous);
     this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality, output: [item], ...(details === undefined ? {} : { statusDetails: details }) }));
   }
 }

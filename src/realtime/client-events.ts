@@ -61,6 +61,7 @@ export type RealtimeClientEvent =
   | { readonly type: "session.update"; readonly eventId?: string; readonly update: SessionUpdate }
   | { readonly type: "input_audio_buffer.append"; readonly eventId?: string; readonly audio: Uint8Array }
   | { readonly type: "conversation.item.create"; readonly eventId?: string; readonly itemId?: string; readonly text: string }
+  | { readonly type: "conversation.item.retrieve"; readonly eventId?: string; readonly itemId: string }
   | { readonly type: "response.create"; readonly eventId?: string }
   | { readonly type: "response.cancel"; readonly eventId?: string };
 
@@ -130,6 +131,7 @@ const ItemCreateSchema = z.object({
     .loose(),
 });
 
+const ItemRetrieveSchema = z.object({ type: z.literal("conversation.item.retrieve"), event_id: EventId, item_id: z.string().min(1).max(64) });
 const ResponseCreateSchema = z.object({ type: z.literal("response.create"), event_id: EventId, response: z.record(z.string(), z.unknown()).optional() });
 const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().optional() });
 
@@ -297,6 +299,10 @@ export function parseClientEvent(text: string, maxFrameBytes = MAX_REALTIME_FRAM
     case "conversation.item.create": {
       const parsed = ItemCreateSchema.safeParse(value);
       return parsed.success ? itemCreate(parsed.data) : schemaProblem(type, parsed.error, eventId);
+    }
+    case "conversation.item.retrieve": {
+      const parsed = ItemRetrieveSchema.safeParse(value);
+      return parsed.success ? { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }), itemId: parsed.data.item_id } } : schemaProblem(type, parsed.error, eventId);
     }
     case "response.create": {
       const parsed = ResponseCreateSchema.safeParse(value);

@@ -11,19 +11,16 @@
 import type { WebSocket } from "ws";
 import { PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
-import { CLOSE } from "../errors.js";
 import type { EventBody } from "../events.js";
-import { LogThrottle, type Logger } from "../log.js";
+import type { Logger } from "../log.js";
 import { AudioEdge, type AnnouncedFormat } from "../transport/audio-edge.js";
-import { clipReason, type ClientLink, type ConnectionHandler } from "../transport/client-connection.js";
-import { InputBudget } from "../transport/input-budget.js";
-import { keepAlive, onPeerMessage } from "../transport/keepalive.js";
+import type { ClientLink, ConnectionHandler } from "../transport/client-connection.js";
 import { Pacer } from "../transport/pacer.js";
-import { PreAttachBuffer } from "../transport/pre-attach.js";
+import { PeerSocket } from "../transport/peer-socket.js";
 import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, DEFAULT_LIMITS, stamp, ulid, type Limits, type ServerEvent } from "../transport/protocol.js";
 import { RealtimeBinding, type SessionInput } from "./binding.js";
 import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, parseClientEvent, type ParsedClientEvent } from "./client-events.js";
-import type { Modality, RealtimeServerEvent } from "./server-events.js";
+import type { Modality } from "./server-events.js";
 
 /** The Realtime API's audio: PCM16 at 24 kHz, both ways (docs/realtime.md "Audio"). */
 export const REALTIME_SAMPLE_RATE = PLAYBACK_SAMPLE_RATE;
@@ -48,79 +45,64 @@ export interface RealtimeConnectionOptions {
 }
 
 export class RealtimeConnection implements ClientLink {
-  readonly #ws: WebSocket;
   readonly #clock: Clock;
   readonly #log: Logger;
-  readonly #limits: Limits;
   readonly #pacer: Pacer;
   readonly #binding: RealtimeBinding;
-  readonly #buffer: PreAttachBuffer<ParsedClientEvent>;
-  readonly #keepAlive: { stop(): void; seen(): void };
-  readonly #throttle: LogThrottle;
-  #handler: ConnectionHandler | undefined;
+  readonly #peer: PeerSocket<ParsedClientEvent>;
   #edge: AudioEdge | undefined;
-  #closed = false;
-  #closeInfo: { code: number; reason: string } | undefined;
   readonly ready: Promise<AnnouncedFormat>;
   readonly hungUp: Promise<void>;
-  #resolveHungUp: () => void = () => {};
 
   constructor(ws: WebSocket, options: RealtimeConnectionOptions) {
-    this.#ws = ws;
     this.#clock = options.clock;
     this.#log = options.log;
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#throttle = new LogThrottle(() => options.clock.now());
+    const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#binding = new RealtimeBinding({
       modality: options.modality,
       agent: options.agent,
-      send: (event) => this.#write(event),
+      send: (event) => this.#peer.write(JSON.stringify(event), "backlog exceeded"),
       id: (prefix) => `${prefix}_${ulid(this.#clock.now())}`,
     });
-    this.#buffer = new PreAttachBuffer<ParsedClientEvent>(
-      { audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands },
-      (item) => (item.kind === "event" && item.event.type === "input_audio_buffer.append" ? item.event.audio.byteLength : undefined),
-      () => this.#binding.error({ type: "invalid_request_error", code: "too_much_input", message: "too much input before the session started; events past the limit were dropped" }),
-    );
     this.#pacer = new Pacer(
       // Events never go through the pacer's text path (emit() orders them itself); audio leaves as the lead allows.
       { sendText: () => {}, sendAudio: (chunk) => this.#binding.agentAudio(chunk) },
       options.clock,
       options.leadMs === undefined ? {} : { leadMs: options.leadMs },
     );
-    this.hungUp = new Promise((resolve) => {
-      this.#resolveHungUp = resolve;
-    });
     this.ready = AudioEdge.create({ codec: "pcm16", sampleRate: REALTIME_SAMPLE_RATE }).then((edge) => {
       this.#edge = edge;
       return edge.announced;
     });
     this.ready.catch(() => {});
-    const limits = this.#limits;
-    const budget = new InputBudget(
-      { framesPerSecond: limits.maxFramesPerSecond, audioBytesPerSecond: limits.maxAudioRealtime * 2 * REALTIME_SAMPLE_RATE, textBytesPerSecond: realtimeTextBudget(limits), burstSeconds: limits.inputBurstSeconds },
-      () => options.clock.now(),
-    );
-    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary), {
-      budget,
+    this.#peer = new PeerSocket<ParsedClientEvent>(ws, {
       clock: options.clock,
+      log: options.log,
+      limits,
+      budget: {
+        framesPerSecond: limits.maxFramesPerSecond,
+        audioBytesPerSecond: limits.maxAudioRealtime * 2 * REALTIME_SAMPLE_RATE,
+        textBytesPerSecond: realtimeTextBudget(limits),
+        burstSeconds: limits.inputBurstSeconds,
+      },
+      receive: (data, isBinary) => this.#receive(data, isBinary),
       dropped: (count) => {
-        this.#throttle.warn(this.#log, { count }, "realtime client input over budget; frames dropped");
+        this.#peer.throttle.warn(this.#log, { count }, "realtime client input over budget; frames dropped");
         this.#binding.error({ type: "invalid_request_error", code: "input_over_budget", message: `input over budget: ${count} frames dropped; append audio in real time` });
       },
+      audioBytesOf: (item) => (item.kind === "event" && item.event.type === "input_audio_buffer.append" ? item.event.audio.byteLength : undefined),
+      overflow: () => this.#binding.error({ type: "invalid_request_error", code: "too_much_input", message: "too much input before the session started; events past the limit were dropped" }),
+      hand: (handler, item) => this.#hand(handler, item),
+      stopped: () => {
+        this.#pacer.close();
+        this.#binding.close();
+      },
     });
-    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
-    ws.on("error", (err) => this.#throttle.warn(this.#log, { err }, "realtime client socket error"));
-    this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {
-      this.#closed = true;
-      this.#pacer.close();
-      this.#binding.close();
-      ws.terminate();
-    });
+    this.hungUp = this.#peer.hungUp;
   }
 
   get open(): boolean {
-    return !this.#closed;
+    return this.#peer.open;
   }
 
   /** Session events, by the pacer's ordering rules: after-audio events wait for held audio, clearing events drop it. */
@@ -157,30 +139,16 @@ export class RealtimeConnection implements ClientLink {
   }
 
   attach(handler: ConnectionHandler): void {
-    this.#handler = handler;
-    for (const item of this.#buffer.drain()) this.#hand(handler, item);
-    if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
+    this.#peer.attach(handler);
   }
 
   close(code: number, reason: string): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#keepAlive.stop();
-    this.#pacer.close();
-    this.#binding.close();
-    try {
-      this.#ws.close(code, clipReason(reason));
-    } catch (err) {
-      this.#log.debug({ err }, "realtime client close failed");
-      this.#ws.terminate();
-    }
+    this.#peer.close(code, reason);
   }
 
   #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
-    if (this.#closed) return;
-    this.#keepAlive.seen();
     if (isBinary) {
-      this.#deliver({ kind: "refused", error: { type: "invalid_request_error", code: "invalid_event", message: "binary frames are not Realtime events: send audio as input_audio_buffer.append" } });
+      this.#peer.deliver({ kind: "refused", error: { type: "invalid_request_error", code: "invalid_event", message: "binary frames are not Realtime events: send audio as input_audio_buffer.append" } });
       return;
     }
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -189,14 +157,8 @@ export class RealtimeConnection implements ClientLink {
       bytes.byteLength > MAX_REALTIME_FRAME_BYTES
         ? { kind: "refused", error: { type: "invalid_request_error", code: "frame_too_large", message: `a frame of ${bytes.byteLength} bytes exceeds ${MAX_REALTIME_FRAME_BYTES}: send audio in smaller appends` } }
         : parseClientEvent(bytes.toString("utf8"), MAX_REALTIME_FRAME_BYTES, MAX_APPEND_AUDIO_BYTES);
-    if (parsed.kind === "refused") this.#throttle.warn(this.#log, { code: parsed.error.code }, "realtime client event refused");
-    this.#deliver(parsed);
-  }
-
-  #deliver(item: ParsedClientEvent): void {
-    const handler = this.#handler;
-    if (handler !== undefined) this.#hand(handler, item);
-    else this.#buffer.hold(item);
+    if (parsed.kind === "refused") this.#peer.throttle.warn(this.#log, { code: parsed.error.code }, "realtime client event refused");
+    this.#peer.deliver(parsed);
   }
 
   #hand(handler: ConnectionHandler, item: ParsedClientEvent): void {
@@ -216,24 +178,5 @@ export class RealtimeConnection implements ClientLink {
     if (edge === undefined) return;
     const pcm = edge.inbound(input.chunk);
     if (pcm.byteLength > 0) handler.audio(pcm);
-  }
-
-  #write(event: RealtimeServerEvent): void {
-    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
-    this.#ws.send(JSON.stringify(event));
-    if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
-      this.#throttle.warn(this.#log, { backlog: this.#ws.bufferedAmount }, "realtime client stopped reading");
-      this.close(CLOSE.policy, "backlog exceeded");
-    }
-  }
-
-  #onClose(code: number, reason: string): void {
-    this.#closed = true;
-    this.#keepAlive.stop();
-    this.#pacer.close();
-    this.#binding.close();
-    this.#closeInfo = { code, reason };
-    this.#resolveHungUp();
-    this.#handler?.closed(code, reason);
   }
 }

@@ -84,6 +84,9 @@ export const itemAdded = (eventId: string, item: MessageItem, previousItemId: st
 export const itemDone = (eventId: string, item: MessageItem, previousItemId: string | null) =>
   ({ type: "conversation.item.done", event_id: eventId, previous_item_id: previousItemId, item: itemBody(item) }) as const;
 
+/** An item the client asked for (`conversation.item.retrieve`): as last sent; spoken items carry their transcript, not their audio. */
+export const itemRetrieved = (eventId: string, item: MessageItem) => ({ type: "conversation.item.retrieved", event_id: eventId, item: itemBody(item) }) as const;
+
 export const speechStarted = (eventId: string, itemId: string, audioStartMs: number) =>
   ({ type: "input_audio_buffer.speech_started", event_id: eventId, item_id: itemId, audio_start_ms: Math.round(audioStartMs) }) as const;
 export const speechStopped = (eventId: string, itemId: string, audioEndMs: number) =>

@@ -2,14 +2,12 @@ import type { WebSocket } from "ws";
 import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
-import { CLOSE, type ErrorCode } from "../errors.js";
+import type { ErrorCode } from "../errors.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
-import { LogThrottle, type Logger } from "../log.js";
+import type { Logger } from "../log.js";
 import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
-import { InputBudget } from "./input-budget.js";
-import { keepAlive, onPeerMessage } from "./keepalive.js";
 import { Pacer } from "./pacer.js";
-import { PreAttachBuffer } from "./pre-attach.js";
+import { clipReason, PeerSocket } from "./peer-socket.js";
 import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
 
@@ -89,12 +87,7 @@ type Buffered =
   | { readonly kind: "playback"; readonly bufferedMs: number }
   | { readonly kind: "audio"; readonly chunk: Uint8Array };
 
-/** WebSocket close reasons are limited to 123 bytes of UTF-8 (RFC 6455 §5.5). */
-export function clipReason(reason: string): string {
-  let clipped = reason;
-  while (Buffer.byteLength(clipped) > 123) clipped = clipped.slice(0, -1);
-  return clipped;
-}
+export { clipReason };
 
 /**
  * A browser or device socket speaking client protocol v1: parses frames leniently, enforces
@@ -102,45 +95,27 @@ export function clipReason(reason: string): string {
  * peer that stops reading or answering.
  */
 export class ClientConnection implements ClientLink {
-  readonly #ws: WebSocket;
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #limits: Limits;
   readonly #pacer: Pacer;
-  #handler: ConnectionHandler | undefined;
-  /** Input until the session attaches. */
-  readonly #buffer: PreAttachBuffer<Buffered>;
-  readonly #keepAlive: { stop(): void; seen(): void };
-  #closed = false;
-  #closeInfo: { code: number; reason: string } | undefined;
+  readonly #peer: PeerSocket<Buffered>;
   #edge: AudioEdge | undefined;
   /** The agent's waiting sounds, once the mode asked for them. */
   #waiting: WaitingMix | undefined;
-  /** This peer's warnings, at most one line per kind every 10 s: a flood of bad frames is not a flood of log lines. */
-  readonly #throttle: LogThrottle;
   readonly ready: Promise<AnnouncedFormat>;
   readonly hungUp: Promise<void>;
-  #resolveHungUp: () => void = () => {};
 
   constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat }) {
-    this.#ws = ws;
     this.#clock = options.clock;
     this.#log = options.log;
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#buffer = new PreAttachBuffer<Buffered>(
-      { audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands },
-      (item) => (item.kind === "audio" ? item.chunk.byteLength : undefined),
-      () => this.#report("protocol", "too much input before the session started; frames past the limit were dropped"),
-    );
+    const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#limits = limits;
     this.#pacer = new Pacer(
-      { sendText: (text) => this.#write(text), sendAudio: (chunk) => this.#write(chunk) },
+      { sendText: (text) => this.#peer.write(text, "audio backlog exceeded"), sendAudio: (chunk) => this.#peer.write(chunk, "audio backlog exceeded") },
       options.clock,
       options.leadMs === undefined ? {} : { leadMs: options.leadMs },
     );
-    this.hungUp = new Promise((resolve) => {
-      this.#resolveHungUp = resolve;
-    });
-    this.#throttle = new LogThrottle(() => options.clock.now());
     const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
     this.ready = AudioEdge.create(format).then((edge) => {
       this.#edge = edge;
@@ -148,36 +123,32 @@ export class ClientConnection implements ClientLink {
     });
     // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
     this.ready.catch(() => {});
-    const limits = this.#limits;
-    const budget = new InputBudget(
-      {
+    this.#peer = new PeerSocket<Buffered>(ws, {
+      clock: options.clock,
+      log: options.log,
+      limits,
+      budget: {
         framesPerSecond: limits.maxFramesPerSecond,
         // PCM16 bytes a second at the declared rate, times the allowance.
         audioBytesPerSecond: limits.maxAudioRealtime * 2 * format.sampleRate,
         textBytesPerSecond: limits.maxTextBytesPerSecond,
         burstSeconds: limits.inputBurstSeconds,
       },
-      () => options.clock.now(),
-    );
-    onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary), {
-      budget,
-      clock: options.clock,
+      receive: (data, isBinary) => this.#receive(data, isBinary),
       dropped: (count) => {
-        this.#throttle.warn(this.#log, { count }, "client input over budget; frames dropped");
+        this.#peer.throttle.warn(this.#log, { count }, "client input over budget; frames dropped");
         this.#report("protocol", `input over budget: ${count} frames dropped; send audio in real time and at most ${limits.maxFramesPerSecond} frames a second`);
       },
+      audioBytesOf: (item) => (item.kind === "audio" ? item.chunk.byteLength : undefined),
+      overflow: () => this.#report("protocol", "too much input before the session started; frames past the limit were dropped"),
+      hand: (handler, item) => this.#hand(handler, item),
+      stopped: () => this.#pacer.close(),
     });
-    ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
-    ws.on("error", (err) => this.#throttle.warn(this.#log, { err }, "client socket error"));
-    this.#keepAlive = keepAlive(ws, options.clock, options.log, this.#limits.pingIntervalMs, () => {
-      this.#closed = true;
-      this.#pacer.close();
-      ws.terminate();
-    });
+    this.hungUp = this.#peer.hungUp;
   }
 
   get open(): boolean {
-    return !this.#closed;
+    return this.#peer.open;
   }
 
   emit(body: EventBody): ServerEvent {
@@ -226,22 +197,11 @@ export class ClientConnection implements ClientLink {
   }
 
   attach(handler: ConnectionHandler): void {
-    this.#handler = handler;
-    for (const item of this.#buffer.drain()) this.#hand(handler, item);
-    if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
+    this.#peer.attach(handler);
   }
 
   close(code: number, reason: string): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#keepAlive.stop();
-    this.#pacer.close();
-    try {
-      this.#ws.close(code, clipReason(reason));
-    } catch (err) {
-      this.#log.debug({ err }, "client close failed");
-      this.#ws.terminate();
-    }
+    this.#peer.close(code, reason);
   }
 
   /** A non-fatal error the client should see (protocol, audio): reported, nothing else happens. */
@@ -250,8 +210,6 @@ export class ClientConnection implements ClientLink {
   }
 
   #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
-    if (this.#closed) return;
-    this.#keepAlive.seen();
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (isBinary) {
       if (bytes.byteLength === 0) return;
@@ -272,10 +230,10 @@ export class ClientConnection implements ClientLink {
         this.#deliver(frame.command.type === "playback_progress" ? this.#withHeldAudio(frame.command.bufferedMs) : { kind: "command", command: frame.command });
         return;
       case "invalid-json":
-        this.#throttle.warn(this.#log, { bytes: bytes.byteLength }, "client sent invalid json");
+        this.#peer.throttle.warn(this.#log, { bytes: bytes.byteLength }, "client sent invalid json");
         return;
       case "malformed":
-        this.#throttle.warn(this.#log, { type: frame.type, problem: frame.message }, "client sent malformed command");
+        this.#peer.throttle.warn(this.#log, { type: frame.type, problem: frame.message }, "client sent malformed command");
         this.#report("protocol", frame.message);
         return;
       case "unknown":
@@ -297,9 +255,7 @@ export class ClientConnection implements ClientLink {
   }
 
   #deliver(item: Buffered): void {
-    const handler = this.#handler;
-    if (handler !== undefined) this.#hand(handler, item);
-    else this.#buffer.hold(item);
+    this.#peer.deliver(item);
   }
 
   #hand(handler: ConnectionHandler, item: Buffered): void {
@@ -314,23 +270,5 @@ export class ClientConnection implements ClientLink {
     if (edge === undefined) return;
     const pcm = edge.inbound(frame);
     if (pcm.byteLength > 0) handler.audio(pcm);
-  }
-
-  #write(data: string | Uint8Array): void {
-    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
-    this.#ws.send(data);
-    if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
-      this.#throttle.warn(this.#log, { backlog: this.#ws.bufferedAmount }, "client stopped reading");
-      this.close(CLOSE.policy, "audio backlog exceeded");
-    }
-  }
-
-  #onClose(code: number, reason: string): void {
-    this.#closed = true;
-    this.#keepAlive.stop();
-    this.#pacer.close();
-    this.#closeInfo = { code, reason };
-    this.#resolveHungUp();
-    this.#handler?.closed(code, reason);
   }
 }

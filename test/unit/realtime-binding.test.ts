@@ -1,0 +1,158 @@
+import type { IncomingMessage } from "node:http";
+import type { RealtimeServerEvent as OpenAiServerEvent } from "openai/resources/realtime/realtime";
+import { describe, expect, it } from "vitest";
+import { mintToken } from "../../src/server/auth.js";
+import { RealtimeBinding, type SessionInput } from "../../src/realtime/binding.js";
+import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
+import { chooseRealtimeProtocol, realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
+
+function bind(modality: "text" | "audio") {
+  const sent: RealtimeServerEvent[] = [];
+  let n = 0;
+  const binding = new RealtimeBinding({ modality, agent: "shop", send: (event) => sent.push(event), id: (prefix) => `${prefix}_${++n}` });
+  binding.session({ type: "session.configured", audioFormat: "pcm16", sampleRate: 24000, ttsSampleRate: 24000, sessionId: "s1", resumeKey: "k", mode: modality === "text" ? "text" : "pipeline" });
+  return { binding, sent, types: () => sent.map((e) => e.type) };
+}
+
+/** The events as the openai package's client reads them (its union, to narrow by `type`; the assertions check the fields). */
+const asOpenAi = (events: RealtimeServerEvent[]): OpenAiServerEvent[] => events as unknown as OpenAiServerEvent[];
+
+describe("RealtimeBinding: one connection bound to one session", () => {
+  it("starts with session.created, and maps a text reply's snapshots onto one response", () => {
+    const { binding, sent, types } = bind("text");
+    expect(binding.state).toBe("idle");
+    binding.session({ type: "agent-transcript.updated", text: "Hel" });
+    expect(binding.state).toBe("responding");
+    binding.session({ type: "agent-transcript.updated", text: "Hello" });
+    binding.session({ type: "agent-transcript.committed", text: "Hello" });
+    binding.session({ type: "reply.completed" });
+    expect(binding.state).toBe("idle");
+    expect(types()).toEqual([
+      "session.created",
+      "response.created",
+      "response.output_item.added",
+      "conversation.item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "conversation.item.done",
+      "response.done",
+    ]);
+    const events = asOpenAi(sent);
+    expect(events.filter((e) => e.type === "response.output_text.delta").map((e) => (e.type === "response.output_text.delta" ? e.delta : ""))).toEqual(["Hel", "lo"]);
+    expect(events.at(-1)).toMatchObject({ type: "response.done", response: { status: "completed", output: [{ role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello" }] }] } });
+    expect(new Set(sent.map((e) => e.event_id)).size).toBe(sent.length);
+  });
+
+  it("shows a tool line the snapshot lacks (s2s speaks it out of band) before the reply, and one it holds (pipeline) once", () => {
+    for (const snapshotHoldsLine of [false, true]) {
+      const { binding, sent } = bind("audio");
+      binding.session({ type: "tool.message", toolCallId: "c1", kind: "start", text: "Let me check." });
+      binding.session({ type: "agent-transcript.updated", text: snapshotHoldsLine ? "Let me check. It shipped." : "It shipped." });
+      binding.session({ type: "reply.completed" });
+      const events = asOpenAi(sent);
+      const deltas = events.flatMap((e) => (e.type === "response.output_audio_transcript.delta" ? [e.delta] : []));
+      const done = events.find((e) => e.type === "response.output_audio_transcript.done");
+      expect(done).toMatchObject({ transcript: "Let me check. It shipped." });
+      expect(deltas.join("")).toBe("Let me check. It shipped.");
+    }
+  });
+
+  it("holds typed items until response.create, then hands the session one user_text; its commit is not shown twice", () => {
+    const { binding, types } = bind("text");
+    expect(binding.client({ type: "conversation.item.create", text: "one" })).toEqual([]);
+    expect(binding.client({ type: "conversation.item.create", itemId: "mine", text: "two" })).toEqual([]);
+    const handed: SessionInput[] = binding.client({ type: "response.create" });
+    expect(handed).toEqual([{ kind: "command", command: { type: "user_text", text: "one\ntwo" } }]);
+    const before = types().length;
+    binding.session({ type: "user-transcript.committed", text: "one\ntwo" });
+    expect(types().length).toBe(before);
+    expect(types().filter((t) => t === "conversation.item.added")).toHaveLength(2);
+  });
+
+  it("maps a spoken turn: speech edges on the appended-audio clock, then commit, item, transcription, done", () => {
+    const { binding, sent, types } = bind("audio");
+    binding.client({ type: "input_audio_buffer.append", audio: new Uint8Array(4800) }); // 100 ms at 24 kHz
+    binding.session({ type: "speech.started" });
+    binding.client({ type: "input_audio_buffer.append", audio: new Uint8Array(9600) });
+    binding.session({ type: "speech.stopped" });
+    binding.session({ type: "user-transcript.committed", text: "where is my order" });
+    expect(types().slice(1)).toEqual([
+      "input_audio_buffer.speech_started",
+      "input_audio_buffer.speech_stopped",
+      "input_audio_buffer.committed",
+      "conversation.item.added",
+      "conversation.item.input_audio_transcription.completed",
+      "conversation.item.done",
+    ]);
+    const events = asOpenAi(sent);
+    expect(events[1]).toMatchObject({ audio_start_ms: 100 });
+    expect(events[2]).toMatchObject({ audio_end_ms: 300 });
+    expect(events[5]).toMatchObject({ transcript: "where is my order", usage: { type: "duration", seconds: 0.2 } });
+  });
+
+  it("ends a response cut by a barge-in as cancelled (turn_detected), and one the client cancels as client_cancelled", () => {
+    const { binding, sent } = bind("audio");
+    binding.agentAudio(new Uint8Array(960));
+    binding.session({ type: "reply.cancelled" });
+    expect(asOpenAi(sent).at(-1)).toMatchObject({ type: "response.done", response: { status: "cancelled", status_details: { reason: "turn_detected" } } });
+    binding.session({ type: "agent-transcript.updated", text: "Sure" });
+    expect(binding.client({ type: "response.cancel" })).toEqual([{ kind: "command", command: { type: "cancel" } }]);
+    binding.session({ type: "reply.cancelled" });
+    expect(asOpenAi(sent).at(-1)).toMatchObject({ response: { status: "cancelled", status_details: { reason: "client_cancelled" } } });
+    expect(binding.client({ type: "response.cancel" })).toEqual([]);
+    expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "response_cancel_not_active" } });
+  });
+
+  it("retrieves a recent item as last sent, and names one it does not hold", () => {
+    const { binding, sent } = bind("audio");
+    binding.session({ type: "speech.started" });
+    binding.session({ type: "user-transcript.committed", text: "hello" });
+    const itemId = (sent[1] as unknown as { item_id: string }).item_id;
+    binding.client({ type: "conversation.item.retrieve", itemId });
+    expect(sent.at(-1)).toMatchObject({ type: "conversation.item.retrieved", item: { id: itemId, role: "user", content: [{ type: "input_audio", transcript: "hello" }] } });
+    binding.client({ type: "conversation.item.retrieve", itemId: "item_nope" });
+    expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "item_not_found", param: "item_id" } });
+  });
+
+  it("refuses output_modalities the agent does not speak, and sends nothing once closed", () => {
+    const { binding, sent } = bind("text");
+    binding.client({ type: "session.update", update: { outputModalities: ["audio"], ignored: [] } });
+    expect(sent.at(-1)).toMatchObject({ type: "error", error: { param: "session.output_modalities" } });
+    binding.close();
+    binding.session({ type: "agent-transcript.updated", text: "late" });
+    expect(sent.at(-1)?.type).toBe("error");
+    expect(binding.state).toBe("closed");
+  });
+});
+
+describe("/v1/realtime credentials", () => {
+  const KEY = "sk-realtime";
+  const req = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
+  const url = new URL("ws://gw/v1/realtime?model=x");
+
+  it("reads the bearer header, then the key subprotocol, then ?token=", () => {
+    expect(realtimeCredential(req({ authorization: "Bearer abc" }), url)).toBe("abc");
+    expect(realtimeCredential(req({ "sec-websocket-protocol": "realtime, openai-insecure-api-key.xyz, openai-beta.realtime-v1" }), url)).toBe("xyz");
+    expect(realtimeCredential(req({}), new URL("ws://gw/v1/realtime?token=t1"))).toBe("t1");
+    expect(realtimeCredential(req({}), url)).toBeUndefined();
+  });
+
+  it("takes the key or a token for this agent; refuses the rest with a reason that names no key", () => {
+    const now = 1_000_000;
+    expect(realtimeAuthorized(KEY, KEY, "shop", now)).toEqual({ ok: true });
+    expect(realtimeAuthorized(KEY, mintToken(KEY, "shop", now).token, "shop", now)).toEqual({ ok: true });
+    expect(realtimeAuthorized(KEY, undefined, "shop", now)).toMatchObject({ ok: false, reason: expect.stringContaining("is required") });
+    expect(realtimeAuthorized(KEY, "sk-other", "shop", now)).toEqual({ ok: false, reason: "the API key or session token is not valid" });
+    expect(realtimeAuthorized(KEY, mintToken(KEY, "other", now).token, "shop", now)).toMatchObject({ ok: false, reason: "the session token was minted for another agent" });
+    expect(realtimeAuthorized(KEY, mintToken(KEY, "shop", now, 10).token, "shop", now + 11)).toMatchObject({ ok: false, reason: "the session token has expired: mint a new one" });
+  });
+
+  it("answers with the realtime subprotocol when offered, and never one carrying a key", () => {
+    expect(chooseRealtimeProtocol(new Set(["openai-insecure-api-key.sk", "realtime"]))).toBe("realtime");
+    expect(chooseRealtimeProtocol(new Set(["openai-insecure-api-key.sk"]))).toBe(false);
+  });
+});
