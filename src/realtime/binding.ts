@@ -67,6 +67,13 @@ export interface BindingOptions {
   readonly send: (event: RealtimeServerEvent) => void;
   /** A fresh id with the given prefix (`event`, `item`, `resp`). */
   readonly id: (prefix: string) => string;
+  /** The agent's clientTools (its and its roster's), by the name the model calls: a Realtime client cannot run them yet. */
+  readonly clientTools?: ReadonlySet<string>;
+}
+
+/** What the model reads when it calls a clientTool over `/v1/realtime` (docs/realtime.md "Not in this step"). */
+export function clientToolRefusal(toolName: string): string {
+  return `${toolName} runs in the client, and this client (on /v1/realtime) cannot run the agent's client tools yet: answer without it.`;
 }
 
 export class RealtimeBinding {
@@ -192,8 +199,20 @@ export class RealtimeBinding {
 
   // ── session → client ────────────────────────────────────────────────────────────────────────
 
-  /** One session event, in the link's order (after-audio events after the audio before them). */
-  session(event: EventBody): void {
+  /**
+   * One session event, in the link's order (after-audio events after the audio before them), and
+   * what to hand the session back (a clientTool's call, refused at once: it would wait for its timeout).
+   */
+  session(event: EventBody): SessionInput[] {
+    if (event.type === "tool.called" && this.#options.clientTools?.has(event.toolName) === true) {
+      const refusal = clientToolRefusal(event.toolName);
+      return [{ kind: "command", command: { type: "tool_result", toolCallId: event.toolCallId, result: refusal, error: refusal } }];
+    }
+    this.#onSession(event);
+    return [];
+  }
+
+  #onSession(event: EventBody): void {
     if (this.#state === "closed") return;
     switch (event.type) {
       case "session.configured":

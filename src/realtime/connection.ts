@@ -3,7 +3,7 @@
  * browser socket and the carrier bridge are). The session is the gateway's own, started by the
  * server exactly as for `/websocket`; this link only speaks Realtime on the wire:
  * - in: frames → `parseClientEvent` (bounded, never throws) → held until the session attaches
- *   (`PreAttachBuffer`) → the `RealtimeBinding` → commands and 24 kHz PCM16 through the `AudioEdge`
+ *   (`PeerSocket`, shared with `/websocket`) → the `RealtimeBinding` → commands and 24 kHz PCM16 through the `AudioEdge`
  *   (resampled once to what the session's mode hears);
  * - out: session events and agent audio → the `Pacer` (the same ordering and 1.5 s lead as
  *   `/websocket`, so the session's playback estimate holds) → the binding → Realtime events.
@@ -42,6 +42,8 @@ export interface RealtimeConnectionOptions {
   /** The agent's name (the session's `model`) and how it answers. */
   readonly agent: string;
   readonly modality: Modality;
+  /** The agent's clientTools (binding.ts). */
+  readonly clientTools?: ReadonlySet<string>;
 }
 
 export class RealtimeConnection implements ClientLink {
@@ -51,6 +53,7 @@ export class RealtimeConnection implements ClientLink {
   readonly #binding: RealtimeBinding;
   readonly #peer: PeerSocket<ParsedClientEvent>;
   #edge: AudioEdge | undefined;
+  #handler: ConnectionHandler | undefined;
   readonly ready: Promise<AnnouncedFormat>;
   readonly hungUp: Promise<void>;
 
@@ -63,6 +66,7 @@ export class RealtimeConnection implements ClientLink {
       agent: options.agent,
       send: (event) => this.#peer.write(JSON.stringify(event), "backlog exceeded"),
       id: (prefix) => `${prefix}_${ulid(this.#clock.now())}`,
+      ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }),
     });
     this.#pacer = new Pacer(
       // Events never go through the pacer's text path (emit() orders them itself); audio leaves as the lead allows.
@@ -110,13 +114,23 @@ export class RealtimeConnection implements ClientLink {
     const event = stamp(body, this.#clock.now());
     if (CLEARING_EVENTS.has(body.type)) {
       this.#pacer.clear();
-      this.#binding.session(body);
+      this.#fromSession(body);
     } else if (AFTER_AUDIO_EVENTS.has(body.type)) {
-      this.#pacer.afterAudio(() => this.#binding.session(body));
+      this.#pacer.afterAudio(() => this.#fromSession(body));
     } else {
-      this.#binding.session(body);
+      this.#fromSession(body);
     }
     return event;
+  }
+
+  /** A session event through the binding; what it hands back reaches the session after the emit returns (never inside it). */
+  #fromSession(body: EventBody): void {
+    const back = this.#binding.session(body);
+    const handler = this.#handler;
+    if (back.length === 0 || handler === undefined) return;
+    queueMicrotask(() => {
+      for (const input of back) this.#input(handler, input);
+    });
   }
 
   audio(chunk: Uint8Array, durationMs: number): void {
@@ -139,6 +153,7 @@ export class RealtimeConnection implements ClientLink {
   }
 
   attach(handler: ConnectionHandler): void {
+    this.#handler = handler;
     this.#peer.attach(handler);
   }
 

@@ -1,7 +1,8 @@
 /**
  * Server events of the OpenAI Realtime API (GA event names) as `WS /v1/realtime` sends them: pure
  * builders, one per event, shaped as the `openai` package's `RealtimeServerEvent` declares them
- * (test/unit/realtime-server-events.test.ts holds each to that type). Ids are made by the caller.
+ * (the Agents SDK's own schemas parse every one: test/integration/realtime-agents-sdk.test.ts).
+ * Ids are made by the caller.
  */
 import type { RealtimeErrorBody } from "./client-events.js";
 

@@ -12,7 +12,7 @@ import type { WebSocket } from "ws";
 import type { Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import type { LogThrottle, Logger } from "../log.js";
-import type { SessionMode } from "../manifest/index.js";
+import { isClientTool, type SessionMode, type Team } from "../manifest/index.js";
 import { RealtimeConnection } from "../realtime/connection.js";
 import { errorEvent } from "../realtime/server-events.js";
 import type { Modality } from "../realtime/server-events.js";
@@ -53,6 +53,11 @@ export function realtimeAuthorized(apiKey: string, presented: string | undefined
   return check.ok || presented.includes(".") ? check : { ok: false, reason: "the API key or session token is not valid" };
 }
 
+/** The clientTools of the agent and of those it may hand the session to (a sub-agent has none), by the name the model calls. */
+export function clientToolNames(team: Team): ReadonlySet<string> {
+  return new Set(team.agents.filter((member) => member.role !== "subagent").flatMap((member) => Object.entries(member.def.tools ?? {}).flatMap(([name, def]) => (isClientTool(def) ? [name] : []))));
+}
+
 /** What the agent answers in, as Realtime sees it. */
 export function realtimeModality(mode: SessionMode): Modality {
   return mode === "text" ? "text" : "audio";
@@ -68,7 +73,7 @@ export interface RealtimeAcceptDeps {
   /** The token audience: the agent the gateway was started with. */
   readonly tokenAgent: string;
   /** The agent new sessions start with (a reload may change it). */
-  readonly agent: () => { readonly name: string; readonly mode: SessionMode };
+  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlySet<string> };
   /** Start the gateway's own session on the link (the same as `/websocket`'s). */
   readonly startSession: (link: RealtimeConnection) => void;
 }
@@ -95,6 +100,6 @@ export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, de
     }
   }
   const agent = deps.agent();
-  const link = new RealtimeConnection(ws, { clock, log, limits: deps.limits, agent: agent.name, modality: realtimeModality(agent.mode) });
+  const link = new RealtimeConnection(ws, { clock, log, limits: deps.limits, agent: agent.name, modality: realtimeModality(agent.mode), clientTools: agent.clientTools });
   deps.startSession(link);
 }

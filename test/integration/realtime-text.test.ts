@@ -2,7 +2,8 @@
 import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
-import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { agent, clientTool, tool, withTools } from "../../src/manifest/index.js";
+import { clientToolRefusal } from "../../src/realtime/binding.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway, GatewayOptions } from "../../src/server/gateway-types.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
@@ -15,6 +16,8 @@ const lookupOrder = tool({
   execute: ({ orderId }) => `Order ${orderId} shipped.`,
 });
 
+const pickColour = clientTool({ description: "Ask the page for a colour", parameters: Type.Object({ palette: Type.String() }) });
+
 let fake: FakeOpenAiServer;
 let gateway: Gateway;
 let port: number;
@@ -23,7 +26,7 @@ let client: RealtimeTestClient | undefined;
 async function start(overrides: Partial<GatewayOptions> = {}): Promise<void> {
   const def = withTools(
     agent({ name: "shop", mode: "text", greeting: "Welcome to the shop.", llm: { kind: "openai-compatible", options: { baseURL: fake.url, model: "fake-model" } }, maxRetries: 0, maxSteps: 3 }),
-    { lookup_order: lookupOrder },
+    { lookup_order: lookupOrder, pick_colour: pickColour },
   );
   gateway = createGateway({ agent: def, logger: silentLogger, env: {}, processMetrics: false, ...overrides });
   ({ port } = await gateway.listen(0, "127.0.0.1"));
@@ -93,6 +96,19 @@ describe("/v1/realtime with a text agent, from the openai package's Realtime cli
     expect(done.response.status).toBe("completed");
     expect(client.types().filter((t) => t.includes("function_call"))).toEqual([]);
     expect(fake.requests[1]?.messages.some((m) => m.role === "tool")).toBe(true);
+  });
+
+  it("answers the agent's clientTool call at once with a failure the model reads: this client cannot run it yet", async () => {
+    await start();
+    client = new RealtimeTestClient(port, "k");
+    await client.next("response.done");
+    fake.enqueue({ toolCalls: [{ name: "pick_colour", args: { palette: "warm" }, id: "call_c" }] }, { text: "I cannot ask your page for a colour here." });
+    const after = client.events.length;
+    type(client, "pick a colour");
+    expect((await client.next("response.done", after)).response.status).toBe("completed");
+    const toolMessage = fake.requests[1]?.messages.find((m) => m.role === "tool");
+    expect(String(toolMessage?.content)).toContain(clientToolRefusal("pick_colour"));
+    expect(client.types().filter((t) => t.includes("function_call"))).toEqual([]);
   });
 
   it("refuses what this slice does not serve with a Realtime error naming it, and keeps the session", async () => {

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { RealtimeServerEvent as OpenAiServerEvent } from "openai/resources/realtime/realtime";
 import { describe, expect, it } from "vitest";
 import { mintToken } from "../../src/server/auth.js";
-import { RealtimeBinding, type SessionInput } from "../../src/realtime/binding.js";
+import { clientToolRefusal, RealtimeBinding, type SessionInput } from "../../src/realtime/binding.js";
 import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
 import { chooseRealtimeProtocol, realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
 
@@ -116,6 +116,16 @@ describe("RealtimeBinding: one connection bound to one session", () => {
     expect(sent.at(-1)).toMatchObject({ type: "conversation.item.retrieved", item: { id: itemId, role: "user", content: [{ type: "input_audio", transcript: "hello" }] } });
     binding.client({ type: "conversation.item.retrieve", itemId: "item_nope" });
     expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "item_not_found", param: "item_id" } });
+  });
+
+  it("hands back a failure for the agent's clientTool calls, and nothing for its server tools", () => {
+    const sent: RealtimeServerEvent[] = [];
+    const binding = new RealtimeBinding({ modality: "text", agent: "shop", send: (event) => sent.push(event), id: (prefix) => prefix, clientTools: new Set(["pick_colour"]) });
+    expect(binding.session({ type: "tool.called", toolCallId: "c1", toolName: "pick_colour", args: {} })).toEqual([
+      { kind: "command", command: { type: "tool_result", toolCallId: "c1", result: clientToolRefusal("pick_colour"), error: clientToolRefusal("pick_colour") } },
+    ]);
+    expect(binding.session({ type: "tool.called", toolCallId: "c2", toolName: "lookup_order", args: {} })).toEqual([]);
+    expect(sent).toEqual([]);
   });
 
   it("refuses output_modalities the agent does not speak, and sends nothing once closed", () => {
