@@ -10,7 +10,7 @@ afterEach(() => served?.kill());
 describe("switchboard serve", () => {
   it("names the unauthenticated entry points at start, and only the agent's public route once every secret is set", async () => {
     served = await serve(["examples/support"]);
-    expect(served.output()).toMatch(/unauthenticated: WS \/websocket, GET \/metrics, GET \/support\/hours, telephony \(twilio, telnyx, plivo, exotel, vonage\)/);
+    expect(served.output()).toMatch(/unauthenticated: WS \/websocket, WS \/v1\/realtime, GET \/metrics, GET \/support\/hours, telephony \(twilio, telnyx, plivo, exotel, vonage\)/);
     served.kill();
     served = await serve(["examples/support"], {
       SWITCHBOARD_API_KEY: "k",
