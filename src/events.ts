@@ -37,7 +37,11 @@ export const EventBodySchemas = {
   "tool.message": z.object({ toolCallId: z.string(), kind: z.enum(["start", "delayed", "complete", "failed"]), text: z.string() }),
   "tool.completed": z.object({ toolCallId: z.string(), result: z.string().max(4000), isError: z.boolean().optional() }),
   "audio.completed": z.object({}),
-  "reply.completed": z.object({}),
+  /**
+   * `usage`: the model tokens of this reply (its steps summed; an s2s service's tool-only steps
+   * before it included), when the model reported them; absent when it did not (docs/protocol.md).
+   */
+  "reply.completed": z.object({ usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() }).optional() }),
   "reply.cancelled": z.object({}),
   "session.reset": z.object({}),
   "session.timed-out": z.object({}),

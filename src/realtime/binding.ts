@@ -11,6 +11,8 @@ import { MAX_USER_TEXT_CHARS, type SessionCommand } from "../transport/protocol.
 import type { RealtimeClientEvent, RealtimeErrorBody } from "./client-events.js";
 import * as server from "./server-events.js";
 import type { MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
+import { appendedText } from "./text-deltas.js";
+import type { ReplyUsage } from "./usage.js";
 
 /**
  * - `starting`: the socket is open, the session not yet configured (no `session.created` yet);
@@ -69,6 +71,8 @@ export interface BindingOptions {
   readonly id: (prefix: string) => string;
   /** The agent's clientTools (its and its roster's), by the name the model calls: a Realtime client cannot run them yet. */
   readonly clientTools?: ReadonlySet<string>;
+  /** The agent's `usageLimits.totalTokens`, if it sets one: sent as `rate_limits.updated` (usage.ts). */
+  readonly tokenLimit?: number;
 }
 
 /** What the model reads when it calls a clientTool over `/v1/realtime` (docs/realtime.md "Not in this step"). */
@@ -87,8 +91,8 @@ export class RealtimeBinding {
   readonly #pending: { id: string; text: string }[] = [];
   /** Typed turns handed to the session whose `user-transcript.committed` is still to come: they were shown as items already. */
   readonly #typed: string[] = [];
-  /** The user's spoken item since `speech.started`, until its transcript is committed. */
-  #speech: { id: string; startMs: number; endMs?: number } | undefined;
+  /** The user's spoken item since `speech.started`, until its transcript is committed; `sent`: its interim transcript sent as deltas. */
+  #speech: { id: string; startMs: number; endMs?: number; sent: string } | undefined;
   /** The conversation's recent items, as last sent, by id (at most `MAX_REMEMBERED_ITEMS`). */
   readonly #items = new Map<string, MessageItem>();
   /** Ms of audio the client has appended (the Realtime input clock: `audio_start_ms`, `audio_end_ms`). */
@@ -220,11 +224,12 @@ export class RealtimeBinding {
         if (this.#state === "starting") {
           this.#move("idle");
           this.#send(server.sessionCreated(this.#eventId(), this.#view));
+          this.#rateLimits(0);
         }
         return;
       case "speech.started": {
         const id = this.#options.id("item");
-        this.#speech = { id, startMs: this.#appendedMs };
+        this.#speech = { id, startMs: this.#appendedMs, sent: "" };
         this.#send(server.speechStarted(this.#eventId(), id, this.#appendedMs));
         return;
       }
@@ -233,6 +238,15 @@ export class RealtimeBinding {
         this.#speech.endMs = this.#appendedMs;
         this.#send(server.speechStopped(this.#eventId(), this.#speech.id, this.#appendedMs));
         return;
+      case "user-transcript.updated": {
+        // The STT's caption of the utterance: what it adds, as a delta of the item speech_started named.
+        const speech = this.#speech;
+        const delta = speech === undefined ? undefined : appendedText(speech.sent, event.text);
+        if (speech === undefined || delta === undefined || delta === "") return;
+        speech.sent += delta;
+        this.#send(server.transcriptionDelta(this.#eventId(), speech.id, delta));
+        return;
+      }
       case "user-transcript.committed":
         this.#userCommitted(event.text);
         return;
@@ -252,7 +266,10 @@ export class RealtimeBinding {
         if (this.#response !== undefined) this.#response.committed = event.text;
         return;
       case "reply.completed":
-        this.#finish("completed");
+        this.#finish("completed", undefined, event.usage);
+        return;
+      case "usage.updated":
+        this.#rateLimits(event.totalTokens);
         return;
       case "reply.cancelled":
         if (this.#response === undefined) return;
@@ -308,9 +325,8 @@ export class RealtimeBinding {
     const lines = response.toolLines.filter((line) => !response.snapshot.includes(line));
     const text = [...lines, response.snapshot].filter((part) => part !== "").join(" ");
     response.text = text;
-    if (!text.startsWith(response.sent)) return; // rewritten: the `done` events carry the whole text
-    const delta = text.slice(response.sent.length);
-    if (delta !== "") this.#delta(response, delta);
+    const delta = appendedText(response.sent, text); // undefined when rewritten: the `done` events carry the whole text
+    if (delta !== undefined && delta !== "") this.#delta(response, delta);
   }
 
   #delta(response: OpenResponse, delta: string): void {
@@ -345,7 +361,13 @@ export class RealtimeBinding {
     return response;
   }
 
-  #finish(status: Exclude<ResponseStatus, "in_progress">, details?: StatusDetails): void {
+  /** `rate_limits.updated`, when the agent has a token budget: `used` tokens of it so far (the session's totals). */
+  #rateLimits(used: number): void {
+    const limit = this.#options.tokenLimit;
+    if (limit !== undefined) this.#send(server.rateLimitsUpdated(this.#eventId(), limit, used));
+  }
+
+  #finish(status: Exclude<ResponseStatus, "in_progress">, details?: StatusDetails, usage?: ReplyUsage): void {
     const response = this.#response;
     if (response === undefined) return;
     this.#response = undefined;
@@ -355,7 +377,8 @@ export class RealtimeBinding {
     const text = response.text === "" ? (response.committed ?? "") : response.text;
     const at = this.#at(response);
     // A reply the session only committed (no snapshot first): its text as one last delta, so the deltas add up to the done text.
-    if (text.startsWith(response.sent) && text.length > response.sent.length) this.#delta(response, text.slice(response.sent.length));
+    const last = appendedText(response.sent, text);
+    if (last !== undefined && last !== "") this.#delta(response, last);
     if (modality === "text") {
       this.#send(server.textDone(this.#eventId(), at, text));
     } else {
@@ -366,6 +389,6 @@ export class RealtimeBinding {
     const item = this.#item(response, status === "completed" ? "completed" : "incomplete", text);
     this.#send(server.outputItemDone(this.#eventId(), response.id, item));
     this.#itemDone(item, response.previous);
-    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality, output: [item], ...(details === undefined ? {} : { statusDetails: details }) }));
+    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality, output: [item], ...(details === undefined ? {} : { statusDetails: details }), ...(usage === undefined ? {} : { usage }) }));
   }
 }

@@ -44,6 +44,8 @@ export interface RealtimeConnectionOptions {
   readonly modality: Modality;
   /** The agent's clientTools (binding.ts). */
   readonly clientTools?: ReadonlySet<string>;
+  /** The agent's `usageLimits.totalTokens` (binding.ts). */
+  readonly tokenLimit?: number;
 }
 
 export class RealtimeConnection implements ClientLink {
@@ -67,6 +69,7 @@ export class RealtimeConnection implements ClientLink {
       send: (event) => this.#peer.write(JSON.stringify(event), "backlog exceeded"),
       id: (prefix) => `${prefix}_${ulid(this.#clock.now())}`,
       ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }),
+      ...(options.tokenLimit === undefined ? {} : { tokenLimit: options.tokenLimit }),
     });
     this.#pacer = new Pacer(
       // Events never go through the pacer's text path (emit() orders them itself); audio leaves as the lead allows.

@@ -5,6 +5,7 @@
  * Ids are made by the caller.
  */
 import type { RealtimeErrorBody } from "./client-events.js";
+import { realtimeUsage, tokenRateLimits, type ReplyUsage } from "./usage.js";
 
 /** What the Realtime client sees of the agent's output: text for a text agent, audio for a voice agent. */
 export type Modality = "text" | "audio";
@@ -44,6 +45,8 @@ export interface ResponseView {
   readonly modality: Modality;
   readonly output: readonly MessageItem[];
   readonly statusDetails?: StatusDetails;
+  /** The reply's model tokens, when the session reported them (`usage` is left out otherwise). */
+  readonly usage?: ReplyUsage;
 }
 
 /** Every event carries its own id (`event_…`), made by the caller's counter. */
@@ -94,6 +97,9 @@ export const speechStopped = (eventId: string, itemId: string, audioEndMs: numbe
   ({ type: "input_audio_buffer.speech_stopped", event_id: eventId, item_id: itemId, audio_end_ms: Math.round(audioEndMs) }) as const;
 export const audioCommitted = (eventId: string, itemId: string, previousItemId: string | null) =>
   ({ type: "input_audio_buffer.committed", event_id: eventId, item_id: itemId, previous_item_id: previousItemId }) as const;
+/** What the agent's STT added to a spoken item's interim transcript (text-deltas.ts), while the user speaks. */
+export const transcriptionDelta = (eventId: string, itemId: string, delta: string) =>
+  ({ type: "conversation.item.input_audio_transcription.delta", event_id: eventId, item_id: itemId, content_index: 0, delta }) as const;
 /** The agent's STT result for a spoken item; `seconds`: the audio it heard, as Realtime's duration usage. */
 export const transcriptionCompleted = (eventId: string, itemId: string, transcript: string, seconds: number) =>
   ({
@@ -115,6 +121,7 @@ function responseBody(view: ResponseView): Record<string, unknown> {
     conversation_id: "conversation",
     output_modalities: [view.modality],
     audio: { output: { format: PCM24 } },
+    ...(view.usage === undefined ? {} : { usage: realtimeUsage(view.usage) }),
   };
 }
 
@@ -147,6 +154,9 @@ export const audioDone = (eventId: string, at: At) => ({ type: "response.output_
 export const transcriptDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_audio_transcript.delta", event_id: eventId, ...place(at), delta }) as const;
 export const transcriptDone = (eventId: string, at: At, transcript: string) =>
   ({ type: "response.output_audio_transcript.done", event_id: eventId, ...place(at), transcript }) as const;
+
+/** The session's token budget (`usageLimits.totalTokens`) and what is left of it. */
+export const rateLimitsUpdated = (eventId: string, limit: number, used: number) => ({ type: "rate_limits.updated", event_id: eventId, rate_limits: tokenRateLimits(limit, used) }) as const;
 
 /** Any event a builder here makes. */
 export type RealtimeServerEvent = { readonly type: string; readonly event_id: string };

@@ -73,7 +73,7 @@ export interface RealtimeAcceptDeps {
   /** The token audience: the agent the gateway was started with. */
   readonly tokenAgent: string;
   /** The agent new sessions start with (a reload may change it). */
-  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlySet<string> };
+  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlySet<string>; readonly tokenLimit?: number | undefined };
   /** Start the gateway's own session on the link (the same as `/websocket`'s). */
   readonly startSession: (link: RealtimeConnection) => void;
 }
@@ -100,6 +100,14 @@ export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, de
     }
   }
   const agent = deps.agent();
-  const link = new RealtimeConnection(ws, { clock, log, limits: deps.limits, agent: agent.name, modality: realtimeModality(agent.mode), clientTools: agent.clientTools });
+  const link = new RealtimeConnection(ws, {
+    clock,
+    log,
+    limits: deps.limits,
+    agent: agent.name,
+    modality: realtimeModality(agent.mode),
+    clientTools: agent.clientTools,
+    ...(agent.tokenLimit === undefined ? {} : { tokenLimit: agent.tokenLimit }),
+  });
   deps.startSession(link);
 }

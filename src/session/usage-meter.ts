@@ -1,5 +1,5 @@
 import { CLOSE, GatewayError } from "../errors.js";
-import type { TurnUsage } from "../turn/ledger.js";
+import { addUsage, type TurnUsage } from "../turn/ledger.js";
 
 /**
  * A session's token usage, summed over its replies (per session, not per conversation: a reset
@@ -20,13 +20,7 @@ export class UsageMeter {
 
   /** Add one reply's usage; returns the new totals. */
   add(usage: TurnUsage): TurnUsage {
-    const total = this.#usage;
-    this.#usage = {
-      inputTokens: total.inputTokens + usage.inputTokens,
-      outputTokens: total.outputTokens + usage.outputTokens,
-      totalTokens: total.totalTokens + usage.totalTokens,
-      steps: total.steps + usage.steps,
-    };
+    this.#usage = addUsage(this.#usage, usage);
     return this.#usage;
   }
 

@@ -24,6 +24,12 @@ export interface TurnUsage {
   readonly steps: number;
 }
 
+/** `a` + `b`, field by field (`a` absent: `b`). */
+export function addUsage(a: TurnUsage | undefined, b: TurnUsage): TurnUsage {
+  if (a === undefined) return b;
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, totalTokens: a.totalTokens + b.totalTokens, steps: a.steps + b.steps };
+}
+
 /** What the session learns when a reply settles: its outcome, usage and first-token latency. */
 export interface SettledInfo {
   readonly status: "completed" | "cancelled" | "failed" | "spoken";
@@ -83,6 +89,8 @@ export class TurnLedger {
   readonly #history: LedgerHistory;
   readonly #hooks: LedgerHooks;
   #turns = 0;
+  /** Usage of the steps settled since the last reply (s2s tool-only responses): part of the next reply's `reply.completed`. */
+  #stepUsage: TurnUsage | undefined;
 
   constructor(history: LedgerHistory, hooks: LedgerHooks) {
     this.#history = history;
@@ -137,6 +145,7 @@ export class TurnLedger {
 
   /** A step of a reply settled (an s2s response that only called tools): accounted, nothing shown or recorded. */
   step(info: SettledInfo): void {
+    if (info.usage !== undefined) this.#stepUsage = addUsage(this.#stepUsage, info.usage);
     this.#hooks.replySettled({ ...info, step: true });
   }
 
@@ -146,11 +155,15 @@ export class TurnLedger {
     const hooks = this.#hooks;
     if (epoch !== history.epoch) return false;
     const { text = "", status, metrics } = settlement;
+    // The reply's usage for the client, its earlier steps' included (the session's accounting got those at each step).
+    const steps = this.#stepUsage;
+    this.#stepUsage = undefined;
+    const usage = settlement.usage === undefined ? steps : addUsage(steps, settlement.usage);
     if (settlement.messages !== undefined && settlement.messages.length > 0) history.append(epoch, settlement.messages);
     if (status !== "cancelled") {
       if (text !== "" && settlement.record !== false) history.commit(epoch, { role: "assistant", text });
       if (text !== "") hooks.emit({ type: "agent-transcript.committed", text });
-      hooks.emit({ type: "reply.completed" });
+      hooks.emit(usage === undefined ? { type: "reply.completed" } : { type: "reply.completed", usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, totalTokens: usage.totalTokens } });
     }
     if (metrics !== undefined) hooks.emit({ type: "metrics.turn", ...metrics });
     if (settlement.report !== false) {

@@ -29,6 +29,7 @@ const SERVED = [
   "conversation.item.added",
   "conversation.item.done",
   "conversation.item.retrieved",
+  "conversation.item.input_audio_transcription.delta",
   "conversation.item.input_audio_transcription.completed",
   "input_audio_buffer.speech_started",
   "input_audio_buffer.speech_stopped",
@@ -45,6 +46,7 @@ const SERVED = [
   "response.output_audio_transcript.delta",
   "response.output_audio_transcript.done",
   "response.done",
+  "rate_limits.updated",
 ] as const;
 
 /** What the gateway sent (`*` sees every event, parsed or not) and what the SDK's schemas parsed, by type. */

@@ -43,6 +43,9 @@ describe("/v1/realtime with an s2s agent, from the openai package's Realtime cli
     await service.userSays("where is my order A17");
     const transcription = await client.next("conversation.item.input_audio_transcription.completed", after);
     expect(transcription.transcript).toBe("where is my order A17");
+    // What the service gives: its own transcription deltas, for the item speech_started named.
+    const deltas = client.of("conversation.item.input_audio_transcription.delta").filter((e) => e.item_id === transcription.item_id);
+    expect(deltas.map((e) => e.delta).join("")).toBe("where is my order A17");
     await client.next("response.done", after);
     while (!client.of("response.output_audio_transcript.done").some((e) => e.transcript.includes("shipped on Friday"))) await client.next("response.done");
     const spoken = client.of("response.output_audio_transcript.done").map((e) => e.transcript).join(" ");
@@ -53,6 +56,10 @@ describe("/v1/realtime with an s2s agent, from the openai package's Realtime cli
     }
     expect(spoken).toContain("Let me check that order.");
     expect(spoken).toContain("Your order A17 shipped on Friday.");
+    // The service's usage (30 tokens a response on the fake): the answer's, its tool-only step's summed in.
+    const answered = client.of("response.done").find((e) => e.response.output?.some((item) => JSON.stringify(item).includes("shipped on Friday")));
+    expect(answered?.response.usage?.total_tokens).toBeGreaterThanOrEqual(30);
+    expect(answered?.response.usage?.total_tokens).toBe((answered?.response.usage?.input_tokens ?? 0) + (answered?.response.usage?.output_tokens ?? 0));
     expect(counted.runs()).toBe(1);
     expect(client.types().filter((t) => t.includes("function_call"))).toEqual([]);
     expect(client.of("response.output_audio.delta").length).toBeGreaterThan(0);

@@ -114,4 +114,20 @@ describe("the turn ledger", () => {
     ]);
     expect(settled).toEqual([{ status: "completed", step: true }]);
   });
+  it("carries a reply's usage on reply.completed, its earlier steps' summed in; the session accounts each step as it comes", () => {
+    const { turns, events, settled } = ledger();
+    const u = (n: number) => ({ inputTokens: n, outputTokens: 1, totalTokens: n + 1, steps: 1 });
+    turns.step({ status: "completed", usage: u(10) });
+    turns.settle(turns.epoch, { status: "completed", text: "Shipped.", usage: u(20) });
+    turns.settle(turns.epoch, { status: "completed", text: "No usage." });
+    turns.step({ status: "completed", usage: u(5) });
+    turns.settle(turns.epoch, { status: "cancelled", usage: u(7) });
+    turns.settle(turns.epoch, { status: "completed", text: "Fresh.", usage: u(1) });
+    expect(events.filter((e) => e.type === "reply.completed")).toEqual([
+      { type: "reply.completed", usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 } },
+      { type: "reply.completed" },
+      { type: "reply.completed", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } },
+    ]);
+    expect(settled.map((info) => info.usage?.totalTokens)).toEqual([11, 21, undefined, 6, 8, 2]);
+  });
 });
