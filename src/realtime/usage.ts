@@ -1,5 +1,5 @@
 /**
- * What `/v1/realtime` tells a client of tokens (docs/realtime.md "Usage and rate limits"): a
+ * What `/v1/realtime` tells a client of tokens (docs/realtime.md "Semantics": Usage, Rate limits): a
  * response's `usage` and `rate_limits.updated`, from what the session reports — never invented.
  * Shapes as the `openai` package declares them (`RealtimeResponseUsage`, `RateLimitsUpdatedEvent`).
  */
