@@ -9,8 +9,9 @@
 import type { EventBody } from "../events.js";
 import { MAX_USER_TEXT_CHARS, type SessionCommand } from "../transport/protocol.js";
 import type { RealtimeClientEvent, RealtimeErrorBody } from "./client-events.js";
+import { ClientTools, clientToolRefusal, type ClientToolSpec } from "./client-tools.js";
 import * as server from "./server-events.js";
-import type { MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
+import type { ConversationItem, MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
 import { appendedText } from "./text-deltas.js";
 import type { ReplyUsage } from "./usage.js";
 
@@ -44,6 +45,8 @@ const BYTES_PER_MS = (24_000 * 2) / 1000;
 interface OpenResponse {
   readonly id: string;
   readonly item: { readonly id: string };
+  /** Its message item was added (a response opened by a client tool's call has none). */
+  message: boolean;
   /** The item before its message in the conversation. */
   readonly previous: string | null;
   /** The session's latest snapshot of the reply (`agent-transcript.updated`). */
@@ -69,15 +72,10 @@ export interface BindingOptions {
   readonly send: (event: RealtimeServerEvent) => void;
   /** A fresh id with the given prefix (`event`, `item`, `resp`). */
   readonly id: (prefix: string) => string;
-  /** The agent's clientTools (its and its roster's), by the name the model calls: a Realtime client cannot run them yet. */
-  readonly clientTools?: ReadonlySet<string>;
+  /** The agent's clientTools (its and its roster's), by the name the model calls: the client runs those it declares (client-tools.ts). */
+  readonly clientTools?: ReadonlyMap<string, ClientToolSpec>;
   /** The agent's `usageLimits.totalTokens`, if it sets one: sent as `rate_limits.updated` (usage.ts). */
   readonly tokenLimit?: number;
-}
-
-/** What the model reads when it calls a clientTool over `/v1/realtime` (docs/realtime.md "Not in this step"). */
-export function clientToolRefusal(toolName: string): string {
-  return `${toolName} runs in the client, and this client (on /v1/realtime) cannot run the agent's client tools yet: answer without it.`;
 }
 
 export class RealtimeBinding {
@@ -94,12 +92,15 @@ export class RealtimeBinding {
   /** The user's spoken item since `speech.started`, until its transcript is committed; `sent`: its interim transcript sent as deltas. */
   #speech: { id: string; startMs: number; endMs?: number; sent: string } | undefined;
   /** The conversation's recent items, as last sent, by id (at most `MAX_REMEMBERED_ITEMS`). */
-  readonly #items = new Map<string, MessageItem>();
+  readonly #items = new Map<string, ConversationItem>();
   /** Ms of audio the client has appended (the Realtime input clock: `audio_start_ms`, `audio_end_ms`). */
   #appendedMs = 0;
+  /** The agent's clientTools the client runs, their calls, and the reply across them. */
+  readonly #tools: ClientTools;
 
   constructor(options: BindingOptions) {
     this.#options = options;
+    this.#tools = new ClientTools(options.clientTools ?? new Map());
   }
 
   get state(): BindingState {
@@ -125,7 +126,7 @@ export class RealtimeBinding {
   }
 
   get #view(): server.RealtimeSessionView {
-    return { id: this.#sessionId, model: this.#options.agent, modality: this.#options.modality };
+    return { id: this.#sessionId, model: this.#options.agent, modality: this.#options.modality, tools: this.#tools.views() };
   }
 
   // ── client → session ────────────────────────────────────────────────────────────────────────
@@ -145,6 +146,8 @@ export class RealtimeBinding {
           const agent = this.#options.modality === "text" ? "a text agent: it answers in text" : "a voice agent: it answers in audio with its transcript";
           return refuse("unsupported_value", `session.update: output_modalities ["${wanted}"] is not what this agent speaks: it is ${agent}`, "session.output_modalities");
         }
+        const problem = event.update.tools === undefined ? undefined : this.#tools.declare(event.update.tools);
+        if (problem !== undefined) return refuse(problem.code, problem.message, problem.param);
         this.#send(server.sessionUpdated(this.#eventId(), this.#view));
         return [];
       }
@@ -167,10 +170,21 @@ export class RealtimeBinding {
         this.#send(server.itemRetrieved(this.#eventId(), item));
         return [];
       }
+      case "function_call_output": {
+        const problem = this.#tools.answer(event.callId);
+        if (problem !== undefined) return refuse(problem.code, problem.message, problem.param);
+        this.#addItem({ type: "function_call_output", id: event.itemId ?? this.#options.id("item"), callId: event.callId, output: event.output });
+        return [{ kind: "command", command: { type: "tool_result", toolCallId: event.callId, result: event.output } }];
+      }
       case "response.create": {
         if (this.#pending.length === 0) {
+          // After a tool output the agent continues by itself: its continuation answers this (docs/realtime.md "Client tools").
+          const absorbed = this.#tools.absorb(this.#response !== undefined);
+          if (absorbed === "pay") this.#payOwed();
+          if (absorbed !== "none") return [];
           return refuse("no_new_input", "response.create: nothing new to answer: add a user message with conversation.item.create first (spoken turns are answered by the agent's own turn-taking)");
         }
+        this.#tools.created();
         const text = this.#pending.map((item) => item.text).join("\n");
         this.#pending.length = 0;
         this.#typed.push(text);
@@ -186,7 +200,7 @@ export class RealtimeBinding {
     }
   }
 
-  #addItem(item: MessageItem): void {
+  #addItem(item: ConversationItem): void {
     const previous = this.#lastItem;
     this.#lastItem = item.id;
     this.#send(server.itemAdded(this.#eventId(), item, previous));
@@ -194,7 +208,7 @@ export class RealtimeBinding {
   }
 
   /** `conversation.item.done`, and the item remembered for `conversation.item.retrieve`. */
-  #itemDone(item: MessageItem, previous: string | null): void {
+  #itemDone(item: ConversationItem, previous: string | null): void {
     this.#items.delete(item.id);
     this.#items.set(item.id, item);
     if (this.#items.size > MAX_REMEMBERED_ITEMS) this.#items.delete(this.#items.keys().next().value ?? "");
@@ -203,12 +217,18 @@ export class RealtimeBinding {
 
   // ── session → client ────────────────────────────────────────────────────────────────────────
 
+  /** A session event the link holds behind the agent audio before it: a declared client tool's call ends the response that audio belongs to. */
+  waitsForAudio(event: EventBody): boolean {
+    return event.type === "tool.called" && this.#tools.declared(event.toolName);
+  }
+
   /**
    * One session event, in the link's order (after-audio events after the audio before them), and
-   * what to hand the session back (a clientTool's call, refused at once: it would wait for its timeout).
+   * what to hand the session back (a call of a clientTool the client did not declare, refused at
+   * once: it would wait for its timeout).
    */
   session(event: EventBody): SessionInput[] {
-    if (event.type === "tool.called" && this.#options.clientTools?.has(event.toolName) === true) {
+    if (event.type === "tool.called" && this.#tools.isClientTool(event.toolName) && !this.#tools.declared(event.toolName)) {
       const refusal = clientToolRefusal(event.toolName);
       return [{ kind: "command", command: { type: "tool_result", toolCallId: event.toolCallId, result: refusal, error: refusal } }];
     }
@@ -265,15 +285,25 @@ export class RealtimeBinding {
       case "agent-transcript.committed":
         if (this.#response !== undefined) this.#response.committed = event.text;
         return;
+      case "tool.called":
+        // A declared client tool's call ends the open response (or a new one), as the API's does (docs/realtime.md "Client tools").
+        if (!this.#tools.declared(event.toolName)) return;
+        if (this.#response === undefined) this.#begin();
+        this.#finish("completed", undefined, undefined, { callId: event.toolCallId, name: event.toolName, args: event.args });
+        return;
+      case "tool.completed":
+        this.#tools.settled(event.toolCallId);
+        return;
       case "reply.completed":
         this.#finish("completed", undefined, event.usage);
+        if (this.#tools.replyEnded()) this.#payOwed();
         return;
       case "usage.updated":
         this.#rateLimits(event.totalTokens);
         return;
       case "reply.cancelled":
-        if (this.#response === undefined) return;
-        this.#finish("cancelled", { type: "cancelled", reason: this.#response.cancelRequested ? "client_cancelled" : "turn_detected" });
+        if (this.#response !== undefined) this.#finish("cancelled", { type: "cancelled", reason: this.#response.cancelRequested ? "client_cancelled" : "turn_detected" });
+        if (this.#tools.replyEnded()) this.#payOwed();
         return;
       case "session.reset":
         this.#typed.length = 0;
@@ -281,6 +311,7 @@ export class RealtimeBinding {
       case "error.reported":
         this.error({ type: event.fatal ? "server_error" : "invalid_request_error", code: event.code, message: event.message });
         if (event.fatal && this.#response !== undefined) this.#finish("failed", { type: "failed", error: { type: "server_error", code: event.code } });
+        if (event.fatal && this.#tools.replyEnded()) this.#payOwed();
         return;
       default:
         // Tool calls, tool results, usage, metrics, state, hand-offs: the gateway's own business.
@@ -322,8 +353,9 @@ export class RealtimeBinding {
 
   /** Show the reply's text as it now stands: a delta when it extends what was sent. */
   #show(response: OpenResponse): void {
-    const lines = response.toolLines.filter((line) => !response.snapshot.includes(line));
-    const text = [...lines, response.snapshot].filter((part) => part !== "").join(" ");
+    const snapshot = this.#tools.unshown(response.snapshot);
+    const lines = response.toolLines.filter((line) => !snapshot.includes(line));
+    const text = [...lines, snapshot].filter((part) => part !== "").join(" ");
     response.text = text;
     const delta = appendedText(response.sent, text); // undefined when rewritten: the `done` events carry the whole text
     if (delta !== undefined && delta !== "") this.#delta(response, delta);
@@ -344,20 +376,16 @@ export class RealtimeBinding {
     return { id: response.item.id, role: "assistant", status, content: status === "in_progress" ? [] : [content] };
   }
 
-  /** The open response, or a new one: a reply begins with its first words or audio. */
+  /** The open response with its message, or a new one: a reply begins (or continues after a client tool's call) with its first words or audio. */
   #open(): OpenResponse {
     if (this.#response !== undefined) return this.#response;
-    const response: OpenResponse = { id: this.#options.id("resp"), item: { id: this.#options.id("item") }, previous: this.#lastItem, snapshot: "", toolLines: [], text: "", sent: "", cancelRequested: false };
-    this.#response = response;
-    this.#move("responding");
-    const modality = this.#options.modality;
+    const response = this.#begin();
     const item = this.#item(response, "in_progress", "");
-    const previous = response.previous;
     this.#lastItem = item.id;
-    this.#send(server.responseCreated(this.#eventId(), { id: response.id, status: "in_progress", modality, output: [] }));
+    response.message = true;
     this.#send(server.outputItemAdded(this.#eventId(), response.id, item));
-    this.#send(server.itemAdded(this.#eventId(), item, previous));
-    this.#send(server.contentPartAdded(this.#eventId(), this.#at(response), modality));
+    this.#send(server.itemAdded(this.#eventId(), item, response.previous));
+    this.#send(server.contentPartAdded(this.#eventId(), this.#at(response), this.#options.modality));
     return response;
   }
 
@@ -367,14 +395,44 @@ export class RealtimeBinding {
     if (limit !== undefined) this.#send(server.rateLimitsUpdated(this.#eventId(), limit, used));
   }
 
-  #finish(status: Exclude<ResponseStatus, "in_progress">, details?: StatusDetails, usage?: ReplyUsage): void {
+  /** `response.created`: it answers a `response.create` absorbed before it. */
+  #begin(replying = true): OpenResponse {
+    const response: OpenResponse = { id: this.#options.id("resp"), item: { id: this.#options.id("item") }, previous: this.#lastItem, message: false, snapshot: "", toolLines: [], text: "", sent: "", cancelRequested: false };
+    this.#response = response;
+    this.#move("responding");
+    this.#tools.responseBegan(replying);
+    this.#send(server.responseCreated(this.#eventId(), { id: response.id, status: "in_progress", modality: this.#options.modality, output: [] }));
+    return response;
+  }
+
+  /** An absorbed `response.create` no response answered (the reply ended silent): an empty one. */
+  #payOwed(): void {
+    this.#begin(false);
+    this.#finish("completed");
+  }
+
+  /** `call`: a declared client tool's call, the response's last output (its continuation is a new response). */
+  #finish(status: Exclude<ResponseStatus, "in_progress">, details?: StatusDetails, usage?: ReplyUsage, call?: { callId: string; name: string; args: unknown }): void {
     const response = this.#response;
     if (response === undefined) return;
     this.#response = undefined;
     this.#move("idle");
+    const output: ConversationItem[] = response.message ? [this.#messageDone(response, status)] : [];
+    if (call !== undefined) {
+      const previous = this.#lastItem;
+      this.#lastItem = this.#options.id("item");
+      const item = this.#tools.call((event) => this.#send(event), () => this.#eventId(), { responseId: response.id, outputIndex: output.length, previous, shown: response.text }, { ...call, id: this.#lastItem });
+      output.push(item);
+      this.#itemDone(item, previous);
+    }
+    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality: this.#options.modality, output, ...(details === undefined ? {} : { statusDetails: details }), ...(usage === undefined ? {} : { usage }) }));
+  }
+
+  /** The message's `done` events and item. */
+  #messageDone(response: OpenResponse, status: Exclude<ResponseStatus, "in_progress">): MessageItem {
     const modality = this.#options.modality;
     // What the client was shown (the deltas add up to it), tool lines included; the recorded reply only if nothing was.
-    const text = response.text === "" ? (response.committed ?? "") : response.text;
+    const text = response.text === "" ? this.#tools.unshown(response.committed ?? "") : response.text;
     const at = this.#at(response);
     // A reply the session only committed (no snapshot first): its text as one last delta, so the deltas add up to the done text.
     const last = appendedText(response.sent, text);
@@ -389,6 +447,6 @@ export class RealtimeBinding {
     const item = this.#item(response, status === "completed" ? "completed" : "incomplete", text);
     this.#send(server.outputItemDone(this.#eventId(), response.id, item));
     this.#itemDone(item, response.previous);
-    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality, output: [item], ...(details === undefined ? {} : { statusDetails: details }), ...(usage === undefined ? {} : { usage }) }));
+    return item;
   }
 }

@@ -5,7 +5,7 @@
  * where one field is at fault, its `param`. Nothing here knows the session.
  */
 import { z } from "zod";
-import { MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
+import { CommandSchemas, MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
 
 /** The largest text frame `/v1/realtime` reads (bytes): room for one `input_audio_buffer.append` of `MAX_APPEND_AUDIO_BYTES` as base64, plus its JSON. */
 export const MAX_REALTIME_FRAME_BYTES = 1024 * 1024;
@@ -47,9 +47,14 @@ export interface RealtimeAudioFormat {
   readonly rate: 24000;
 }
 
+/** At most this many tools in one `session.update` (the Realtime API takes 128 function tools). */
+export const MAX_DECLARED_TOOLS = 128;
+
 /** What a `session.update` asks for, after validation: only the fields the gateway applies. */
 export interface SessionUpdate {
   readonly outputModalities?: readonly ("text" | "audio")[];
+  /** The client tools the client declares it runs, by name (its description and parameters are not read: the agent's stand). */
+  readonly tools?: readonly string[];
   readonly inputFormat?: RealtimeAudioFormat;
   readonly outputFormat?: RealtimeAudioFormat;
   /** Fields read and ignored: the agent owns them (docs/realtime.md "session.update"). */
@@ -61,6 +66,8 @@ export type RealtimeClientEvent =
   | { readonly type: "session.update"; readonly eventId?: string; readonly update: SessionUpdate }
   | { readonly type: "input_audio_buffer.append"; readonly eventId?: string; readonly audio: Uint8Array }
   | { readonly type: "conversation.item.create"; readonly eventId?: string; readonly itemId?: string; readonly text: string }
+  /** `conversation.item.create` with a `function_call_output` item: the client's answer to a call. */
+  | { readonly type: "function_call_output"; readonly eventId?: string; readonly itemId?: string; readonly callId: string; readonly output: string }
   | { readonly type: "conversation.item.retrieve"; readonly eventId?: string; readonly itemId: string }
   | { readonly type: "response.create"; readonly eventId?: string }
   | { readonly type: "response.cancel"; readonly eventId?: string };
@@ -131,6 +138,13 @@ const ItemCreateSchema = z.object({
     .loose(),
 });
 
+/** A `function_call_output` item, bounded as `tool_result` is (transport/protocol.ts): the call id and the output. */
+const FunctionCallOutputSchema = z.object({ id: ItemId, type: z.literal("function_call_output"), call_id: CommandSchemas.tool_result.shape.toolCallId, output: CommandSchemas.tool_result.shape.result }).loose();
+
+/** A tool in `session.update`: a `function` tool (other kinds, such as `mcp`, are refused by name). */
+const DeclaredToolSchema = z.object({ type: z.literal("function").optional(), name: z.string().min(1).max(64) }).loose();
+const DeclaredToolsSchema = z.array(DeclaredToolSchema).max(MAX_DECLARED_TOOLS);
+
 const ItemRetrieveSchema = z.object({ type: z.literal("conversation.item.retrieve"), event_id: EventId, item_id: z.string().min(1).max(64) });
 const ResponseCreateSchema = z.object({ type: z.literal("response.create"), event_id: EventId, response: z.record(z.string(), z.unknown()).optional() });
 const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().optional() });
@@ -150,9 +164,10 @@ export function decodeAudio(text: string, maxBytes: number): Uint8Array | { read
 }
 
 /** The first schema problem as `param` (the field's path) and a message. */
-function schemaProblem(type: string, error: z.ZodError, eventId: string | undefined): ParsedClientEvent {
+function schemaProblem(type: string, error: z.ZodError, eventId: string | undefined, under?: string): ParsedClientEvent {
   const issue = error.issues[0];
-  const param = issue === undefined || issue.path.length === 0 ? undefined : issue.path.join(".");
+  const path = [...(under === undefined ? [] : [under]), ...(issue?.path ?? [])];
+  const param = path.length === 0 ? undefined : path.join(".");
   return refuse("invalid_value", `${type}: ${param === undefined ? "" : `${param}: `}${issue?.message ?? "invalid"}`, { ...(param === undefined ? {} : { param }), eventId });
 }
 
@@ -172,6 +187,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 function sessionUpdate(session: Record<string, unknown>, eventId: string | undefined): ParsedClientEvent {
   const ignored: string[] = [];
   let outputModalities: ("text" | "audio")[] | undefined;
+  let tools: string[] | undefined;
   let inputFormat: RealtimeAudioFormat | undefined;
   let outputFormat: RealtimeAudioFormat | undefined;
   for (const [field, value] of Object.entries(session)) {
@@ -184,11 +200,13 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
       continue;
     }
     if (field === "tools") {
-      if (Array.isArray(value) && value.length === 0) {
-        ignored.push("session.tools");
-        continue;
+      const parsed = DeclaredToolsSchema.safeParse(value);
+      if (!parsed.success) {
+        const param = ["session.tools", ...(parsed.error.issues[0]?.path ?? [])].join(".");
+        return refuse("invalid_value", `session.update: ${param}: tools are function tools ({"type":"function","name":…}), at most ${MAX_DECLARED_TOOLS}`, { param, eventId });
       }
-      return refuse("unsupported_value", "session.update: the client's own tools are not supported yet: the agent's tools run in the gateway; send tools: []", { param: "session.tools", eventId });
+      tools = parsed.data.map((tool) => tool.name);
+      continue;
     }
     if (field === "output_modalities") {
       const parsed = z.array(z.enum(["text", "audio"])).min(1).max(1).safeParse(value);
@@ -224,6 +242,7 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
   }
   const update: SessionUpdate = {
     ...(outputModalities === undefined ? {} : { outputModalities }),
+    ...(tools === undefined ? {} : { tools }),
     ...(inputFormat === undefined ? {} : { inputFormat }),
     ...(outputFormat === undefined ? {} : { outputFormat }),
     ignored,
@@ -234,8 +253,14 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
 function itemCreate(data: z.output<typeof ItemCreateSchema>): ParsedClientEvent {
   const eventId = data.event_id;
   const { item } = data;
+  if (item.type === "function_call_output") {
+    const output = FunctionCallOutputSchema.safeParse(item);
+    if (!output.success) return schemaProblem("conversation.item.create", output.error, eventId, "item");
+    const { id, call_id: callId } = output.data;
+    return { kind: "event", event: { type: "function_call_output", ...(eventId === undefined ? {} : { eventId }), ...(id === undefined ? {} : { itemId: id }), callId, output: output.data.output } };
+  }
   if (item.type !== "message") {
-    return refuse("unsupported_value", `conversation.item.create: items of type ${JSON.stringify(item.type)} are not supported yet: send a user message with input_text`, { param: "item.type", eventId });
+    return refuse("unsupported_value", `conversation.item.create: items of type ${JSON.stringify(item.type)} are not supported: send a user message with input_text, or a function_call_output`, { param: "item.type", eventId });
   }
   if (item.role !== "user") {
     return refuse("unsupported_value", `conversation.item.create: only user messages are supported (got role ${JSON.stringify(item.role)}); the agent's own instructions are its system prompt`, { param: "item.role", eventId });

@@ -19,6 +19,7 @@ import { Pacer } from "../transport/pacer.js";
 import { PeerSocket } from "../transport/peer-socket.js";
 import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, DEFAULT_LIMITS, stamp, ulid, type Limits, type ServerEvent } from "../transport/protocol.js";
 import { RealtimeBinding, type SessionInput } from "./binding.js";
+import type { ClientToolSpec } from "./client-tools.js";
 import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, parseClientEvent, type ParsedClientEvent } from "./client-events.js";
 import type { Modality } from "./server-events.js";
 
@@ -42,8 +43,8 @@ export interface RealtimeConnectionOptions {
   /** The agent's name (the session's `model`) and how it answers. */
   readonly agent: string;
   readonly modality: Modality;
-  /** The agent's clientTools (binding.ts). */
-  readonly clientTools?: ReadonlySet<string>;
+  /** The agent's clientTools (client-tools.ts). */
+  readonly clientTools?: ReadonlyMap<string, ClientToolSpec>;
   /** The agent's `usageLimits.totalTokens` (binding.ts). */
   readonly tokenLimit?: number;
 }
@@ -118,7 +119,7 @@ export class RealtimeConnection implements ClientLink {
     if (CLEARING_EVENTS.has(body.type)) {
       this.#pacer.clear();
       this.#fromSession(body);
-    } else if (AFTER_AUDIO_EVENTS.has(body.type)) {
+    } else if (AFTER_AUDIO_EVENTS.has(body.type) || this.#binding.waitsForAudio(body)) {
       this.#pacer.afterAudio(() => this.#fromSession(body));
     } else {
       this.#fromSession(body);

@@ -16,6 +16,16 @@ export interface RealtimeSessionView {
   /** The agent's name: there is no model to choose (docs/realtime.md). */
   readonly model: string;
   readonly modality: Modality;
+  /** The client tools the client declared, as the agent declares them (its description and parameters stand). */
+  readonly tools?: readonly RealtimeToolView[];
+}
+
+/** A declared client tool as `session.updated` shows it. */
+export interface RealtimeToolView {
+  readonly name: string;
+  readonly description: string;
+  /** The agent's JSON Schema of the arguments. */
+  readonly parameters: unknown;
 }
 
 /** One message item of the conversation, as events carry it. */
@@ -26,6 +36,27 @@ export interface MessageItem {
   /** User: `input_text` (typed) or `input_audio` (spoken, with its transcript); assistant: the modality's part. */
   readonly content: readonly ContentPart[];
 }
+
+/** A call of a client tool the client declared (docs/realtime.md "Client tools"): `callId` is the session's `toolCallId`, `arguments` the args as JSON. */
+export interface FunctionCallItem {
+  readonly type: "function_call";
+  readonly id: string;
+  readonly callId: string;
+  readonly name: string;
+  readonly arguments: string;
+  readonly status: "in_progress" | "completed";
+}
+
+/** The client's answer to a call (`conversation.item.create` with a `function_call_output`). */
+export interface FunctionCallOutputItem {
+  readonly type: "function_call_output";
+  readonly id: string;
+  readonly callId: string;
+  readonly output: string;
+}
+
+/** Any item of the conversation, as events carry it. */
+export type ConversationItem = MessageItem | FunctionCallItem | FunctionCallOutputItem;
 
 export type ContentPart =
   | { readonly type: "input_text"; readonly text: string }
@@ -43,7 +74,7 @@ export interface ResponseView {
   readonly id: string;
   readonly status: ResponseStatus;
   readonly modality: Modality;
-  readonly output: readonly MessageItem[];
+  readonly output: readonly ConversationItem[];
   readonly statusDetails?: StatusDetails;
   /** The reply's model tokens, when the session reported them (`usage` is left out otherwise). */
   readonly usage?: ReplyUsage;
@@ -67,7 +98,7 @@ function sessionBody(view: RealtimeSessionView): Record<string, unknown> {
       input: { format: PCM24, turn_detection: view.modality === "audio" ? { type: "server_vad" } : null, transcription: null, noise_reduction: null },
       output: { format: PCM24 },
     },
-    tools: [],
+    tools: (view.tools ?? []).map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters })),
     tool_choice: "auto",
   };
 }
@@ -79,17 +110,22 @@ export function errorEvent(eventId: string, error: RealtimeErrorBody): Stamped<{
   return { type: "error", event_id: eventId, error };
 }
 
-function itemBody(item: MessageItem): Record<string, unknown> {
+function itemBody(item: ConversationItem): Record<string, unknown> {
+  if ("callId" in item) {
+    return item.type === "function_call"
+      ? { id: item.id, object: "realtime.item", type: "function_call", status: item.status, call_id: item.callId, name: item.name, arguments: item.arguments }
+      : { id: item.id, object: "realtime.item", type: "function_call_output", status: "completed", call_id: item.callId, output: item.output };
+  }
   return { id: item.id, object: "realtime.item", type: "message", role: item.role, status: item.status, content: item.content.map((part) => ({ ...part })) };
 }
 
-export const itemAdded = (eventId: string, item: MessageItem, previousItemId: string | null) =>
+export const itemAdded = (eventId: string, item: ConversationItem, previousItemId: string | null) =>
   ({ type: "conversation.item.added", event_id: eventId, previous_item_id: previousItemId, item: itemBody(item) }) as const;
-export const itemDone = (eventId: string, item: MessageItem, previousItemId: string | null) =>
+export const itemDone = (eventId: string, item: ConversationItem, previousItemId: string | null) =>
   ({ type: "conversation.item.done", event_id: eventId, previous_item_id: previousItemId, item: itemBody(item) }) as const;
 
 /** An item the client asked for (`conversation.item.retrieve`): as last sent; spoken items carry their transcript, not their audio. */
-export const itemRetrieved = (eventId: string, item: MessageItem) => ({ type: "conversation.item.retrieved", event_id: eventId, item: itemBody(item) }) as const;
+export const itemRetrieved = (eventId: string, item: ConversationItem) => ({ type: "conversation.item.retrieved", event_id: eventId, item: itemBody(item) }) as const;
 
 export const speechStarted = (eventId: string, itemId: string, audioStartMs: number) =>
   ({ type: "input_audio_buffer.speech_started", event_id: eventId, item_id: itemId, audio_start_ms: Math.round(audioStartMs) }) as const;
@@ -135,10 +171,17 @@ interface At {
 }
 const place = (at: At) => ({ response_id: at.responseId, item_id: at.itemId, output_index: 0, content_index: 0 }) as const;
 
-export const outputItemAdded = (eventId: string, responseId: string, item: MessageItem) =>
-  ({ type: "response.output_item.added", event_id: eventId, response_id: responseId, output_index: 0, item: itemBody(item) }) as const;
-export const outputItemDone = (eventId: string, responseId: string, item: MessageItem) =>
-  ({ type: "response.output_item.done", event_id: eventId, response_id: responseId, output_index: 0, item: itemBody(item) }) as const;
+/** `outputIndex`: the item's place in the response's output (the message is first when there is one; function calls follow). */
+export const outputItemAdded = (eventId: string, responseId: string, item: ConversationItem, outputIndex = 0) =>
+  ({ type: "response.output_item.added", event_id: eventId, response_id: responseId, output_index: outputIndex, item: itemBody(item) }) as const;
+export const outputItemDone = (eventId: string, responseId: string, item: ConversationItem, outputIndex = 0) =>
+  ({ type: "response.output_item.done", event_id: eventId, response_id: responseId, output_index: outputIndex, item: itemBody(item) }) as const;
+
+/** A call's arguments (JSON text): sent whole, as one delta, since the session hands the call over complete. */
+export const argumentsDelta = (eventId: string, responseId: string, item: FunctionCallItem, outputIndex: number) =>
+  ({ type: "response.function_call_arguments.delta", event_id: eventId, response_id: responseId, item_id: item.id, output_index: outputIndex, call_id: item.callId, delta: item.arguments }) as const;
+export const argumentsDone = (eventId: string, responseId: string, item: FunctionCallItem, outputIndex: number) =>
+  ({ type: "response.function_call_arguments.done", event_id: eventId, response_id: responseId, item_id: item.id, output_index: outputIndex, call_id: item.callId, name: item.name, arguments: item.arguments }) as const;
 
 /** The content part of a response: `text` (with its text) or `audio` (with its transcript). */
 const part = (modality: Modality, text: string) => (modality === "text" ? { type: "text", text } : { type: "audio", transcript: text });

@@ -31,7 +31,7 @@ import { serveRequests, serveUpgrades } from "./entry.js";
 import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } from "./agent-routes.js";
 import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
-import { acceptRealtime, chooseRealtimeProtocol, clientToolNames, REALTIME_PATH } from "./realtime-route.js";
+import { acceptRealtime, chooseRealtimeProtocol, clientTools, REALTIME_PATH } from "./realtime-route.js";
 import { MAX_REALTIME_FRAME_BYTES } from "../realtime/client-events.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
@@ -256,7 +256,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     if (realtime) {
       return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
-        const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientToolNames(current.team), tokenLimit: current.config.usageLimits?.totalTokens }) };
+        const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens }) };
         acceptRealtime(ws, req, url, { ...deps, startSession: (link) => startSession(link, { transport: "realtime" }) });
       });
     }

@@ -13,6 +13,7 @@ import type { Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import type { LogThrottle, Logger } from "../log.js";
 import { isClientTool, type SessionMode, type Team } from "../manifest/index.js";
+import type { ClientToolSpec } from "../realtime/client-tools.js";
 import { RealtimeConnection } from "../realtime/connection.js";
 import { errorEvent } from "../realtime/server-events.js";
 import type { Modality } from "../realtime/server-events.js";
@@ -53,9 +54,10 @@ export function realtimeAuthorized(apiKey: string, presented: string | undefined
   return check.ok || presented.includes(".") ? check : { ok: false, reason: "the API key or session token is not valid" };
 }
 
-/** The clientTools of the agent and of those it may hand the session to (a sub-agent has none), by the name the model calls. */
-export function clientToolNames(team: Team): ReadonlySet<string> {
-  return new Set(team.agents.filter((member) => member.role !== "subagent").flatMap((member) => Object.entries(member.def.tools ?? {}).flatMap(([name, def]) => (isClientTool(def) ? [name] : []))));
+/** The clientTools of the agent and of those it may hand the session to (a sub-agent has none), by the name the model calls, with the description and JSON Schema the model reads. */
+export function clientTools(team: Team): ReadonlyMap<string, ClientToolSpec> {
+  const members = team.agents.filter((member) => member.role !== "subagent");
+  return new Map(members.flatMap((member) => Object.entries(member.def.tools ?? {}).flatMap(([name, def]) => (isClientTool(def) ? [[name, { description: def.description, parameters: def.parameters.json }] as const] : []))));
 }
 
 /** What the agent answers in, as Realtime sees it. */
@@ -73,7 +75,7 @@ export interface RealtimeAcceptDeps {
   /** The token audience: the agent the gateway was started with. */
   readonly tokenAgent: string;
   /** The agent new sessions start with (a reload may change it). */
-  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlySet<string>; readonly tokenLimit?: number | undefined };
+  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlyMap<string, ClientToolSpec>; readonly tokenLimit?: number | undefined };
   /** Start the gateway's own session on the link (the same as `/websocket`'s). */
   readonly startSession: (link: RealtimeConnection) => void;
 }

@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, clientTool, tool, withTools } from "../../src/manifest/index.js";
-import { clientToolRefusal } from "../../src/realtime/binding.js";
+import { clientToolRefusal } from "../../src/realtime/client-tools.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway, GatewayOptions } from "../../src/server/gateway-types.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
@@ -98,7 +98,7 @@ describe("/v1/realtime with a text agent, from the openai package's Realtime cli
     expect(fake.requests[1]?.messages.some((m) => m.role === "tool")).toBe(true);
   });
 
-  it("answers the agent's clientTool call at once with a failure the model reads: this client cannot run it yet", async () => {
+  it("answers the agent's clientTool call at once with a failure the model reads: this client did not declare it", async () => {
     await start();
     client = new RealtimeTestClient(port, "k");
     await client.next("response.done");

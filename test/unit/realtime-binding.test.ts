@@ -2,7 +2,8 @@ import type { IncomingMessage } from "node:http";
 import type { RealtimeServerEvent as OpenAiServerEvent } from "openai/resources/realtime/realtime";
 import { describe, expect, it } from "vitest";
 import { mintToken } from "../../src/server/auth.js";
-import { clientToolRefusal, RealtimeBinding, type SessionInput } from "../../src/realtime/binding.js";
+import { RealtimeBinding, type SessionInput } from "../../src/realtime/binding.js";
+import { clientToolRefusal } from "../../src/realtime/client-tools.js";
 import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
 import { chooseRealtimeProtocol, realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
 
@@ -120,7 +121,7 @@ describe("RealtimeBinding: one connection bound to one session", () => {
 
   it("hands back a failure for the agent's clientTool calls, and nothing for its server tools", () => {
     const sent: RealtimeServerEvent[] = [];
-    const binding = new RealtimeBinding({ modality: "text", agent: "shop", send: (event) => sent.push(event), id: (prefix) => prefix, clientTools: new Set(["pick_colour"]) });
+    const binding = new RealtimeBinding({ modality: "text", agent: "shop", send: (event) => sent.push(event), id: (prefix) => prefix, clientTools: new Map([["pick_colour", { description: "Ask the page for a colour", parameters: {} }]]) });
     expect(binding.session({ type: "tool.called", toolCallId: "c1", toolName: "pick_colour", args: {} })).toEqual([
       { kind: "command", command: { type: "tool_result", toolCallId: "c1", result: clientToolRefusal("pick_colour"), error: clientToolRefusal("pick_colour") } },
     ]);

@@ -48,7 +48,7 @@ describe("parseClientEvent: what a stranger's frame can be", () => {
     const item = (value: unknown) => parse({ type: "conversation.item.create", item: value });
     const read = item({ id: "item_1", type: "message", role: "user", content: [{ type: "input_text", text: " hi " }] });
     expect(read).toEqual({ kind: "event", event: { type: "conversation.item.create", itemId: "item_1", text: "hi" } });
-    expect(refusal(item({ type: "function_call_output", call_id: "c", output: "x" }))).toMatchObject({ code: "unsupported_value", param: "item.type" });
+    expect(refusal(item({ type: "function_call", call_id: "c", name: "f", arguments: "{}" }))).toMatchObject({ code: "unsupported_value", param: "item.type" });
     expect(refusal(item({ type: "message", role: "system", content: [{ type: "input_text", text: "x" }] }))).toMatchObject({ param: "item.role" });
     expect(refusal(item({ type: "message", role: "user", content: [{ type: "input_audio", audio: "" }] }))).toMatchObject({ param: "item.content.0.type" });
     expect(refusal(item({ type: "message", role: "user", content: [{ type: "input_text", text: "   " }] }))?.message).toContain("empty");
@@ -61,14 +61,13 @@ describe("parseClientEvent: what a stranger's frame can be", () => {
     expect(applied).toMatchObject({ kind: "event", event: { update: { outputModalities: ["audio"], inputFormat: { type: "audio/pcm", rate: 24000 } } } });
     expect(applied.kind === "event" && applied.event.type === "session.update" ? applied.event.update.ignored : []).toEqual([
       "session.instructions",
-      "session.tools",
       "session.audio.input.turn_detection",
       "session.audio.output.voice",
     ]);
     expect(refusal(update({ audio: { output: { format: { type: "audio/pcmu" } } } }))).toMatchObject({ code: "unsupported_value", param: "session.audio.output.format" });
     expect(refusal(update({ audio: { input: { format: { type: "audio/pcm", rate: 16000 } } } }))).toMatchObject({ param: "session.audio.input.format.rate" });
     expect(refusal(update({ audio: { input: { turn_detection: null } } }))).toMatchObject({ param: "session.audio.input.turn_detection" });
-    expect(refusal(update({ tools: [{ type: "function", name: "f" }] }))).toMatchObject({ param: "session.tools" });
+    expect(refusal(update({ tools: [{ type: "mcp", server_label: "f" }] }))).toMatchObject({ param: "session.tools.0.type" });
     expect(refusal(update({ output_modalities: ["audio", "text"] }))).toMatchObject({ param: "session.output_modalities" });
     expect(refusal(update({ temperature: 0.2 }))).toMatchObject({ code: "unknown_parameter", param: "session.temperature" });
     expect(refusal(update({ type: "transcription" }))).toMatchObject({ param: "session.type" });
