@@ -11,6 +11,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, clientTool, withTools } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
+import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { startPipelineGateway } from "../helpers/pipeline-fakes.js";
 import { RealtimeTestClient } from "../helpers/realtime-client.js";
 
@@ -169,6 +170,33 @@ describe("client tools on /v1/realtime, from the openai package's Realtime clien
     expect(client.of("response.output_audio.delta").filter((e) => e.response_id === spoken.response_id).length).toBeGreaterThan(0);
     expect(toolResultRead(fakes.llm)).toBe("amber");
     expect(client.of("error")).toEqual([]);
+  }, 30_000);
+});
+
+describe("client tools on /v1/realtime in front of an s2s agent", () => {
+  it("the service's call of a declared clientTool reaches the client, and the spoken reply uses its answer", async () => {
+    const service = await startFakeOpenAiRealtime({ paceMs: 10 });
+    const def = withTools(agent({ name: "realtime", greeting: "", s2s: { kind: "openai-realtime", options: { url: service.url } } }), { pick_colour: pickColour });
+    const gateway = createGateway({ agent: def, logger: silentLogger, env: { OPENAI_API_KEY: "test-key" }, processMetrics: false });
+    cleanups.push(() => service.close(), () => gateway.close());
+    const { port } = await gateway.listen(0, "127.0.0.1");
+    const client = openaiClient(port);
+    await client.next("session.created");
+    client.rt.send({ type: "session.update", session: { type: "realtime", tools: [{ type: "function", name: "pick_colour" }] } });
+    await client.next("session.updated");
+    service.enqueue({ toolCall: { name: "pick_colour", args: { palette: "warm" } } }, { say: "Your colour is amber.", audioMs: 300 });
+    const after = client.events.length;
+    await service.userSays("pick a colour for me");
+    const call = await client.next("response.function_call_arguments.done", after);
+    expect(call).toMatchObject({ name: "pick_colour", arguments: JSON.stringify({ palette: "warm" }) });
+    client.rt.send({ type: "conversation.item.create", item: { type: "function_call_output", call_id: call.call_id, output: "amber" } });
+    client.rt.send({ type: "response.create" });
+    while (!client.of("response.output_audio_transcript.done").some((e) => e.transcript.includes("amber"))) await client.next("response.done");
+    // The client's answer reached the service as the call's output.
+    const output = service.messages.map((m) => m.message).find((m) => m.type === "conversation.item.create" && (m.item as { type?: string } | undefined)?.type === "function_call_output");
+    expect(output?.item).toMatchObject({ output: "amber" });
+    expect(client.of("error")).toEqual([]);
+    expect(service.violations).toEqual([]);
   }, 30_000);
 });
 
