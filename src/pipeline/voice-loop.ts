@@ -1,5 +1,6 @@
 import type { AgentNote } from "../turn/agent-note.js";
 import { InputChecks } from "../turn/input-checks.js";
+import type { HeardOutcome } from "../turn/heard-correction.js";
 import { PlaybackClock } from "../turn/playback-clock.js";
 import { TurnState, type TurnPhase } from "../turn/turn-state.js";
 import { countWords } from "./barge-in.js";
@@ -44,6 +45,8 @@ export class VoiceLoop {
   /** Caller turns through the input guardrails, in the order they ended; a cancel or reset drops those still being checked. */
   readonly #checks: InputChecks;
   #reply: VoiceReply | undefined;
+  /** The latest reply, in flight or recorded: the one a listener's truncate is about. */
+  #latest: VoiceReply | undefined;
   #holdUntil = 0;
   readonly #resume: FalseInterruption;
   readonly #preemption: Preemption;
@@ -179,6 +182,11 @@ export class VoiceLoop {
 
   playbackProgress(bufferedMs: number): void {
     this.#playback.report(bufferedMs);
+  }
+
+  /** The listener stopped playing the latest reply at `audioMs` of its audio: its record holds no more than that (turn/heard-correction.ts). */
+  truncateHeard(audioMs: number): HeardOutcome {
+    return this.#latest?.truncateHeard(audioMs) ?? "unchanged";
   }
 
   /** Push-to-talk (`turnTaking.detection: "manual"`). */
@@ -349,6 +357,7 @@ export class VoiceLoop {
     );
     ref.reply = reply;
     this.#reply = reply;
+    this.#latest = reply;
     this.#state.to("thinking");
     reply.started();
     return reply;

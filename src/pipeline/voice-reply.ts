@@ -1,4 +1,6 @@
+import type { ModelMessage } from "ai";
 import { GuardedOutput } from "../turn/guarded-output.js";
+import { ReplyHeard, type HeardOutcome } from "../turn/heard-correction.js";
 import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLatencies, TurnLedger } from "../turn/ledger.js";
 import type { GuardrailVerdict } from "../manifest/index.js";
@@ -64,6 +66,8 @@ export class VoiceReply {
   #heardLatch: number | undefined;
   /** The model's words on their way to TTS, through the output guardrails. */
   #output: GuardedOutput | undefined;
+  /** What the listener says it heard (`truncateHeard`): a cap before the record, a correction after. */
+  readonly #heard = new ReplyHeard((audioMs) => countWords(this.gate.heard(this.#deps.playback.timeline()(audioMs))));
 
   /** `releaseAt`: epoch ms before which its audio is held (the floor, or the backoff after a barge-in). */
   constructor(deps: VoiceReplyDeps, releaseAt: number) {
@@ -211,15 +215,35 @@ export class VoiceReply {
     // A reply is recorded once it has been heard: until its audio has played it can still be interrupted.
     if (spoken) await this.#played();
     if (this.epoch !== ledger.epoch || this.superseded) return;
+    // What was heard: the estimate (the latch at a barge-in), never more than where the listener said it stopped.
+    const rebuild = (words: number): ModelMessage[] => [...prompt, ...recordHeard(said.messages, said.partialText, words)];
     if (this.#interrupted || !spoken) {
-      const heard = this.gate.heard(this.#heardLatch ?? this.#deps.playback.heardModelMs(EAR_LAG_MS));
-      const messages = [...prompt, ...recordHeard(said.messages, said.partialText, countWords(heard))];
+      const words = this.#heard.limit(countWords(this.gate.heard(this.#heardLatch ?? this.#deps.playback.heardModelMs(EAR_LAG_MS))));
+      const messages = rebuild(words);
       ledger.settle(this.epoch, { status: "cancelled", messages, ...settled, metrics: this.#metrics(input, firstTokenMs) });
+      this.#recorded(messages, words, rebuild);
       return;
     }
-    if (ledger.settle(this.epoch, { status: "completed", text: said.text, messages: [...prompt, ...said.messages], ...settled, metrics: this.#metrics(input, firstTokenMs) })) {
-      this.#deps.settled();
-    }
+    const whole = countWords(this.gate.heard(Number.MAX_SAFE_INTEGER));
+    const words = this.#heard.limit(whole);
+    const messages = words < whole ? rebuild(words) : [...prompt, ...said.messages];
+    const recorded = ledger.settle(this.epoch, { status: "completed", text: said.text, messages, ...settled, metrics: this.#metrics(input, firstTokenMs) });
+    this.#recorded(messages, words, rebuild);
+    if (recorded) this.#deps.settled();
+  }
+
+  /**
+   * The listener stopped playing this reply at `audioMs` of its audio (`conversation.item.truncate`
+   * on `/v1/realtime`): its record holds no more than was heard by then (turn/heard-correction.ts).
+   */
+  truncateHeard(audioMs: number): HeardOutcome {
+    return this.#heard.truncate(audioMs, (epoch, old, next) => this.#deps.ledger.correct(epoch, old, next));
+  }
+
+  /** The record is written: a later truncate corrects it, through the reply's timeline as it stands now. */
+  #recorded(messages: readonly ModelMessage[], words: number, rebuild: (words: number) => ModelMessage[]): void {
+    const timeline = this.#deps.playback.timeline();
+    this.#heard.recorded({ epoch: this.epoch, messages, words, rebuild }, (audioMs) => countWords(this.gate.heard(timeline(audioMs))));
   }
 
   /** Show model text as part of the live snapshot. */
@@ -249,8 +273,14 @@ export class VoiceReply {
     await done;
     await this.#played();
     if (this.#interrupted) return;
-    const recorded = record ? { text, messages: [{ role: "assistant" as const, content: text }] } : {};
-    if (this.#deps.ledger.settle(this.epoch, { status: "spoken", ...recorded })) this.#deps.settled();
+    const line: ModelMessage[] = [{ role: "assistant", content: text }];
+    const whole = countWords(text);
+    const words = this.#heard.limit(whole);
+    const messages = words < whole ? recordHeard(line, undefined, words) : line;
+    const recorded = record ? { text, messages } : {};
+    const settled = this.#deps.ledger.settle(this.epoch, { status: "spoken", ...recorded });
+    if (record) this.#recorded(messages, words, (cut) => recordHeard(line, undefined, cut));
+    if (settled) this.#deps.settled();
   }
 
   /** The model's reply: an adopted speculation (its text, spoken now), or one streamed now. */

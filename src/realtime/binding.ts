@@ -10,6 +10,7 @@ import type { EventBody } from "../events.js";
 import { MAX_USER_TEXT_CHARS, type SessionCommand } from "../transport/protocol.js";
 import type { RealtimeClientEvent, RealtimeErrorBody } from "./client-events.js";
 import { ClientTools, clientToolRefusal, type ClientToolSpec } from "./client-tools.js";
+import { ReplyAudio } from "./reply-truncation.js";
 import * as server from "./server-events.js";
 import type { ConversationItem, MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
 import { appendedText } from "./text-deltas.js";
@@ -97,6 +98,8 @@ export class RealtimeBinding {
   #appendedMs = 0;
   /** The agent's clientTools the client runs, their calls, and the reply across them. */
   readonly #tools: ClientTools;
+  /** The latest reply's item and its audio sent: what `conversation.item.truncate` may name (reply-truncation.ts). */
+  readonly #replyAudio = new ReplyAudio();
 
   constructor(options: BindingOptions) {
     this.#options = options;
@@ -176,6 +179,12 @@ export class RealtimeBinding {
         this.#addItem({ type: "function_call_output", id: event.itemId ?? this.#options.id("item"), callId: event.callId, output: event.output });
         return [{ kind: "command", command: { type: "tool_result", toolCallId: event.callId, result: event.output } }];
       }
+      case "conversation.item.truncate": {
+        const outcome = this.#replyAudio.truncate(event, this.#items.get(event.itemId), this.#options.modality === "audio");
+        if ("refusal" in outcome) return refuse(outcome.refusal.code, outcome.refusal.message, outcome.refusal.param);
+        this.#send(server.itemTruncated(this.#eventId(), event.itemId, event.contentIndex, event.audioEndMs));
+        return [{ kind: "command", command: outcome.command }];
+      }
       case "response.create": {
         if (this.#pending.length === 0) {
           // After a tool output the agent continues by itself: its continuation answers this (docs/realtime.md "Client tools").
@@ -209,10 +218,14 @@ export class RealtimeBinding {
 
   /** `conversation.item.done`, and the item remembered for `conversation.item.retrieve`. */
   #itemDone(item: ConversationItem, previous: string | null): void {
+    this.#remember(item);
+    this.#send(server.itemDone(this.#eventId(), item, previous));
+  }
+
+  #remember(item: ConversationItem): void {
     this.#items.delete(item.id);
     this.#items.set(item.id, item);
     if (this.#items.size > MAX_REMEMBERED_ITEMS) this.#items.delete(this.#items.keys().next().value ?? "");
-    this.#send(server.itemDone(this.#eventId(), item, previous));
   }
 
   // ── session → client ────────────────────────────────────────────────────────────────────────
@@ -324,6 +337,7 @@ export class RealtimeBinding {
   agentAudio(pcm: Uint8Array): void {
     if (this.#state === "closed" || this.#options.modality !== "audio" || pcm.byteLength === 0) return;
     const response = this.#open();
+    this.#replyAudio.sent(response.item.id, pcm.byteLength);
     this.#send(server.audioDelta(this.#eventId(), this.#at(response), Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64")));
   }
 
@@ -383,6 +397,8 @@ export class RealtimeBinding {
     const item = this.#item(response, "in_progress", "");
     this.#lastItem = item.id;
     response.message = true;
+    this.#replyAudio.began(item.id);
+    this.#remember(item);
     this.#send(server.outputItemAdded(this.#eventId(), response.id, item));
     this.#send(server.itemAdded(this.#eventId(), item, response.previous));
     this.#send(server.contentPartAdded(this.#eventId(), this.#at(response), this.#options.modality));

@@ -69,6 +69,7 @@ export type RealtimeClientEvent =
   /** `conversation.item.create` with a `function_call_output` item: the client's answer to a call. */
   | { readonly type: "function_call_output"; readonly eventId?: string; readonly itemId?: string; readonly callId: string; readonly output: string }
   | { readonly type: "conversation.item.retrieve"; readonly eventId?: string; readonly itemId: string }
+  | { readonly type: "conversation.item.truncate"; readonly eventId?: string; readonly itemId: string; readonly contentIndex: number; readonly audioEndMs: number }
   | { readonly type: "response.create"; readonly eventId?: string }
   | { readonly type: "response.cancel"; readonly eventId?: string };
 
@@ -146,6 +147,14 @@ const DeclaredToolSchema = z.object({ type: z.literal("function").optional(), na
 const DeclaredToolsSchema = z.array(DeclaredToolSchema).max(MAX_DECLARED_TOOLS);
 
 const ItemRetrieveSchema = z.object({ type: z.literal("conversation.item.retrieve"), event_id: EventId, item_id: z.string().min(1).max(64) });
+/** `audio_end_ms`: an integer, ms of the item's audio (the API's own type); at most 24 h. */
+const ItemTruncateSchema = z.object({
+  type: z.literal("conversation.item.truncate"),
+  event_id: EventId,
+  item_id: z.string().min(1).max(64),
+  content_index: z.number().int().min(0),
+  audio_end_ms: z.number().int().min(0).max(86_400_000),
+});
 const ResponseCreateSchema = z.object({ type: z.literal("response.create"), event_id: EventId, response: z.record(z.string(), z.unknown()).optional() });
 const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().optional() });
 
@@ -328,6 +337,12 @@ export function parseClientEvent(text: string, maxFrameBytes = MAX_REALTIME_FRAM
     case "conversation.item.retrieve": {
       const parsed = ItemRetrieveSchema.safeParse(value);
       return parsed.success ? { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }), itemId: parsed.data.item_id } } : schemaProblem(type, parsed.error, eventId);
+    }
+    case "conversation.item.truncate": {
+      const parsed = ItemTruncateSchema.safeParse(value);
+      if (!parsed.success) return schemaProblem(type, parsed.error, eventId);
+      const { item_id: itemId, content_index: contentIndex, audio_end_ms: audioEndMs } = parsed.data;
+      return { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }), itemId, contentIndex, audioEndMs } };
     }
     case "response.create": {
       const parsed = ResponseCreateSchema.safeParse(value);

@@ -127,6 +127,10 @@ export const itemDone = (eventId: string, item: ConversationItem, previousItemId
 /** An item the client asked for (`conversation.item.retrieve`): as last sent; spoken items carry their transcript, not their audio. */
 export const itemRetrieved = (eventId: string, item: ConversationItem) => ({ type: "conversation.item.retrieved", event_id: eventId, item: itemBody(item) }) as const;
 
+/** A truncate applied (`conversation.item.truncate`): the reply's record holds no more than was heard by `audioEndMs` of its audio. */
+export const itemTruncated = (eventId: string, itemId: string, contentIndex: number, audioEndMs: number) =>
+  ({ type: "conversation.item.truncated", event_id: eventId, item_id: itemId, content_index: contentIndex, audio_end_ms: audioEndMs }) as const;
+
 export const speechStarted = (eventId: string, itemId: string, audioStartMs: number) =>
   ({ type: "input_audio_buffer.speech_started", event_id: eventId, item_id: itemId, audio_start_ms: Math.round(audioStartMs) }) as const;
 export const speechStopped = (eventId: string, itemId: string, audioEndMs: number) =>

@@ -46,5 +46,8 @@ export function routeCommand(command: SessionCommand, mode: ModeRunner, hooks: C
     case "user_turn_clear":
       mode.manual("clear");
       return;
+    case "truncate_heard":
+      mode.truncateHeard?.(command.audioMs);
+      return;
   }
 }

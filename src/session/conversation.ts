@@ -121,6 +121,19 @@ export class Conversation {
     return true;
   }
 
+  /**
+   * Replace the run of messages `old` (the very objects appended, in order) with `next`, if
+   * `epoch` is still current and the run is still there whole (trimming may have dropped it):
+   * how a reply's record is corrected to what the listener heard (turn/heard-correction.ts).
+   */
+  replace(epoch: number, old: readonly ModelMessage[], next: readonly ModelMessage[]): boolean {
+    if (epoch !== this.#epoch || old.length === 0) return false;
+    const at = this.#history.indexOf(old[0] as ModelMessage);
+    if (at === -1 || old.some((message, i) => this.#history[at + i] !== message)) return false;
+    this.#history.splice(at, old.length, ...next);
+    return true;
+  }
+
   /** Record a committed transcript line, if `epoch` is still current. */
   commit(epoch: number, line: TranscriptLine): boolean {
     if (epoch !== this.#epoch) return false;

@@ -21,6 +21,12 @@ export interface ModeRunner {
   strand(): void;
   audio(chunk: Uint8Array): void;
   playbackProgress(bufferedMs: number): void;
+  /**
+   * The listener stopped playing the latest reply at `audioMs` of its audio (a Realtime client's
+   * `conversation.item.truncate`): what is recorded of it as heard is cut to that, never lengthened
+   * (turn/heard-correction.ts). Voice modes only.
+   */
+  truncateHeard?(audioMs: number): void;
   manual(command: "start" | "commit" | "clear"): void;
   /** A tool's start or delayed line. */
   toolLine(line: ToolLine): void;

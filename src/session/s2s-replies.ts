@@ -22,6 +22,8 @@ export interface Reply {
   forget: boolean;
   /** The caller's speech this reply answers, if it answers speech. */
   speech: SpeechTurn | undefined;
+  /** Ms of its model audio the service was told were heard (`S2sSession.truncate`), once told. */
+  truncatedMs?: number;
 }
 
 /** The caller's speech, timed: when it ended (the service's VAD) and when a response first answered it (ms, session clock). */

@@ -56,6 +56,8 @@ export class S2sRunner implements ModeRunner {
   readonly #signal = new AbortController();
   /** The service's tool calls: run or refused, answered per response. */
   readonly #calls: S2sToolCalls;
+  /** The reply whose audio alone the playback timeline holds (a recorded out-of-band line's audio joins no reply: then none). */
+  #timelineOf: Reply | undefined;
   /** The service's events and the ports lent to the refusals and tool calls: one object for all (heap per call, docs/benchmarks.md). */
   readonly #hooks: S2sEvents & S2sRefusalsPort & S2sToolCallsPort;
 
@@ -148,6 +150,20 @@ export class S2sRunner implements ModeRunner {
 
   playbackProgress(bufferedMs: number): void {
     this.#playback.report(bufferedMs);
+  }
+
+  /**
+   * The listener stopped playing the latest reply at `audioMs` of its audio (tool lines included):
+   * the service's own truncate, at the model audio heard by then, when that is shorter than what
+   * it was told already (turn/heard-correction.ts; the service's memory is the model's context).
+   */
+  truncateHeard(audioMs: number): void {
+    const reply = this.#replies.latest;
+    if (reply === undefined || reply !== this.#timelineOf || reply.itemId === undefined || reply.forget) return;
+    const heardMs = Math.max(0, Math.round(this.#playback.timeline()(audioMs)));
+    if (heardMs >= (reply.truncatedMs ?? reply.audioMs)) return;
+    this.#truncate(reply, heardMs);
+    this.#ctx.log.info({ response: reply.responseId, heardMs }, "reply truncated by the listener");
   }
 
   manual(command: string): void {
@@ -264,13 +280,16 @@ export class S2sRunner implements ModeRunner {
     const reply = this.#replies.start(responseId);
     this.#options.thinking?.(true);
     this.#playback.resetTimeline();
+    this.#timelineOf = reply;
     // Its transcript goes out through the output guardrails: at once without any, else once checked.
     this.#refusals.started(reply);
   }
 
   #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
     const reply = this.#replies.get(responseId);
-    const filler = this.#lines.get(responseId)?.kind === "tool";
+    const line = this.#lines.get(responseId);
+    const filler = line?.kind === "tool";
+    if (line?.kind === "recorded") this.#timelineOf = undefined;
     if (reply !== undefined) reply.itemId ??= itemId;
     if (reply !== undefined && reply !== this.#replies.current) return;
     const output = this.#audio?.output;
@@ -353,14 +372,21 @@ export class S2sRunner implements ModeRunner {
     const { playing, current } = this.#replies.interrupt();
     // Finished at the service but still playing: the caller heard only part of it. A forgotten reply is removed instead.
     for (const reply of playing) {
-      if (reply.itemId !== undefined && !reply.forget) this.#session?.truncate(reply.itemId, heardMs);
+      if (!reply.forget) this.#truncate(reply, heardMs);
       this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in during playback");
     }
     if (current === undefined) return heardMs;
     if (!current.done && options.serviceCancels !== true) this.#session?.cancelResponse(current.responseId);
-    if (current.itemId !== undefined && !current.forget) this.#session?.truncate(current.itemId, heardMs);
+    if (!current.forget) this.#truncate(current, heardMs);
     this.#ctx.log.info({ response: current.responseId, heardMs }, "barge-in");
     return heardMs;
+  }
+
+  /** The service's memory of `reply` cut at `heardMs` of its model audio (nothing before its item is known). */
+  #truncate(reply: Reply, heardMs: number): void {
+    if (reply.itemId === undefined) return;
+    reply.truncatedMs = heardMs;
+    this.#session?.truncate(reply.itemId, heardMs);
   }
 
   /** A recorded line is the agent's once the caller has heard it whole (like a reply); a barge-in or cancel before then cuts it. */

@@ -213,6 +213,11 @@ export class VoiceRunner implements ModeRunner {
     this.#loop.playbackProgress(bufferedMs);
   }
 
+  truncateHeard(audioMs: number): void {
+    const outcome = this.#loop.truncateHeard(audioMs);
+    this.#ctx.log.debug({ audioMs, outcome }, "reply truncated by the listener");
+  }
+
   manual(command: "start" | "commit" | "clear"): void {
     this.#loop.manual(command);
   }

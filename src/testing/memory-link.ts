@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { AnnouncedFormat } from "../transport/audio-edge.js";
 import type { ClientLink, ConnectionHandler } from "../transport/client-connection.js";
-import { stamp, type Command, type EventBody, type EventType, type ServerEvent } from "../transport/protocol.js";
+import { stamp, type Command, type EventBody, type EventType, type LinkCommand, type ServerEvent } from "../transport/protocol.js";
 
 /**
  * A ClientLink in memory: what a session emits lands in `events`; `send` plays the client.
@@ -19,7 +19,7 @@ export class MemoryLink implements ClientLink {
   closed: { code: number; reason: string } | undefined;
   readonly #clock: Clock;
   #handler: ConnectionHandler | undefined;
-  readonly #pending: Command[] = [];
+  readonly #pending: (Command | LinkCommand)[] = [];
   readonly #waiters: { type: EventType; after: number; resolve: (event: ServerEvent) => void }[] = [];
 
   constructor(clock: Clock = systemClock) {
@@ -72,14 +72,14 @@ export class MemoryLink implements ClientLink {
     for (const command of this.#pending.splice(0)) this.#hand(handler, command);
   }
 
-  /** Play a client command (buffered until the session attaches, like a socket). */
-  send(command: Command): void {
+  /** Play a client command (buffered until the session attaches, like a socket), or a command only a link hands its session (`LinkCommand`). */
+  send(command: Command | LinkCommand): void {
     if (this.#handler === undefined) this.#pending.push(command);
     else this.#hand(this.#handler, command);
   }
 
   /** As a socket link does: the client's `playback_progress` is the link's playback report (this link holds nothing back). */
-  #hand(handler: ConnectionHandler, command: Command): void {
+  #hand(handler: ConnectionHandler, command: Command | LinkCommand): void {
     if (command.type === "playback_progress") handler.playback(command.bufferedMs);
     else handler.command(command);
   }

@@ -76,8 +76,14 @@ export const CommandSchemas = {
 
 export type CommandType = keyof typeof CommandSchemas;
 export type Command = { [K in CommandType]: z.output<(typeof CommandSchemas)[K]> }[CommandType];
+/**
+ * Commands only a link hands its session, never read from `/websocket`'s wire:
+ * `truncate_heard` — the listener stopped playing the latest reply at `audioMs` of its audio
+ * (`/v1/realtime`'s `conversation.item.truncate`, docs/realtime.md).
+ */
+export type LinkCommand = { readonly type: "truncate_heard"; readonly audioMs: number };
 /** The commands a link hands its session: `playback_progress` is the link's to report (`ConnectionHandler.playback`). */
-export type SessionCommand = Exclude<Command, { readonly type: "playback_progress" }>;
+export type SessionCommand = Exclude<Command, { readonly type: "playback_progress" }> | LinkCommand;
 export const COMMAND_TYPES = Object.keys(CommandSchemas) as readonly CommandType[];
 
 /** The outcome of reading one text frame. Never throws. */

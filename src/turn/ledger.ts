@@ -12,6 +12,8 @@ export interface LedgerHistory {
   readonly history: readonly ModelMessage[];
   /** Model messages (what the model sees next turn). */
   append(epoch: number, messages: readonly ModelMessage[]): boolean;
+  /** Replace the run `old` (objects appended before) with `next`: false when the epoch is stale or the run is gone. */
+  replace(epoch: number, old: readonly ModelMessage[], next: readonly ModelMessage[]): boolean;
   /** A transcript line (what `history.restored` shows); `refused`: a caller turn an input guardrail refused. */
   commit(epoch: number, line: { readonly role: "user" | "assistant"; readonly text: string; readonly refused?: true }): boolean;
 }
@@ -131,6 +133,11 @@ export class TurnLedger {
   /** Model messages written before the reply settles (a failed reply's steps). False when the epoch is stale. */
   append(epoch: number, messages: readonly ModelMessage[]): boolean {
     return this.#history.append(epoch, messages);
+  }
+
+  /** A recorded reply corrected to what was heard (turn/heard-correction.ts). False when the epoch is stale or the messages were trimmed. */
+  correct(epoch: number, recorded: readonly ModelMessage[], next: readonly ModelMessage[]): boolean {
+    return this.#history.replace(epoch, recorded, next);
   }
 
   /** The model failed mid-reply: a warning the client sees (the session goes on). */

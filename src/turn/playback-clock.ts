@@ -104,12 +104,27 @@ export class PlaybackClock {
 
   /** Ms of the reply's model stream heard by now, given an ear lag. */
   heardModelMs(earLagMs: number): number {
-    const heard = this.playedMs - earLagMs;
-    let total = 0;
-    for (const range of this.#modelRanges) {
-      if (heard <= range.start) break;
-      total = range.offset + Math.min(heard, range.end) - range.start;
-    }
-    return Math.max(0, total);
+    return modelMsAt(this.#modelRanges, this.playedMs - earLagMs);
   }
+
+  /**
+   * This reply's timeline as it stands, frozen: ms into its audio (model and filler, as the
+   * listener received it) → ms of its model stream by then. A client's report of where it stopped
+   * playing a reply (`conversation.item.truncate`'s `audio_end_ms`) is read through it, also after
+   * the next reply has reset the timeline.
+   */
+  timeline(): (timelineMs: number) => number {
+    const ranges = this.#modelRanges.map((range) => ({ ...range }));
+    return (timelineMs) => modelMsAt(ranges, timelineMs);
+  }
+}
+
+/** Ms of the model stream within the first `timelineMs` of a timeline whose model audio lies in `ranges`. */
+function modelMsAt(ranges: readonly { readonly start: number; readonly end: number; readonly offset: number }[], timelineMs: number): number {
+  let total = 0;
+  for (const range of ranges) {
+    if (timelineMs <= range.start) break;
+    total = range.offset + Math.min(timelineMs, range.end) - range.start;
+  }
+  return Math.max(0, total);
 }

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agent, withTools } from "../../src/manifest/index.js";
 import { startPipelineGateway, type PipelineGateway } from "../helpers/pipeline-fakes.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
+import { speakFor } from "../helpers/realtime-audio.js";
 import { RealtimeTestClient } from "../helpers/realtime-client.js";
 
 let served: PipelineGateway;
@@ -22,21 +23,6 @@ afterEach(async () => {
   client = undefined;
   await served.close();
 });
-
-/** 20 ms of a 24 kHz PCM16 tone, base64: what a Realtime client appends. */
-function frame(): string {
-  const samples = new Int16Array(480);
-  for (let i = 0; i < samples.length; i++) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 220 * i) / 24_000));
-  return Buffer.from(samples.buffer).toString("base64");
-}
-
-/** Append `ms` of audio in 20 ms events, in real time. */
-async function speakFor(rt: RealtimeTestClient, ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += 20) {
-    rt.rt.send({ type: "input_audio_buffer.append", audio: frame() });
-    await sleep(20);
-  }
-}
 
 /** The bytes of every `response.output_audio.delta` of the response `responseId`. */
 function audioOf(rt: RealtimeTestClient, responseId: string): number {

@@ -115,10 +115,10 @@ describe("/v1/realtime with a text agent, from the openai package's Realtime cli
     await start();
     client = new RealtimeTestClient(port, "k");
     await client.next("response.done");
-    client.rt.send({ type: "conversation.item.truncate", item_id: "x", content_index: 0, audio_end_ms: 0 });
+    client.rt.send({ type: "output_audio_buffer.clear" });
     const refused = await client.next("error");
     expect(refused.error).toMatchObject({ type: "invalid_request_error", code: "unsupported_event" });
-    expect(refused.error.message).toContain("conversation.item.truncate is not supported yet");
+    expect(refused.error.message).toContain("output_audio_buffer.clear is not supported yet");
     client.rt.send({ type: "session.update", session: { type: "realtime", output_modalities: ["audio"] } });
     expect((await client.next("error")).error.param).toBe("session.output_modalities");
     client.rt.socket.send("{not json");

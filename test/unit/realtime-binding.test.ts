@@ -167,3 +167,52 @@ describe("/v1/realtime credentials", () => {
     expect(chooseRealtimeProtocol(new Set(["openai-insecure-api-key.sk"]))).toBe(false);
   });
 });
+
+describe("RealtimeBinding: conversation.item.truncate", () => {
+  /** A voice reply with `ms` of 24 kHz audio sent, completed. */
+  function replied(ms: number) {
+    const bound = bind("audio");
+    bound.binding.session({ type: "agent-transcript.updated", text: "Your order shipped on Friday." });
+    bound.binding.agentAudio(new Uint8Array(48 * ms));
+    bound.binding.session({ type: "reply.completed" });
+    const item = (asOpenAi(bound.sent).find((e) => e.type === "response.output_item.added") as { item: { id: string } } | undefined)?.item.id ?? "";
+    return { ...bound, item };
+  }
+  const truncate = (itemId: string, audioEndMs: number, contentIndex = 0) => ({ type: "conversation.item.truncate" as const, itemId, contentIndex, audioEndMs, eventId: "e1" });
+
+  it("answers conversation.item.truncated and hands the session truncate_heard for the latest reply", () => {
+    const { binding, sent, item } = replied(1000);
+    expect(binding.client(truncate(item, 400))).toEqual([{ kind: "command", command: { type: "truncate_heard", audioMs: 400 } }]);
+    expect(sent.at(-1)).toMatchObject({ type: "conversation.item.truncated", item_id: item, content_index: 0, audio_end_ms: 400 });
+    // The whole audio is allowed; past it is not.
+    expect(binding.client(truncate(item, 1000))).toHaveLength(1);
+    expect(binding.client(truncate(item, 1001))).toEqual([]);
+    expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "invalid_value", param: "audio_end_ms", event_id: "e1" } });
+  });
+
+  it("takes the reply still in flight, and refuses an earlier one, a user item, another part, a text agent's", () => {
+    const { binding, sent, item } = replied(500);
+    binding.client({ type: "conversation.item.create", itemId: "item_u", text: "hi" });
+    binding.session({ type: "agent-transcript.updated", text: "Hello" });
+    binding.agentAudio(new Uint8Array(48 * 200));
+    const open = (asOpenAi(sent).filter((e) => e.type === "response.output_item.added").at(-1) as { item: { id: string } } | undefined)?.item.id ?? "";
+    expect(binding.client(truncate(open, 100))).toHaveLength(1);
+    const codes = [truncate(item, 0), truncate("item_u", 0), truncate(open, 0, 1), truncate("nope", 0)].map((event) => {
+      binding.client(event);
+      const last = sent.at(-1) as { error?: { code: string; param: string } };
+      return [last.error?.code, last.error?.param];
+    });
+    expect(codes).toEqual([
+      ["unsupported_value", "item_id"],
+      ["invalid_value", "item_id"],
+      ["invalid_value", "content_index"],
+      ["item_not_found", "item_id"],
+    ]);
+    const text = bind("text");
+    text.binding.session({ type: "agent-transcript.updated", text: "Hi" });
+    text.binding.session({ type: "reply.completed" });
+    const textItem = (asOpenAi(text.sent).find((e) => e.type === "response.output_item.added") as { item: { id: string } } | undefined)?.item.id ?? "";
+    expect(text.binding.client(truncate(textItem, 0))).toEqual([]);
+    expect(text.sent.at(-1)).toMatchObject({ type: "error", error: { code: "invalid_value", message: expect.stringContaining("answers in text") } });
+  });
+});

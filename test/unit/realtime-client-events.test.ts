@@ -20,7 +20,7 @@ describe("parseClientEvent: what a stranger's frame can be", () => {
 
   it("names an unknown type, and refuses every GA event this slice does not serve as not supported yet", () => {
     expect(refusal(parse({ type: "session.explode", event_id: "e1" }))).toMatchObject({ code: "invalid_event", param: "type", event_id: "e1" });
-    const served = ["session.update", "input_audio_buffer.append", "conversation.item.create", "conversation.item.retrieve", "response.create", "response.cancel"];
+    const served = ["session.update", "input_audio_buffer.append", "conversation.item.create", "conversation.item.retrieve", "conversation.item.truncate", "response.create", "response.cancel"];
     for (const type of GA_CLIENT_EVENT_TYPES.filter((t) => !served.includes(t))) {
       const error = refusal(parse({ type, event_id: "e2" }));
       expect(error, type).toMatchObject({ code: "unsupported_event", event_id: "e2" });

@@ -30,6 +30,12 @@ function history(): LedgerHistory & { lines: { role: string; text: string }[]; r
       state.lines.push(line);
       return true;
     },
+    replace(epoch, old, next) {
+      const at = state.history.indexOf(old[0] as ModelMessage);
+      if (epoch !== state.epoch || at === -1) return false;
+      state.history.splice(at, old.length, ...next);
+      return true;
+    },
   };
 }
 

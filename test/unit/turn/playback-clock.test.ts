@@ -30,3 +30,18 @@ describe("PlaybackClock: the model audio heard", () => {
     expect(playback.heardModelMs(0)).toBe(30);
   });
 });
+
+describe("PlaybackClock.timeline: a reply's audio ms → its model ms, frozen", () => {
+  it("leaves fillers out and keeps answering after the next reply resets the timeline", () => {
+    const playback = new PlaybackClock(virtualClock(0));
+    playback.queued(1000, "model");
+    playback.queued(500, "filler");
+    playback.queued(1000, "model");
+    const timeline = playback.timeline();
+    expect([0, 400, 1000, 1200, 1500, 1800, 9000].map(timeline)).toEqual([0, 400, 1000, 1000, 1000, 1300, 2000]);
+    playback.resetTimeline();
+    playback.queued(100, "filler");
+    expect(timeline(1800)).toBe(1300);
+    expect(playback.timeline()(1800)).toBe(0);
+  });
+});
