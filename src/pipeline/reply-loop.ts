@@ -186,6 +186,47 @@ export class ReplyLoop {
   }
 
   /**
+   * An out-of-band response (docs/realtime.md "Out-of-band responses"): one model call over
+   * `messages` with no tools, its text to `text` as it streams. It writes nothing anywhere.
+   */
+  async once(
+    messages: readonly ModelMessage[],
+    options: { readonly instructions?: string | undefined; readonly maxOutputTokens?: number | undefined },
+    signal: AbortSignal,
+    text: (delta: string) => void,
+  ): Promise<{ readonly status: "completed" | "cancelled" | "failed"; readonly text: string; readonly usage: ReplyUsage; readonly error?: unknown }> {
+    const deps = this.#deps;
+    const { settings } = deps;
+    let out = "";
+    let usage = NO_USAGE;
+    let error: unknown;
+    try {
+      const maxOutputTokens = options.maxOutputTokens ?? settings.maxOutputTokens;
+      const result = streamText({
+        model: deps.model,
+        system: options.instructions ?? (await deps.instructions()),
+        messages: [...messages],
+        maxRetries: settings.maxRetries,
+        abortSignal: signal,
+        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+        ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+        onError: () => {},
+      });
+      for await (const part of result.fullStream) {
+        if (part.type === "text-delta") {
+          out += part.text;
+          text(part.text);
+        } else if (part.type === "finish-step") usage = addStep(usage, part.usage);
+        else if (part.type === "error") error = part.error;
+      }
+    } catch (caught) {
+      error = caught;
+    }
+    if (signal.aborted) return { status: "cancelled", text: out, usage };
+    return error === undefined ? { status: "completed", text: out, usage } : { status: "failed", text: out, usage, error };
+  }
+
+  /**
    * Run one reply. `stopAfterStep` is asked after every step whose tool calls all settled, with
    * the reply's usage so far: true ends the reply before the next model call (a barge-in during a
    * tool call lets the tool finish and keeps its result; a sub-agent's token budget stops it).

@@ -10,6 +10,7 @@ import type { EventBody } from "../events.js";
 import { MAX_USER_TEXT_CHARS, type SessionCommand } from "../transport/protocol.js";
 import type { RealtimeClientEvent, RealtimeErrorBody } from "./client-events.js";
 import { ClientTools, clientToolRefusal, type ClientToolSpec } from "./client-tools.js";
+import { OutOfBandResponses } from "./out-of-band.js";
 import { ReplyAudio } from "./reply-truncation.js";
 import * as server from "./server-events.js";
 import type { ConversationItem, MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
@@ -77,6 +78,8 @@ export interface BindingOptions {
   readonly clientTools?: ReadonlyMap<string, ClientToolSpec>;
   /** The agent's `usageLimits.totalTokens`, if it sets one: sent as `rate_limits.updated` (usage.ts). */
   readonly tokenLimit?: number;
+  /** The gateway calls the agent's model (text, pipeline): out-of-band responses are served. Not for s2s. */
+  readonly outOfBand?: boolean;
 }
 
 export class RealtimeBinding {
@@ -100,10 +103,13 @@ export class RealtimeBinding {
   readonly #tools: ClientTools;
   /** The latest reply's item and its audio sent: what `conversation.item.truncate` may name (reply-truncation.ts). */
   readonly #replyAudio = new ReplyAudio();
+  /** Responses outside the conversation (`conversation: "none"`, out-of-band.ts). */
+  readonly #outOfBand: OutOfBandResponses;
 
   constructor(options: BindingOptions) {
     this.#options = options;
     this.#tools = new ClientTools(options.clientTools ?? new Map());
+    this.#outOfBand = new OutOfBandResponses({ send: (event) => this.#send(event), id: options.id, served: options.outOfBand === true });
   }
 
   get state(): BindingState {
@@ -186,6 +192,10 @@ export class RealtimeBinding {
         return [{ kind: "command", command: outcome.command }];
       }
       case "response.create": {
+        if (event.outOfBand !== undefined) {
+          const started = this.#outOfBand.start(event.outOfBand);
+          return "refusal" in started ? refuse(started.refusal.code, started.refusal.message, started.refusal.param) : [{ kind: "command", command: started.command }];
+        }
         if (this.#pending.length === 0) {
           // After a tool output the agent continues by itself: its continuation answers this (docs/realtime.md "Client tools").
           const absorbed = this.#tools.absorb(this.#response !== undefined);
@@ -200,6 +210,7 @@ export class RealtimeBinding {
         return [{ kind: "command", command: { type: "user_text", text } }];
       }
       case "response.cancel": {
+        if (event.responseId !== undefined && this.#outOfBand.cancel(event.responseId)) return [];
         if (this.#response === undefined && this.#typed.length === 0) return refuse("response_cancel_not_active", "response.cancel: there is no active response");
         if (this.#response !== undefined) this.#response.cancelRequested = true;
         // The session drops the turns still queued too: none of them will be answered.
@@ -344,6 +355,7 @@ export class RealtimeBinding {
   /** The session or the socket ended: nothing is sent after. */
   close(): void {
     if (this.#state === "closed") return;
+    this.#outOfBand.close();
     this.#move("closed");
   }
 

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { CommandSchemas, MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
+import { outOfBandRequest, type OutOfBandRequest } from "./out-of-band-request.js";
 
 /** The largest text frame `/v1/realtime` reads (bytes): room for one `input_audio_buffer.append` of `MAX_APPEND_AUDIO_BYTES` as base64, plus its JSON. */
 export const MAX_REALTIME_FRAME_BYTES = 1024 * 1024;
@@ -70,8 +71,8 @@ export type RealtimeClientEvent =
   | { readonly type: "function_call_output"; readonly eventId?: string; readonly itemId?: string; readonly callId: string; readonly output: string }
   | { readonly type: "conversation.item.retrieve"; readonly eventId?: string; readonly itemId: string }
   | { readonly type: "conversation.item.truncate"; readonly eventId?: string; readonly itemId: string; readonly contentIndex: number; readonly audioEndMs: number }
-  | { readonly type: "response.create"; readonly eventId?: string }
-  | { readonly type: "response.cancel"; readonly eventId?: string };
+  | { readonly type: "response.create"; readonly eventId?: string; readonly outOfBand?: OutOfBandRequest }
+  | { readonly type: "response.cancel"; readonly eventId?: string; readonly responseId?: string };
 
 /** One frame read: an event, or the `error` to answer it with. */
 export type ParsedClientEvent = { readonly kind: "event"; readonly event: RealtimeClientEvent } | { readonly kind: "refused"; readonly error: RealtimeErrorBody };
@@ -91,6 +92,17 @@ const refuse = (code: string, message: string, extra: { param?: string; eventId?
 export function notSupportedYet(type: string, eventId?: string): ParsedClientEvent {
   return refuse("unsupported_event", `${type} is not supported yet by this gateway (docs/realtime.md lists what is)`, { eventId });
 }
+
+/**
+ * Why `conversation.item.delete` is refused (docs/realtime.md "Semantics"): the items a client sees
+ * are this link's view, not the agent's history. A pipeline or text agent records a turn's prompt
+ * with its reply, joins the typed messages of one `response.create` (and a continuation's speech)
+ * into one user message, and keeps tool calls paired with their results and the history opening
+ * with a user turn; an s2s agent's history is its service's, under the service's own item ids. No
+ * item maps onto messages the session could remove alone, so none is removed.
+ */
+export const ITEM_DELETE_REFUSAL =
+  "conversation.item.delete is not supported: the agent's history is the gateway's (a turn's prompt is recorded with its reply, typed messages are joined into one turn, tool calls stay paired with their results; an s2s service keeps its own), so a Realtime item cannot be removed from it alone";
 
 const EventId = z.string().max(128).optional();
 const ItemId = z.string().min(1).max(64).optional();
@@ -156,7 +168,7 @@ const ItemTruncateSchema = z.object({
   audio_end_ms: z.number().int().min(0).max(86_400_000),
 });
 const ResponseCreateSchema = z.object({ type: z.literal("response.create"), event_id: EventId, response: z.record(z.string(), z.unknown()).optional() });
-const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().optional() });
+const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().max(64).optional() });
 
 /** Strict base64 (RFC 4648 §4, padded), as the Realtime API sends audio. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -289,13 +301,23 @@ function itemCreate(data: z.output<typeof ItemCreateSchema>): ParsedClientEvent 
   return { kind: "event", event: { type: "conversation.item.create", ...(eventId === undefined ? {} : { eventId }), ...(item.id === undefined ? {} : { itemId: item.id }), text } };
 }
 
-/** `response.create` with parameters: this build answers with the agent's default response only. */
+/** `response.create`: the agent's own reply without parameters, or an out-of-band response (`conversation: "none"`, out-of-band-request.ts). */
 function responseCreate(data: z.output<typeof ResponseCreateSchema>): ParsedClientEvent {
   const eventId = data.event_id;
-  const fields = Object.keys(data.response ?? {});
+  const response = data.response ?? {};
+  const fields = Object.keys(response);
+  if (response.conversation === "none") {
+    const parsed = outOfBandRequest(response);
+    if ("problem" in parsed) return refuse(parsed.code, `response.create: ${parsed.problem}`, { param: parsed.param, eventId });
+    return { kind: "event", event: { type: "response.create", ...(eventId === undefined ? {} : { eventId }), outOfBand: parsed } };
+  }
   if (fields.length > 0) {
     const param = `response.${fields[0] ?? ""}`;
-    return refuse("unsupported_value", `response.create: response parameters (${fields.join(", ")}) are not supported yet: send response.create without "response" for the agent's own reply`, { param, eventId });
+    return refuse(
+      "unsupported_value",
+      `response.create: response parameters (${fields.join(", ")}) are served for out-of-band responses (conversation: "none") only: send response.create without "response" for the agent's own reply`,
+      { param, eventId },
+    );
   }
   return { kind: "event", event: { type: "response.create", ...(eventId === undefined ? {} : { eventId }) } };
 }
@@ -350,8 +372,12 @@ export function parseClientEvent(text: string, maxFrameBytes = MAX_REALTIME_FRAM
     }
     case "response.cancel": {
       const parsed = ResponseCancelSchema.safeParse(value);
-      return parsed.success ? { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }) } } : schemaProblem(type, parsed.error, eventId);
+      if (!parsed.success) return schemaProblem(type, parsed.error, eventId);
+      const responseId = parsed.data.response_id;
+      return { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }), ...(responseId === undefined ? {} : { responseId }) } };
     }
+    case "conversation.item.delete":
+      return refuse("unsupported_event", ITEM_DELETE_REFUSAL, { eventId });
     default:
       if ((GA_CLIENT_EVENT_TYPES as readonly string[]).includes(type)) return notSupportedYet(type, eventId);
       return refuse("invalid_event", `unknown client event type ${JSON.stringify(type.slice(0, 64))}`, { param: "type", eventId });

@@ -47,6 +47,8 @@ export interface RealtimeConnectionOptions {
   readonly clientTools?: ReadonlyMap<string, ClientToolSpec>;
   /** The agent's `usageLimits.totalTokens` (binding.ts). */
   readonly tokenLimit?: number;
+  /** Out-of-band responses are served: the gateway calls the agent's model (binding.ts). */
+  readonly outOfBand?: boolean;
 }
 
 export class RealtimeConnection implements ClientLink {
@@ -71,6 +73,7 @@ export class RealtimeConnection implements ClientLink {
       id: (prefix) => `${prefix}_${ulid(this.#clock.now())}`,
       ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }),
       ...(options.tokenLimit === undefined ? {} : { tokenLimit: options.tokenLimit }),
+      ...(options.outOfBand === undefined ? {} : { outOfBand: options.outOfBand }),
     });
     this.#pacer = new Pacer(
       // Events never go through the pacer's text path (emit() orders them itself); audio leaves as the lead allows.

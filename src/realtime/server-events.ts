@@ -78,6 +78,8 @@ export interface ResponseView {
   readonly statusDetails?: StatusDetails;
   /** The reply's model tokens, when the session reported them (`usage` is left out otherwise). */
   readonly usage?: ReplyUsage;
+  /** An out-of-band response (`conversation: "none"`): no conversation, the client's metadata echoed. */
+  readonly outOfBand?: { readonly metadata: Readonly<Record<string, string>> | null };
 }
 
 /** Every event carries its own id (`event_…`), made by the caller's counter. */
@@ -158,10 +160,11 @@ function responseBody(view: ResponseView): Record<string, unknown> {
     status: view.status,
     status_details: view.statusDetails ?? null,
     output: view.output.map(itemBody),
-    conversation_id: "conversation",
+    conversation_id: view.outOfBand === undefined ? "conversation" : null,
     output_modalities: [view.modality],
     audio: { output: { format: PCM24 } },
     ...(view.usage === undefined ? {} : { usage: realtimeUsage(view.usage) }),
+    ...(view.outOfBand === undefined ? {} : { metadata: view.outOfBand.metadata }),
   };
 }
 

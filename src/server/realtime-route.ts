@@ -110,6 +110,7 @@ export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, de
     modality: realtimeModality(agent.mode),
     clientTools: agent.clientTools,
     ...(agent.tokenLimit === undefined ? {} : { tokenLimit: agent.tokenLimit }),
+    outOfBand: agent.mode !== "s2s",
   });
   deps.startSession(link);
 }

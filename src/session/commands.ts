@@ -49,5 +49,9 @@ export function routeCommand(command: SessionCommand, mode: ModeRunner, hooks: C
     case "truncate_heard":
       mode.truncateHeard?.(command.audioMs);
       return;
+    case "respond_out_of_band":
+      if (mode.outOfBand === undefined) command.sink.done({ status: "failed", text: "", error: "this agent's speech-to-speech service holds its conversation: no out-of-band responses" });
+      else mode.outOfBand(command.ask, command.sink);
+      return;
   }
 }

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { EventBody } from "../events.js";
+import type { OutOfBandAsk, OutOfBandSink } from "../transport/protocol.js";
 import type { AgentNote } from "../turn/agent-note.js";
 import type { Guardrails } from "../turn/guardrails.js";
 import type { TurnLedger } from "../turn/ledger.js";
@@ -27,6 +28,12 @@ export interface ModeRunner {
    * (turn/heard-correction.ts). Voice modes only.
    */
   truncateHeard?(audioMs: number): void;
+  /**
+   * A response that does not touch the conversation (a Realtime client's `response.create` with
+   * `conversation: "none"`): the agent's model, no tools, text to `sink` (session/out-of-band.ts).
+   * Modes whose model the gateway calls (text, pipeline); not s2s, whose service holds the conversation.
+   */
+  outOfBand?(ask: OutOfBandAsk, sink: OutOfBandSink): void;
   manual(command: "start" | "commit" | "clear"): void;
   /** A tool's start or delayed line. */
   toolLine(line: ToolLine): void;

@@ -7,7 +7,9 @@ import type { ReplyLoop, ReplyObserver, ReplyResult } from "../pipeline/reply-lo
 import { SentenceBatcher } from "../pipeline/sentence-batcher.js";
 import { noteMessages, type AgentNote } from "../turn/agent-note.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
+import type { OutOfBandAsk, OutOfBandSink } from "../transport/protocol.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
+import { respondOutOfBand } from "./out-of-band.js";
 import type { ToolLine } from "./tool-runner.js";
 
 /**
@@ -91,6 +93,10 @@ export class TextRunner implements ModeRunner {
   }
 
   playbackProgress(): void {}
+
+  outOfBand(ask: OutOfBandAsk, sink: OutOfBandSink): void {
+    void respondOutOfBand(this.#loop, this.#ctx, ask, sink);
+  }
 
   manual(command: string): void {
     this.#ctx.log.debug({ command }, "manual turn command ignored in text mode");

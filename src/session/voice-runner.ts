@@ -11,7 +11,9 @@ import { createVad, type Vad } from "../pipeline/vad.js";
 import { VoiceLoop } from "../pipeline/voice-loop.js";
 import type { AgentNote } from "../turn/agent-note.js";
 import type { VoiceSettings } from "../pipeline/voice-settings.js";
+import type { OutOfBandAsk, OutOfBandSink } from "../transport/protocol.js";
 import type { ModeRunner, RunnerContext, TranscriptListener } from "./mode-runner.js";
+import { respondOutOfBand } from "./out-of-band.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
 
 /** A local-VAD speech edge: this much non-speech ends a stretch (the loop's timers decide the turn). */
@@ -83,9 +85,12 @@ export class VoiceRunner implements ModeRunner {
   #closed = false;
   /** While set, STT events go here instead of the loop (`holdTurns`). */
   #held: TranscriptListener | undefined;
+  /** The agent's model (out-of-band responses call it directly). */
+  readonly #model: ReplyLoop;
 
   private constructor(ctx: RunnerContext, options: VoiceRunnerOptions, stt: SttSession, tts: TtsSession) {
     this.#ctx = ctx;
+    this.#model = options.loop;
     this.#stt = stt;
     this.#tts = tts;
     this.#loop = new VoiceLoop({
@@ -211,6 +216,10 @@ export class VoiceRunner implements ModeRunner {
 
   playbackProgress(bufferedMs: number): void {
     this.#loop.playbackProgress(bufferedMs);
+  }
+
+  outOfBand(ask: OutOfBandAsk, sink: OutOfBandSink): void {
+    void respondOutOfBand(this.#model, this.#ctx, ask, sink);
   }
 
   truncateHeard(audioMs: number): void {

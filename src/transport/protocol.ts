@@ -76,12 +76,40 @@ export const CommandSchemas = {
 
 export type CommandType = keyof typeof CommandSchemas;
 export type Command = { [K in CommandType]: z.output<(typeof CommandSchemas)[K]> }[CommandType];
+/** One message of an out-of-band response's own input (`response.input` on `/v1/realtime`). */
+export interface OutOfBandMessage {
+  readonly role: "user" | "assistant" | "system";
+  readonly text: string;
+}
+
+/** What an out-of-band response asks of the agent's model (docs/realtime.md "Out-of-band responses"). */
+export interface OutOfBandAsk {
+  /** The system prompt for this response alone; default the agent's. */
+  readonly instructions?: string;
+  /** The messages it answers; default the conversation so far. */
+  readonly input?: readonly OutOfBandMessage[];
+  /** Tokens it may write at most; default the agent's `maxOutputTokens`. */
+  readonly maxOutputTokens?: number;
+  /** Aborted by the client's `response.cancel` or the socket's close. */
+  readonly signal: AbortSignal;
+}
+
+/** Where an out-of-band response's text goes, as the model writes it, and how it ended (called once). */
+export interface OutOfBandSink {
+  delta(text: string): void;
+  done(outcome: { readonly status: "completed" | "cancelled" | "failed"; readonly text: string; readonly error?: string }): void;
+}
+
 /**
- * Commands only a link hands its session, never read from `/websocket`'s wire:
- * `truncate_heard` — the listener stopped playing the latest reply at `audioMs` of its audio
- * (`/v1/realtime`'s `conversation.item.truncate`, docs/realtime.md).
+ * Commands only a link hands its session, never read from `/websocket`'s wire (`/v1/realtime`, docs/realtime.md):
+ * - `truncate_heard` — the listener stopped playing the latest reply at `audioMs` of its audio
+ *   (`conversation.item.truncate`);
+ * - `respond_out_of_band` — a response that does not touch the conversation (`response.create`
+ *   with `conversation: "none"`), its text handed to `sink`.
  */
-export type LinkCommand = { readonly type: "truncate_heard"; readonly audioMs: number };
+export type LinkCommand =
+  | { readonly type: "truncate_heard"; readonly audioMs: number }
+  | { readonly type: "respond_out_of_band"; readonly ask: OutOfBandAsk; readonly sink: OutOfBandSink };
 /** The commands a link hands its session: `playback_progress` is the link's to report (`ConnectionHandler.playback`). */
 export type SessionCommand = Exclude<Command, { readonly type: "playback_progress" }> | LinkCommand;
 export const COMMAND_TYPES = Object.keys(CommandSchemas) as readonly CommandType[];

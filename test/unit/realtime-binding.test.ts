@@ -7,10 +7,10 @@ import { clientToolRefusal } from "../../src/realtime/client-tools.js";
 import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
 import { chooseRealtimeProtocol, realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
 
-function bind(modality: "text" | "audio") {
+function bind(modality: "text" | "audio", options: { readonly outOfBand?: boolean } = {}) {
   const sent: RealtimeServerEvent[] = [];
   let n = 0;
-  const binding = new RealtimeBinding({ modality, agent: "shop", send: (event) => sent.push(event), id: (prefix) => `${prefix}_${++n}` });
+  const binding = new RealtimeBinding({ modality, agent: "shop", send: (event) => sent.push(event), id: (prefix) => `${prefix}_${++n}`, ...options });
   binding.session({ type: "session.configured", audioFormat: "pcm16", sampleRate: 24000, ttsSampleRate: 24000, sessionId: "s1", resumeKey: "k", mode: modality === "text" ? "text" : "pipeline" });
   return { binding, sent, types: () => sent.map((e) => e.type) };
 }
@@ -214,5 +214,54 @@ describe("RealtimeBinding: conversation.item.truncate", () => {
     const textItem = (asOpenAi(text.sent).find((e) => e.type === "response.output_item.added") as { item: { id: string } } | undefined)?.item.id ?? "";
     expect(text.binding.client(truncate(textItem, 0))).toEqual([]);
     expect(text.sent.at(-1)).toMatchObject({ type: "error", error: { code: "invalid_value", message: expect.stringContaining("answers in text") } });
+  });
+});
+
+describe("RealtimeBinding: out-of-band responses", () => {
+  const ask = { type: "response.create" as const, outOfBand: { instructions: "Classify.", metadata: { k: "v" } } };
+
+  it("streams the session's text as a response outside the conversation, and refuses for an s2s agent", () => {
+    const { binding, sent } = bind("audio", { outOfBand: true });
+    const [input] = binding.client(ask);
+    const command = input?.kind === "command" ? input.command : undefined;
+    if (command?.type !== "respond_out_of_band") throw new Error("expected the out-of-band command");
+    expect(command.ask).toMatchObject({ instructions: "Classify." });
+    command.sink.delta("bil");
+    command.sink.delta("ling");
+    command.sink.done({ status: "completed", text: "billing" });
+    command.sink.delta("late");
+    expect(sent.slice(1).map((e) => e.type)).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.done",
+    ]);
+    expect(sent.at(-1)).toMatchObject({ response: { conversation_id: null, metadata: { k: "v" }, output_modalities: ["text"], output: [{ content: [{ type: "output_text", text: "billing" }] }] } });
+    expect(binding.state).toBe("idle");
+
+    const s2s = bind("audio");
+    expect(s2s.binding.client(ask)).toEqual([]);
+    expect(s2s.sent.at(-1)).toMatchObject({ type: "error", error: { code: "unsupported_value", param: "response.conversation", message: expect.stringContaining("speech-to-speech service holds its conversation") } });
+  });
+
+  it("aborts the model call when the client cancels it by id, or the socket closes", () => {
+    const { binding, sent } = bind("text", { outOfBand: true });
+    const [first] = binding.client(ask);
+    const command = first?.kind === "command" ? first.command : undefined;
+    if (command?.type !== "respond_out_of_band") throw new Error("expected the out-of-band command");
+    const id = (sent.find((e) => e.type === "response.created") as { response: { id: string } } | undefined)?.response.id ?? "";
+    expect(binding.client({ type: "response.cancel", responseId: id })).toEqual([]);
+    expect(command.ask.signal.aborted).toBe(true);
+    command.sink.done({ status: "cancelled", text: "" });
+    expect(sent.at(-1)).toMatchObject({ type: "response.done", response: { status: "cancelled" } });
+    const [second] = binding.client(ask);
+    const again = second?.kind === "command" ? second.command : undefined;
+    binding.close();
+    expect(again?.type === "respond_out_of_band" && again.ask.signal.aborted).toBe(true);
   });
 });

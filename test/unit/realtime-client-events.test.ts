@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GA_CLIENT_EVENT_TYPES, MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, decodeAudio, parseClientEvent, type ParsedClientEvent } from "../../src/realtime/client-events.js";
+import { GA_CLIENT_EVENT_TYPES, ITEM_DELETE_REFUSAL, MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, decodeAudio, parseClientEvent, type ParsedClientEvent } from "../../src/realtime/client-events.js";
 import type { RealtimeClientEvent as OpenAiClientEvent } from "openai/resources/realtime/realtime";
 
 const refusal = (parsed: ParsedClientEvent) => (parsed.kind === "refused" ? parsed.error : undefined);
@@ -21,7 +21,8 @@ describe("parseClientEvent: what a stranger's frame can be", () => {
   it("names an unknown type, and refuses every GA event this slice does not serve as not supported yet", () => {
     expect(refusal(parse({ type: "session.explode", event_id: "e1" }))).toMatchObject({ code: "invalid_event", param: "type", event_id: "e1" });
     const served = ["session.update", "input_audio_buffer.append", "conversation.item.create", "conversation.item.retrieve", "conversation.item.truncate", "response.create", "response.cancel"];
-    for (const type of GA_CLIENT_EVENT_TYPES.filter((t) => !served.includes(t))) {
+    // conversation.item.delete is refused for good, with its reason (below).
+    for (const type of GA_CLIENT_EVENT_TYPES.filter((t) => !served.includes(t) && t !== "conversation.item.delete")) {
       const error = refusal(parse({ type, event_id: "e2" }));
       expect(error, type).toMatchObject({ code: "unsupported_event", event_id: "e2" });
       expect(error?.message).toContain(`${type} is not supported yet`);
@@ -73,9 +74,47 @@ describe("parseClientEvent: what a stranger's frame can be", () => {
     expect(refusal(update({ type: "transcription" }))).toMatchObject({ param: "session.type" });
   });
 
-  it("answers response.create only with the agent's default response", () => {
+  it("answers response.create with the agent's default response, parameters only out of band", () => {
     expect(parse({ type: "response.create" })).toEqual({ kind: "event", event: { type: "response.create" } });
-    expect(refusal(parse({ type: "response.create", response: { conversation: "none" } }))).toMatchObject({ code: "unsupported_value", param: "response.conversation" });
+    expect(parse({ type: "response.create", response: { conversation: "none" } })).toEqual({ kind: "event", event: { type: "response.create", outOfBand: {} } });
+    expect(refusal(parse({ type: "response.create", response: { conversation: "auto", instructions: "x" } }))).toMatchObject({ code: "unsupported_value", param: "response.conversation" });
     expect(parse({ type: "response.cancel", event_id: "e" })).toEqual({ kind: "event", event: { type: "response.cancel", eventId: "e" } });
+  });
+});
+
+describe("parseClientEvent: conversation.item.delete", () => {
+  it("is refused with the reason: a Realtime item is not a piece of the agent's history", () => {
+    expect(refusal(parse({ type: "conversation.item.delete", item_id: "item_1", event_id: "e3" }))).toEqual({ type: "invalid_request_error", code: "unsupported_event", message: ITEM_DELETE_REFUSAL, event_id: "e3" });
+  });
+});
+
+describe("parseClientEvent: out-of-band response.create", () => {
+  it("reads instructions, input messages, metadata and max_output_tokens, bounded", () => {
+    const parsed = parse({
+      type: "response.create",
+      response: {
+        conversation: "none",
+        instructions: "Summarise.",
+        output_modalities: ["text"],
+        metadata: { a: "b" },
+        max_output_tokens: 200,
+        input: [
+          { type: "message", role: "system", content: [{ type: "input_text", text: "Be brief." }] },
+          { type: "message", role: "assistant", content: [{ type: "output_text", text: "Hi." }] },
+        ],
+      },
+    });
+    expect(parsed).toEqual({
+      kind: "event",
+      event: { type: "response.create", outOfBand: { instructions: "Summarise.", metadata: { a: "b" }, maxOutputTokens: 200, input: [{ role: "system", text: "Be brief." }, { role: "assistant", text: "Hi." }] } },
+    });
+    const oob = (response: Record<string, unknown>) => refusal(parse({ type: "response.create", response: { conversation: "none", ...response } }));
+    expect(oob({ input: [{ type: "item_reference", id: "x" }] })).toMatchObject({ param: "response.input.0.type" });
+    expect(oob({ input: [{ type: "message", role: "user", content: [{ type: "input_audio", audio: "" }] }] })).toMatchObject({ param: "response.input.0.content.0" });
+    expect(oob({ input: Array.from({ length: 9 }, () => ({ type: "message", role: "user", content: [{ type: "input_text", text: "x" }] })) })).toMatchObject({ param: "response.input" });
+    expect(oob({ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"])) })).toMatchObject({ param: "response.metadata" });
+    expect(oob({ max_output_tokens: 5000 })).toMatchObject({ param: "response.max_output_tokens" });
+    expect(oob({ instructions: "x".repeat(15_000), input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "y".repeat(6000) }] }] })).toMatchObject({ param: "response.input" });
+    expect(oob({ prompt: { id: "p" } })).toMatchObject({ code: "unsupported_value", param: "response.prompt" });
   });
 });
