@@ -3,20 +3,18 @@
  * browser socket and the carrier bridge are). The session is the gateway's own, started by the
  * server exactly as for `/websocket`; this link only speaks Realtime on the wire:
  * - in: frames → `parseClientEvent` (bounded, never throws) → held until the session attaches
- *   (`PeerSocket`, shared with `/websocket`) → the `RealtimeBinding` → commands and 24 kHz PCM16 through the `AudioEdge`
+ *   (`SocketLink`, shared with `/websocket`) → the `RealtimeBinding` → commands and 24 kHz PCM16 through the `AudioEdge`
  *   (resampled once to what the session's mode hears);
  * - out: session events and agent audio → the `Pacer` (the same ordering and 1.5 s lead as
  *   `/websocket`, so the session's playback estimate holds) → the binding → Realtime events.
  */
 import type { WebSocket } from "ws";
-import { PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
+import { PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
-import { AudioEdge, type AnnouncedFormat } from "../transport/audio-edge.js";
-import type { ClientLink, ConnectionHandler } from "../transport/client-connection.js";
-import { Pacer } from "../transport/pacer.js";
-import { PeerSocket } from "../transport/peer-socket.js";
+import type { ConnectionHandler } from "../transport/client-connection.js";
+import { SocketLink } from "../transport/socket-link.js";
 import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, DEFAULT_LIMITS, stamp, ulid, type Limits, type ServerEvent } from "../transport/protocol.js";
 import { RealtimeBinding, type SessionInput } from "./binding.js";
 import type { ClientToolSpec } from "./client-tools.js";
@@ -51,44 +49,17 @@ export interface RealtimeConnectionOptions {
   readonly outOfBand?: boolean;
 }
 
-export class RealtimeConnection implements ClientLink {
-  readonly #clock: Clock;
-  readonly #log: Logger;
-  readonly #pacer: Pacer;
+export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
   readonly #binding: RealtimeBinding;
-  readonly #peer: PeerSocket<ParsedClientEvent>;
-  #edge: AudioEdge | undefined;
   #handler: ConnectionHandler | undefined;
-  readonly ready: Promise<AnnouncedFormat>;
-  readonly hungUp: Promise<void>;
 
   constructor(ws: WebSocket, options: RealtimeConnectionOptions) {
-    this.#clock = options.clock;
-    this.#log = options.log;
     const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#binding = new RealtimeBinding({
-      modality: options.modality,
-      agent: options.agent,
-      send: (event) => this.#peer.write(JSON.stringify(event), "backlog exceeded"),
-      id: (prefix) => `${prefix}_${ulid(this.#clock.now())}`,
-      ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }),
-      ...(options.tokenLimit === undefined ? {} : { tokenLimit: options.tokenLimit }),
-      ...(options.outOfBand === undefined ? {} : { outOfBand: options.outOfBand }),
-    });
-    this.#pacer = new Pacer(
-      // Events never go through the pacer's text path (emit() orders them itself); audio leaves as the lead allows.
-      { sendText: () => {}, sendAudio: (chunk) => this.#binding.agentAudio(chunk) },
-      options.clock,
-      options.leadMs === undefined ? {} : { leadMs: options.leadMs },
-    );
-    this.ready = AudioEdge.create({ codec: "pcm16", sampleRate: REALTIME_SAMPLE_RATE }).then((edge) => {
-      this.#edge = edge;
-      return edge.announced;
-    });
-    this.ready.catch(() => {});
-    this.#peer = new PeerSocket<ParsedClientEvent>(ws, {
+    super(ws, {
       clock: options.clock,
       log: options.log,
+      leadMs: options.leadMs,
+      format: { codec: "pcm16", sampleRate: REALTIME_SAMPLE_RATE },
       limits,
       budget: {
         framesPerSecond: limits.maxFramesPerSecond,
@@ -96,34 +67,26 @@ export class RealtimeConnection implements ClientLink {
         textBytesPerSecond: realtimeTextBudget(limits),
         burstSeconds: limits.inputBurstSeconds,
       },
-      receive: (data, isBinary) => this.#receive(data, isBinary),
-      dropped: (count) => {
-        this.#peer.throttle.warn(this.#log, { count }, "realtime client input over budget; frames dropped");
-        this.#binding.error({ type: "invalid_request_error", code: "input_over_budget", message: `input over budget: ${count} frames dropped; append audio in real time` });
-      },
-      audioBytesOf: (item) => (item.kind === "event" && item.event.type === "input_audio_buffer.append" ? item.event.audio.byteLength : undefined),
-      overflow: () => this.#binding.error({ type: "invalid_request_error", code: "too_much_input", message: "too much input before the session started; events past the limit were dropped" }),
-      hand: (handler, item) => this.#hand(handler, item),
-      stopped: () => {
-        this.#pacer.close();
-        this.#binding.close();
-      },
     });
-    this.hungUp = this.#peer.hungUp;
-  }
-
-  get open(): boolean {
-    return this.#peer.open;
+    this.#binding = new RealtimeBinding({
+      modality: options.modality,
+      agent: options.agent,
+      send: (event) => this.peer.write(JSON.stringify(event), "backlog exceeded"),
+      id: (prefix) => `${prefix}_${ulid(this.clock.now())}`,
+      ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }),
+      ...(options.tokenLimit === undefined ? {} : { tokenLimit: options.tokenLimit }),
+      ...(options.outOfBand === undefined ? {} : { outOfBand: options.outOfBand }),
+    });
   }
 
   /** Session events, by the pacer's ordering rules: after-audio events wait for held audio, clearing events drop it. */
   emit(body: EventBody): ServerEvent {
-    const event = stamp(body, this.#clock.now());
+    const event = stamp(body, this.clock.now());
     if (CLEARING_EVENTS.has(body.type)) {
-      this.#pacer.clear();
+      this.pacer.clear();
       this.#fromSession(body);
     } else if (AFTER_AUDIO_EVENTS.has(body.type) || this.#binding.waitsForAudio(body)) {
-      this.#pacer.afterAudio(() => this.#fromSession(body));
+      this.pacer.afterAudio(() => this.#fromSession(body));
     } else {
       this.#fromSession(body);
     }
@@ -140,37 +103,39 @@ export class RealtimeConnection implements ClientLink {
     });
   }
 
-  audio(chunk: Uint8Array, durationMs: number): void {
-    const edge = this.#edge;
-    if (edge === undefined) return;
-    for (const frame of edge.outbound(chunk, durationMs)) this.#pacer.audio(frame.data, frame.ms);
-  }
-
-  get playbackRate(): number {
-    return this.#readyEdge().playbackRate;
-  }
-
-  useAudio(audio: SessionAudio): void {
-    this.#readyEdge().use(audio);
-  }
-
-  #readyEdge(): AudioEdge {
-    if (this.#edge === undefined) throw new RangeError("the audio edge is not ready");
-    return this.#edge;
-  }
-
-  attach(handler: ConnectionHandler): void {
+  override attach(handler: ConnectionHandler): void {
     this.#handler = handler;
-    this.#peer.attach(handler);
+    super.attach(handler);
   }
 
-  close(code: number, reason: string): void {
-    this.#peer.close(code, reason);
+  /** Events never go through the pacer's text path (`emit` orders them itself). */
+  protected sendText(): void {}
+
+  /** Paced agent audio: the open response's audio. */
+  protected sendAudio(chunk: Uint8Array): void {
+    this.#binding.agentAudio(chunk);
   }
 
-  #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+  protected override stopped(): void {
+    this.#binding.close();
+  }
+
+  protected dropped(count: number): void {
+    this.peer.throttle.warn(this.log, { count }, "realtime client input over budget; frames dropped");
+    this.#binding.error({ type: "invalid_request_error", code: "input_over_budget", message: `input over budget: ${count} frames dropped; append audio in real time` });
+  }
+
+  protected audioBytesOf(item: ParsedClientEvent): number | undefined {
+    return item.kind === "event" && item.event.type === "input_audio_buffer.append" ? item.event.audio.byteLength : undefined;
+  }
+
+  protected overflow(): void {
+    this.#binding.error({ type: "invalid_request_error", code: "too_much_input", message: "too much input before the session started; events past the limit were dropped" });
+  }
+
+  protected receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (isBinary) {
-      this.#peer.deliver({ kind: "refused", error: { type: "invalid_request_error", code: "invalid_event", message: "binary frames are not Realtime events: send audio as input_audio_buffer.append" } });
+      this.peer.deliver({ kind: "refused", error: { type: "invalid_request_error", code: "invalid_event", message: "binary frames are not Realtime events: send audio as input_audio_buffer.append" } });
       return;
     }
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
@@ -179,11 +144,11 @@ export class RealtimeConnection implements ClientLink {
       bytes.byteLength > MAX_REALTIME_FRAME_BYTES
         ? { kind: "refused", error: { type: "invalid_request_error", code: "frame_too_large", message: `a frame of ${bytes.byteLength} bytes exceeds ${MAX_REALTIME_FRAME_BYTES}: send audio in smaller appends` } }
         : parseClientEvent(bytes.toString("utf8"), MAX_REALTIME_FRAME_BYTES, MAX_APPEND_AUDIO_BYTES);
-    if (parsed.kind === "refused") this.#peer.throttle.warn(this.#log, { code: parsed.error.code }, "realtime client event refused");
-    this.#peer.deliver(parsed);
+    if (parsed.kind === "refused") this.peer.throttle.warn(this.log, { code: parsed.error.code }, "realtime client event refused");
+    this.peer.deliver(parsed);
   }
 
-  #hand(handler: ConnectionHandler, item: ParsedClientEvent): void {
+  protected hand(handler: ConnectionHandler, item: ParsedClientEvent): void {
     if (item.kind === "refused") {
       this.#binding.error(item.error);
       return;
@@ -192,13 +157,7 @@ export class RealtimeConnection implements ClientLink {
   }
 
   #input(handler: ConnectionHandler, input: SessionInput): void {
-    if (input.kind === "command") {
-      handler.command(input.command);
-      return;
-    }
-    const edge = this.#edge;
-    if (edge === undefined) return;
-    const pcm = edge.inbound(input.chunk);
-    if (pcm.byteLength > 0) handler.audio(pcm);
+    if (input.kind === "command") handler.command(input.command);
+    else this.audioIn(handler, input.chunk);
   }
 }

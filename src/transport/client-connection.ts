@@ -5,10 +5,10 @@ import type { Clock } from "../clock.js";
 import type { ErrorCode } from "../errors.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
 import type { Logger } from "../log.js";
-import { AudioEdge, type AnnouncedFormat, type ClientAudioFormat } from "./audio-edge.js";
-import { Pacer } from "./pacer.js";
-import { clipReason, PeerSocket } from "./peer-socket.js";
-import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
+import type { AnnouncedFormat, ClientAudioFormat } from "./audio-edge.js";
+import { clipReason } from "./peer-socket.js";
+import { SocketLink } from "./socket-link.js";
+import type { WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
 
 /** What a session does with a connection's input. */
@@ -92,40 +92,19 @@ export { clipReason };
 /**
  * A browser or device socket speaking client protocol v1: parses frames leniently, enforces
  * the limits, buffers input until the session attaches, paces output, pings, and closes a
- * peer that stops reading or answering.
+ * peer that stops reading or answering (all but the wire format: `SocketLink`).
  */
-export class ClientConnection implements ClientLink {
-  readonly #clock: Clock;
-  readonly #log: Logger;
+export class ClientConnection extends SocketLink<Buffered> {
   readonly #limits: Limits;
-  readonly #pacer: Pacer;
-  readonly #peer: PeerSocket<Buffered>;
-  #edge: AudioEdge | undefined;
-  /** The agent's waiting sounds, once the mode asked for them. */
-  #waiting: WaitingMix | undefined;
-  readonly ready: Promise<AnnouncedFormat>;
-  readonly hungUp: Promise<void>;
 
   constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat }) {
-    this.#clock = options.clock;
-    this.#log = options.log;
     const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#limits = limits;
-    this.#pacer = new Pacer(
-      { sendText: (text) => this.#peer.write(text, "audio backlog exceeded"), sendAudio: (chunk) => this.#peer.write(chunk, "audio backlog exceeded") },
-      options.clock,
-      options.leadMs === undefined ? {} : { leadMs: options.leadMs },
-    );
     const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
-    this.ready = AudioEdge.create(format).then((edge) => {
-      this.#edge = edge;
-      return edge.announced;
-    });
-    // A failure is the session's to report (it awaits `ready`); never an unhandled rejection.
-    this.ready.catch(() => {});
-    this.#peer = new PeerSocket<Buffered>(ws, {
+    super(ws, {
       clock: options.clock,
       log: options.log,
+      leadMs: options.leadMs,
+      format,
       limits,
       budget: {
         framesPerSecond: limits.maxFramesPerSecond,
@@ -134,74 +113,45 @@ export class ClientConnection implements ClientLink {
         textBytesPerSecond: limits.maxTextBytesPerSecond,
         burstSeconds: limits.inputBurstSeconds,
       },
-      receive: (data, isBinary) => this.#receive(data, isBinary),
-      dropped: (count) => {
-        this.#peer.throttle.warn(this.#log, { count }, "client input over budget; frames dropped");
-        this.#report("protocol", `input over budget: ${count} frames dropped; send audio in real time and at most ${limits.maxFramesPerSecond} frames a second`);
-      },
-      audioBytesOf: (item) => (item.kind === "audio" ? item.chunk.byteLength : undefined),
-      overflow: () => this.#report("protocol", "too much input before the session started; frames past the limit were dropped"),
-      hand: (handler, item) => this.#hand(handler, item),
-      stopped: () => this.#pacer.close(),
     });
-    this.hungUp = this.#peer.hungUp;
-  }
-
-  get open(): boolean {
-    return this.#peer.open;
+    this.#limits = limits;
   }
 
   emit(body: EventBody): ServerEvent {
-    const event = stamp(body, this.#clock.now());
+    const event = stamp(body, this.clock.now());
+    const edge = this.edge;
     if (body.type === "audio.completed") {
       // With a bed, the reply's last Opus frame is completed with the bed rather than silence: no gap in it.
-      const short = this.#edge?.outboundShortSamples ?? 0;
-      const bed = short > 0 && this.#edge !== undefined ? this.#waiting?.tail(short, this.#edge.playbackRate) : undefined;
-      if (bed !== undefined) for (const frame of this.#edge?.filler(bed) ?? []) this.#pacer.audio(frame.data, frame.ms);
-      for (const frame of this.#edge?.flushOutbound() ?? []) this.#pacer.audio(frame.data, frame.ms);
+      const short = edge?.outboundShortSamples ?? 0;
+      const bed = short > 0 && edge !== undefined ? this.waiting?.tail(short, edge.playbackRate) : undefined;
+      if (bed !== undefined) for (const frame of edge?.filler(bed) ?? []) this.pacer.audio(frame.data, frame.ms);
+      for (const frame of edge?.flushOutbound() ?? []) this.pacer.audio(frame.data, frame.ms);
     } else if (body.type === "reply.cancelled" || body.type === "session.reset") {
-      this.#edge?.resetOutbound();
+      edge?.resetOutbound();
     }
-    this.#pacer.event(event);
+    this.pacer.event(event);
     return event;
   }
 
-  audio(chunk: Uint8Array, durationMs: number): void {
-    const edge = this.#edge;
-    if (edge === undefined) return;
-    const mix = this.#waiting;
-    const frames = mix === undefined ? edge.outbound(chunk, durationMs) : edge.outbound(chunk, durationMs, (samples, rate) => mix.under(samples, rate));
-    for (const frame of frames) this.#pacer.audio(frame.data, frame.ms);
+  protected sendText(text: string): void {
+    this.peer.write(text, "audio backlog exceeded");
   }
 
-  playWaiting(sounds: WaitingSounds): WaitingCues {
-    const edge = this.#readyEdge();
-    const mix = new WaitingMix(sounds, () => this.#clock.now(), () => this.#pacer.wake());
-    this.#waiting?.stop();
-    this.#waiting = mix;
-    this.#pacer.feed(waitingFeed(mix, () => edge.playbackRate, (samples) => edge.filler(samples)));
-    return mix;
+  protected sendAudio(chunk: Uint8Array): void {
+    this.peer.write(chunk, "audio backlog exceeded");
   }
 
-  get playbackRate(): number {
-    return this.#readyEdge().playbackRate;
+  protected dropped(count: number): void {
+    this.peer.throttle.warn(this.log, { count }, "client input over budget; frames dropped");
+    this.#report("protocol", `input over budget: ${count} frames dropped; send audio in real time and at most ${this.#limits.maxFramesPerSecond} frames a second`);
   }
 
-  useAudio(audio: SessionAudio): void {
-    this.#readyEdge().use(audio);
+  protected audioBytesOf(item: Buffered): number | undefined {
+    return item.kind === "audio" ? item.chunk.byteLength : undefined;
   }
 
-  #readyEdge(): AudioEdge {
-    if (this.#edge === undefined) throw new RangeError("the audio edge is not ready");
-    return this.#edge;
-  }
-
-  attach(handler: ConnectionHandler): void {
-    this.#peer.attach(handler);
-  }
-
-  close(code: number, reason: string): void {
-    this.#peer.close(code, reason);
+  protected overflow(): void {
+    this.#report("protocol", "too much input before the session started; frames past the limit were dropped");
   }
 
   /** A non-fatal error the client should see (protocol, audio): reported, nothing else happens. */
@@ -209,7 +159,7 @@ export class ClientConnection implements ClientLink {
     this.emit({ type: "error.reported", code, message, fatal: false });
   }
 
-  #receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
+  protected receive(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     if (isBinary) {
       if (bytes.byteLength === 0) return;
@@ -217,7 +167,7 @@ export class ClientConnection implements ClientLink {
         this.#report("protocol", `binary frame of ${bytes.byteLength} bytes exceeds ${this.#limits.maxBinaryFrameBytes}; send audio in frames of about 20 ms`);
         return;
       }
-      this.#deliver({ kind: "audio", chunk: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+      this.peer.deliver({ kind: "audio", chunk: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
       return;
     }
     if (bytes.byteLength > this.#limits.maxTextFrameBytes) {
@@ -227,17 +177,17 @@ export class ClientConnection implements ClientLink {
     const frame = parseCommand(bytes.toString("utf8"));
     switch (frame.kind) {
       case "command":
-        this.#deliver(frame.command.type === "playback_progress" ? this.#withHeldAudio(frame.command.bufferedMs) : { kind: "command", command: frame.command });
+        this.peer.deliver(frame.command.type === "playback_progress" ? this.#withHeldAudio(frame.command.bufferedMs) : { kind: "command", command: frame.command });
         return;
       case "invalid-json":
-        this.#peer.throttle.warn(this.#log, { bytes: bytes.byteLength }, "client sent invalid json");
+        this.peer.throttle.warn(this.log, { bytes: bytes.byteLength }, "client sent invalid json");
         return;
       case "malformed":
-        this.#peer.throttle.warn(this.#log, { type: frame.type, problem: frame.message }, "client sent malformed command");
+        this.peer.throttle.warn(this.log, { type: frame.type, problem: frame.message }, "client sent malformed command");
         this.#report("protocol", frame.message);
         return;
       case "unknown":
-        this.#log.debug({ type: frame.type }, "client sent unknown command");
+        this.log.debug({ type: frame.type }, "client sent unknown command");
         return;
     }
   }
@@ -251,24 +201,12 @@ export class ClientConnection implements ClientLink {
    * they are left out (`Pacer.agentBacklogMs`).
    */
   #withHeldAudio(bufferedMs: number): Buffered {
-    return { kind: "playback", bufferedMs: Math.min(MAX_BUFFERED_MS, Math.round(this.#pacer.agentBacklogMs(bufferedMs))) };
+    return { kind: "playback", bufferedMs: Math.min(MAX_BUFFERED_MS, Math.round(this.pacer.agentBacklogMs(bufferedMs))) };
   }
 
-  #deliver(item: Buffered): void {
-    this.#peer.deliver(item);
-  }
-
-  #hand(handler: ConnectionHandler, item: Buffered): void {
+  protected hand(handler: ConnectionHandler, item: Buffered): void {
     if (item.kind === "command") handler.command(item.command);
     else if (item.kind === "playback") handler.playback(item.bufferedMs);
-    else this.#audioIn(handler, item.chunk);
-  }
-
-  /** Client audio through the edge (decode, resample) to the session. */
-  #audioIn(handler: ConnectionHandler, frame: Uint8Array): void {
-    const edge = this.#edge;
-    if (edge === undefined) return;
-    const pcm = edge.inbound(frame);
-    if (pcm.byteLength > 0) handler.audio(pcm);
+    else this.audioIn(handler, item.chunk);
   }
 }
