@@ -3,40 +3,16 @@
 // bed under speech and in the silences, cut with the agent's audio on a barge-in; and the bed
 // never counting as the agent speaking (no barge-in on it, the idle timer runs through it).
 import { setTimeout as sleep } from "node:timers/promises";
-import { Type } from "@sinclair/typebox";
 import { afterEach, describe, expect, it } from "vitest";
 import { bytesToSamples } from "../../src/audio/pcm.js";
-import { decodeWaitingSound, type WaitingSounds } from "../../src/audio/waiting-sound.js";
-import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { agent, withTools } from "../../src/manifest/index.js";
 import { startPipelineGateway, type PipelineFakes, type PipelineGateway } from "../helpers/pipeline-fakes.js";
-import { constantWav } from "../helpers/tone.js";
+import { sampleKind, slowLookup, SOUNDS, WAITING_AUDIO } from "../helpers/waiting-sounds.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
-/** Constant sounds at the browser's 24 kHz, gain 1: a frame's samples say what it carries (the fake TTS speaks character codes, 32–126). */
-const BED = 10_000;
-const HUM = 20_000;
-const SOUNDS: WaitingSounds = {
-  thinking: { sound: decodeWaitingSound(constantWav({ ms: 200, value: HUM, rate: 24000 })), gain: 1, afterMs: 300 },
-  ambience: { sound: decodeWaitingSound(constantWav({ ms: 200, value: BED, rate: 24000 })), gain: 1 },
-};
-
 function kindOf(frame: Buffer): string {
-  const samples = bytesToSamples(new Uint8Array(frame.buffer, frame.byteOffset, frame.byteLength));
-  const first = samples[0] ?? 0;
-  if (first === BED) return "bed";
-  if (first === BED + HUM) return "thinking";
-  if (first > BED && first < BED + 200) return "speech";
-  return `other:${first}`;
+  return sampleKind(bytesToSamples(new Uint8Array(frame.buffer, frame.byteOffset, frame.byteLength))[0] ?? 0);
 }
-
-const slowLookup = tool({
-  description: "Look up an order (slowly)",
-  parameters: Type.Object({ orderId: Type.String() }),
-  execute: async ({ orderId }) => {
-    await sleep(1200);
-    return `Order ${orderId} shipped on Friday.`;
-  },
-});
 
 let served: PipelineGateway | undefined;
 let client: TestClient | undefined;
@@ -51,7 +27,7 @@ async function start(extra: Record<string, unknown> = {}): Promise<{ stream: str
   served = await startPipelineGateway(
     (f) =>
       withTools(
-        agent({ name: "shop", greeting: "Hello.", ...f.providers, waitingAudio: { thinking: { file: "hum.wav", afterMs: 300, volume: 1 }, ambience: { file: "bed.wav", volume: 1 } }, ...extra }),
+        agent({ name: "shop", greeting: "Hello.", ...f.providers, waitingAudio: WAITING_AUDIO, ...extra }),
         { lookup_order: slowLookup },
       ),
     { waitingAudio: SOUNDS },
