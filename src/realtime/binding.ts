@@ -12,6 +12,9 @@ import type { RealtimeClientEvent, RealtimeErrorBody } from "./client-events.js"
 import { ClientTools, clientToolRefusal, type ClientToolSpec } from "./client-tools.js";
 import { OutOfBandResponses } from "./out-of-band.js";
 import { ReplyAudio } from "./reply-truncation.js";
+import { realtimeAudioMs } from "./audio-format.js";
+import { InputAudioBuffer, type InputRefusal } from "./input-buffer.js";
+import { applySessionUpdate, bufferEventRefusal, initialSettings, shownTurnDetection, takesPushToTalk, type AgentTurns, type RealtimeSettings } from "./session-settings.js";
 import * as server from "./server-events.js";
 import type { ConversationItem, MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
 import { appendedText } from "./text-deltas.js";
@@ -41,9 +44,6 @@ export const MAX_PENDING_ITEMS = 8;
 /** The items `conversation.item.retrieve` can find: the most recent this many (older ones are forgotten). */
 export const MAX_REMEMBERED_ITEMS = 64;
 
-/** Bytes of 24 kHz PCM16 in one ms (the Realtime input format). */
-const BYTES_PER_MS = (24_000 * 2) / 1000;
-
 interface OpenResponse {
   readonly id: string;
   readonly item: { readonly id: string };
@@ -63,6 +63,8 @@ interface OpenResponse {
   committed?: string;
   /** The client asked to cancel it (`response.cancel`). */
   cancelRequested: boolean;
+  /** Its audio has started (its format is then fixed: session-settings.ts). */
+  audioSent?: boolean;
 }
 
 export interface BindingOptions {
@@ -80,6 +82,10 @@ export interface BindingOptions {
   readonly tokenLimit?: number;
   /** The gateway calls the agent's model (text, pipeline): out-of-band responses are served. Not for s2s. */
   readonly outOfBand?: boolean;
+  /** The agent's `turnTaking.detection` (default `auto`): `manual` takes Realtime's push-to-talk (manual-turns.ts). */
+  readonly turns?: AgentTurns;
+  /** The client's audio formats changed (an accepted `session.update`): the link converts from the next audio. */
+  readonly formats?: (settings: RealtimeSettings) => void;
 }
 
 export class RealtimeBinding {
@@ -93,12 +99,11 @@ export class RealtimeBinding {
   readonly #pending: { id: string; text: string }[] = [];
   /** Typed turns handed to the session whose `user-transcript.committed` is still to come: they were shown as items already. */
   readonly #typed: string[] = [];
-  /** The user's spoken item since `speech.started`, until its transcript is committed; `sent`: its interim transcript sent as deltas. */
-  #speech: { id: string; startMs: number; endMs?: number; sent: string } | undefined;
   /** The conversation's recent items, as last sent, by id (at most `MAX_REMEMBERED_ITEMS`). */
   readonly #items = new Map<string, ConversationItem>();
-  /** Ms of audio the client has appended (the Realtime input clock: `audio_start_ms`, `audio_end_ms`). */
-  #appendedMs = 0;
+  #settings: RealtimeSettings;
+  /** The appended-audio clock, the user's spoken item, push-to-talk. */
+  readonly #input: InputAudioBuffer;
   /** The agent's clientTools the client runs, their calls, and the reply across them. */
   readonly #tools: ClientTools;
   /** The latest reply's item and its audio sent: what `conversation.item.truncate` may name (reply-truncation.ts). */
@@ -110,6 +115,14 @@ export class RealtimeBinding {
     this.#options = options;
     this.#tools = new ClientTools(options.clientTools ?? new Map());
     this.#outOfBand = new OutOfBandResponses({ send: (event) => this.#send(event), id: options.id, served: options.outOfBand === true });
+    this.#settings = initialSettings(options.modality, options.turns ?? "auto");
+    this.#input = new InputAudioBuffer({
+      send: (event) => this.#send(event),
+      eventId: () => this.#eventId(),
+      itemId: () => options.id("item"),
+      place: (id) => this.#place(id),
+      pushToTalk: () => takesPushToTalk(this.#settings),
+    });
   }
 
   get state(): BindingState {
@@ -135,7 +148,8 @@ export class RealtimeBinding {
   }
 
   get #view(): server.RealtimeSessionView {
-    return { id: this.#sessionId, model: this.#options.agent, modality: this.#options.modality, tools: this.#tools.views() };
+    const { input, output } = this.#settings;
+    return { id: this.#sessionId, model: this.#options.agent, modality: this.#options.modality, tools: this.#tools.views(), input, output, turnDetection: shownTurnDetection(this.#settings) };
   }
 
   // ── client → session ────────────────────────────────────────────────────────────────────────
@@ -148,21 +162,26 @@ export class RealtimeBinding {
       this.error({ type: "invalid_request_error", code, message, ...(param === undefined ? {} : { param }), ...(eventId === undefined ? {} : { event_id: eventId }) });
       return [];
     };
+    const refused = (result: SessionInput[] | InputRefusal): SessionInput[] => (Array.isArray(result) ? result : refuse(result.code, result.message, result.param));
     switch (event.type) {
       case "session.update": {
-        const wanted = event.update.outputModalities?.[0];
-        if (wanted !== undefined && wanted !== this.#options.modality) {
-          const agent = this.#options.modality === "text" ? "a text agent: it answers in text" : "a voice agent: it answers in audio with its transcript";
-          return refuse("unsupported_value", `session.update: output_modalities ["${wanted}"] is not what this agent speaks: it is ${agent}`, "session.output_modalities");
-        }
+        const settings = applySessionUpdate(event.update, this.#settings, this.#response?.audioSent === true);
+        if ("code" in settings) return refuse(settings.code, settings.message, settings.param);
         const problem = event.update.tools === undefined ? undefined : this.#tools.declare(event.update.tools);
         if (problem !== undefined) return refuse(problem.code, problem.message, problem.param);
+        this.#settings = settings;
+        this.#options.formats?.(settings);
         this.#send(server.sessionUpdated(this.#eventId(), this.#view));
         return [];
       }
       case "input_audio_buffer.append":
-        this.#appendedMs += event.audio.byteLength / BYTES_PER_MS;
-        return [{ kind: "audio", chunk: event.audio }];
+        return refused(this.#input.append(event.audio, this.#settings.input));
+      case "input_audio_buffer.commit":
+      case "input_audio_buffer.clear": {
+        const refusal = bufferEventRefusal(this.#settings, event.type);
+        if (refusal !== undefined) return refuse(refusal.code, refusal.message);
+        return event.type === "input_audio_buffer.commit" ? refused(this.#input.commit()) : this.#input.clear();
+      }
       case "conversation.item.create": {
         const chars = this.#pending.reduce((sum, item) => sum + item.text.length, event.text.length);
         if (this.#pending.length >= MAX_PENDING_ITEMS || chars > MAX_USER_TEXT_CHARS) {
@@ -220,9 +239,15 @@ export class RealtimeBinding {
     }
   }
 
-  #addItem(item: ConversationItem): void {
+  /** Put item `id` next in the conversation: the item before it. */
+  #place(id: string): string | null {
     const previous = this.#lastItem;
-    this.#lastItem = item.id;
+    this.#lastItem = id;
+    return previous;
+  }
+
+  #addItem(item: ConversationItem): void {
+    const previous = this.#place(item.id);
     this.#send(server.itemAdded(this.#eventId(), item, previous));
     this.#itemDone(item, previous);
   }
@@ -271,26 +296,15 @@ export class RealtimeBinding {
           this.#rateLimits(0);
         }
         return;
-      case "speech.started": {
-        const id = this.#options.id("item");
-        this.#speech = { id, startMs: this.#appendedMs, sent: "" };
-        this.#send(server.speechStarted(this.#eventId(), id, this.#appendedMs));
+      case "speech.started":
+        this.#input.speechStarted();
         return;
-      }
       case "speech.stopped":
-        if (this.#speech === undefined) return;
-        this.#speech.endMs = this.#appendedMs;
-        this.#send(server.speechStopped(this.#eventId(), this.#speech.id, this.#appendedMs));
+        this.#input.speechStopped();
         return;
-      case "user-transcript.updated": {
-        // The STT's caption of the utterance: what it adds, as a delta of the item speech_started named.
-        const speech = this.#speech;
-        const delta = speech === undefined ? undefined : appendedText(speech.sent, event.text);
-        if (speech === undefined || delta === undefined || delta === "") return;
-        speech.sent += delta;
-        this.#send(server.transcriptionDelta(this.#eventId(), speech.id, delta));
+      case "user-transcript.updated":
+        this.#input.caption(event.text);
         return;
-      }
       case "user-transcript.committed":
         this.#userCommitted(event.text);
         return;
@@ -344,12 +358,14 @@ export class RealtimeBinding {
     }
   }
 
-  /** Agent audio as the link paces it (24 kHz PCM16): the open response's audio. */
-  agentAudio(pcm: Uint8Array): void {
-    if (this.#state === "closed" || this.#options.modality !== "audio" || pcm.byteLength === 0) return;
+  /** Paced agent audio in the client's output format: the open response's; `waiting` (transport/waiting-mix.ts): the thinking sound (`opens`) begins one, the bed alone only joins one. */
+  agentAudio(audio: Uint8Array, waiting?: { readonly opens: boolean }): void {
+    if (this.#state === "closed" || this.#options.modality !== "audio" || audio.byteLength === 0) return;
+    if (waiting !== undefined && !waiting.opens && this.#response === undefined) return;
     const response = this.#open();
-    this.#replyAudio.sent(response.item.id, pcm.byteLength);
-    this.#send(server.audioDelta(this.#eventId(), this.#at(response), Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64")));
+    response.audioSent = true;
+    this.#replyAudio.sent(response.item.id, realtimeAudioMs(audio.byteLength, this.#settings.output));
+    this.#send(server.audioDelta(this.#eventId(), this.#at(response), Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64")));
   }
 
   /** The session or the socket ended: nothing is sent after. */
@@ -365,13 +381,7 @@ export class RealtimeBinding {
       this.#typed.shift();
       return;
     }
-    const speech = this.#speech;
-    this.#speech = undefined;
-    const id = speech?.id ?? this.#options.id("item");
-    const seconds = speech === undefined ? 0 : ((speech.endMs ?? this.#appendedMs) - speech.startMs) / 1000;
-    const previous = this.#lastItem;
-    this.#lastItem = id;
-    this.#send(server.audioCommitted(this.#eventId(), id, previous));
+    const { id, previous, seconds } = this.#input.committed();
     this.#send(server.itemAdded(this.#eventId(), { id, role: "user", status: "in_progress", content: [{ type: "input_audio", transcript: null }] }, previous));
     this.#send(server.transcriptionCompleted(this.#eventId(), id, text, seconds));
     this.#itemDone({ id, role: "user", status: "completed", content: [{ type: "input_audio", transcript: text }] }, previous);
@@ -429,7 +439,7 @@ export class RealtimeBinding {
     this.#response = response;
     this.#move("responding");
     this.#tools.responseBegan(replying);
-    this.#send(server.responseCreated(this.#eventId(), { id: response.id, status: "in_progress", modality: this.#options.modality, output: [] }));
+    this.#send(server.responseCreated(this.#eventId(), { id: response.id, status: "in_progress", modality: this.#options.modality, output: [], format: this.#settings.output }));
     return response;
   }
 
@@ -453,7 +463,7 @@ export class RealtimeBinding {
       output.push(item);
       this.#itemDone(item, previous);
     }
-    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality: this.#options.modality, output, ...(details === undefined ? {} : { statusDetails: details }), ...(usage === undefined ? {} : { usage }) }));
+    this.#send(server.responseDone(this.#eventId(), { id: response.id, status, modality: this.#options.modality, output, format: this.#settings.output, ...(details === undefined ? {} : { statusDetails: details }), ...(usage === undefined ? {} : { usage }) }));
   }
 
   /** The message's `done` events and item. */

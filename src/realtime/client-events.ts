@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { CommandSchemas, MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
 import { outOfBandRequest, type OutOfBandRequest } from "./out-of-band-request.js";
+import { parseRealtimeAudioFormat, type RealtimeAudioFormat } from "./audio-format.js";
 
 /** The largest text frame `/v1/realtime` reads (bytes): room for one `input_audio_buffer.append` of `MAX_APPEND_AUDIO_BYTES` as base64, plus its JSON. */
 export const MAX_REALTIME_FRAME_BYTES = 1024 * 1024;
@@ -42,12 +43,6 @@ export interface RealtimeErrorBody {
   readonly event_id?: string;
 }
 
-/** An audio format a session may name (`audio.input.format`, `audio.output.format`). */
-export interface RealtimeAudioFormat {
-  readonly type: "audio/pcm";
-  readonly rate: 24000;
-}
-
 /** At most this many tools in one `session.update` (the Realtime API takes 128 function tools). */
 export const MAX_DECLARED_TOOLS = 128;
 
@@ -58,6 +53,8 @@ export interface SessionUpdate {
   readonly tools?: readonly string[];
   readonly inputFormat?: RealtimeAudioFormat;
   readonly outputFormat?: RealtimeAudioFormat;
+  /** `audio.input.turn_detection`, when named: `null` is push-to-talk (the client commits turns). */
+  readonly turnDetection?: "server_vad" | "semantic_vad" | null;
   /** Fields read and ignored: the agent owns them (docs/realtime.md "session.update"). */
   readonly ignored: readonly string[];
 }
@@ -66,6 +63,7 @@ export interface SessionUpdate {
 export type RealtimeClientEvent =
   | { readonly type: "session.update"; readonly eventId?: string; readonly update: SessionUpdate }
   | { readonly type: "input_audio_buffer.append"; readonly eventId?: string; readonly audio: Uint8Array }
+  | { readonly type: "input_audio_buffer.commit" | "input_audio_buffer.clear"; readonly eventId?: string }
   | { readonly type: "conversation.item.create"; readonly eventId?: string; readonly itemId?: string; readonly text: string }
   /** `conversation.item.create` with a `function_call_output` item: the client's answer to a call. */
   | { readonly type: "function_call_output"; readonly eventId?: string; readonly itemId?: string; readonly callId: string; readonly output: string }
@@ -106,7 +104,7 @@ export const ITEM_DELETE_REFUSAL =
 
 const EventId = z.string().max(128).optional();
 const ItemId = z.string().min(1).max(64).optional();
-const PcmFormat = z.object({ type: z.string(), rate: z.number().optional() }).loose();
+const TurnDetection = z.object({ type: z.enum(["server_vad", "semantic_vad"]) }).loose().nullable();
 
 /**
  * Session fields applied (`output_modalities`, `audio.*.format`), and those the agent owns, read
@@ -126,7 +124,7 @@ const IGNORED_SESSION_FIELDS = [
   "id",
   "expires_at",
 ] as const;
-const IGNORED_AUDIO_INPUT_FIELDS = ["transcription", "noise_reduction", "turn_detection"] as const;
+const IGNORED_AUDIO_INPUT_FIELDS = ["transcription", "noise_reduction"] as const;
 const IGNORED_AUDIO_OUTPUT_FIELDS = ["voice", "speed"] as const;
 
 const SessionUpdateSchema = z.object({
@@ -168,19 +166,19 @@ const ItemTruncateSchema = z.object({
   audio_end_ms: z.number().int().min(0).max(86_400_000),
 });
 const ResponseCreateSchema = z.object({ type: z.literal("response.create"), event_id: EventId, response: z.record(z.string(), z.unknown()).optional() });
+const BufferSchema = z.object({ type: z.enum(["input_audio_buffer.commit", "input_audio_buffer.clear"]), event_id: EventId });
 const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().max(64).optional() });
 
 /** Strict base64 (RFC 4648 §4, padded), as the Realtime API sends audio. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Decode strict base64 of at most `maxBytes` bytes; the problem otherwise. */
+/** Decode strict base64 of at most `maxBytes` bytes; the problem otherwise. Whole samples are the binding's to check: it knows the format. */
 export function decodeAudio(text: string, maxBytes: number): Uint8Array | { readonly problem: string } {
   // Checked on the text before decoding: an oversize append costs no allocation.
   if (Math.floor((text.length * 3) / 4) > maxBytes + 2) return { problem: `at most ${maxBytes} bytes of audio per append (got about ${Math.floor((text.length * 3) / 4)})` };
   if (!BASE64.test(text)) return { problem: "not valid base64" };
   const bytes = Buffer.from(text, "base64");
   if (bytes.byteLength > maxBytes) return { problem: `at most ${maxBytes} bytes of audio per append (got ${bytes.byteLength})` };
-  if (bytes.byteLength % 2 !== 0) return { problem: "PCM16 audio has an even number of bytes" };
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
@@ -192,15 +190,12 @@ function schemaProblem(type: string, error: z.ZodError, eventId: string | undefi
   return refuse("invalid_value", `${type}: ${param === undefined ? "" : `${param}: `}${issue?.message ?? "invalid"}`, { ...(param === undefined ? {} : { param }), eventId });
 }
 
-/** `audio/pcm` at 24 kHz is what this build speaks; G.711 and other rates are refused by name. */
+/** `audio/pcm` at 24 kHz, `audio/pcmu` or `audio/pcma` (audio-format.ts); anything else refused by name. */
 function audioFormat(value: unknown, param: string, eventId: string | undefined): RealtimeAudioFormat | ParsedClientEvent {
-  const parsed = PcmFormat.safeParse(value);
-  if (!parsed.success) return refuse("invalid_value", `session.update: ${param} must be an object like {"type":"audio/pcm","rate":24000}`, { param, eventId });
-  const { type, rate } = parsed.data;
-  if (type === "audio/pcmu" || type === "audio/pcma") return refuse("unsupported_value", `session.update: ${param} ${type} is not supported yet: use {"type":"audio/pcm","rate":24000}`, { param, eventId });
-  if (type !== "audio/pcm") return refuse("invalid_value", `session.update: ${param}.type must be "audio/pcm" (got ${JSON.stringify(type)})`, { param: `${param}.type`, eventId });
-  if (rate !== undefined && rate !== 24000) return refuse("invalid_value", `session.update: ${param}.rate must be 24000 (got ${rate})`, { param: `${param}.rate`, eventId });
-  return { type: "audio/pcm", rate: 24000 };
+  const format = parseRealtimeAudioFormat(value);
+  if (!("problem" in format)) return format;
+  const at = format.at === undefined ? param : `${param}.${format.at}`;
+  return refuse("invalid_value", `session.update: ${at}: ${format.problem}`, { param: at, eventId });
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -211,6 +206,7 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
   let tools: string[] | undefined;
   let inputFormat: RealtimeAudioFormat | undefined;
   let outputFormat: RealtimeAudioFormat | undefined;
+  let turnDetection: "server_vad" | "semantic_vad" | null | undefined;
   for (const [field, value] of Object.entries(session)) {
     if (field === "type") {
       if (value !== "realtime") return refuse("invalid_value", `session.update: session.type must be "realtime" (got ${JSON.stringify(value)})`, { param: "session.type", eventId });
@@ -248,8 +244,10 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
             if ("kind" in format) return format;
             if (direction === "input") inputFormat = format;
             else outputFormat = format;
-          } else if (key === "turn_detection" && setting === null) {
-            return refuse("unsupported_value", "session.update: turn_detection null (the client commits turns) is not supported yet: the agent's own turn-taking decides", { param, eventId });
+          } else if (key === "turn_detection" && direction === "input") {
+            const parsed = TurnDetection.safeParse(setting);
+            if (!parsed.success) return refuse("invalid_value", `session.update: ${param} must be null, {"type":"server_vad"} or {"type":"semantic_vad"}`, { param, eventId });
+            turnDetection = parsed.data === null ? null : parsed.data.type;
           } else if (owned.includes(key)) {
             ignored.push(param);
           } else {
@@ -266,6 +264,7 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
     ...(tools === undefined ? {} : { tools }),
     ...(inputFormat === undefined ? {} : { inputFormat }),
     ...(outputFormat === undefined ? {} : { outputFormat }),
+    ...(turnDetection === undefined ? {} : { turnDetection }),
     ignored,
   };
   return { kind: "event", event: { type: "session.update", ...(eventId === undefined ? {} : { eventId }), update } };
@@ -351,6 +350,11 @@ export function parseClientEvent(text: string, maxFrameBytes = MAX_REALTIME_FRAM
       const audio = decodeAudio(parsed.data.audio, maxAudioBytes);
       if ("problem" in audio) return refuse("invalid_value", `input_audio_buffer.append: audio: ${audio.problem}`, { param: "audio", eventId });
       return { kind: "event", event: { type, ...(eventId === undefined ? {} : { eventId }), audio } };
+    }
+    case "input_audio_buffer.commit":
+    case "input_audio_buffer.clear": {
+      const parsed = BufferSchema.safeParse(value);
+      return parsed.success ? { kind: "event", event: { type: parsed.data.type, ...(eventId === undefined ? {} : { eventId }) } } : schemaProblem(type, parsed.error, eventId);
     }
     case "conversation.item.create": {
       const parsed = ItemCreateSchema.safeParse(value);

@@ -3,34 +3,46 @@
  * browser socket and the carrier bridge are). The session is the gateway's own, started by the
  * server exactly as for `/websocket`; this link only speaks Realtime on the wire:
  * - in: frames → `parseClientEvent` (bounded, never throws) → held until the session attaches
- *   (`SocketLink`, shared with `/websocket`) → the `RealtimeBinding` → commands and 24 kHz PCM16 through the `AudioEdge`
- *   (resampled once to what the session's mode hears);
- * - out: session events and agent audio → the `Pacer` (the same ordering and 1.5 s lead as
- *   `/websocket`, so the session's playback estimate holds) → the binding → Realtime events.
+ *   (`SocketLink`, shared with `/websocket`) → the `RealtimeBinding` → commands, and audio in the
+ *   client's input format converted once to what the session's mode hears (24 kHz PCM16 through
+ *   the `AudioEdge`, G.711 through the `RealtimeAudioPath`);
+ * - out: session events and agent audio (24 kHz PCM16, the waiting sounds mixed in) → the `Pacer`
+ *   (the same ordering and 1.5 s lead as `/websocket`, so the session's playback estimate holds) →
+ *   the client's output format as it leaves → the binding → Realtime events.
  */
 import type { WebSocket } from "ws";
-import { PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
+import { DEFAULT_SESSION_AUDIO, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
 import type { ConnectionHandler } from "../transport/client-connection.js";
+import type { InputBudgetLimits } from "../transport/input-budget.js";
 import { SocketLink } from "../transport/socket-link.js";
+import { PCM24, RealtimeAudioPath, realtimeBytesPerSecond, type RealtimeAudioFormat } from "./audio-format.js";
 import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, DEFAULT_LIMITS, stamp, ulid, type Limits, type ServerEvent } from "../transport/protocol.js";
 import { RealtimeBinding, type SessionInput } from "./binding.js";
 import type { ClientToolSpec } from "./client-tools.js";
 import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, parseClientEvent, type ParsedClientEvent } from "./client-events.js";
 import type { Modality } from "./server-events.js";
+import type { AgentTurns } from "./session-settings.js";
 
-/** The Realtime API's audio: PCM16 at 24 kHz, both ways (docs/realtime.md "Audio"). */
+/** The Realtime API's default audio, and what the link's edge speaks: PCM16 at 24 kHz (docs/realtime.md "Audio"). */
 export const REALTIME_SAMPLE_RATE = PLAYBACK_SAMPLE_RATE;
 
 /**
- * Text bytes a second a Realtime client may send, sustained: its audio arrives as base64 in text
- * frames, so the budget is `maxAudioRealtime` × real time of 24 kHz PCM16 in base64 (4/3 of the
- * bytes), plus 64 KiB a second for its other events.
+ * What a Realtime client may send, sustained: its audio arrives as base64 in text frames, so the
+ * text budget is `maxAudioRealtime` × real time of its input format (24 kHz PCM16: 48 000 bytes a
+ * second; G.711: 8 000) in base64 (4/3 of the bytes), plus 64 KiB a second for its other events.
+ * A change of input format retunes it (`PeerSocket.retune`).
  */
-export function realtimeTextBudget(limits: Limits): number {
-  return Math.ceil((limits.maxAudioRealtime * 2 * REALTIME_SAMPLE_RATE * 4) / 3) + 64 * 1024;
+export function realtimeBudget(limits: Limits, input: RealtimeAudioFormat = PCM24): InputBudgetLimits {
+  const audioBytesPerSecond = limits.maxAudioRealtime * realtimeBytesPerSecond(input);
+  return {
+    framesPerSecond: limits.maxFramesPerSecond,
+    audioBytesPerSecond,
+    textBytesPerSecond: Math.ceil((audioBytesPerSecond * 4) / 3) + 64 * 1024,
+    burstSeconds: limits.inputBurstSeconds,
+  };
 }
 
 export interface RealtimeConnectionOptions {
@@ -47,10 +59,14 @@ export interface RealtimeConnectionOptions {
   readonly tokenLimit?: number;
   /** Out-of-band responses are served: the gateway calls the agent's model (binding.ts). */
   readonly outOfBand?: boolean;
+  /** The agent's `turnTaking.detection` (binding.ts; default `auto`). */
+  readonly turns?: AgentTurns;
 }
 
 export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
   readonly #binding: RealtimeBinding;
+  /** The client's G.711, when it chose it (audio-format.ts). */
+  readonly #path = new RealtimeAudioPath(DEFAULT_SESSION_AUDIO);
   #handler: ConnectionHandler | undefined;
 
   constructor(ws: WebSocket, options: RealtimeConnectionOptions) {
@@ -61,12 +77,7 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
       leadMs: options.leadMs,
       format: { codec: "pcm16", sampleRate: REALTIME_SAMPLE_RATE },
       limits,
-      budget: {
-        framesPerSecond: limits.maxFramesPerSecond,
-        audioBytesPerSecond: limits.maxAudioRealtime * 2 * REALTIME_SAMPLE_RATE,
-        textBytesPerSecond: realtimeTextBudget(limits),
-        burstSeconds: limits.inputBurstSeconds,
-      },
+      budget: realtimeBudget(limits),
     });
     this.#binding = new RealtimeBinding({
       modality: options.modality,
@@ -76,7 +87,17 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
       ...(options.clientTools === undefined ? {} : { clientTools: options.clientTools }),
       ...(options.tokenLimit === undefined ? {} : { tokenLimit: options.tokenLimit }),
       ...(options.outOfBand === undefined ? {} : { outOfBand: options.outOfBand }),
+      ...(options.turns === undefined ? {} : { turns: options.turns }),
+      formats: ({ input, output }) => {
+        this.#path.set(input, output);
+        this.peer.retune(realtimeBudget(limits, input));
+      },
     });
+  }
+
+  override useAudio(audio: SessionAudio): void {
+    super.useAudio(audio);
+    this.#path.use(audio);
   }
 
   /** Session events, by the pacer's ordering rules: after-audio events wait for held audio, clearing events drop it. */
@@ -111,9 +132,14 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
   /** Events never go through the pacer's text path (`emit` orders them itself). */
   protected sendText(): void {}
 
-  /** Paced agent audio: the open response's audio. */
+  /** Paced agent audio (24 kHz PCM16) in the client's format: the open response's audio. */
   protected sendAudio(chunk: Uint8Array): void {
-    this.#binding.agentAudio(chunk);
+    this.#binding.agentAudio(this.#path.outbound(chunk));
+  }
+
+  /** Paced waiting sounds: the response's audio too; the thinking sound starts one (binding.ts `agentAudio`). */
+  protected override sendFiller(chunk: Uint8Array): void {
+    this.#binding.agentAudio(this.#path.outbound(chunk), { opens: this.waiting?.thinkingAudible === true });
   }
 
   protected override stopped(): void {
@@ -157,7 +183,12 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
   }
 
   #input(handler: ConnectionHandler, input: SessionInput): void {
-    if (input.kind === "command") handler.command(input.command);
-    else this.audioIn(handler, input.chunk);
+    if (input.kind === "command") {
+      handler.command(input.command);
+      return;
+    }
+    const g711 = this.#path.inbound(input.chunk);
+    if (g711 === undefined) this.audioIn(handler, input.chunk);
+    else if (g711.byteLength > 0) handler.audio(g711);
   }
 }

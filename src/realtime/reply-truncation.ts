@@ -9,8 +9,6 @@
 import type { LinkCommand } from "../transport/protocol.js";
 import type { ConversationItem } from "./server-events.js";
 
-/** Bytes of 24 kHz PCM16 in one ms (the Realtime output format). */
-const BYTES_PER_MS = (24_000 * 2) / 1000;
 
 export interface TruncateRequest {
   readonly itemId: string;
@@ -27,16 +25,16 @@ export interface TruncateRefusal {
 
 /** The latest reply's item and the audio sent for it: what a truncate may name. */
 export class ReplyAudio {
-  #latest: { readonly itemId: string; bytes: number } | undefined;
+  #latest: { readonly itemId: string; ms: number } | undefined;
 
   /** A reply's item was added: it is the latest now. */
   began(itemId: string): void {
-    this.#latest = { itemId, bytes: 0 };
+    this.#latest = { itemId, ms: 0 };
   }
 
-  /** Audio sent for `itemId` (24 kHz PCM16 bytes). */
-  sent(itemId: string, bytes: number): void {
-    if (this.#latest?.itemId === itemId) this.#latest.bytes += bytes;
+  /** Audio sent for `itemId` (ms, in whatever output format it was sent: audio-format.ts `realtimeAudioMs`). */
+  sent(itemId: string, ms: number): void {
+    if (this.#latest?.itemId === itemId) this.#latest.ms += ms;
   }
 
   /**
@@ -54,7 +52,7 @@ export class ReplyAudio {
     if (latest?.itemId !== itemId) {
       return refuse("unsupported_value", `${what}: only the latest reply can be truncated: the record of an earlier one is settled`, "item_id");
     }
-    const sentMs = Math.ceil(latest.bytes / BYTES_PER_MS);
+    const sentMs = Math.ceil(latest.ms);
     if (audioEndMs > sentMs) return refuse("invalid_value", `${what}: audio_end_ms ${audioEndMs} is beyond the item's audio (${sentMs} ms)`, "audio_end_ms");
     return { command: { type: "truncate_heard", audioMs: audioEndMs } };
   }

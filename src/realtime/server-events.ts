@@ -4,6 +4,7 @@
  * (the Agents SDK's own schemas parse every one: test/integration/realtime-agents-sdk.test.ts).
  * Ids are made by the caller.
  */
+import { PCM24, type RealtimeAudioFormat } from "./audio-format.js";
 import type { RealtimeErrorBody } from "./client-events.js";
 import { realtimeUsage, tokenRateLimits, type ReplyUsage } from "./usage.js";
 
@@ -18,6 +19,11 @@ export interface RealtimeSessionView {
   readonly modality: Modality;
   /** The client tools the client declared, as the agent declares them (its description and parameters stand). */
   readonly tools?: readonly RealtimeToolView[];
+  /** The client's audio each way (default: 24 kHz PCM16). */
+  readonly input?: RealtimeAudioFormat;
+  readonly output?: RealtimeAudioFormat;
+  /** What stands for turn detection (session-settings.ts `shownTurnDetection`); default: server VAD for a voice agent. */
+  readonly turnDetection?: { readonly type: "server_vad" } | null;
 }
 
 /** A declared client tool as `session.updated` shows it. */
@@ -80,13 +86,12 @@ export interface ResponseView {
   readonly usage?: ReplyUsage;
   /** An out-of-band response (`conversation: "none"`): no conversation, the client's metadata echoed. */
   readonly outOfBand?: { readonly metadata: Readonly<Record<string, string>> | null };
+  /** The response's audio format (default: 24 kHz PCM16). */
+  readonly format?: RealtimeAudioFormat;
 }
 
 /** Every event carries its own id (`event_…`), made by the caller's counter. */
 type Stamped<T> = T & { readonly event_id: string };
-
-/** 24 kHz PCM16 both ways: the only format this build speaks (docs/realtime.md "Audio"). */
-const PCM24 = { type: "audio/pcm", rate: 24000 } as const;
 
 function sessionBody(view: RealtimeSessionView): Record<string, unknown> {
   return {
@@ -97,8 +102,8 @@ function sessionBody(view: RealtimeSessionView): Record<string, unknown> {
     output_modalities: [view.modality],
     audio: {
       // The agent's own turn-taking stands for server VAD; its STT for transcription.
-      input: { format: PCM24, turn_detection: view.modality === "audio" ? { type: "server_vad" } : null, transcription: null, noise_reduction: null },
-      output: { format: PCM24 },
+      input: { format: view.input ?? PCM24, turn_detection: view.turnDetection !== undefined ? view.turnDetection : view.modality === "audio" ? { type: "server_vad" } : null, transcription: null, noise_reduction: null },
+      output: { format: view.output ?? PCM24 },
     },
     tools: (view.tools ?? []).map((tool) => ({ type: "function", name: tool.name, description: tool.description, parameters: tool.parameters })),
     tool_choice: "auto",
@@ -137,6 +142,7 @@ export const speechStarted = (eventId: string, itemId: string, audioStartMs: num
   ({ type: "input_audio_buffer.speech_started", event_id: eventId, item_id: itemId, audio_start_ms: Math.round(audioStartMs) }) as const;
 export const speechStopped = (eventId: string, itemId: string, audioEndMs: number) =>
   ({ type: "input_audio_buffer.speech_stopped", event_id: eventId, item_id: itemId, audio_end_ms: Math.round(audioEndMs) }) as const;
+export const audioCleared = (eventId: string) => ({ type: "input_audio_buffer.cleared", event_id: eventId }) as const;
 export const audioCommitted = (eventId: string, itemId: string, previousItemId: string | null) =>
   ({ type: "input_audio_buffer.committed", event_id: eventId, item_id: itemId, previous_item_id: previousItemId }) as const;
 /** What the agent's STT added to a spoken item's interim transcript (text-deltas.ts), while the user speaks. */
@@ -162,7 +168,7 @@ function responseBody(view: ResponseView): Record<string, unknown> {
     output: view.output.map(itemBody),
     conversation_id: view.outOfBand === undefined ? "conversation" : null,
     output_modalities: [view.modality],
-    audio: { output: { format: PCM24 } },
+    audio: { output: { format: view.format ?? PCM24 } },
     ...(view.usage === undefined ? {} : { usage: realtimeUsage(view.usage) }),
     ...(view.outOfBand === undefined ? {} : { metadata: view.outOfBand.metadata }),
   };
@@ -198,7 +204,7 @@ export const contentPartDone = (eventId: string, at: At, modality: Modality, tex
 
 export const textDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_text.delta", event_id: eventId, ...place(at), delta }) as const;
 export const textDone = (eventId: string, at: At, text: string) => ({ type: "response.output_text.done", event_id: eventId, ...place(at), text }) as const;
-/** `delta`: base64 of 24 kHz PCM16. */
+/** `delta`: base64 of the response's audio format. */
 export const audioDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_audio.delta", event_id: eventId, ...place(at), delta }) as const;
 export const audioDone = (eventId: string, at: At) => ({ type: "response.output_audio.done", event_id: eventId, ...place(at) }) as const;
 export const transcriptDelta = (eventId: string, at: At, delta: string) => ({ type: "response.output_audio_transcript.delta", event_id: eventId, ...place(at), delta }) as const;

@@ -17,6 +17,7 @@ import type { ClientToolSpec } from "../realtime/client-tools.js";
 import { RealtimeConnection } from "../realtime/connection.js";
 import { errorEvent } from "../realtime/server-events.js";
 import type { Modality } from "../realtime/server-events.js";
+import type { AgentTurns } from "../realtime/session-settings.js";
 import { clipReason } from "../transport/client-connection.js";
 import { ulid, type Limits } from "../transport/protocol.js";
 import { bearer, keyMatches, verifyToken, type TokenCheck } from "./auth.js";
@@ -75,7 +76,7 @@ export interface RealtimeAcceptDeps {
   /** The token audience: the agent the gateway was started with. */
   readonly tokenAgent: string;
   /** The agent new sessions start with (a reload may change it). */
-  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlyMap<string, ClientToolSpec>; readonly tokenLimit?: number | undefined };
+  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlyMap<string, ClientToolSpec>; readonly tokenLimit?: number | undefined; readonly turns?: AgentTurns };
   /** Start the gateway's own session on the link (the same as `/websocket`'s). */
   readonly startSession: (link: RealtimeConnection) => void;
 }
@@ -111,6 +112,7 @@ export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, de
     clientTools: agent.clientTools,
     ...(agent.tokenLimit === undefined ? {} : { tokenLimit: agent.tokenLimit }),
     outOfBand: agent.mode !== "s2s",
+    ...(agent.turns === undefined ? {} : { turns: agent.turns }),
   });
   deps.startSession(link);
 }

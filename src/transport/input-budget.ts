@@ -19,14 +19,21 @@ export interface InputBudgetLimits {
 }
 
 class Bucket {
-  readonly #rate: number;
-  readonly #size: number;
+  #rate: number;
+  #size: number;
   #tokens: number;
 
   constructor(perSecond: number, burstSeconds: number) {
     this.#rate = perSecond / 1000;
     this.#size = perSecond * burstSeconds;
     this.#tokens = this.#size;
+  }
+
+  /** A new rate from now on: the debt stays, the credit is kept up to the new size. */
+  retune(perSecond: number, burstSeconds: number): void {
+    this.#rate = perSecond / 1000;
+    this.#size = perSecond * burstSeconds;
+    this.#tokens = Math.min(this.#size, this.#tokens);
   }
 
   refill(elapsedMs: number): void {
@@ -69,6 +76,17 @@ export class InputBudget {
   debtMs(): number {
     this.#refill();
     return Math.ceil(Math.max(this.#frames.debtMs, this.#audio.debtMs, this.#text.debtMs));
+  }
+
+  /**
+   * New limits from now on (a Realtime client switching its audio format changes what real time
+   * costs in bytes): what was spent stays spent; the buckets refill at the new rates.
+   */
+  retune(limits: InputBudgetLimits): void {
+    this.#refill();
+    this.#frames.retune(limits.framesPerSecond, limits.burstSeconds);
+    this.#audio.retune(limits.audioBytesPerSecond, limits.burstSeconds);
+    this.#text.retune(limits.textBytesPerSecond, limits.burstSeconds);
   }
 
   #refill(): void {

@@ -5,6 +5,8 @@ import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, type ServerEvent } from "./protoco
 export interface PacerSink {
   sendText(text: string): void;
   sendAudio(chunk: Uint8Array): void;
+  /** The feed's filler (the waiting sounds); absent: sent as audio. */
+  sendFiller?(chunk: Uint8Array): void;
 }
 
 /** How far ahead of real time agent audio may be sent (ms): enough to ride out jitter, small enough to cancel fast. */
@@ -202,7 +204,8 @@ export class Pacer {
       }
       if (chunks === FILL_CHUNKS_PER_WAKE) break;
       for (const frame of feed.take(FILL_CHUNK_MS, now, this.#agentEnd)) {
-        this.#sink.sendAudio(frame.data);
+        if (this.#sink.sendFiller === undefined) this.#sink.sendAudio(frame.data);
+        else this.#sink.sendFiller(frame.data);
         this.#playEnd += frame.ms;
         this.#fillerTailMs += frame.ms;
       }

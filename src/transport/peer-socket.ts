@@ -51,6 +51,7 @@ export class PeerSocket<T> {
   /** This peer's warnings, at most one line per kind every 10 s: a flood of bad frames is not a flood of log lines. */
   readonly throttle: LogThrottle;
   readonly hungUp: Promise<void>;
+  readonly #budget: InputBudget;
   #resolveHungUp: () => void = () => {};
   #handler: ConnectionHandler | undefined;
   #closed = false;
@@ -67,6 +68,7 @@ export class PeerSocket<T> {
       this.#resolveHungUp = resolve;
     });
     const budget = new InputBudget(options.budget, () => options.clock.now());
+    this.#budget = budget;
     onPeerMessage(
       ws,
       this.#log,
@@ -88,6 +90,11 @@ export class PeerSocket<T> {
 
   get open(): boolean {
     return !this.#closed;
+  }
+
+  /** The peer's input budget from now on (input-budget.ts `retune`). */
+  retune(budget: InputBudgetLimits): void {
+    this.#budget.retune(budget);
   }
 
   /** One input: to the session, or held until it attaches. */

@@ -50,7 +50,7 @@ export abstract class SocketLink<T> implements ClientLink {
     this.clock = options.clock;
     this.log = options.log;
     this.pacer = new Pacer(
-      { sendText: (text) => this.sendText(text), sendAudio: (chunk) => this.sendAudio(chunk) },
+      { sendText: (text) => this.sendText(text), sendAudio: (chunk) => this.sendAudio(chunk), sendFiller: (chunk) => this.sendFiller(chunk) },
       options.clock,
       options.leadMs === undefined ? {} : { leadMs: options.leadMs },
     );
@@ -92,6 +92,11 @@ export abstract class SocketLink<T> implements ClientLink {
   protected abstract sendText(text: string): void;
   /** Paced audio, as the edge framed it. */
   protected abstract sendAudio(chunk: Uint8Array): void;
+  /** Paced waiting sounds (transport/waiting-mix.ts): as agent audio unless the wire tells them apart. */
+  protected sendFiller(chunk: Uint8Array): void {
+    this.sendAudio(chunk);
+  }
+
   /** The link is done sending (the pacer has stopped): anything else of the subclass's to stop. */
   protected stopped(): void {}
 
