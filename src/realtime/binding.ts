@@ -24,14 +24,20 @@ import type { ReplyUsage } from "./usage.js";
  * - `starting`: the socket is open, the session not yet configured (no `session.created` yet);
  * - `idle`: configured, no response open;
  * - `responding`: one response open (its item and content part added, deltas flowing);
+ * - `cancelling`: the session cancelled a voice response on its own (a barge-in, as a rule): its
+ *   `done` events wait for the `speech.started` the session releases right after, so the client
+ *   reads `speech_started` first, as the API sends them (the Agents SDK truncates the item it is
+ *   playing only then); `settle()`, which the link calls once the session's emits are over, ends it
+ *   when none comes;
  * - `closed`: the session or socket ended; nothing more is sent.
  */
-export type BindingState = "starting" | "idle" | "responding" | "closed";
+export type BindingState = "starting" | "idle" | "responding" | "cancelling" | "closed";
 
 const TRANSITIONS: Readonly<Record<BindingState, readonly BindingState[]>> = {
   starting: ["idle", "closed"],
   idle: ["responding", "closed"],
-  responding: ["idle", "closed"],
+  responding: ["idle", "cancelling", "closed"],
+  cancelling: ["idle", "closed"],
   closed: [],
 };
 
@@ -110,6 +116,8 @@ export class RealtimeBinding {
   readonly #replyAudio = new ReplyAudio();
   /** Responses outside the conversation (`conversation: "none"`, out-of-band.ts). */
   readonly #outOfBand: OutOfBandResponses;
+  /** The last response ended at a barge-in and none began since: a `response.cancel` now is the client's echo of it. */
+  #interrupted = false;
 
   constructor(options: BindingOptions) {
     this.#options = options;
@@ -156,6 +164,7 @@ export class RealtimeBinding {
 
   /** One client event, once the session is attached: what to hand the session (possibly nothing). */
   client(event: RealtimeClientEvent): SessionInput[] {
+    this.settle();
     if (this.#state === "closed") return [];
     const eventId = event.eventId;
     const refuse = (code: string, message: string, param?: string): SessionInput[] => {
@@ -230,7 +239,14 @@ export class RealtimeBinding {
       }
       case "response.cancel": {
         if (event.responseId !== undefined && this.#outOfBand.cancel(event.responseId)) return [];
-        if (this.#response === undefined && this.#typed.length === 0) return refuse("response_cancel_not_active", "response.cancel: there is no active response");
+        if (this.#response === undefined && this.#typed.length === 0) {
+          // The Agents SDK cancels at `speech_started` the response a barge-in already ended: absorbed, once.
+          if (this.#interrupted) {
+            this.#interrupted = false;
+            return [];
+          }
+          return refuse("response_cancel_not_active", "response.cancel: there is no active response");
+        }
         if (this.#response !== undefined) this.#response.cancelRequested = true;
         // The session drops the turns still queued too: none of them will be answered.
         this.#typed.length = 0;
@@ -286,6 +302,12 @@ export class RealtimeBinding {
   }
 
   #onSession(event: EventBody): void {
+    if (this.#state === "cancelling") {
+      // The barge-in's speech first, then the response it cut (Realtime's order).
+      if (event.type === "speech.started") this.#input.speechStarted();
+      this.settle();
+      if (event.type === "speech.started") return;
+    }
     if (this.#state === "closed") return;
     switch (event.type) {
       case "session.configured":
@@ -340,8 +362,11 @@ export class RealtimeBinding {
         this.#rateLimits(event.totalTokens);
         return;
       case "reply.cancelled":
-        if (this.#response !== undefined) this.#finish("cancelled", { type: "cancelled", reason: this.#response.cancelRequested ? "client_cancelled" : "turn_detected" });
-        if (this.#tools.replyEnded()) this.#payOwed();
+        if (this.#response !== undefined && !this.#response.cancelRequested && this.#options.modality === "audio") {
+          this.#move("cancelling");
+          return;
+        }
+        this.#cancelled();
         return;
       case "session.reset":
         this.#typed.length = 0;
@@ -358,8 +383,23 @@ export class RealtimeBinding {
     }
   }
 
+  /** A response the session cancelled on its own, held in `cancelling`, ends now (the link calls this once the session's emits are over). */
+  settle(): void {
+    if (this.#state === "cancelling") this.#cancelled();
+  }
+
+  #cancelled(): void {
+    const response = this.#response;
+    if (response !== undefined) {
+      this.#interrupted = !response.cancelRequested;
+      this.#finish("cancelled", { type: "cancelled", reason: response.cancelRequested ? "client_cancelled" : "turn_detected" });
+    }
+    if (this.#tools.replyEnded()) this.#payOwed();
+  }
+
   /** Paced agent audio in the client's output format: the open response's; `waiting` (transport/waiting-mix.ts): the thinking sound (`opens`) begins one, the bed alone only joins one. */
   agentAudio(audio: Uint8Array, waiting?: { readonly opens: boolean }): void {
+    this.settle();
     if (this.#state === "closed" || this.#options.modality !== "audio" || audio.byteLength === 0) return;
     if (waiting !== undefined && !waiting.opens && this.#response === undefined) return;
     const response = this.#open();
@@ -437,6 +477,7 @@ export class RealtimeBinding {
   #begin(replying = true): OpenResponse {
     const response: OpenResponse = { id: this.#options.id("resp"), item: { id: this.#options.id("item") }, previous: this.#lastItem, message: false, snapshot: "", toolLines: [], text: "", sent: "", cancelRequested: false };
     this.#response = response;
+    this.#interrupted = false;
     this.#move("responding");
     this.#tools.responseBegan(replying);
     this.#send(server.responseCreated(this.#eventId(), { id: response.id, status: "in_progress", modality: this.#options.modality, output: [], format: this.#settings.output }));

@@ -111,6 +111,8 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
     } else {
       this.#fromSession(body);
     }
+    // A response the session cancelled waits for the speech.started it emits next, in the same turn (binding.ts `cancelling`).
+    if (this.#binding.state === "cancelling") queueMicrotask(() => this.#binding.settle());
     return event;
   }
 

@@ -99,6 +99,8 @@ describe("RealtimeBinding: one connection bound to one session", () => {
     const { binding, sent } = bind("audio");
     binding.agentAudio(new Uint8Array(960));
     binding.session({ type: "reply.cancelled" });
+    expect(binding.state).toBe("cancelling");
+    binding.settle();
     expect(asOpenAi(sent).at(-1)).toMatchObject({ type: "response.done", response: { status: "cancelled", status_details: { reason: "turn_detected" } } });
     binding.session({ type: "agent-transcript.updated", text: "Sure" });
     expect(binding.client({ type: "response.cancel" })).toEqual([{ kind: "command", command: { type: "cancel" } }]);
@@ -106,6 +108,33 @@ describe("RealtimeBinding: one connection bound to one session", () => {
     expect(asOpenAi(sent).at(-1)).toMatchObject({ response: { status: "cancelled", status_details: { reason: "client_cancelled" } } });
     expect(binding.client({ type: "response.cancel" })).toEqual([]);
     expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "response_cancel_not_active" } });
+  });
+
+  it("at a barge-in, sends the speech_started the session releases before the cancelled response's done events, and absorbs the client's echoing response.cancel once", () => {
+    const { binding, types } = bind("audio");
+    binding.agentAudio(new Uint8Array(960));
+    binding.session({ type: "reply.cancelled" });
+    binding.session({ type: "speech.started" });
+    expect(binding.state).toBe("idle");
+    const order = types();
+    expect(order.indexOf("input_audio_buffer.speech_started")).toBeLessThan(order.indexOf("response.output_audio.done"));
+    expect(order.at(-1)).toBe("response.done");
+    // The Agents SDK sends response.cancel when speech_started arrives while it plays: nothing is active, and no error follows.
+    const before = order.length;
+    expect(binding.client({ type: "response.cancel" })).toEqual([]);
+    expect(types().length).toBe(before);
+    expect(binding.client({ type: "response.cancel" })).toEqual([]);
+    expect(types().at(-1)).toBe("error");
+  });
+
+  it("ends a held cancelled response before any other event", () => {
+    const { binding, types } = bind("audio");
+    binding.agentAudio(new Uint8Array(960));
+    binding.session({ type: "reply.cancelled" });
+    binding.session({ type: "agent-transcript.updated", text: "Next" });
+    const order = types();
+    expect(order.indexOf("response.done")).toBeLessThan(order.lastIndexOf("response.created"));
+    expect(binding.state).toBe("responding");
   });
 
   it("retrieves a recent item as last sent, and names one it does not hold", () => {
