@@ -3,30 +3,46 @@
 // `openai` package's Realtime client. Spoken input is flite's own voice (fixtures/audio), sent as a
 // Realtime client sends a microphone: 24 kHz PCM16 appends in real time. Timeouts are generous and
 // nothing is timed: pocketsphinx and flite share a loaded machine.
-import { RealtimeAgent, RealtimeSession } from "@openai/agents-realtime";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { LanguageModelV4Prompt } from "@ai-sdk/provider";
+import { Type } from "@sinclair/typebox";
+import { RealtimeAgent, RealtimeSession, tool as sdkTool } from "@openai/agents-realtime";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { silentLogger } from "../../src/log.js";
-import { agent, OFFLINE_PROVIDERS, withTools } from "../../src/manifest/index.js";
+import { agent, clientTool, OFFLINE_PROVIDERS, withTools } from "../../src/manifest/index.js";
+import { scriptedModel } from "../../src/pipeline/providers/llm/scripted.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
 import { POCKETSPHINX, POCKETSPHINX_MISSING, speak, spoken } from "../helpers/offline-speech.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
 import { RealtimeTestClient } from "../helpers/realtime-client.js";
+import { sdkEvents } from "../helpers/realtime-sdk.js";
 
 if (!POCKETSPHINX) console.warn(`skipped: ${POCKETSPHINX_MISSING}`);
 
-/** The scripted model's rules (docs/config.md "offline.json"): pocketsphinx hears order-status.wav as "where is my yard area one two three four". */
+/** The scripted model's long reply (about 15 s of flite's voice), for speech over it. */
+const STORY = "Once upon a time a parcel left the warehouse on a Monday. It crossed three cities by truck, waited a night at a depot, and was loaded onto a small van at dawn. The driver sang along to the radio all the way down the coast road, and the parcel arrived on Friday.";
+
+/**
+ * The scripted model's rules (docs/config.md "offline.json"): pocketsphinx hears order-status.wav as
+ * "where is my yard area one two three four", pin.wav as "nine ten is four five six seven".
+ */
 const SCRIPT = {
   fallback: "I did not catch that.",
   rules: [
     { when: "\\b(order|yard|where is my)\\b", call: { tool: "lookup_order", args: { orderId: "A1234" } }, then: "{result}" },
+    { when: "\\bfive six seven\\b", call: { tool: "check_pin", args: { pin: "4567" } }, then: "{result}" },
     { when: "\\bstop\\b", say: "All right, I will stop there." },
-    { when: "\\bstory\\b", say: "Once upon a time a parcel left the warehouse on a Monday. It crossed three cities by truck, waited a night at a depot, and was loaded onto a small van at dawn. The driver sang along to the radio all the way down the coast road, and the parcel arrived on Friday." },
+    { when: "\\bstory\\b", say: STORY },
     { when: "\\bhello\\b", say: "Hello! Ask me where your order is." },
   ],
 };
 
 let counted = countedLookupOrder();
+
+/** The agent's clientTool: a Realtime client that declares it runs it (docs/realtime.md "Client tools"). */
+const checkPin = clientTool({ description: "Check the caller's PIN", parameters: Type.Object({ pin: Type.String() }) });
 
 let gateway: Gateway | undefined;
 let session: RealtimeSession | undefined;
@@ -41,12 +57,73 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-async function offlineGateway(): Promise<number> {
+/** How the barge-in tests watch the scripted model: each prompt it is called with, and a call held until `answers` says. */
+interface Watch {
+  readonly prompts: LanguageModelV4Prompt[];
+  /** Resolves when the model may answer `prompt`. */
+  readonly answers: (prompt: LanguageModelV4Prompt) => Promise<void>;
+}
+
+async function offlineGateway(watch?: Watch): Promise<number> {
   counted = countedLookupOrder();
-  const def = withTools(agent({ name: "offline-shop", greeting: "", ...OFFLINE_PROVIDERS }), { lookup_order: counted.lookupOrder });
-  gateway = createGateway({ agent: def, script: SCRIPT, offline: true, logger: silentLogger, env: {}, processMetrics: false });
+  const def = withTools(agent({ name: "offline-shop", greeting: "", ...OFFLINE_PROVIDERS }), { lookup_order: counted.lookupOrder, check_pin: checkPin });
+  const watched = watch === undefined ? {} : { resolveModel: () => watchedModel(watch) };
+  gateway = createGateway({ agent: def, script: SCRIPT, offline: true, logger: silentLogger, env: {}, processMetrics: false, ...watched });
   return (await gateway.listen(0, "127.0.0.1")).port;
 }
+
+/** The scripted model on SCRIPT, watched: each call's prompt kept, its answer when `answers` resolves. */
+function watchedModel({ prompts, answers }: Watch): ReturnType<typeof scriptedModel> {
+  const model = scriptedModel(SCRIPT);
+  return {
+    ...model,
+    doGenerate: async (call) => {
+      prompts.push(call.prompt);
+      await answers(call.prompt);
+      return model.doGenerate(call);
+    },
+    doStream: async (call) => {
+      prompts.push(call.prompt);
+      await answers(call.prompt);
+      return model.doStream(call);
+    },
+  };
+}
+
+/**
+ * Holds the answer to "stop" until `truncated` resolves. The local STT has no interim results, so
+ * the barge-in comes with the interruption's final and the scripted model answers at once, its
+ * first words opening a response before the client's truncate of the story can arrive (the gateway
+ * truncates only the latest reply: docs/realtime.md); a network model's first words take longer.
+ */
+function holdStop(prompts: LanguageModelV4Prompt[], truncated: Promise<void>): Watch {
+  return { prompts, answers: (prompt) => (/\bstop\b/.test(lastUserText(prompt)) ? truncated : Promise.resolve()) };
+}
+
+function lastUserText(prompt: LanguageModelV4Prompt): string {
+  const last = prompt.filter((m) => m.role === "user").at(-1);
+  return last === undefined ? "" : last.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join(" ");
+}
+
+/** The assistant texts of a prompt, in order. */
+function assistantTexts(prompt: LanguageModelV4Prompt | undefined): string[] {
+  return (prompt ?? []).flatMap((m) => (m.role === "assistant" ? m.content.flatMap((part) => (part.type === "text" ? [part.text] : [])) : []));
+}
+
+/** The barged-in story's record in a prompt: the words recorded as heard (`[interrupted]` after them), if the prompt holds one. */
+function storyHeard(prompt: LanguageModelV4Prompt | undefined): string | undefined {
+  return assistantTexts(prompt)
+    .find((text) => text.endsWith("[interrupted]"))
+    ?.replace(/\s*\[interrupted\]$/, "");
+}
+
+/**
+ * Letters and digits a reply's record may hold for `ms` of flite's audio: the local TTS times a
+ * sentence's words in proportion to their letters (src/pipeline/providers/tts/local-worker.ts), and
+ * flite speaks well under 25 a second. A bound, not a measure: the whole story is over 200.
+ */
+const lettersWithin = (ms: number): number => ms / 40;
+const letters = (text: string): number => text.match(/[\p{L}\p{N}]/gu)?.length ?? 0;
 
 describe.skipIf(!POCKETSPHINX)(`/v1/realtime with a pipeline agent on the offline stack${POCKETSPHINX ? "" : ` — skipped: ${POCKETSPHINX_MISSING}`}`, () => {
   it("from the Agents SDK: a spoken question answered through a server tool with its spoken start line, then a typed turn", async () => {
@@ -128,6 +205,88 @@ describe.skipIf(!POCKETSPHINX)(`/v1/realtime with a pipeline agent on the offlin
     expect(usage?.total_tokens).toBeGreaterThan(0);
     expect(usage?.total_tokens).toBe((usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0));
     expect(client.errors).toEqual([]);
+  }, 150_000);
+
+  it("from the Agents SDK: a spoken question the scripted model answers through a clientTool the SDK's agent declares; the SDK runs it, and the spoken reply uses its result", async () => {
+    const port = await offlineGateway();
+    const runs: string[] = [];
+    const pin = sdkTool({
+      name: "check_pin",
+      description: "Check the caller's PIN",
+      parameters: z.object({ pin: z.string() }),
+      execute: ({ pin: value }) => {
+        runs.push(value);
+        return "Your pin is correct.";
+      },
+    });
+    session = new RealtimeSession(new RealtimeAgent({ name: "front", instructions: "", tools: [pin] }), { transport: "websocket" });
+    const seen = sdkEvents(session);
+    await session.connect({ apiKey: "unused-with-auth-off", url: `ws://127.0.0.1:${port}/v1/realtime` });
+    // The SDK declares its tools in its first session.update: the gateway shows the agent's check_pin.
+    await seen.until(() => seen.of("session.updated").some((e) => JSON.stringify(e.session).includes("check_pin")), "the SDK's tools declared", 30_000);
+
+    await speak(spoken("pin.wav"), (pcm) => session?.sendAudio(pcm));
+    const said = (): string => seen.of("response.output_audio_transcript.done").map((e) => e.transcript).join(" ");
+    await seen.until(() => said().includes("Your pin is correct."), "the spoken reply", 90_000);
+    expect(runs).toEqual(["4567"]);
+    expect(seen.of("response.function_call_arguments.done")).toMatchObject([{ name: "check_pin", arguments: JSON.stringify({ pin: "4567" }) }]);
+    const items = session.history.map((item) => (item.type === "message" ? item.role : item.type));
+    expect(items).toEqual(["user", "function_call", "assistant"]);
+    expect(session.history[1]).toMatchObject({ type: "function_call", name: "check_pin", output: "Your pin is correct." });
+    // The reply is spoken in flite's voice: its own response's audio.
+    const reply = seen.of("response.output_audio_transcript.done").find((e) => e.transcript === "Your pin is correct.");
+    expect(seen.audioBytes(reply?.response_id)).toBeGreaterThan(24_000); // over half a second of 24 kHz PCM16
+    expect(seen.of("error")).toEqual([]);
+    expect(seen.errors).toEqual([]);
+  }, 150_000);
+
+  it("from the Agents SDK: speech over a typed turn's reply barges in, the SDK truncates the item it plays on its own, and the next model request holds only what it played", async () => {
+    const prompts: LanguageModelV4Prompt[] = [];
+    let release = (): void => {};
+    const port = await offlineGateway(holdStop(prompts, new Promise((resolve) => (release = resolve))));
+    session = new RealtimeSession(new RealtimeAgent({ name: "front", instructions: "" }), { transport: "websocket" });
+    const seen = sdkEvents(session);
+    session.on("transport_event", (e) => (e.type === "conversation.item.truncated" || e.type === "error") && release());
+    let interrupted = 0;
+    session.on("audio_interrupted", () => interrupted++);
+    await session.connect({ apiKey: "unused-with-auth-off", url: `ws://127.0.0.1:${port}/v1/realtime` });
+
+    session.sendMessage("tell me a story");
+    await seen.until(() => seen.of("response.output_audio.delta").length > 0, "the story's audio", 60_000);
+    const story = seen.of("response.output_audio.delta")[0];
+    // The SDK plays the story from its first audio; speech over it a second and a half in.
+    await sleep(1500);
+    await speak(spoken("stop.wav"), (pcm) => session?.sendAudio(pcm));
+    await seen.until(() => seen.of("conversation.item.truncated").length > 0, "the SDK's truncate answered", 60_000);
+
+    // Realtime's order at a barge-in: speech_started while the SDK has the item it plays, then the cut response.
+    const types = seen.types();
+    expect(types.indexOf("input_audio_buffer.speech_started")).toBeLessThan(types.indexOf("response.output_audio.done"));
+    expect(seen.of("response.done")[0]?.response).toMatchObject({ id: story?.response_id, status: "cancelled", status_details: { reason: "turn_detected" } });
+    expect(interrupted).toBe(1);
+    const truncated = seen.of("conversation.item.truncated")[0];
+    expect(truncated).toMatchObject({ item_id: story?.item_id, content_index: 0 });
+    // The SDK's audio_end_ms: the time since the story's first audio, at most the audio it was handed.
+    const playedMs = truncated?.audio_end_ms ?? 0;
+    expect(playedMs).toBeGreaterThanOrEqual(1500);
+    expect(playedMs).toBeLessThanOrEqual((seen.audioBytes(story?.response_id) / 48_000) * 1000);
+
+    // The interruption is answered; then a typed turn, whose model request holds the story as the SDK played it.
+    const answer = (): boolean => seen.of("response.done").some((e) => e.response.status === "completed");
+    await seen.until(answer, "the interruption answered", 60_000);
+    expect(seen.of("response.output_audio_transcript.done").at(-1)?.transcript).toBe("All right, I will stop there.");
+    const estimate = storyHeard(prompts.at(-1));
+    session.sendMessage("hello");
+    await seen.until(() => seen.of("response.done").filter((e) => e.response.status === "completed").length === 2, "the typed turn's answer", 60_000);
+    const heard = storyHeard(prompts.at(-1));
+    expect(estimate).toBeDefined();
+    expect(heard).toBeDefined();
+    expect(STORY.startsWith(heard ?? "-")).toBe(true);
+    expect(letters(heard ?? "")).toBeLessThanOrEqual(Math.min(letters(estimate ?? ""), lettersWithin(playedMs)));
+    expect(letters(heard ?? "")).toBeLessThan(letters(STORY));
+    // The SDK's response.cancel at speech_started (the response the barge-in ended) is no error.
+    expect(seen.of("error")).toEqual([]);
+    expect(seen.errors).toEqual([]);
   }, 150_000);
 });
 
