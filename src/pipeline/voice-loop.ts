@@ -184,7 +184,12 @@ export class VoiceLoop {
     this.#playback.report(bufferedMs);
   }
 
-  /** The listener stopped playing the latest reply at `audioMs` of its audio: its record holds no more than that (turn/heard-correction.ts). */
+  /**
+   * The listener stopped playing the latest reply at `audioMs` of its audio: its record holds no
+   * more than that (turn/heard-correction.ts). The latest whose audio has gone out, as the link
+   * counts it (realtime/reply-truncation.ts): a reply started after a barge-in but not yet heard
+   * leaves the one it interrupted the latest.
+   */
   truncateHeard(audioMs: number): HeardOutcome {
     return this.#latest?.truncateHeard(audioMs) ?? "unchanged";
   }
@@ -346,6 +351,8 @@ export class VoiceLoop {
         current: () => ref.reply !== undefined && this.#reply === ref.reply,
         closed: () => this.#closed,
         sent: () => {
+          // The latest reply the listener can truncate is the latest whose audio went out (truncateHeard).
+          this.#latest = ref.reply;
           if (this.#state.phase === "thinking") this.#state.to("speaking");
         },
         // Between turns: the nudge timer starts once a reply has settled.
@@ -357,7 +364,6 @@ export class VoiceLoop {
     );
     ref.reply = reply;
     this.#reply = reply;
-    this.#latest = reply;
     this.#state.to("thinking");
     reply.started();
     return reply;

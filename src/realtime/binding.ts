@@ -61,6 +61,8 @@ export interface BindingOptions {
   readonly outOfBand?: boolean;
   /** The agent's `turnTaking.detection` (default `auto`): `manual` takes Realtime's push-to-talk (manual-turns.ts). */
   readonly turns?: AgentTurns;
+  /** The agent's speech over a reply interrupts it (`interruption` not `"off"`; default true): `interrupt_response` (session-settings.ts). */
+  readonly interrupts?: boolean;
   /** The client's audio formats changed (an accepted `session.update`): the link converts from the next audio. */
   readonly formats?: (settings: RealtimeSettings) => void;
 }
@@ -91,7 +93,7 @@ export class RealtimeBinding {
     this.#options = options;
     this.#tools = new ClientTools(options.clientTools ?? new Map());
     this.#outOfBand = new OutOfBandResponses({ send: (event) => this.#send(event), id: options.id, served: options.outOfBand === true });
-    this.#settings = initialSettings(options.modality, options.turns ?? "auto");
+    this.#settings = initialSettings(options.modality, options.turns ?? "auto", options.interrupts ?? true);
     const send = (event: RealtimeServerEvent): void => this.#send(event);
     const eventId = (): string => this.#eventId();
     this.#items = new ConversationItems({ send, eventId });

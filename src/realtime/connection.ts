@@ -61,6 +61,8 @@ export interface RealtimeConnectionOptions {
   readonly outOfBand?: boolean;
   /** The agent's `turnTaking.detection` (binding.ts; default `auto`). */
   readonly turns?: AgentTurns;
+  /** The agent's `interruption` is not `"off"` (binding.ts; default true). */
+  readonly interrupts?: boolean;
 }
 
 export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
@@ -88,6 +90,7 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
       ...(options.tokenLimit === undefined ? {} : { tokenLimit: options.tokenLimit }),
       ...(options.outOfBand === undefined ? {} : { outOfBand: options.outOfBand }),
       ...(options.turns === undefined ? {} : { turns: options.turns }),
+      ...(options.interrupts === undefined ? {} : { interrupts: options.interrupts }),
       formats: ({ input, output }) => {
         this.#path.set(input, output);
         this.peer.retune(realtimeBudget(limits, input));

@@ -27,7 +27,7 @@ export interface TruncateRefusal {
 export class ReplyAudio {
   #latest: { readonly itemId: string; ms: number } | undefined;
 
-  /** A reply's item was added: it is the latest now. */
+  /** A reply's first audio went out: its item is the latest now (a reply not yet heard leaves the one before it the latest, as the session counts: pipeline/voice-loop.ts `truncateHeard`). */
   began(itemId: string): void {
     this.#latest = { itemId, ms: 0 };
   }

@@ -110,6 +110,7 @@ export class ResponseStream {
   /** Paced agent audio in the output format: the open response's (or a new one's). */
   audio(audio: Uint8Array): void {
     const response = this.#message();
+    if (!response.audioSent) this.#ports.replyAudio.began(response.item.id);
     response.audioSent = true;
     this.#ports.replyAudio.sent(response.item.id, realtimeAudioMs(audio.byteLength, this.#ports.format()));
     this.#ports.send(server.audioDelta(this.#ports.eventId(), this.#at(response), Buffer.from(audio.buffer, audio.byteOffset, audio.byteLength).toString("base64")));
@@ -162,7 +163,6 @@ export class ResponseStream {
     const item = this.#item(response, "in_progress", "");
     this.#ports.items.place(item.id);
     response.message = true;
-    this.#ports.replyAudio.began(item.id);
     this.#ports.items.remember(item);
     this.#ports.send(server.outputItemAdded(this.#ports.eventId(), response.id, item));
     this.#ports.send(server.itemAdded(this.#ports.eventId(), item, response.previous));

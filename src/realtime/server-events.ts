@@ -4,6 +4,7 @@
  * (the Agents SDK's own schemas parse every one: test/integration/realtime-agents-sdk.test.ts).
  * Ids are made by the caller.
  */
+import type { ShownServerVad } from "./session-settings.js";
 import { PCM24, type RealtimeAudioFormat } from "./audio-format.js";
 import type { RealtimeErrorBody } from "./client-events.js";
 import { realtimeUsage, tokenRateLimits, type ReplyUsage } from "./usage.js";
@@ -23,7 +24,7 @@ export interface RealtimeSessionView {
   readonly input?: RealtimeAudioFormat;
   readonly output?: RealtimeAudioFormat;
   /** What stands for turn detection (session-settings.ts `shownTurnDetection`); default: server VAD for a voice agent. */
-  readonly turnDetection?: { readonly type: "server_vad" } | null;
+  readonly turnDetection?: ShownServerVad | null;
 }
 
 /** A declared client tool as `session.updated` shows it. */

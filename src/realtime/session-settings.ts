@@ -14,13 +14,15 @@ export interface RealtimeSettings {
   readonly modality: Modality;
   /** The agent's `turnTaking.detection` (docs/config.md); a text agent takes no spoken turns. */
   readonly turns: AgentTurns;
+  /** The agent's speech over a reply interrupts it (its `interruption` is not `"off"`): shown as `interrupt_response`. */
+  readonly interrupts: boolean;
   readonly input: RealtimeAudioFormat;
   readonly output: RealtimeAudioFormat;
 }
 
 /** The settings a connection starts with (the Realtime defaults). */
-export function initialSettings(modality: Modality, turns: AgentTurns): RealtimeSettings {
-  return { modality, turns, input: PCM24, output: PCM24 };
+export function initialSettings(modality: Modality, turns: AgentTurns, interrupts = true): RealtimeSettings {
+  return { modality, turns, interrupts, input: PCM24, output: PCM24 };
 }
 
 /** A refused update: nothing of it applies. */
@@ -59,9 +61,21 @@ export function applySessionUpdate(update: SessionUpdate, current: RealtimeSetti
   return { ...current, input: update.inputFormat ?? current.input, output };
 }
 
-/** Turn detection as the session shows it: the agent's own turn-taking stands for server VAD; push-to-talk and text agents show null. */
-export function shownTurnDetection(settings: RealtimeSettings): { readonly type: "server_vad" } | null {
-  return settings.modality === "audio" && settings.turns === "auto" ? { type: "server_vad" } : null;
+/** Server VAD as the session shows it: the agent answers each turn itself, and cuts its reply at a barge-in unless its `interruption` is `"off"`. */
+export interface ShownServerVad {
+  readonly type: "server_vad";
+  readonly create_response: true;
+  readonly interrupt_response: boolean;
+}
+
+/**
+ * Turn detection as the session shows it: the agent's own turn-taking stands for server VAD
+ * (`interrupt_response` true when the gateway itself cancels a reply the user speaks over: the
+ * Agents SDK then sends no `response.cancel` of its own at `speech_started`); push-to-talk and text
+ * agents show null.
+ */
+export function shownTurnDetection(settings: RealtimeSettings): ShownServerVad | null {
+  return settings.modality === "audio" && settings.turns === "auto" ? { type: "server_vad", create_response: true, interrupt_response: settings.interrupts } : null;
 }
 
 /** The agent takes Realtime's push-to-talk (`turn_detection: null`): a voice agent with `turnTaking.detection: "manual"`. */

@@ -256,7 +256,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     if (realtime) {
       return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
-        const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens, turns: current.config.turnTaking?.detection ?? "auto" }) };
+        const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens, turns: current.config.turnTaking?.detection ?? "auto", interrupts: current.config.interruption !== "off" }) };
         acceptRealtime(ws, req, url, { ...deps, startSession: (link) => startSession(link, { transport: "realtime" }) });
       });
     }

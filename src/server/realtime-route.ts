@@ -76,7 +76,7 @@ export interface RealtimeAcceptDeps {
   /** The token audience: the agent the gateway was started with. */
   readonly tokenAgent: string;
   /** The agent new sessions start with (a reload may change it). */
-  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlyMap<string, ClientToolSpec>; readonly tokenLimit?: number | undefined; readonly turns?: AgentTurns };
+  readonly agent: () => { readonly name: string; readonly mode: SessionMode; readonly clientTools: ReadonlyMap<string, ClientToolSpec>; readonly tokenLimit?: number | undefined; readonly turns?: AgentTurns; readonly interrupts?: boolean };
   /** Start the gateway's own session on the link (the same as `/websocket`'s). */
   readonly startSession: (link: RealtimeConnection) => void;
 }
@@ -113,6 +113,7 @@ export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, de
     ...(agent.tokenLimit === undefined ? {} : { tokenLimit: agent.tokenLimit }),
     outOfBand: agent.mode !== "s2s",
     ...(agent.turns === undefined ? {} : { turns: agent.turns }),
+    ...(agent.interrupts === undefined ? {} : { interrupts: agent.interrupts }),
   });
   deps.startSession(link);
 }

@@ -102,7 +102,7 @@ export interface OutOfBandSink {
 
 /**
  * Commands only a link hands its session, never read from `/websocket`'s wire (`/v1/realtime`, docs/realtime.md):
- * - `truncate_heard` — the listener stopped playing the latest reply at `audioMs` of its audio
+ * - `truncate_heard` — the listener stopped playing the latest reply (the latest whose audio went out) at `audioMs` of its audio
  *   (`conversation.item.truncate`);
  * - `respond_out_of_band` — a response that does not touch the conversation (`response.create`
  *   with `conversation: "none"`), its text handed to `sink`.

@@ -137,6 +137,17 @@ describe("RealtimeBinding: one connection bound to one session", () => {
     expect(binding.state).toBe("responding");
   });
 
+  it("shows the agent's turn-taking as server VAD that answers and interrupts, unless its interruption is off", () => {
+    const shown = (interrupts?: boolean) => {
+      const sent: RealtimeServerEvent[] = [];
+      const binding = new RealtimeBinding({ modality: "audio", agent: "shop", send: (event) => sent.push(event), id: (prefix) => prefix, ...(interrupts === undefined ? {} : { interrupts }) });
+      binding.session({ type: "session.configured", audioFormat: "pcm16", sampleRate: 24000, ttsSampleRate: 24000, sessionId: "s1", resumeKey: "k", mode: "pipeline" });
+      return (sent[0] as unknown as { session: { audio: { input: { turn_detection: unknown } } } }).session.audio.input.turn_detection;
+    };
+    expect(shown()).toEqual({ type: "server_vad", create_response: true, interrupt_response: true });
+    expect(shown(false)).toEqual({ type: "server_vad", create_response: true, interrupt_response: false });
+  });
+
   it("retrieves a recent item as last sent, and names one it does not hold", () => {
     const { binding, sent } = bind("audio");
     binding.session({ type: "speech.started" });
@@ -217,6 +228,15 @@ describe("RealtimeBinding: conversation.item.truncate", () => {
     expect(binding.client(truncate(item, 1000))).toHaveLength(1);
     expect(binding.client(truncate(item, 1001))).toEqual([]);
     expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "invalid_value", param: "audio_end_ms", event_id: "e1" } });
+  });
+
+  it("keeps the reply heard last the latest while the next one has words but no audio yet (as the session counts it)", () => {
+    const { binding, sent, item } = replied(500);
+    binding.session({ type: "agent-transcript.updated", text: "All right" });
+    expect(binding.client(truncate(item, 300))).toEqual([{ kind: "command", command: { type: "truncate_heard", audioMs: 300 } }]);
+    binding.agentAudio(new Uint8Array(48 * 100));
+    expect(binding.client(truncate(item, 300))).toEqual([]);
+    expect(sent.at(-1)).toMatchObject({ type: "error", error: { code: "unsupported_value", param: "item_id" } });
   });
 
   it("takes the reply still in flight, and refuses an earlier one, a user item, another part, a text agent's", () => {
