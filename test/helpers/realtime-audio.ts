@@ -1,5 +1,6 @@
 // What a Realtime client appends in the /v1/realtime tests: 20 ms frames of a 24 kHz PCM16 tone, in real time.
 import { setTimeout as sleep } from "node:timers/promises";
+import type { FakeDeepgram } from "../../fakes/deepgram.js";
 import type { RealtimeTestClient } from "./realtime-client.js";
 
 /** 20 ms of a 24 kHz PCM16 tone, base64. */
@@ -15,4 +16,24 @@ export async function speakFor(rt: RealtimeTestClient, ms: number): Promise<void
     rt.rt.send({ type: "input_audio_buffer.append", audio: toneFrame() });
     await sleep(20);
   }
+}
+
+/**
+ * A barge-in on the pipeline fakes (Deepgram STT), from the `openai` client: the user asks "where is
+ * my order" (a final that ends the turn), the answer plays for `playMs` of wall time after its first
+ * audio, then speech over it ("wait a moment please", 400 ms of tone) until its response ends.
+ * `after`: the client's event count before the question. Returns the answer's first audio and the
+ * `response.done` that ended it.
+ */
+export async function bargeInOnAnswer(client: RealtimeTestClient, stt: FakeDeepgram, playMs: number, after: number) {
+  await speakFor(client, 100);
+  stt.final("where is my order", { speechFinal: true });
+  const first = await client.next("response.output_audio.delta", after);
+  await sleep(playMs);
+  stt.speechStarted();
+  stt.partial("wait a moment");
+  await speakFor(client, 400);
+  stt.partial("wait a moment please");
+  const cut = await client.next("response.done", after);
+  return { first, cut };
 }

@@ -14,6 +14,7 @@ import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai
 import { startFakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { startPipelineGateway } from "../helpers/pipeline-fakes.js";
 import { RealtimeTestClient } from "../helpers/realtime-client.js";
+import { FUNCTION_CALL_EVENTS } from "../helpers/realtime-orders.js";
 
 const pickColour = clientTool({ description: "Ask the client for a colour", parameters: Type.Object({ palette: Type.String() }) });
 
@@ -74,12 +75,7 @@ describe("client tools on /v1/realtime, from the openai package's Realtime clien
     expect(ended.response).toMatchObject({ status: "completed", output: [{ type: "function_call", call_id: "call_c", name: "pick_colour", status: "completed" }] });
     expect(client.types().slice(client.types().indexOf("response.created", after))).toEqual([
       "response.created",
-      "response.output_item.added",
-      "conversation.item.added",
-      "response.function_call_arguments.delta",
-      "response.function_call_arguments.done",
-      "response.output_item.done",
-      "conversation.item.done",
+      ...FUNCTION_CALL_EVENTS,
       "response.done",
     ]);
 

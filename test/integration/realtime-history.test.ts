@@ -7,7 +7,7 @@ import { RealtimeAgent, RealtimeSession } from "@openai/agents-realtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agent } from "../../src/manifest/index.js";
 import { startPipelineGateway, type PipelineGateway } from "../helpers/pipeline-fakes.js";
-import { speakFor } from "../helpers/realtime-audio.js";
+import { bargeInOnAnswer, speakFor } from "../helpers/realtime-audio.js";
 import { RealtimeTestClient } from "../helpers/realtime-client.js";
 import { sdkEvents } from "../helpers/realtime-sdk.js";
 
@@ -42,15 +42,7 @@ describe("/v1/realtime conversation.item.truncate with a pipeline agent", () => 
 
     llm.enqueue({ text: LONG });
     let after = client.events.length;
-    await speakFor(client, 100);
-    stt.final("where is my order", { speechFinal: true });
-    const first = await client.next("response.output_audio.delta", after);
-    await sleep(1200);
-    stt.speechStarted();
-    stt.partial("wait a moment");
-    await speakFor(client, 400);
-    stt.partial("wait a moment please");
-    const cut = await client.next("response.done", after);
+    const { first, cut } = await bargeInOnAnswer(client, stt, 1200, after);
     expect(cut.response.status).toBe("cancelled");
 
     // The client played the first 400 ms (the fake TTS speaks 20 ms a character: about "Your order shipped").

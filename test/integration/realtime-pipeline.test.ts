@@ -1,12 +1,11 @@
 // WS /v1/realtime in front of a pipeline agent on the vendor fakes (OpenAI-compatible LLM, Deepgram
 // STT, Cartesia TTS), driven by the `openai` package's Realtime client: a spoken turn, a server tool
 // with its spoken start line, and a barge-in.
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { agent, withTools } from "../../src/manifest/index.js";
 import { startPipelineGateway, type PipelineGateway } from "../helpers/pipeline-fakes.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
-import { speakFor } from "../helpers/realtime-audio.js";
+import { bargeInOnAnswer, speakFor } from "../helpers/realtime-audio.js";
 import { RealtimeTestClient } from "../helpers/realtime-client.js";
 
 let served: PipelineGateway;
@@ -83,15 +82,7 @@ describe("/v1/realtime with a pipeline agent, from the openai package's Realtime
 
     llm.enqueue({ text: "Your order shipped on Friday, it is on the truck now, and it should reach you by Tuesday afternoon at the latest, weather permitting." });
     let after = client.events.length;
-    await speakFor(client, 100);
-    stt.final("where is my order", { speechFinal: true });
-    await client.next("response.output_audio.delta", after);
-    await sleep(600);
-    stt.speechStarted();
-    stt.partial("wait a moment");
-    await speakFor(client, 400);
-    stt.partial("wait a moment please");
-    const cut = await client.next("response.done", after);
+    const { cut } = await bargeInOnAnswer(client, stt, 600, after);
     expect(cut.response.status).toBe("cancelled");
     expect(cut.response.status_details).toMatchObject({ type: "cancelled", reason: "turn_detected" });
     expect(client.types().slice(after).indexOf("input_audio_buffer.speech_started")).toBeLessThan(client.types().slice(after).indexOf("response.done"));

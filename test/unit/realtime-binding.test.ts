@@ -6,6 +6,7 @@ import { RealtimeBinding, type SessionInput } from "../../src/realtime/binding.j
 import { clientToolRefusal } from "../../src/realtime/client-tools.js";
 import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
 import { chooseRealtimeProtocol, realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
+import { textPartEvents } from "../helpers/realtime-orders.js";
 
 function bind(modality: "text" | "audio", options: { readonly outOfBand?: boolean } = {}) {
   const sent: RealtimeServerEvent[] = [];
@@ -33,12 +34,7 @@ describe("RealtimeBinding: one connection bound to one session", () => {
       "response.created",
       "response.output_item.added",
       "conversation.item.added",
-      "response.content_part.added",
-      "response.output_text.delta",
-      "response.output_text.delta",
-      "response.output_text.done",
-      "response.content_part.done",
-      "response.output_item.done",
+      ...textPartEvents(2),
       "conversation.item.done",
       "response.done",
     ]);
@@ -282,12 +278,7 @@ describe("RealtimeBinding: out-of-band responses", () => {
     expect(sent.slice(1).map((e) => e.type)).toEqual([
       "response.created",
       "response.output_item.added",
-      "response.content_part.added",
-      "response.output_text.delta",
-      "response.output_text.delta",
-      "response.output_text.done",
-      "response.content_part.done",
-      "response.output_item.done",
+      ...textPartEvents(2),
       "response.done",
     ]);
     expect(sent.at(-1)).toMatchObject({ response: { conversation_id: null, metadata: { k: "v" }, output_modalities: ["text"], output: [{ content: [{ type: "output_text", text: "billing" }] }] } });

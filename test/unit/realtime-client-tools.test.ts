@@ -6,6 +6,7 @@ import { RealtimeBinding } from "../../src/realtime/binding.js";
 import { parseClientEvent } from "../../src/realtime/client-events.js";
 import { clientToolRefusal } from "../../src/realtime/client-tools.js";
 import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
+import { FUNCTION_CALL_EVENTS } from "../helpers/realtime-orders.js";
 
 const parse = (value: unknown) => parseClientEvent(JSON.stringify(value));
 const refusal = (parsed: ReturnType<typeof parse>) => (parsed.kind === "refused" ? parsed.error : undefined);
@@ -79,12 +80,7 @@ describe("client tools: the binding", () => {
       "response.content_part.done",
       "response.output_item.done",
       "conversation.item.done",
-      "response.output_item.added",
-      "conversation.item.added",
-      "response.function_call_arguments.delta",
-      "response.function_call_arguments.done",
-      "response.output_item.done",
-      "conversation.item.done",
+      ...FUNCTION_CALL_EVENTS,
       "response.done",
     ]);
     const events = asOpenAi(sent.slice(from));
