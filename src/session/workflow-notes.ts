@@ -13,7 +13,7 @@ import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
 import type { RunContextData, ToolWorkflows, WorkflowRunView, WorkflowStartOptions } from "../manifest/index.js";
 import { NOTE_TOOL_NAME, type AgentNote } from "../turn/agent-note.js";
-import { WorkflowRequestError, type EndStatus, type RunEnd, type RunInfo, type WorkflowEngine } from "../workflows/index.js";
+import { WorkflowRequestError, type EndStatus, type RunEnd, type RunInfo, type WorkflowEngine } from "../workflows/engine.js";
 import type { Conversation } from "./conversation.js";
 import type { SessionIdentity } from "./session-deps.js";
 
