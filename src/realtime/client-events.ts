@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { CommandSchemas, MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
+import { strictBase64 } from "../transport/strict-base64.js";
 import { outOfBandRequest, type OutOfBandRequest } from "./out-of-band-request.js";
 import { parseRealtimeAudioFormat, type RealtimeAudioFormat } from "./audio-format.js";
 
@@ -169,15 +170,13 @@ const ResponseCreateSchema = z.object({ type: z.literal("response.create"), even
 const BufferSchema = z.object({ type: z.enum(["input_audio_buffer.commit", "input_audio_buffer.clear"]), event_id: EventId });
 const ResponseCancelSchema = z.object({ type: z.literal("response.cancel"), event_id: EventId, response_id: z.string().max(64).optional() });
 
-/** Strict base64 (RFC 4648 §4, padded), as the Realtime API sends audio. */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /** Decode strict base64 of at most `maxBytes` bytes; the problem otherwise. Whole samples are the binding's to check: it knows the format. */
 export function decodeAudio(text: string, maxBytes: number): Uint8Array | { readonly problem: string } {
   // Checked on the text before decoding: an oversize append costs no allocation.
   if (Math.floor((text.length * 3) / 4) > maxBytes + 2) return { problem: `at most ${maxBytes} bytes of audio per append (got about ${Math.floor((text.length * 3) / 4)})` };
-  if (!BASE64.test(text)) return { problem: "not valid base64" };
-  const bytes = Buffer.from(text, "base64");
+  // Strict base64 (RFC 4648 §4, padded), as the Realtime API sends audio.
+  const bytes = strictBase64(text);
+  if (bytes === undefined) return { problem: "not valid base64" };
   if (bytes.byteLength > maxBytes) return { problem: `at most ${maxBytes} bytes of audio per append (got ${bytes.byteLength})` };
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -2,6 +2,7 @@
  * Carrier-neutral types and shared, pure helpers for the telephony codecs (docs/vendors.md (Carriers)).
  * One codec file per carrier; decoding never throws, whatever the input.
  */
+import { strictBase64 } from "../strict-base64.js";
 
 export type CarrierName = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
 export type CarrierEncoding = "mulaw" | "alaw" | "l16";
@@ -111,15 +112,13 @@ export function parseTextFrame(frame: string | Uint8Array, isBinary: boolean): J
   return isObject(parsed) ? parsed : "frame is not a JSON object";
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 /** Strictly decode standard padded base64; a reason string on garbage, empty or oversized input. */
 export function decodeBase64(b64: unknown): Uint8Array | string {
   if (typeof b64 !== "string") return "payload is not a string";
   if (b64.length === 0) return "empty payload";
   if ((b64.length / 4) * 3 > MAX_PAYLOAD_BYTES + 2) return "payload too large";
-  if (b64.length % 4 !== 0 || !BASE64.test(b64)) return "payload is not valid base64";
-  const buf = Buffer.from(b64, "base64");
+  const buf = strictBase64(b64);
+  if (buf === undefined) return "payload is not valid base64";
   if (buf.byteLength > MAX_PAYLOAD_BYTES) return "payload too large";
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
