@@ -13,6 +13,11 @@ import { micFrame, send, type Arrival, type FromLoad, type LoadPlan } from "./pr
 import { monoMs } from "./stats.js";
 
 const MIC_FRAME_MS = 20;
+/**
+ * The events a caller reads (`error.reported` is always sent): it chooses them, as a client that
+ * needs no captions would (docs/protocol.md "Choosing events"). The relays ignore the parameter.
+ */
+const CHOSEN_EVENTS = "reply.completed";
 
 export interface CallerOptions {
   /** Send speech frames while speaking (pipeline: the VAD must hear it), or silence throughout (s2s). */
@@ -45,7 +50,9 @@ export class Caller implements LoadCaller {
     this.#errors = errors;
     this.#speech = options.speech;
     this.#frames = { speech: micFrame(client, true), silence: micFrame(client, false) };
-    this.#ws = new WebSocket(url, { perMessageDeflate: false });
+    const chosen = new URL(url);
+    chosen.searchParams.set("events", CHOSEN_EVENTS);
+    this.#ws = new WebSocket(chosen, { perMessageDeflate: false });
     this.heard = new Promise((resolve) => (this.#heard = resolve));
     this.greeted = this.#nextCompleted();
     this.opened = new Promise((resolve, reject) => {

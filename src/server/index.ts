@@ -21,6 +21,7 @@ import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { resumeKeyMatches } from "../session/resume-key.js";
 import { RedisSessionStore } from "./redis-store.js";
 import { parseClientFormat } from "../transport/audio-edge.js";
+import { parseEventSubscription } from "../transport/event-subscription.js";
 import { ClientConnection, clipReason } from "../transport/client-connection.js";
 import { DEFAULT_LIMITS, stamp, type Limits } from "../transport/protocol.js";
 import { TOKEN_TTL_MS, verifyToken } from "./auth.js";
@@ -283,8 +284,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     }
     const format = parseClientFormat(url.searchParams.get("codec"), url.searchParams.get("sampleRate"));
     if ("error" in format) return refuseSocket(ws, clock, "protocol", format.error);
+    const events = parseEventSubscription(url.searchParams.get("events"));
+    if (events !== "all" && "error" in events) return refuseSocket(ws, clock, "protocol", events.error);
     // Listening (and buffering) starts now: frames sent right after the upgrade are kept.
-    const connection = new ClientConnection(ws, { clock, log, limits, format });
+    const connection = new ClientConnection(ws, { clock, log, limits, format, events });
     // A session is resumed (or taken over) only by a client holding its resume key, issued with
     // `session.configured`: the id alone is not a secret, and every client holds a valid token. An
     // unknown id, or a wrong key, gets a fresh session and is told so — the same answer for both.

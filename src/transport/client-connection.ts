@@ -6,6 +6,7 @@ import type { ErrorCode } from "../errors.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
 import type { Logger } from "../log.js";
 import type { AnnouncedFormat, ClientAudioFormat } from "./audio-edge.js";
+import { subscribed, type EventSubscription } from "./event-subscription.js";
 import { clipReason } from "./peer-socket.js";
 import { SocketLink } from "./socket-link.js";
 import type { WaitingCues } from "./waiting-mix.js";
@@ -96,8 +97,10 @@ export { clipReason };
  */
 export class ClientConnection extends SocketLink<Buffered> {
   readonly #limits: Limits;
+  /** The events this client is sent (`?events=`); the others are not stamped or serialized. */
+  readonly #events: EventSubscription;
 
-  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat }) {
+  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat; events?: EventSubscription }) {
     const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
     const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
     super(ws, {
@@ -115,10 +118,11 @@ export class ClientConnection extends SocketLink<Buffered> {
       },
     });
     this.#limits = limits;
+    this.#events = options.events ?? "all";
   }
 
-  emit(body: EventBody): ServerEvent {
-    const event = stamp(body, this.clock.now());
+  /** Sends the event if the client chose it (`?events=`); what it does to the audio applies either way. */
+  emit(body: EventBody): ServerEvent | undefined {
     const edge = this.edge;
     if (body.type === "audio.completed") {
       // With a bed, the reply's last Opus frame is completed with the bed rather than silence: no gap in it.
@@ -129,6 +133,8 @@ export class ClientConnection extends SocketLink<Buffered> {
     } else if (body.type === "reply.cancelled" || body.type === "session.reset") {
       edge?.resetOutbound();
     }
+    if (!subscribed(this.#events, body.type)) return undefined;
+    const event = stamp(body, this.clock.now());
     this.pacer.event(event);
     return event;
   }

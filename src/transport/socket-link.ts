@@ -100,7 +100,8 @@ export abstract class SocketLink<T> implements ClientLink {
   /** The link is done sending (the pacer has stopped): anything else of the subclass's to stop. */
   protected stopped(): void {}
 
-  abstract emit(body: EventBody): ServerEvent;
+  /** Emit an event now (see `ClientLink.emit`): undefined when the link sends it to no one. */
+  abstract emit(body: EventBody): ServerEvent | undefined;
 
   get open(): boolean {
     return this.peer.open;

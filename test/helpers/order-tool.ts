@@ -1,4 +1,4 @@
-// The order-lookup tool the s2s gateway tests give their agents: a spoken start line, and a count
+// The order-lookup tool the gateway tests give their agents (s2s and pipeline): a spoken start line, and a count
 // of how often it really ran (each call must run exactly once).
 import { Type } from "@sinclair/typebox";
 import { tool } from "../../src/manifest/index.js";

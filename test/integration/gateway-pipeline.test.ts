@@ -1,22 +1,17 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { Type } from "@sinclair/typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpusCodec, opusAvailable } from "../../src/audio/opus.js";
 import { readWav } from "../../src/audio/wav.js";
-import { agent, tool, withTools } from "../../src/manifest/index.js";
+import { agent, withTools } from "../../src/manifest/index.js";
 import { ServerEventSchema } from "../../src/transport/protocol.js";
 import type { FakeDeepgram } from "../../fakes/deepgram.js";
 import type { FakeOpenAiServer } from "../../fakes/openai-chat.js";
+import { countedLookupOrder } from "../helpers/order-tool.js";
 import { startPipelineGateway, type PipelineGateway } from "../helpers/pipeline-fakes.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
-const lookupOrder = tool({
-  description: "Look up an order",
-  parameters: Type.Object({ orderId: Type.String() }),
-  messages: { start: "Let me check that order." },
-  execute: ({ orderId }) => `Order ${orderId} shipped on Friday.`,
-});
+const { lookupOrder } = countedLookupOrder();
 
 let served: PipelineGateway;
 let llm: FakeOpenAiServer;
