@@ -13,7 +13,7 @@
  * Options: --calls 50,100,200 (env BENCH_CALLS), --window S (BENCH_WINDOW_S, default 12),
  * --dist (host the gateway built, from `dist/` as deployed: run `npm run build` first), --dist-of
  * DIR (the `dist/` of another checkout, built there: that revision's gateway under this harness, for
- * a before/after of the gateway alone), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
+ * a before/after of the gateway alone), --servers floor,gateway (a subset; prints only), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
  * function names (`keepNames`): every closure then carries a property store of its own (about
  * 256 bytes on V8), so its heap per call reads higher than the deployed build's. Results go to stdout and to docs/benchmarks.md between the
  * bench:telephony markers.
@@ -44,16 +44,31 @@ interface Options {
   /** The gateway's module root: this tree's `src/` (through tsx) or a built `dist/`. */
   readonly gatewayRoot: URL;
   readonly gatewayFrom: "src" | "dist";
+  /** The servers to run, in this order (all three unless `--servers` names fewer: then nothing is written to the docs). */
+  readonly servers: readonly ServerName[];
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
   const list = flagValue(argv, "calls") ?? env.BENCH_CALLS ?? "50,100,200";
+  const servers = serverList(flagValue(argv, "servers"));
   return {
     counts: list.split(",").map((n) => countOption(n.trim(), 50, "calls")),
     windowMs: countOption(flagValue(argv, "window") ?? env.BENCH_WINDOW_S, 12, "window") * 1000,
-    docs: !argv.includes("--no-docs"),
+    docs: !argv.includes("--no-docs") && servers.length === ALL_SERVERS.length,
+    servers,
     ...gatewayRoot(argv),
   };
+}
+
+const ALL_SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
+
+/** `--servers floor,gateway`: a subset, for profiling one server or iterating on the gateway (the run order stays floor, gateway, SDK). */
+function serverList(value: string | undefined): readonly ServerName[] {
+  if (value === undefined) return ALL_SERVERS;
+  const names = value.split(",").map((n) => n.trim());
+  const unknown = names.filter((n) => !ALL_SERVERS.includes(n as ServerName));
+  if (unknown.length > 0 || names.length === 0) throw new Error(`--servers takes a list of ${ALL_SERVERS.join(", ")}; got ${value}`);
+  return ALL_SERVERS.filter((n) => names.includes(n));
 }
 
 /** A server under test, wherever it runs. */
@@ -214,13 +229,13 @@ async function main(): Promise<number> {
     closeGateway = gateway.close;
     const idleRss: Partial<Record<ServerName, number>> = { gateway: meter.memory().rss };
     const servers = new Map<ServerName, Server | string>([["gateway", gateway.server]]);
-    for (const name of ["floor", "sdk"] as const) {
+    for (const name of (["floor", "sdk"] as const).filter((n) => options.servers.includes(n))) {
       const server = await startChild(name, children[name], providerUrl);
       servers.set(name, server);
       if (typeof server === "string") console.error(`bench:telephony: ${LABEL[name]} cannot run: ${server}`);
       else idleRss[name] = (await server.memory()).rss;
     }
-    const order: ServerName[] = ["floor", "gateway", "sdk"];
+    const order = options.servers;
     const phase = async (name: ServerName, calls: number, windowMs: number): Promise<Phase> => {
       const server = servers.get(name);
       if (server === undefined || typeof server === "string") return { server: name, calls, reason: server ?? "not started" };
