@@ -263,7 +263,7 @@ Per turn, on the system's monotonic clock (one clock for all three processes):
   to the model's \`doStream\` call. The "inside the STT \`final\` callback" row is the synchronous
   part. A p99 well above it is time spent queued behind other sessions' work on the one event loop.
   The relay makes a direct call here, so its floor is microseconds and the ratio is mostly that.
-- **LLM request → first TTS audio**: the model's stream through \`streamText\`, the turn loop and
+- **LLM request → first TTS audio**: the model's stream through the reply loop (one model call per step), the turn loop and
   the sentence batcher to the TTS's first audio chunk.
 - **first TTS audio → client frame**: from the fake TTS emitting the reply's first PCM chunk to the
   caller's \`ws\` receiving the reply's first binary frame. The "inside the server" row covers the

@@ -1,8 +1,8 @@
-import { isStepCount, streamText, type LanguageModel, type ModelMessage, type StopCondition, type ToolChoice, type ToolSet } from "ai";
+import type { LanguageModel, ModelMessage, ToolChoice, ToolSet } from "ai";
 import type { Clock } from "../clock.js";
-import { messageOf } from "../errors.js";
 import { aiToolSet, type ToolAnswer, type ToolDeclaration, type ToolInvoker } from "./tool-port.js";
 import { joinSpoken } from "./join-spoken.js";
+import { readStep, stepPrompt, StepReader, toolResults, type StepRecord, type StepUsage } from "./step-reader.js";
 
 /** The LLM settings of one agent (config.md), already defaulted. */
 export interface ReplySettings {
@@ -56,21 +56,6 @@ export interface ReplyResult {
   readonly error?: unknown;
 }
 
-interface StepRecord {
-  text: string;
-  calls: { toolCallId: string; toolName: string; input: unknown }[];
-  results: Map<string, ToolAnswer>;
-}
-
-const emptyStep = (): StepRecord => ({ text: "", calls: [], results: new Map() });
-
-/** A step's usage as the AI SDK reports it (a count the provider lacks is undefined). */
-interface StepUsage {
-  readonly inputTokens?: number | undefined;
-  readonly outputTokens?: number | undefined;
-  readonly totalTokens?: number | undefined;
-}
-
 const NO_USAGE: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
 
 /** `sum` plus one step (a count the provider lacks is 0). */
@@ -100,18 +85,7 @@ export function stepsToMessages(steps: readonly StepRecord[], partialText: strin
     if (content.length === 0) continue;
     messages.push({ role: "assistant", content });
     if (answered.length > 0) {
-      messages.push({
-        role: "tool",
-        content: answered.map((call) => {
-          const answer = step.results.get(call.toolCallId) as ToolAnswer;
-          return {
-            type: "tool-result" as const,
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            output: answer.isError ? { type: "error-text" as const, value: answer.modelText } : { type: "text" as const, value: answer.modelText },
-          };
-        }),
-      });
+      messages.push(toolResults(step, answered));
     }
   }
   if (partialText !== undefined && partialText.trim() !== "") messages.push({ role: "assistant", content: partialText });
@@ -119,21 +93,19 @@ export function stepsToMessages(steps: readonly StepRecord[], partialText: strin
 }
 
 /**
- * One streaming LLM call per reply (`streamText`), tools run through the invoker, at most
- * `maxSteps` tool steps with step `maxSteps + 1` forced to `toolChoice: "none"` so the reply
- * ends in speech. A step whose every call settled with a verbatim line ends the reply with
- * those lines instead of another model call.
+ * A reply: one streaming model call per step (model-call.ts), tools run through the invoker as
+ * their calls arrive, at most `maxSteps` tool steps with step `maxSteps + 1` forced to
+ * `toolChoice: "none"` so the reply ends in speech. A step whose every call settled with a
+ * verbatim line ends the reply with those lines instead of another model call.
  */
 export class ReplyLoop {
   #deps: ReplyLoopDeps;
+  /** The tools as the model is told about them (declared only: this loop runs them itself). */
   #toolSet: ToolSet;
-  /** The same tools declared without execute: a speculative reply may never run one. */
-  #declaredOnly: ToolSet;
 
   constructor(deps: ReplyLoopDeps) {
     this.#deps = deps;
-    this.#toolSet = aiToolSet(deps.tools, deps.invoke);
-    this.#declaredOnly = aiToolSet(deps.tools, undefined);
+    this.#toolSet = aiToolSet(deps.tools);
   }
 
   /**
@@ -142,8 +114,7 @@ export class ReplyLoop {
    */
   switchAgent(agent: ReplyAgentDeps): void {
     this.#deps = { ...this.#deps, ...agent };
-    this.#toolSet = aiToolSet(agent.tools, this.#deps.invoke);
-    this.#declaredOnly = aiToolSet(agent.tools, undefined);
+    this.#toolSet = aiToolSet(agent.tools);
   }
 
   /**
@@ -154,35 +125,12 @@ export class ReplyLoop {
   async speculate(history: readonly ModelMessage[], signal: AbortSignal): Promise<{ readonly text: string; readonly usable: boolean; readonly usage: ReplyUsage }> {
     const deps = this.#deps;
     const { settings } = deps;
-    const tools = this.#declaredOnly;
-    let text = "";
-    let usable = true;
-    let usage: ReplyUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, steps: 0 };
-    try {
-      const result = streamText({
-        model: deps.model,
-        system: await deps.instructions(),
-        messages: [...history],
-        tools,
-        toolChoice: settings.toolChoice as ToolChoice<ToolSet>,
-        stopWhen: isStepCount(1),
-        maxRetries: 0,
-        abortSignal: signal,
-        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-        ...(settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: settings.maxOutputTokens }),
-        onError: () => {},
-      });
-      for await (const part of result.fullStream) {
-        if (part.type === "text-delta") text += part.text;
-        else if (part.type === "tool-call" || part.type === "error") usable = false;
-        else if (part.type === "finish-step") {
-          usage = { inputTokens: part.usage.inputTokens ?? 0, outputTokens: part.usage.outputTokens ?? 0, totalTokens: part.usage.totalTokens ?? 0, steps: 1 };
-        }
-      }
-    } catch {
-      usable = false;
-    }
-    return { text, usable: usable && !signal.aborted && text.trim() !== "", usage };
+    const reader = new StepReader();
+    const request = { model: deps.model, system: await deps.instructions(), messages: history, tools: this.#toolSet, toolChoice: settings.toolChoice as ToolChoice<ToolSet>, temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens };
+    await readStep(reader, request, { clock: deps.clock, maxRetries: 0, signal }, undefined, () => {});
+    const { text, calls } = reader.step;
+    const usage = reader.usage === undefined ? NO_USAGE : addStep(NO_USAGE, reader.usage);
+    return { text, usable: calls.length === 0 && reader.error === undefined && !signal.aborted && text.trim() !== "", usage };
   }
 
   /**
@@ -197,31 +145,15 @@ export class ReplyLoop {
   ): Promise<{ readonly status: "completed" | "cancelled" | "failed"; readonly text: string; readonly usage: ReplyUsage; readonly error?: unknown }> {
     const deps = this.#deps;
     const { settings } = deps;
-    let out = "";
-    let usage = NO_USAGE;
-    let error: unknown;
-    try {
-      const maxOutputTokens = options.maxOutputTokens ?? settings.maxOutputTokens;
-      const result = streamText({
-        model: deps.model,
-        system: options.instructions ?? (await deps.instructions()),
-        messages: [...messages],
-        maxRetries: settings.maxRetries,
-        abortSignal: signal,
-        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-        ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
-        onError: () => {},
-      });
-      for await (const part of result.fullStream) {
-        if (part.type === "text-delta") {
-          out += part.text;
-          text(part.text);
-        } else if (part.type === "finish-step") usage = addStep(usage, part.usage);
-        else if (part.type === "error") error = part.error;
-      }
-    } catch (caught) {
-      error = caught;
-    }
+    const reader = new StepReader();
+    const maxOutputTokens = options.maxOutputTokens ?? settings.maxOutputTokens;
+    const request = { model: deps.model, system: options.instructions ?? (await deps.instructions()), messages, temperature: settings.temperature, maxOutputTokens };
+    await readStep(reader, request, { clock: deps.clock, maxRetries: settings.maxRetries, signal }, undefined, (delta) => {
+      if (delta !== undefined) text(delta);
+    });
+    const { error } = reader;
+    const out = reader.step.text;
+    const usage = reader.usage === undefined ? NO_USAGE : addStep(NO_USAGE, reader.usage);
     if (signal.aborted) return { status: "cancelled", text: out, usage };
     return error === undefined ? { status: "completed", text: out, usage } : { status: "failed", text: out, usage, error };
   }
@@ -242,19 +174,14 @@ export class ReplyLoop {
     const { settings, clock } = deps;
     const started = clock.now();
     const steps: StepRecord[] = [];
-    let current = emptyStep();
     let usage: ReplyUsage = NO_USAGE;
     let firstTokenSeen = false;
     let streamError: unknown;
+    let partialText = "";
     const markFirst = (): void => {
       if (firstTokenSeen) return;
       firstTokenSeen = true;
       observer.firstToken?.(clock.now() - started);
-    };
-
-    const verbatimStop: StopCondition<ToolSet> = () => {
-      const last = steps.at(-1);
-      return last !== undefined && last.calls.length > 0 && last.calls.every((c) => last.results.get(c.toolCallId)?.verbatim !== undefined);
     };
     const demanding = settings.toolChoice === "required" || typeof settings.toolChoice === "object";
     const toolChoiceFor = (stepNumber: number): ToolChoice<ToolSet> => {
@@ -262,62 +189,50 @@ export class ReplyLoop {
       if (stepNumber > 0 && demanding && settings.resetToolChoice) return "auto";
       return settings.toolChoice;
     };
+    const runTool = (call: { toolCallId: string; toolName: string; input: unknown }): Promise<ToolAnswer> =>
+      deps.invoke({ toolCallId: call.toolCallId, toolName: call.toolName, args: call.input, signal });
+    /** After a step whose calls all settled: whether the reply ends before another model call. */
+    const stops = (): boolean => {
+      const last = steps.at(-1) as StepRecord;
+      const verbatim = last.calls.every((c) => last.results.get(c.toolCallId)?.verbatim !== undefined);
+      const asked = stopAfterStep?.(usage) === true;
+      return steps.length >= settings.maxSteps + 1 || verbatim || asked;
+    };
 
     try {
       const system = await deps.instructions();
-      const result = streamText({
-        model: deps.model,
-        system,
-        messages: [...history],
-        tools: toolSet,
-        toolChoice: toolChoiceFor(0),
-        stopWhen: [isStepCount(settings.maxSteps + 1), verbatimStop, ({ steps: done }) => stopAfterStep?.(done.reduce((sum, step) => addStep(sum, step.usage), NO_USAGE)) === true],
-        prepareStep: ({ stepNumber }) => ({ toolChoice: toolChoiceFor(stepNumber) }),
-        maxRetries: settings.maxRetries,
-        abortSignal: signal,
-        ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-        ...(settings.maxOutputTokens === undefined ? {} : { maxOutputTokens: settings.maxOutputTokens }),
-        onError: () => {},
-      });
-      for await (const part of result.fullStream) {
-        switch (part.type) {
-          case "text-delta": {
-            markFirst();
-            // A new step's text reads as a new sentence: one space after the previous step's.
-            const spaced = current.text === "" && steps.some((s) => s.text.trim() !== "") && !/^\s/.test(part.text) ? ` ${part.text}` : part.text;
-            current.text += part.text;
-            observer.text?.(spaced);
-            break;
-          }
-          case "tool-call":
+      for (;;) {
+        const reader = new StepReader();
+        const request = { model: deps.model, system, messages: [...history, ...stepPrompt(steps)], tools: toolSet, toolChoice: toolChoiceFor(steps.length), temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens };
+        await readStep(reader, request, { clock, maxRetries: settings.maxRetries, signal }, runTool, (delta, textBefore) => {
+          if (delta === undefined) {
             markFirst();
             observer.toolCall?.();
-            current.calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
-            break;
-          case "tool-result":
-            current.results.set(part.toolCallId, part.output as ToolAnswer);
-            break;
-          case "tool-error":
-            current.results.set(part.toolCallId, { modelText: messageOf(part.error), isError: true });
-            break;
-          case "finish-step":
-            usage = addStep(usage, part.usage);
-            steps.push(current);
-            current = emptyStep();
-            break;
-          case "error":
-            streamError = part.error;
-            break;
-          default:
-            break;
+            return;
+          }
+          markFirst();
+          // A new step's text reads as a new sentence: one space after the previous step's.
+          const opening = textBefore === "" && steps.some((s) => s.text.trim() !== "") && !/^\s/.test(delta);
+          observer.text?.(opening ? ` ${delta}` : delta);
+        });
+        streamError = reader.error;
+        if (reader.usage === undefined && (signal.aborted || streamError !== undefined)) {
+          // The call broke off: its text is what the caller may have heard, not history.
+          partialText = reader.step.text;
+          break;
         }
+        usage = addStep(usage, reader.usage ?? {});
+        steps.push(reader.step);
+        if (streamError !== undefined || signal.aborted) break;
+        const { calls, results } = reader.step;
+        if (calls.length === 0 || !calls.every((c) => results.has(c.toolCallId)) || stops()) break;
       }
     } catch (error) {
       streamError = error;
     }
 
     if (signal.aborted) {
-      return { status: "cancelled", messages: stepsToMessages(steps, undefined), text: "", partialText: current.text, usage };
+      return { status: "cancelled", messages: stepsToMessages(steps, undefined), text: "", partialText, usage };
     }
     if (streamError !== undefined) {
       return { status: "failed", messages: stepsToMessages(steps, undefined), text: "", usage, error: streamError };

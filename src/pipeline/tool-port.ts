@@ -32,31 +32,14 @@ export interface ToolDeclaration {
 const acceptAll = (value: unknown) => ({ success: true as const, value });
 
 /**
- * The AI SDK tool set for a declared list. Every call goes to the invoker; the model reads its
- * text (`error-text` for a failure, so providers that mark errors do).
+ * The AI SDK tool set for a declared list: declarations only. The reply loop runs each call
+ * through the session's invoker itself (reply-loop.ts) and sends the model its text
+ * (`error-text` for a failure, so providers that mark errors do).
  */
-export function aiToolSet(declarations: readonly ToolDeclaration[], invoke: ToolInvoker | undefined): ToolSet {
+export function aiToolSet(declarations: readonly ToolDeclaration[]): ToolSet {
   const set: ToolSet = {};
   for (const declaration of declarations) {
-    set[declaration.name] = {
-      description: declaration.description,
-      inputSchema: jsonSchema(declaration.parameters, { validate: acceptAll }),
-      ...(invoke === undefined
-        ? {}
-        : {
-            execute: (args: unknown, options: { toolCallId: string; abortSignal?: AbortSignal }) =>
-              invoke({
-                toolCallId: options.toolCallId,
-                toolName: declaration.name,
-                args,
-                signal: options.abortSignal ?? new AbortController().signal,
-              }),
-            toModelOutput: ({ output }: { output: unknown }) => {
-              const answer = output as ToolAnswer;
-              return answer.isError ? { type: "error-text" as const, value: answer.modelText } : { type: "text" as const, value: answer.modelText };
-            },
-          }),
-    };
+    set[declaration.name] = { description: declaration.description, inputSchema: jsonSchema(declaration.parameters, { validate: acceptAll }) };
   }
   return set;
 }
