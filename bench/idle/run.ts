@@ -117,6 +117,9 @@ async function measure(command: readonly string[], port: number, path: string, s
     const sockets = await openIdle(`ws://127.0.0.1:${port}${path}`, sessions);
     await sleep(QUIET_MS);
     const after = await settledRssKiB(pid);
+    // A session the server ended (a provider that did not open, a limit) retains nothing: the figure would flatter it.
+    const ended = sockets.filter((ws) => ws.readyState !== WebSocket.OPEN).length;
+    if (ended > 0) throw new Error(`${ended} of ${sessions} idle sessions were closed by the server before the measurement`);
     await closeAll(sockets);
     return { idleMiB: idle / 1024, perSessionKiB: (after - before) / sessions };
   } finally {
@@ -133,7 +136,8 @@ async function main(): Promise<void> {
   try {
     const agentFile = join(dir, "agent.mjs");
     const entry = pathToFileURL(join(ROOT, "dist", "index.js")).href;
-    writeFileSync(agentFile, `import { agent } from ${JSON.stringify(entry)};\nexport default agent({ name: "idle", greeting: "", llm: { kind: "scripted", options: {} } });\n`);
+    // `text: true`: a text session (an agent with only an llm is a pipeline agent, on the offline STT and TTS).
+    writeFileSync(agentFile, `import { agent } from ${JSON.stringify(entry)};\nexport default agent({ name: "idle", text: true, greeting: "", llm: { kind: "scripted", options: {} } });\n`);
     const rows: { gateway: Measure[]; tuned: Measure[]; floor: Measure[]; demo: Measure[] } = { gateway: [], tuned: [], floor: [], demo: [] };
     for (let round = 1; round <= ROUNDS; round++) {
       rows.gateway.push(await measure(["node", "dist/cli.js", "serve", agentFile, "--port", "43781"], 43781, "/websocket", SESSIONS));
