@@ -8,7 +8,9 @@
  * in the process; an agent written in TypeScript adds tsx (the demo, `npm start`, shown apart).
  * Idle sessions are text sessions with no greeting, opened after one warm-up session (the first
  * session loads the AI SDK). RSS is read from /proc after 3 s of quiet and a full GC (every
- * process, the floor too, is started with a SIGUSR2 → gc() hook); the median of three rounds.
+ * process, the floor too, is started with a SIGUSR2 → gc() hook), and the idle process once more
+ * settled: left alone for 90 s, in which V8's memory reducer gives back the young generation
+ * start-up grew. The median of three rounds.
  * Results go to stdout and to docs/benchmarks.md between the bench:idle markers.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -25,6 +27,12 @@ const { path: DOCS, start: START, end: END } = docSection("bench:idle");
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
 const ROUNDS = 3;
 const QUIET_MS = 3000;
+/**
+ * How long an idle process is left before its settled RSS is read. V8's memory reducer, which
+ * starts once a process stops allocating, gives back the young generation that start-up grew (up
+ * to 16 MiB of committed semi-space) 20 to 50 s after start here; 90 s leaves it room.
+ */
+const SETTLE_MS = 90_000;
 const BAR_PROCESS_MIB = 64;
 const BAR_SESSION_KIB = 64;
 /**
@@ -47,6 +55,20 @@ server.listen(Number(process.env.PORT), "127.0.0.1");
 interface Measure {
   readonly idleMiB: number;
   readonly perSessionKiB: number;
+}
+
+/** A measured server: its command for a port, the path sessions open, and how many it is given. */
+interface Server {
+  readonly command: (port: number) => readonly string[];
+  readonly path: string;
+  readonly sessions: number;
+}
+
+/** Start a server as measured: with the GC hook when it is node, its output to the void, its errors to ours. */
+function startServer(command: readonly string[], port: number): ChildProcess {
+  const [file = "node", ...rest] = command;
+  const args = file === "node" ? ["--expose-gc", "--import", GC_ON_SIGNAL, ...rest] : rest;
+  return spawn(file, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
 }
 
 /** RSS after a full GC in the process (the GC_ON_SIGNAL hook). */
@@ -102,9 +124,7 @@ async function closeAll(sockets: readonly WebSocket[]): Promise<void> {
 
 /** Idle RSS, then (with `sessions` > 0) the RSS each idle session adds. */
 async function measure(command: readonly string[], port: number, path: string, sessions: number): Promise<Measure> {
-  const [file = "node", ...rest] = command;
-  const args = file === "node" ? ["--expose-gc", "--import", GC_ON_SIGNAL, ...rest] : rest;
-  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
+  const child = startServer(command, port);
   try {
     await listening(port, child);
     await sleep(QUIET_MS);
@@ -127,6 +147,21 @@ async function measure(command: readonly string[], port: number, path: string, s
   }
 }
 
+/**
+ * The RSS of idle processes left alone for SETTLE_MS (no forced GC until the end), one per command
+ * and all at once: they only idle, so they do not disturb each other's figure.
+ */
+async function settledIdleMiB(commands: readonly (readonly string[])[], firstPort: number): Promise<number[]> {
+  const children = commands.map((command, i) => startServer(command, firstPort + i));
+  try {
+    await Promise.all(children.map((child, i) => listening(firstPort + i, child)));
+    await sleep(SETTLE_MS);
+    return await Promise.all(children.map(async (child) => (await settledRssKiB(child.pid ?? 0)) / 1024));
+  } finally {
+    for (const child of children) child.kill("SIGKILL");
+  }
+}
+
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 
 async function main(): Promise<void> {
@@ -138,22 +173,37 @@ async function main(): Promise<void> {
     const entry = pathToFileURL(join(ROOT, "dist", "index.js")).href;
     // `text: true`: a text session (an agent with only an llm is a pipeline agent, on the offline STT and TTS).
     writeFileSync(agentFile, `import { agent } from ${JSON.stringify(entry)};\nexport default agent({ name: "idle", text: true, greeting: "", llm: { kind: "scripted", options: {} } });\n`);
-    const rows: { gateway: Measure[]; tuned: Measure[]; floor: Measure[]; demo: Measure[] } = { gateway: [], tuned: [], floor: [], demo: [] };
-    for (let round = 1; round <= ROUNDS; round++) {
-      rows.gateway.push(await measure(["node", "dist/cli.js", "serve", agentFile, "--port", "43781"], 43781, "/websocket", SESSIONS));
+    const servers: Readonly<Record<"gateway" | "tuned" | "floor" | "demo", Server>> = {
+      gateway: { command: (port) => ["node", "dist/cli.js", "serve", agentFile, "--port", String(port)], path: "/websocket", sessions: SESSIONS },
       // The same with V8's young generation capped at 2 MB per semi-space (docs/deploy.md, "Memory").
-      rows.tuned.push(await measure(["node", "--max-semi-space-size=2", "dist/cli.js", "serve", agentFile, "--port", "43784"], 43784, "/websocket", SESSIONS));
+      tuned: { command: (port) => ["node", "--max-semi-space-size=2", "dist/cli.js", "serve", agentFile, "--port", String(port)], path: "/websocket", sessions: SESSIONS },
       // The floor's eval'd module resolves ws from the working directory: the repository.
-      rows.floor.push(await measure(["node", "--input-type=module", "-e", FLOOR], 43782, "/", SESSIONS));
+      floor: { command: () => ["node", "--input-type=module", "-e", FLOOR], path: "/", sessions: SESSIONS },
       // Voice sessions on the offline stack start a recognizer process each: the demo's idle process only.
-      rows.demo.push(await measure(["node", "dist/cli.js", "serve", "examples/support", "--port", "43783", "--offline"], 43783, "/websocket", 0));
+      demo: { command: (port) => ["node", "dist/cli.js", "serve", "examples/support", "--port", String(port), "--offline"], path: "/websocket", sessions: 0 },
+    };
+    const kinds = ["gateway", "tuned", "floor", "demo"] as const;
+    const rows: Record<(typeof kinds)[number], Measure[]> = { gateway: [], tuned: [], floor: [], demo: [] };
+    const settled: Record<(typeof kinds)[number], number[]> = { gateway: [], tuned: [], floor: [], demo: [] };
+    console.log(`bench:idle: ${ROUNDS} × ${kinds.length} idle processes left alone for ${SETTLE_MS / 1000} s`);
+    const rounds = Array.from({ length: ROUNDS }, () => kinds.map((kind) => servers[kind]));
+    const settledRss = await settledIdleMiB(
+      rounds.flat().map((server, i) => server.command(43790 + i)),
+      43790,
+    );
+    settledRss.forEach((mib, i) => settled[kinds[i % kinds.length] ?? "gateway"].push(mib));
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const [i, kind] of kinds.entries()) {
+        const server = servers[kind];
+        rows[kind].push(await measure(server.command(43781 + i), 43781 + i, server.path, server.sessions));
+      }
       console.log(`bench:idle: round ${round} of ${ROUNDS} done`);
     }
     const m = (list: readonly Measure[], key: keyof Measure): number => median(list.map((x) => x[key]));
-    const g = { idle: m(rows.gateway, "idleMiB"), session: m(rows.gateway, "perSessionKiB") };
-    const tn = { idle: m(rows.tuned, "idleMiB"), session: m(rows.tuned, "perSessionKiB") };
-    const f = { idle: m(rows.floor, "idleMiB"), session: m(rows.floor, "perSessionKiB") };
-    const d = { idle: m(rows.demo, "idleMiB") };
+    const g = { idle: m(rows.gateway, "idleMiB"), settled: median(settled.gateway), session: m(rows.gateway, "perSessionKiB") };
+    const tn = { idle: m(rows.tuned, "idleMiB"), settled: median(settled.tuned), session: m(rows.tuned, "perSessionKiB") };
+    const f = { idle: m(rows.floor, "idleMiB"), settled: median(settled.floor), session: m(rows.floor, "perSessionKiB") };
+    const d = { idle: m(rows.demo, "idleMiB"), settled: median(settled.demo) };
     const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}×` : "–");
     const verdict = (value: number, bar: number): string => (value <= bar ? "within" : "over");
     const body = [
@@ -162,7 +212,8 @@ async function main(): Promise<void> {
       "",
       "| figure | gateway (JS agent, dist) | floor (node + ws) | gateway ÷ floor | bar | gateway, `--max-semi-space-size=2` | demo agent (TS, tsx, offline stack) |",
       "|---|--:|--:|--:|--:|--:|--:|",
-      `| idle process RSS (MiB) | ${g.idle.toFixed(1)} | ${f.idle.toFixed(1)} | ${ratio(g.idle, f.idle)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.idle, BAR_PROCESS_MIB)}) | ${tn.idle.toFixed(1)} (${verdict(tn.idle, BAR_PROCESS_MIB)}) | ${d.idle.toFixed(1)} |`,
+      `| idle process RSS, ${QUIET_MS / 1000} s after start (MiB) | ${g.idle.toFixed(1)} | ${f.idle.toFixed(1)} | ${ratio(g.idle, f.idle)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.idle, BAR_PROCESS_MIB)}) | ${tn.idle.toFixed(1)} (${verdict(tn.idle, BAR_PROCESS_MIB)}) | ${d.idle.toFixed(1)} |`,
+      `| idle process RSS, settled: ${SETTLE_MS / 1000} s alone (MiB) | ${g.settled.toFixed(1)} | ${f.settled.toFixed(1)} | ${ratio(g.settled, f.settled)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.settled, BAR_PROCESS_MIB)}) | ${tn.settled.toFixed(1)} (${verdict(tn.settled, BAR_PROCESS_MIB)}) | ${d.settled.toFixed(1)} |`,
       `| RSS per idle session (KiB) | ${g.session.toFixed(1)} | ${f.session.toFixed(1)} | ${ratio(g.session, f.session)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.session, BAR_SESSION_KIB)}) | ${tn.session.toFixed(1)} (${verdict(tn.session, BAR_SESSION_KIB)}) | – |`,
       END,
     ].join("\n");
