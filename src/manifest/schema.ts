@@ -1,7 +1,9 @@
-import { Kind, type TSchema } from "@sinclair/typebox";
-import { Ajv } from "ajv";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { TSchema } from "@sinclair/typebox";
+import type { Ajv, Options as AjvOptions } from "ajv";
+import type { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { JSONSchema7 } from "json-schema";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ToolDefinitionError } from "./errors.js";
 
@@ -102,9 +104,38 @@ function isCompiled(schema: unknown): schema is CompiledSchema {
   return typeof schema === "object" && schema !== null && "json" in schema && typeof (schema as { validate?: unknown }).validate === "function";
 }
 
+/**
+ * TypeBox 0.34's `Kind` (`@sinclair/typebox`): a registered symbol, so it is the same whichever
+ * copy of the package wrote the schema, and reading it loads no TypeBox here.
+ */
+const TYPEBOX_KIND = Symbol.for("TypeBox.Kind");
+
 /** TypeBox 0.34 (`@sinclair/typebox`): marked with the `[Kind]` symbol. */
 function isTypeBox(schema: unknown): schema is TSchema {
-  return typeof schema === "object" && schema !== null && Kind in schema;
+  return typeof schema === "object" && schema !== null && TYPEBOX_KIND in schema;
+}
+
+const requireModule = createRequire(import.meta.url);
+let typeCompiler: typeof TypeCompiler | undefined;
+
+/**
+ * TypeBox's compiler, loaded when the first 0.34 schema is compiled: a process whose agents use
+ * no TypeBox 0.34 never holds the package (about 7 MiB of RSS; docs/benchmarks.md, bench:idle).
+ * `compileParameters` is synchronous (a tool is checked where it is defined), so the module is
+ * required: the ES build where this Node can require ES modules (20.19+, 22.12+), which is the
+ * instance the author's own `import` of `@sinclair/typebox` shares; the CommonJS build elsewhere.
+ */
+function loadTypeCompiler(): typeof TypeCompiler {
+  if (typeCompiler !== undefined) return typeCompiler;
+  type CompilerModule = { TypeCompiler: typeof TypeCompiler };
+  let loaded: CompilerModule;
+  try {
+    loaded = requireModule(fileURLToPath(import.meta.resolve("@sinclair/typebox/compiler"))) as CompilerModule;
+  } catch {
+    loaded = requireModule("@sinclair/typebox/compiler") as CompilerModule;
+  }
+  typeCompiler = loaded.TypeCompiler;
+  return typeCompiler;
 }
 
 /**
@@ -140,7 +171,7 @@ function plainJson(schema: object): JSONSchema7 {
 }
 
 function compileTypeBox<T>(schema: TSchema): CompiledSchema<T> {
-  const checker = TypeCompiler.Compile(schema);
+  const checker = loadTypeCompiler().Compile(schema);
   return {
     json: plainJson(schema),
     validate(value) {
@@ -259,23 +290,32 @@ export const NO_PARAMETERS: CompiledSchema<Record<string, never>> = {
       : { ok: false, errors: ["arguments: this tool takes no arguments"] },
 };
 
+let ajv: Ajv | undefined;
+
 /**
  * One validator compiler for plain JSON Schema; strict mode off, since MCP servers publish
  * loose schemas. `addUsedSchema: false`: a schema's `$id` stays its own — registered on the
  * shared instance, a second tool using the same `$id` (TypeBox's `{ $id: "Order" }`, two MCP
- * servers) would be refused as "already exists".
+ * servers) would be refused as "already exists". Created on the first JSON Schema compiled
+ * (ajv is CommonJS, so `require` loads it where it is needed): a process whose agents declare
+ * no such tool never holds it (about 2 MiB; docs/benchmarks.md, bench:idle).
  */
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false });
+function jsonSchemaCompiler(): Ajv {
+  if (ajv !== undefined) return ajv;
+  const { Ajv: AjvClass } = requireModule("ajv") as { Ajv: new (options: AjvOptions) => Ajv };
+  ajv = new AjvClass({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false });
+  return ajv;
+}
 
 /**
  * Compile a plain JSON Schema (draft-07 style, as MCP servers and hand-written declarations
  * carry) once into a CompiledSchema. Throws `ToolDefinitionError` when it does not compile.
  */
 export function compileJsonSchema<T = Record<string, unknown>>(json: JSONSchema7, owner = "tool"): CompiledSchema<T> {
-  let check: ReturnType<typeof ajv.compile>;
+  let check: ReturnType<Ajv["compile"]>;
   const schema = plainJson(json);
   try {
-    check = ajv.compile(schema as Record<string, unknown>);
+    check = jsonSchemaCompiler().compile(schema as Record<string, unknown>);
   } catch (cause) {
     throw new ToolDefinitionError(`${owner}: the JSON Schema does not compile (${cause instanceof Error ? cause.message : String(cause)}).`);
   }

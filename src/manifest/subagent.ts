@@ -33,8 +33,11 @@ export interface SubagentDef<Session = unknown> {
   readonly timeoutMs?: number;
 }
 
-/** The default input: one task, written out in full (the sub-agent sees nothing else). */
-const TASK_INPUT = compileJsonSchema(
+let taskInput: CompiledSchema | undefined;
+
+/** The default input: one task, written out in full (the sub-agent sees nothing else). Compiled on first use. */
+function defaultTaskInput(): CompiledSchema {
+  taskInput ??= compileJsonSchema(
   {
     type: "object",
     properties: { task: { type: "string", description: "The sub-task in full: the agent that does it sees nothing of this conversation but this text." } },
@@ -42,7 +45,9 @@ const TASK_INPUT = compileJsonSchema(
     additionalProperties: false,
   },
   "subagent()",
-);
+  );
+  return taskInput;
+}
 
 /**
  * Declare a tool backed by another agent. The def is checked here (it must be an agent
@@ -62,7 +67,7 @@ export function subagent<Session = unknown>(agent: TeamMemberDef<Session>, optio
   if (options.timeoutMs !== undefined && (!Number.isInteger(options.timeoutMs) || options.timeoutMs <= 0)) {
     throw new ToolDefinitionError("subagent(): `timeoutMs` must be a positive integer (milliseconds).");
   }
-  const parameters = options.input === undefined ? TASK_INPUT : compileParameters(options.input, "subagent()");
+  const parameters = options.input === undefined ? defaultTaskInput() : compileParameters(options.input, "subagent()");
   return Object.freeze({
     [SUBAGENT]: true as const,
     agent,

@@ -44,7 +44,7 @@ describe("the built package", () => {
     expect(JSON.parse(out)).toEqual({ ai: "function", all: ["t"], name: "a", outcome: { status: "ok", result: { text: "pong" } } });
   });
 
-  it("loads no provider SDK, AI SDK, Redis client, workflow SDK, database or S3 client, or TypeScript loader until one is used", async () => {
+  it("loads no provider SDK, AI SDK, Redis client, workflow SDK, database or S3 client, schema validator or TypeScript loader until one is used", async () => {
     // A resolve hook in the child lists every package the import pulls in.
     const hook = `data:text/javascript,${encodeURIComponent(`
       export async function resolve(specifier, context, next) {
@@ -63,12 +63,19 @@ describe("the built package", () => {
       const gateway = createGateway({ agent: agent({ name: "idle", greeting: "", llm: { kind: "openai", options: { model: "m" } } }), env: { OPENAI_API_KEY: "k" }, processMetrics: false });
       await gateway.listen(0);
       await gateway.close();
+      // Packages required (CommonJS, or ES through require) bypass the resolve hook: list them from the require cache.
+      const { createRequire } = await import("node:module");
+      for (const file of Object.keys(createRequire(import.meta.url).cache)) {
+        const tail = file.split("node_modules/").at(-1);
+        if (tail !== file) process.stderr.write("PKG " + tail.split("/").slice(0, tail.startsWith("@") ? 2 : 1).join("/") + "\\n");
+      }
     `;
     const { stderr } = await run(process.execPath, ["--input-type=module", "-e", source], { cwd: root });
     const loaded = new Set([...stderr.matchAll(/^PKG (\S+)$/gm)].map((m) => m[1]));
     expect(loaded.has("ws")).toBe(true);
-    // The workflow SDK alone is about 40 MiB of an idle process (docs/benchmarks.md "Idle memory").
-    const lazy = ["ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "ioredis", "tsx", "@modelcontextprotocol/sdk", "@workflow/core", "@workflow/world-local", "@workflow/world-postgres", "pg", "graphile-worker", "@aws-sdk/client-s3"];
+    expect(loaded.has("sonic-boom"), "the require cache is read").toBe(true);
+    // The workflow SDK alone is about 40 MiB of an idle process, TypeBox about 7 and ajv about 2 (docs/benchmarks.md "Idle memory").
+    const lazy = ["ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "ioredis", "tsx", "@modelcontextprotocol/sdk", "@workflow/core", "@workflow/world-local", "@workflow/world-postgres", "pg", "graphile-worker", "@aws-sdk/client-s3", "@sinclair/typebox", "ajv"];
     for (const name of lazy) expect(loaded.has(name), name).toBe(false);
   });
 

@@ -2,8 +2,7 @@
  * The builtin tool catalog: tools an agent lists by name in `builtinTools`. They resolve
  * against host hooks (clock, call control), so the runtime builds them per session.
  */
-import { Type } from "@sinclair/typebox";
-import { ConfigError, didYouMean, tool, toolset, type AnyToolDef, type ConfigIssue, type Toolset, type TransferConfig, type TransferTarget } from "../../manifest/index.js";
+import { compileJsonSchema, ConfigError, didYouMean, tool, toolset, type AnyToolDef, type ConfigIssue, type Toolset, type TransferConfig, type TransferTarget } from "../../manifest/index.js";
 import { CalculationError, evaluate } from "./calculator.js";
 import { transferCallTool, type TransferAnswer } from "./transfer-call.js";
 
@@ -58,10 +57,11 @@ function isoInZone(now: Date, timeZone: string): string {
 function currentTime(hooks: BuiltinHooks, defaultZone: string): AnyToolDef {
   return tool({
     description: "Get the current date and time, in the caller's time zone or any other. Call it whenever the answer depends on today's date or the time.",
-    parameters: Type.Object({
-      timeZone: Type.Optional(
-        Type.String({ description: `IANA time zone name such as ${EXAMPLE_ZONES}. Omit for the agent's default zone (${defaultZone}).` }),
-      ),
+    parameters: compileJsonSchema<{ timeZone?: string }>({
+      type: "object",
+      properties: {
+        timeZone: { description: `IANA time zone name such as ${EXAMPLE_ZONES}. Omit for the agent's default zone (${defaultZone}).`, type: "string" },
+      },
     }),
     effect: "read",
     execute: ({ timeZone = defaultZone }) => {
@@ -91,10 +91,15 @@ function calculate(): AnyToolDef {
   return tool({
     description:
       "Evaluate an arithmetic expression exactly instead of doing math in your head. Supports + - * / ^, % (modulo, or percent as in 15% of 80), parentheses, sqrt abs round floor ceil min max log ln exp sin cos tan, and the constants pi and e.",
-    parameters: Type.Object({
-      expression: Type.String({
-        description: 'The expression, e.g. "(12.5 + 7) * 3", "15% of 80" or "round(100 / 7, 2)". Digits only: no words for numbers and no thousands separators.',
-      }),
+    parameters: compileJsonSchema<{ expression: string }>({
+      type: "object",
+      required: ["expression"],
+      properties: {
+        expression: {
+          description: 'The expression, e.g. "(12.5 + 7) * 3", "15% of 80" or "round(100 / 7, 2)". Digits only: no words for numbers and no thousands separators.',
+          type: "string",
+        },
+      },
     }),
     effect: "read",
     execute: ({ expression }) => {
@@ -113,8 +118,9 @@ function endCall(hooks: BuiltinHooks): AnyToolDef {
   return tool({
     description:
       "Hang up the call. Say goodbye to the caller in your reply first; the call ends right after that reply is spoken. Use only when the caller is done or asks to end the call.",
-    parameters: Type.Object({
-      reason: Type.Optional(Type.String({ description: 'Why the call is ending, for the logs, e.g. "caller said goodbye".' })),
+    parameters: compileJsonSchema<{ reason?: string }>({
+      type: "object",
+      properties: { reason: { description: 'Why the call is ending, for the logs, e.g. "caller said goodbye".', type: "string" } },
     }),
     effect: "write",
     execute: ({ reason }) => {

@@ -5,8 +5,8 @@
  * transfer itself happens after the reply announcing it has been heard (the session's
  * `CallTransfer`); this tool only asks for it.
  */
-import { Type } from "@sinclair/typebox";
-import { tool, transferTarget, type AnyToolDef, type TransferConfig, type TransferTarget } from "../../manifest/index.js";
+import type { JSONSchema7 } from "json-schema";
+import { compileJsonSchema, tool, transferTarget, type AnyToolDef, type TransferConfig, type TransferTarget } from "../../manifest/index.js";
 
 /** What the host answers a transfer request with: the text the model reads. */
 export interface TransferAnswer {
@@ -25,26 +25,30 @@ function destinationLine(d: TransferConfig["destinations"][number]): string {
 export function transferCallTool(config: TransferConfig, request: ((target: TransferTarget) => TransferAnswer) | undefined): AnyToolDef {
   const names = config.destinations.map((d) => d.name);
   const warm = config.destinations.some((d) => d.mode === "warm");
-  const summary = Type.String({
+  const summary: JSONSchema7 = {
     maxLength: MAX_SUMMARY_CHARS,
     description: "For a warm destination: two or three sentences for the person who takes the call — who the caller is, what they need, what was already done. They hear it before the caller is put through.",
-  });
+    type: "string",
+  };
+  const description = `Where to transfer the caller: one of ${names.map((n) => `"${n}"`).join(", ")}.`;
+  const literals = names.map((name): JSONSchema7 => ({ const: name, type: "string" }));
   return tool({
     description:
       `Transfer the caller to a person. Destinations: ${config.destinations.map(destinationLine).join("; ")}. ` +
       "Tell the caller you are transferring them in the same reply; the transfer starts once that reply has been heard.",
-    parameters: Type.Object({
-      destination: Type.Union(
-        names.map((name) => Type.Literal(name)),
-        { description: `Where to transfer the caller: one of ${names.map((n) => `"${n}"`).join(", ")}.` },
-      ),
-      ...(warm ? { summary: Type.Optional(summary) } : {}),
+    parameters: compileJsonSchema<{ destination: string; summary?: string }>({
+      type: "object",
+      required: ["destination"],
+      properties: {
+        // One destination is its literal, more are a union of them.
+        destination: { description, ...(literals.length === 1 ? literals[0] : { anyOf: literals }) },
+        ...(warm ? { summary } : {}),
+      },
     }),
     effect: "write",
     onError: "The transfer did not go through. Tell the caller and offer another way to help.",
-    execute: (args) => {
-      const { destination } = args as { destination: string; summary?: string };
-      const given = (args as { summary?: string }).summary?.trim();
+    execute: ({ destination, summary: written }) => {
+      const given = written?.trim();
       const entry = config.destinations.find((d) => d.name === destination);
       if (entry === undefined) return { text: `"${destination}" is not a destination I may transfer to. I may transfer to: ${names.join(", ")}.`, isError: true };
       if (request === undefined) return { text: "Transferring calls is not supported on this connection.", isError: true };
