@@ -8,9 +8,9 @@
  * in the process; an agent written in TypeScript adds tsx (the demo, `npm start`, shown apart).
  * Idle sessions are text sessions with no greeting, opened after one warm-up session (the first
  * session loads the AI SDK). RSS is read from /proc after 3 s of quiet and a full GC (every
- * process, the floor too, is started with a SIGUSR2 → gc() hook), and the idle process once more
- * settled: left alone for 90 s, in which V8's memory reducer gives back the young generation
- * start-up grew. The median of three rounds.
+ * process, the floor too, is started with a SIGUSR2 → gc() hook), and every figure once more
+ * settled: each reading after 90 s alone, in which V8's memory reducer gives back the young
+ * generation the work before it grew. The median of three rounds.
  * Results go to stdout and to docs/benchmarks.md between the bench:idle markers.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -148,15 +148,33 @@ async function measure(command: readonly string[], port: number, path: string, s
 }
 
 /**
- * The RSS of idle processes left alone for SETTLE_MS (no forced GC until the end), one per command
- * and all at once: they only idle, so they do not disturb each other's figure.
+ * The same figures settled: every reading after the process has been left alone for SETTLE_MS
+ * (no forced GC until the reading). The processes only idle, so they run all at once without
+ * disturbing each other's figures: the idle process; then, after one session opened and closed
+ * (the first session loads the AI SDK), the RSS before and after its idle sessions.
  */
-async function settledIdleMiB(commands: readonly (readonly string[])[], firstPort: number): Promise<number[]> {
-  const children = commands.map((command, i) => startServer(command, firstPort + i));
+async function settledMeasures(servers: readonly Server[], firstPort: number): Promise<Measure[]> {
+  const children = servers.map((server, i) => startServer(server.command(firstPort + i), firstPort + i));
+  const url = (i: number): string => `ws://127.0.0.1:${firstPort + i}${servers[i]?.path ?? "/"}`;
+  const readAll = (): Promise<number[]> => Promise.all(children.map((child) => settledRssKiB(child.pid ?? 0)));
+  const withSessions = servers.flatMap((server, i) => (server.sessions > 0 ? [i] : []));
   try {
     await Promise.all(children.map((child, i) => listening(firstPort + i, child)));
     await sleep(SETTLE_MS);
-    return await Promise.all(children.map(async (child) => (await settledRssKiB(child.pid ?? 0)) / 1024));
+    const idle = await readAll();
+    await Promise.all(withSessions.map(async (i) => closeAll(await openIdle(url(i), 1))));
+    await sleep(SETTLE_MS);
+    const before = await readAll();
+    const sockets = await Promise.all(withSessions.map((i) => openIdle(url(i), servers[i]?.sessions ?? 0)));
+    await sleep(SETTLE_MS);
+    const after = await readAll();
+    const ended = sockets.flat().filter((ws) => ws.readyState !== WebSocket.OPEN).length;
+    if (ended > 0) throw new Error(`${ended} idle sessions were closed by the server before the settled measurement`);
+    await Promise.all(sockets.map(closeAll));
+    return servers.map((server, i) => ({
+      idleMiB: (idle[i] ?? Number.NaN) / 1024,
+      perSessionKiB: server.sessions > 0 ? ((after[i] ?? Number.NaN) - (before[i] ?? Number.NaN)) / server.sessions : Number.NaN,
+    }));
   } finally {
     for (const child of children) child.kill("SIGKILL");
   }
@@ -184,14 +202,11 @@ async function main(): Promise<void> {
     };
     const kinds = ["gateway", "tuned", "floor", "demo"] as const;
     const rows: Record<(typeof kinds)[number], Measure[]> = { gateway: [], tuned: [], floor: [], demo: [] };
-    const settled: Record<(typeof kinds)[number], number[]> = { gateway: [], tuned: [], floor: [], demo: [] };
-    console.log(`bench:idle: ${ROUNDS} × ${kinds.length} idle processes left alone for ${SETTLE_MS / 1000} s`);
+    const settled: Record<(typeof kinds)[number], Measure[]> = { gateway: [], tuned: [], floor: [], demo: [] };
+    console.log(`bench:idle: ${ROUNDS} × ${kinds.length} processes, each reading after ${SETTLE_MS / 1000} s alone (about ${(3 * SETTLE_MS) / 60_000} minutes)`);
     const rounds = Array.from({ length: ROUNDS }, () => kinds.map((kind) => servers[kind]));
-    const settledRss = await settledIdleMiB(
-      rounds.flat().map((server, i) => server.command(43790 + i)),
-      43790,
-    );
-    settledRss.forEach((mib, i) => settled[kinds[i % kinds.length] ?? "gateway"].push(mib));
+    const settledRows = await settledMeasures(rounds.flat(), 43790);
+    settledRows.forEach((measured, i) => settled[kinds[i % kinds.length] ?? "gateway"].push(measured));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const [i, kind] of kinds.entries()) {
         const server = servers[kind];
@@ -200,10 +215,13 @@ async function main(): Promise<void> {
       console.log(`bench:idle: round ${round} of ${ROUNDS} done`);
     }
     const m = (list: readonly Measure[], key: keyof Measure): number => median(list.map((x) => x[key]));
-    const g = { idle: m(rows.gateway, "idleMiB"), settled: median(settled.gateway), session: m(rows.gateway, "perSessionKiB") };
-    const tn = { idle: m(rows.tuned, "idleMiB"), settled: median(settled.tuned), session: m(rows.tuned, "perSessionKiB") };
-    const f = { idle: m(rows.floor, "idleMiB"), settled: median(settled.floor), session: m(rows.floor, "perSessionKiB") };
-    const d = { idle: m(rows.demo, "idleMiB"), settled: median(settled.demo) };
+    const figures = (kind: (typeof kinds)[number]) => ({
+      idle: m(rows[kind], "idleMiB"),
+      session: m(rows[kind], "perSessionKiB"),
+      settled: m(settled[kind], "idleMiB"),
+      settledSession: m(settled[kind], "perSessionKiB"),
+    });
+    const [g, tn, f, d] = [figures("gateway"), figures("tuned"), figures("floor"), figures("demo")];
     const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}×` : "–");
     const verdict = (value: number, bar: number): string => (value <= bar ? "within" : "over");
     const body = [
@@ -214,7 +232,8 @@ async function main(): Promise<void> {
       "|---|--:|--:|--:|--:|--:|--:|",
       `| idle process RSS, ${QUIET_MS / 1000} s after start (MiB) | ${g.idle.toFixed(1)} | ${f.idle.toFixed(1)} | ${ratio(g.idle, f.idle)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.idle, BAR_PROCESS_MIB)}) | ${tn.idle.toFixed(1)} (${verdict(tn.idle, BAR_PROCESS_MIB)}) | ${d.idle.toFixed(1)} |`,
       `| idle process RSS, settled: ${SETTLE_MS / 1000} s alone (MiB) | ${g.settled.toFixed(1)} | ${f.settled.toFixed(1)} | ${ratio(g.settled, f.settled)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.settled, BAR_PROCESS_MIB)}) | ${tn.settled.toFixed(1)} (${verdict(tn.settled, BAR_PROCESS_MIB)}) | ${d.settled.toFixed(1)} |`,
-      `| RSS per idle session (KiB) | ${g.session.toFixed(1)} | ${f.session.toFixed(1)} | ${ratio(g.session, f.session)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.session, BAR_SESSION_KIB)}) | ${tn.session.toFixed(1)} (${verdict(tn.session, BAR_SESSION_KIB)}) | – |`,
+      `| RSS per idle session, 3 s after opening (KiB) | ${g.session.toFixed(1)} | ${f.session.toFixed(1)} | ${ratio(g.session, f.session)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.session, BAR_SESSION_KIB)}) | ${tn.session.toFixed(1)} (${verdict(tn.session, BAR_SESSION_KIB)}) | – |`,
+      `| RSS per idle session, settled (KiB) | ${g.settledSession.toFixed(1)} | ${f.settledSession.toFixed(1)} | ${ratio(g.settledSession, f.settledSession)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.settledSession, BAR_SESSION_KIB)}) | ${tn.settledSession.toFixed(1)} (${verdict(tn.settledSession, BAR_SESSION_KIB)}) | – |`,
       END,
     ].join("\n");
     console.log(body);
