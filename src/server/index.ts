@@ -4,19 +4,16 @@ import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { systemClock, type Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
-import { loadResampler } from "../audio/resample.js";
+import { resamplerEngine } from "../audio/resample.js";
 import { createLogger, LogThrottle } from "../log.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
-import { ConfigError, DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type PhoneLine, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
+import { ConfigError, DEFAULTS, resolveConfig, toAgentConfig, type AgentConfig, type PhoneLine, type ResolvedAgentDef, type Team } from "../manifest/index.js";
 import { resolveLanguageModel, type Env } from "../pipeline/providers/llm/index.js";
-import { resolveStt } from "../pipeline/providers/stt/index.js";
-import { resolveTts } from "../pipeline/providers/tts/index.js";
-import type { VoiceProviders } from "../session/voice-runner.js";
-import { resolveS2s } from "../s2s/providers/index.js";
 import { connectMcpServers } from "../session/mcp.js";
 import type { ModelResolver } from "../session/reply-agent.js";
 import { Session } from "../session/session.js";
 import { sessionMode } from "../session/session-deps.js";
+import { loadMode } from "../session/modes.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { resumeKeyMatches } from "../session/resume-key.js";
 import { RedisSessionStore } from "./redis-store.js";
@@ -32,7 +29,7 @@ import { serveRequests, serveUpgrades } from "./entry.js";
 import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } from "./agent-routes.js";
 import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
-import { acceptRealtime, chooseRealtimeProtocol, clientTools, REALTIME_PATH } from "./realtime-route.js";
+import { chooseRealtimeProtocol, REALTIME_PATH } from "./realtime-handshake.js";
 import { MAX_REALTIME_FRAME_BYTES } from "../realtime/client-events.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
@@ -137,11 +134,6 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const servesWorkflows = options.workflowEngine !== undefined || hasWorkflows(options.agent.workflows);
   /** What the gateway was set up with: telephony routes, its own entry points and the token audience stay as first configured. */
   const config = current.config;
-  const voice: VoiceProviders = options.voice ?? {
-    stt: (descriptor) => resolveStt(descriptor, env, log),
-    tts: (descriptor) => resolveTts(descriptor, env, log),
-  };
-  const s2s = options.s2s ?? ((descriptor: ProviderDescriptor) => resolveS2s(descriptor, env, log));
   const live = new Map<string, Session>();
   /** One engine per process for the agent's `workflows`: given, or opened by `listen` (then closed by `close`). */
   let workflows: WorkflowEngine | undefined = options.workflowEngine;
@@ -256,6 +248,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (stream) return telephony.handleUpgrade(req, socket, head, url);
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     if (realtime) {
+      // The Realtime front door, imported by the first Realtime client (Node caches it for the rest).
+      const { acceptRealtime, clientTools } = await import("./realtime-route.js");
       return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
         const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens, turns: current.config.turnTaking?.detection ?? "auto", interrupts: current.config.interruption !== "off" }) };
         acceptRealtime(ws, req, url, { ...deps, startSession: (link) => startSession(link, { transport: "realtime" }) });
@@ -342,8 +336,10 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
         resumeRefused: extra.resumeRefused ?? false,
         resumeNotice: extra.resumeNotice,
         resolveModel,
-        voice,
-        s2s,
+        // Absent: the session's mode opens the gateway's own adapters, with the keys in env.
+        voice: options.voice,
+        s2s: options.s2s,
+        env,
         connectMcp: (agent) => connectMcpServers(agent.mcpServers, { env, log }),
         ...(workflows === undefined ? {} : { workflows }),
         metrics,
@@ -410,6 +406,19 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     openedWorkflows = declared;
   }
 
+  /**
+   * The served agent's mode imported before its first session: its runner, its provider adapters
+   * and, for a voice mode, the Speex resampler (session/voice-resampler.ts; the polyphase filter
+   * if it cannot load). Sessions of another mode import theirs as they open.
+   */
+  async function loadServedMode(served: AgentConfig): Promise<void> {
+    if (served.mode === "workflow-app") return;
+    const mode = sessionMode(served);
+    await loadMode(mode);
+    const engine = resamplerEngine();
+    if (mode !== "text" && engine !== "speex") log.warn({ engine }, "the speex resampler did not load; resampling with the slower polyphase filter");
+  }
+
   function reload<T>(agent: ReloadedAgent<T>): AgentConfig {
     const next = prepare(agent.def, agent.script, agent.waitingAudio);
     // The carriers' routes were mounted at start, for the first config's `telephony`.
@@ -423,6 +432,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     const routesBefore = current.routes.entries.map((e) => `${e.key} ${e.auth}`).join("\n");
     current = next;
     log.info({ agent: next.config.name, mode: next.config.mode, live: live.size }, "agent reloaded; new sessions use it");
+    loadServedMode(next.config).catch((err: unknown) => log.error({ err, agent: next.config.name }, "the reloaded agent's mode did not load; its sessions will fail to start"));
     // Routes follow the agent: a reload that changes them says who may now call what.
     if (next.routes.entries.map((e) => `${e.key} ${e.auth}`).join("\n") !== routesBefore) logEntryPoints();
     return next.config;
@@ -445,11 +455,9 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       return entryPoints();
     },
     async listen(port = 3000, host = "127.0.0.1") {
-      // The Speex resampler (WASM) before the first session; the polyphase fallback if it cannot load.
-      const engine = await loadResampler();
       await redis?.ready();
       await openWorkflows();
-      if (engine !== "speex") log.warn({ engine }, "the speex resampler did not load; resampling with the slower polyphase filter");
+      await loadServedMode(current.config);
       return new Promise((resolve, reject) => {
         server.once("error", reject);
         server.listen(port, host, () => {

@@ -195,7 +195,7 @@ export async function loadAgent(path: string, options: LoadOptions = {}): Promis
     }
   }
   // What every session would fail on, and a route on a path the gateway serves itself.
-  const issues = [...startIssues(script === undefined ? { def, config } : { def, config, script }), ...agentRouteIssues(def)];
+  const issues = [...(await startIssues(script === undefined ? { def, config } : { def, config, script })), ...agentRouteIssues(def)];
   if (issues.length > 0) throw new ConfigError(`Invalid agent "${config.name}"`, issues);
   const toolFiles = toolFilesOf(tools, toolModules);
   const waitingAudio = await loadWaitingSounds(dir, config);

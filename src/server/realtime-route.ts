@@ -5,7 +5,9 @@
  * present a key — `Authorization: Bearer <x>` (servers), the `openai-insecure-api-key.<x>`
  * WebSocket subprotocol (browsers, which cannot set headers) — or as `?token=` (as `/websocket`
  * takes it). The Origin allow-list as on `/websocket`. The per-address budget and the draining
- * refusal are the upgrade's, shared with every path.
+ * refusal are the upgrade's, shared with every path. The server imports this module on the
+ * first `/v1/realtime` upgrade (the path and the handshake are `realtime-handshake.ts`): a gateway
+ * no Realtime client reaches does not hold the Realtime front door (issue 23).
  */
 import type { IncomingMessage } from "node:http";
 import type { WebSocket } from "ws";
@@ -21,18 +23,7 @@ import type { AgentTurns } from "../realtime/session-settings.js";
 import { clipReason } from "../transport/client-connection.js";
 import { ulid, type Limits } from "../transport/protocol.js";
 import { bearer, keyMatches, verifyToken, type TokenCheck } from "./auth.js";
-
-/** The path Realtime clients connect to (`<baseURL>/realtime` with the `openai` package's `baseURL` at `/v1`). */
-export const REALTIME_PATH = "/v1/realtime";
-/** The subprotocol browsers carry a key in (the Realtime API's documented browser form). */
-export const KEY_SUBPROTOCOL_PREFIX = "openai-insecure-api-key.";
-/** The subprotocol the gateway answers with when offered; it never echoes one carrying a key. */
-export const REALTIME_SUBPROTOCOL = "realtime";
-
-/** Pick the handshake's subprotocol: `realtime` if offered, else none. */
-export function chooseRealtimeProtocol(offered: ReadonlySet<string>): string | false {
-  return offered.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : false;
-}
+import { KEY_SUBPROTOCOL_PREFIX } from "./realtime-handshake.js";
 
 /** What the client presented, in order: the bearer header, the key subprotocol, `?token=`. */
 export function realtimeCredential(req: IncomingMessage, url: URL): string | undefined {

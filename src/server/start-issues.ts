@@ -7,9 +7,6 @@ import { MissingKeyError } from "../errors.js";
 import { agentToolsets, ConfigError, resolveTeam, sameJson, type AgentConfig, type ConfigIssue, type ProviderDescriptor, type ResolvedAgentDef } from "../manifest/index.js";
 import { languageModelSettings, type Env } from "../pipeline/providers/llm/index.js";
 import { scriptedModel } from "../pipeline/providers/llm/scripted.js";
-import { resolveStt } from "../pipeline/providers/stt/index.js";
-import { resolveTts } from "../pipeline/providers/tts/index.js";
-import { resolveS2s } from "../s2s/providers/index.js";
 import { builtinToolset } from "../session/builtins/index.js";
 import { didYouMean } from "../manifest/errors.js";
 import { missingKey } from "./offline.js";
@@ -45,11 +42,16 @@ function providerIssue(slot: string, error: unknown): ConfigIssue {
   return option === null ? { path: slot, message } : { path: option[1] ?? slot, message: option[2] ?? message };
 }
 
-/** Build the provider for one slot the way a session start does (`resolveStt`, `resolveTts`, `resolveS2s`, `languageModelSettings`); nothing is opened. */
-function buildProvider(slot: "stt" | "llm" | "tts" | "s2s", descriptor: ProviderDescriptor, env: Env, script: unknown): void {
-  if (slot === "stt") resolveStt(descriptor, env);
-  else if (slot === "tts") resolveTts(descriptor, env);
-  else if (slot === "s2s") resolveS2s(descriptor, env);
+/**
+ * Build the provider for one slot the way a session start does (`resolveStt`, `resolveTts`,
+ * `resolveS2s`, `languageModelSettings`); nothing is opened. The speech adapters are imported for
+ * the slots the agent fills, as its sessions import them (session/modes.ts): a text agent's
+ * gateway loads none.
+ */
+async function buildProvider(slot: "stt" | "llm" | "tts" | "s2s", descriptor: ProviderDescriptor, env: Env, script: unknown): Promise<void> {
+  if (slot === "stt") (await import("../pipeline/providers/stt/index.js")).resolveStt(descriptor, env);
+  else if (slot === "tts") (await import("../pipeline/providers/tts/index.js")).resolveTts(descriptor, env);
+  else if (slot === "s2s") (await import("../s2s/providers/index.js")).resolveS2s(descriptor, env);
   else languageModelSettings(descriptor, script === undefined ? { env } : { env, script });
 }
 
@@ -58,7 +60,7 @@ function buildProvider(slot: "stt" | "llm" | "tts" | "s2s", descriptor: Provider
  * missing key; `path` prefixes the issues of an agent of the team other than the session's own.
  * A `scripted` llm without a script of its own answers from offline.json (checked on its own).
  */
-function providerIssues(config: AgentConfig, slots: readonly ("stt" | "llm" | "tts" | "s2s")[], where: { env: Env; script: unknown; path?: string }): ConfigIssue[] {
+async function providerIssues(config: AgentConfig, slots: readonly ("stt" | "llm" | "tts" | "s2s")[], where: { env: Env; script: unknown; path?: string }): Promise<ConfigIssue[]> {
   const { env, path } = where;
   const issues: ConfigIssue[] = [];
   for (const slot of slots) {
@@ -68,7 +70,7 @@ function providerIssues(config: AgentConfig, slots: readonly ("stt" | "llm" | "t
     // Otherwise a scripted llm answers from offline.json, checked above.
     if (descriptor === undefined || (descriptor.kind === "scripted" && own === undefined && where.script !== undefined)) continue;
     try {
-      buildProvider(slot, descriptor, withStandInKey(descriptor, env), own === undefined ? where.script : undefined);
+      await buildProvider(slot, descriptor, withStandInKey(descriptor, env), own === undefined ? where.script : undefined);
     } catch (error) {
       if (error instanceof MissingKeyError) continue;
       issues.push(...(error instanceof ConfigError ? scriptIssues(error, `${slot}.options.script`) : [providerIssue(slot, error)]));
@@ -93,7 +95,7 @@ function providerIssues(config: AgentConfig, slots: readonly ("stt" | "llm" | "t
  *   one; a workflow may not take a name the workflows API's own paths use (`runs`, `events`).
  * Pure: nothing is opened, spawned or called.
  */
-export function startIssues(agent: StartableAgent, env: Env = process.env): ConfigIssue[] {
+export async function startIssues(agent: StartableAgent, env: Env = process.env): Promise<ConfigIssue[]> {
   const { def, config, script } = agent;
   const issues: ConfigIssue[] = [];
   if (config.mode === "workflow-app" && !hasWorkflows(def.workflows)) {
@@ -112,13 +114,13 @@ export function startIssues(agent: StartableAgent, env: Env = process.env): Conf
       issues.push(...scriptIssues(error, "offline.json"));
     }
   }
-  issues.push(...providerIssues(config, ["stt", "llm", "tts", "s2s"], { env, script }));
+  issues.push(...(await providerIssues(config, ["stt", "llm", "tts", "s2s"], { env, script })));
   try {
     // A roster member opens its model and (pipeline) its voice; a sub-agent runs in text mode: its model is all it opens.
     for (const member of resolveTeam(def, config, { warn: () => {} }).agents.slice(1)) {
       // What a member inherits from the served agent (the same descriptor) is checked above.
       const slots = (member.role === "member" ? (["llm", "tts"] as const) : (["llm"] as const)).filter((slot) => !sameJson(member.config[slot], config[slot]));
-      issues.push(...providerIssues(member.config, slots, { env, script, path: member.path }));
+      issues.push(...(await providerIssues(member.config, slots, { env, script, path: member.path })));
     }
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;

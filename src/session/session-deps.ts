@@ -4,6 +4,7 @@ import type { Clock } from "../clock.js";
 import { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { buildSystemPrompt, type AgentConfig, type OutboundCall, type PhoneLine, type ProviderDescriptor, type RandomSource, type ResolvedAgentDef, type SessionMode, type Team } from "../manifest/index.js";
+import type { Env } from "../pipeline/providers/keys.js";
 import type { S2sProvider } from "../s2s/s2s-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type { McpTools } from "./mcp.js";
@@ -46,10 +47,12 @@ export interface SessionDeps {
   /** Said once the session has started (after `history.restored`, or instead of the greeting): a warm transfer nobody answered comes back with it. */
   readonly resumeNotice?: string | undefined;
   readonly resolveModel: ModelResolver;
-  /** Speech providers for pipeline sessions (STT, TTS, local VAD). */
+  /** Speech providers for pipeline sessions (STT, TTS, local VAD); absent = the gateway's own adapters, reading keys from `env`. */
   readonly voice?: VoiceProviders | undefined;
-  /** Speech-to-speech providers for s2s sessions. */
+  /** Speech-to-speech providers for s2s sessions; absent = the gateway's own adapters, reading keys from `env`. */
   readonly s2s?: ((descriptor: ProviderDescriptor) => S2sProvider) | undefined;
+  /** Where the gateway's own provider adapters read their keys (the gateway's `env`); default `process.env`. */
+  readonly env?: Env | undefined;
   readonly connectMcp?: ((def: ResolvedAgentDef) => Promise<McpTools>) | undefined;
   readonly metrics?: SessionMetrics;
   readonly random?: RandomSource;

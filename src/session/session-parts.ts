@@ -11,7 +11,7 @@ import type { Conversation } from "./conversation.js";
 import { HandOff } from "./hand-off.js";
 import type { McpTools } from "./mcp.js";
 import type { ModeRunner } from "./mode-runner.js";
-import { MODES } from "./modes.js";
+import { openMode } from "./modes.js";
 import { callInfo, sessionInstructions, type SessionDeps } from "./session-deps.js";
 import type { SessionPort } from "./session-port.js";
 import { TeamSegments } from "./team-segments.js";
@@ -53,7 +53,7 @@ export interface SessionOpening {
 /** Open the parts under `signal` (the start deadline's); rejects, with the earlier parts closed, when one fails. */
 export async function openSessionParts(opening: SessionOpening, signal: AbortSignal): Promise<SessionParts> {
   const { deps, sessionId, mode, port } = opening;
-  const { agent, clock, random = Math.random, resolveModel, voice, s2s } = deps;
+  const { agent, clock, random = Math.random, resolveModel, voice, s2s, env = process.env } = deps;
   const sessionValue = agent.def.sessionContext?.({ sessionId, mode, ...callInfo(deps) });
   const mcp = await deps.connectMcp?.(agent.def);
   let handOff: HandOff | undefined;
@@ -62,7 +62,7 @@ export async function openSessionParts(opening: SessionOpening, signal: AbortSig
     const { table } = handOff;
     const tools = new ToolRunner({ table, clock, random, log: port.log, sessionId, session: sessionValue, conversation: opening.conversation, workflows: opening.workflows }, port);
     const opened = handOff;
-    const runner = await MODES[mode]({
+    const runner = await openMode({
       mode,
       ctx: port,
       config: agent.config,
@@ -72,7 +72,7 @@ export async function openSessionParts(opening: SessionOpening, signal: AbortSig
       instructions: () => sessionInstructions(agent, sessionId),
       link: opening.screen?.modeLink(deps.link) ?? deps.link,
       waitingAudio: agent.waitingAudio,
-      providers: { resolveModel, voice, s2s },
+      providers: { resolveModel, voice, s2s, env },
       signal,
       switchesAgent: (switcher) => opened.accept(switcher),
     });

@@ -44,8 +44,9 @@ describe("the built package", () => {
     expect(JSON.parse(out)).toEqual({ ai: "function", all: ["t"], name: "a", outcome: { status: "ok", result: { text: "pong" } } });
   });
 
-  it("loads no provider SDK, AI SDK, Redis client, workflow SDK, database or S3 client, schema validator or TypeScript loader until one is used", async () => {
-    // A resolve hook in the child lists every package the import pulls in.
+  /** What a gateway serving `agentSource` (an `agent(...)` expression) loads by the time it listens: packages, and the package's own modules (`dist/…`). */
+  async function loadedBy(agentSource: string): Promise<{ readonly packages: Set<string>; readonly modules: Set<string> }> {
+    // A resolve hook in the child lists every package and every module of the package the import pulls in.
     const hook = `data:text/javascript,${encodeURIComponent(`
       export async function resolve(specifier, context, next) {
         const resolved = await next(specifier, context);
@@ -53,14 +54,14 @@ describe("the built package", () => {
         if (tail !== undefined) {
           const [scope, name] = tail.split("/");
           process.stderr.write("PKG " + (scope.startsWith("@") ? scope + "/" + name : scope) + "\\n");
-        }
+        } else if (resolved.url.includes("/dist/")) process.stderr.write("MOD " + resolved.url.split("/dist/").at(-1) + "\\n");
         return resolved;
       }`)}`;
     const source = `
       import { register } from "node:module";
       register(${JSON.stringify(hook)});
       const { createGateway, agent } = await import("switchboard");
-      const gateway = createGateway({ agent: agent({ name: "idle", greeting: "", llm: { kind: "openai", options: { model: "m" } } }), env: { OPENAI_API_KEY: "k" }, processMetrics: false });
+      const gateway = createGateway({ agent: ${agentSource}, env: { OPENAI_API_KEY: "k" }, processMetrics: false });
       await gateway.listen(0);
       await gateway.close();
       // Packages required (CommonJS, or ES through require) bypass the resolve hook: list them from the require cache.
@@ -71,12 +72,29 @@ describe("the built package", () => {
       }
     `;
     const { stderr } = await run(process.execPath, ["--input-type=module", "-e", source], { cwd: root });
-    const loaded = new Set([...stderr.matchAll(/^PKG (\S+)$/gm)].map((m) => m[1]));
+    const lines = (kind: string): Set<string> => new Set([...stderr.matchAll(new RegExp(`^${kind} (\\S+)$`, "gm"))].map((m) => m[1] ?? ""));
+    return { packages: lines("PKG"), modules: lines("MOD") };
+  }
+
+  it("loads no provider SDK, AI SDK, Redis client, workflow SDK, database or S3 client, schema validator or TypeScript loader until one is used", async () => {
+    const { packages: loaded, modules } = await loadedBy('agent({ name: "idle", greeting: "", llm: { kind: "openai", options: { model: "m" } } })');
     expect(loaded.has("ws")).toBe(true);
     expect(loaded.has("sonic-boom"), "the require cache is read").toBe(true);
+    // A pipeline agent: listen imported its mode ahead of the first session, with the resampler.
+    expect(modules.has("session/pipeline-mode.js")).toBe(true);
+    expect(loaded.has("@echogarden/speex-resampler-wasm")).toBe(true);
     // The workflow SDK alone is about 40 MiB of an idle process, TypeBox about 7 and ajv about 2 (docs/benchmarks.md "Idle memory").
     const lazy = ["ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "ioredis", "tsx", "@modelcontextprotocol/sdk", "@workflow/core", "@workflow/world-local", "@workflow/world-postgres", "pg", "graphile-worker", "@aws-sdk/client-s3", "@sinclair/typebox", "ajv"];
     for (const name of lazy) expect(loaded.has(name), name).toBe(false);
+  });
+
+  it("a text agent's gateway holds no voice mode, speech adapter, resampler or Realtime front door", async () => {
+    const { packages, modules } = await loadedBy('agent({ name: "idle", text: true, greeting: "", llm: { kind: "openai", options: { model: "m" } } })');
+    expect(modules.has("session/modes.js")).toBe(true);
+    for (const module of ["session/pipeline-mode.js", "session/s2s-mode.js", "session/voice-runner.js", "session/s2s-runner.js", "pipeline/providers/stt/index.js", "pipeline/providers/tts/index.js", "s2s/providers/index.js", "server/realtime-route.js", "realtime/connection.js"]) {
+      expect(modules.has(module), module).toBe(false);
+    }
+    expect(packages.has("@echogarden/speex-resampler-wasm")).toBe(false);
   });
 
   it("ships declarations for every export path", async () => {

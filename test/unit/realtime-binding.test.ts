@@ -5,7 +5,8 @@ import { mintToken } from "../../src/server/auth.js";
 import { RealtimeBinding, type SessionInput } from "../../src/realtime/binding.js";
 import { clientToolRefusal } from "../../src/realtime/client-tools.js";
 import type { RealtimeServerEvent } from "../../src/realtime/server-events.js";
-import { chooseRealtimeProtocol, realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
+import { realtimeAuthorized, realtimeCredential } from "../../src/server/realtime-route.js";
+import { chooseRealtimeProtocol } from "../../src/server/realtime-handshake.js";
 import { textPartEvents } from "../helpers/realtime-orders.js";
 
 function bind(modality: "text" | "audio", options: { readonly outOfBand?: boolean } = {}) {
