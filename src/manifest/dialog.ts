@@ -7,9 +7,11 @@
  *
  * The chart is interpreted with xstate v5's pure functions (`createMachine`, `transition`): no
  * actor, no timers. A position is only the state's name, so what a session record keeps is plain
- * JSON that outlives an xstate upgrade.
+ * JSON that outlives an xstate upgrade. xstate is required by the first dialog defined: an agent
+ * without dialogs does not load it (about 0.6 MiB of an idle gateway's heap, issue 23).
  */
-import { createMachine, transition } from "xstate";
+import { createRequire } from "node:module";
+import type * as XState from "xstate";
 import { DialogStore } from "./dialog-store.js";
 import { ConfigError, IssueList, ToolDefinitionError, didYouMean, kindOf } from "./errors.js";
 import { toolNameOf } from "./registry.js";
@@ -233,6 +235,14 @@ function checkDefinition(options: unknown): Record<string, DialogStateOptions> {
   return out;
 }
 
+let xstate: typeof XState | undefined;
+
+/** xstate's CommonJS build: the one its ES entry (`xstate.cjs.mjs`) re-exports, so an author's own `import "xstate"` shares it. */
+function loadXState(): typeof XState {
+  xstate ??= createRequire(import.meta.url)("xstate") as typeof XState;
+  return xstate;
+}
+
 /**
  * Define a dialog: `dialog({ id, initial, states: { name: { instruction, on?: { EVENT: target },
  * type?: "final" } } })`. The definition is checked here — every problem in one `ConfigError`
@@ -240,6 +250,7 @@ function checkDefinition(options: unknown): Record<string, DialogStateOptions> {
  */
 export function dialog<Name extends string>(options: DialogOptions<Name>): Dialog<Name> {
   const states = checkDefinition(options) as Readonly<Record<Name, DialogStateOptions<Name>>>;
+  const { createMachine, transition } = loadXState();
   const { id, initial } = options;
   const machine = createMachine({
     id,

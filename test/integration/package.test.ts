@@ -75,15 +75,15 @@ describe("the built package", () => {
     return { packages: lines("PKG"), modules: lines("MOD") };
   }
 
-  it("loads no provider SDK, AI SDK, Redis client, workflow SDK, database or S3 client, schema validator or TypeScript loader until one is used", async () => {
+  it("loads no provider SDK, AI SDK, Redis client, workflow SDK, database or S3 client, schema validator, statechart library or TypeScript loader until one is used", async () => {
     const { packages: loaded, modules } = await loadedBy('agent({ name: "idle", greeting: "", llm: { kind: "openai", options: { model: "m" } } })');
     expect(loaded.has("ws")).toBe(true);
     expect(loaded.has("sonic-boom"), "the require cache is read").toBe(true);
     // A pipeline agent: listen imported its mode ahead of the first session, with the resampler.
     expect(modules.has("session/pipeline-mode.js")).toBe(true);
     expect(loaded.has("@echogarden/speex-resampler-wasm")).toBe(true);
-    // The workflow SDK alone is about 40 MiB of an idle process, TypeBox about 7 and ajv about 2 (docs/benchmarks.md "Idle memory").
-    const lazy = ["ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "ioredis", "tsx", "@modelcontextprotocol/sdk", "@workflow/core", "@workflow/world-local", "@workflow/world-postgres", "pg", "graphile-worker", "@aws-sdk/client-s3", "@sinclair/typebox", "ajv"];
+    // The workflow SDK alone is about 40 MiB of an idle process, TypeBox about 7, ajv about 2, xstate (dialogs) about 0.6 (docs/benchmarks.md "Idle memory").
+    const lazy = ["ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "ioredis", "tsx", "@modelcontextprotocol/sdk", "@workflow/core", "@workflow/world-local", "@workflow/world-postgres", "pg", "graphile-worker", "@aws-sdk/client-s3", "@sinclair/typebox", "ajv", "xstate"];
     for (const name of lazy) expect(loaded.has(name), name).toBe(false);
   });
 
