@@ -9,15 +9,9 @@ import { CommandSchemas, MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
 import { strictBase64 } from "../transport/strict-base64.js";
 import { outOfBandRequest, type OutOfBandRequest } from "./out-of-band-request.js";
 import { parseRealtimeAudioFormat, type RealtimeAudioFormat } from "./audio-format.js";
+import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES } from "./frame-limits.js";
 
-/** The largest text frame `/v1/realtime` reads (bytes): room for one `input_audio_buffer.append` of `MAX_APPEND_AUDIO_BYTES` as base64, plus its JSON. */
-export const MAX_REALTIME_FRAME_BYTES = 1024 * 1024;
-/**
- * The most audio one `input_audio_buffer.append` may carry (bytes of PCM16 after base64 decoding):
- * 512 KiB is about 10.9 s at 24 kHz. Realtime clients send 20–100 ms a frame; OpenAI's own cap
- * (15 MiB) is far above what one socket should hand the gateway at once.
- */
-export const MAX_APPEND_AUDIO_BYTES = 512 * 1024;
+export { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES };
 
 /** Every client event type of the GA Realtime API (the `openai` package's `RealtimeClientEvent`). */
 export const GA_CLIENT_EVENT_TYPES = [

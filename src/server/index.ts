@@ -30,7 +30,7 @@ import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } 
 import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { chooseRealtimeProtocol, REALTIME_PATH } from "./realtime-handshake.js";
-import { MAX_REALTIME_FRAME_BYTES } from "../realtime/client-events.js";
+import { MAX_REALTIME_FRAME_BYTES } from "../realtime/frame-limits.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
 import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";

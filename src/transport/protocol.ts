@@ -148,19 +148,27 @@ export function parseCommand(text: string): ParsedFrame {
 
 // ── Events (server → client) ────────────────────────────────────────────────────────────────
 
-export { EventBodySchemas, EVENT_TYPES, type EventBody, type EventMeta, type EventOf, type EventType, type ServerEvent } from "../events.js";
-import { EventBodySchemas, EVENT_TYPES, type EventBody, type EventType, type ServerEvent } from "../events.js";
+export { eventBodySchemas, EVENT_TYPES, type EventBody, type EventMeta, type EventOf, type EventType, type ServerEvent } from "../events.js";
+import { eventBodySchemas, EVENT_TYPES, type EventBody, type EventType, type ServerEvent } from "../events.js";
 
-/** The wire schema of every event, meta included — for conformance checks. */
-export const ServerEventSchema = z.discriminatedUnion(
-  "type",
-  EVENT_TYPES.map((type) =>
-    EventBodySchemas[type].extend({
-      type: z.literal(type),
-      meta: z.object({ id: z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/), at: z.number().int() }),
-    }),
-  ) as unknown as [z.ZodObject, ...z.ZodObject[]],
-);
+let serverEvents: z.ZodDiscriminatedUnion<[z.ZodObject, ...z.ZodObject[]]> | undefined;
+
+/**
+ * The wire schema of every event, meta included, for conformance checks: built on first use, since
+ * the gateway never parses its own events (about 150 zod schemas, 0.5 MiB of an idle gateway's heap, issue 23).
+ */
+export function serverEventSchema(): z.ZodDiscriminatedUnion<[z.ZodObject, ...z.ZodObject[]]> {
+  serverEvents ??= z.discriminatedUnion(
+    "type",
+    EVENT_TYPES.map((type) =>
+      eventBodySchemas()[type].extend({
+        type: z.literal(type),
+        meta: z.object({ id: z.string().regex(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/), at: z.number().int() }),
+      }),
+    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  );
+  return serverEvents;
+}
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 let lastMs = -1;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpusCodec, opusAvailable } from "../../src/audio/opus.js";
 import { readWav } from "../../src/audio/wav.js";
 import { agent, withTools } from "../../src/manifest/index.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import type { FakeDeepgram } from "../../fakes/deepgram.js";
 import type { FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
@@ -86,7 +86,7 @@ describe("a pipeline session over real sockets and the vendors' wire protocols",
     expect(llm.violations).toEqual([]);
     // The STT heard the caller's recorded voice, byte for byte as sent (16 kHz PCM16 passes through).
     expect(stt.audioBytes).toBeGreaterThanOrEqual(30 * 640);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
     console.log(log.filter((l) => !l.startsWith("agent-transcript.updated")).join("\n"));
 
     // The session's story, as Prometheus sees it.

@@ -5,7 +5,7 @@ import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
 import { sayExactly } from "../../src/session/s2s-lines.js";
 import { REFUSED_TURN_PROMPT } from "../../src/turn/guardrails.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
@@ -59,7 +59,7 @@ describe("guardrails in an s2s session over the OpenAI Realtime wire protocol", 
     expect(sent("response.cancel")).toHaveLength(1);
     expect(sent("response.create").map((m) => (m.response as { instructions?: string }).instructions)).toContain(sayExactly(IN));
     for (const event of client.of("agent-transcript.updated")) expect(event.text).not.toMatch(CARD);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
     expect(service.violations).toEqual([]);
   }, 20_000);
 

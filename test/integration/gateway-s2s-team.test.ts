@@ -8,7 +8,7 @@ import { agent, tool, withTools, type AgentDef } from "../../src/manifest/index.
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
 import { sayExactly } from "../../src/session/s2s-lines.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
 
@@ -72,7 +72,7 @@ describe("a roster hand-off on OpenAI Realtime", () => {
     const greeting = sent.findIndex((m) => m.type === "response.create" && (m.response as { instructions?: string } | undefined)?.instructions === sayExactly("Billing here."));
     expect(greeting).toBeGreaterThan(update);
     expect(service.violations).toEqual([]);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
 
     // billing's tools answer from now on.
     service.enqueue({ toolCall: { name: "refund", args: {} } }, { say: "Refund issued.", audioMs: 200 });

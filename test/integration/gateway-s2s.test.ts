@@ -4,7 +4,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, withTools } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiRealtime, type FakeOpenAiRealtime } from "../../fakes/openai-realtime.js";
 import { countedLookupOrder } from "../helpers/order-tool.js";
 import { connect, type TestClient } from "../helpers/ws-client.js";
@@ -65,7 +65,7 @@ describe("an s2s session over the OpenAI Realtime wire protocol", () => {
     expect(Number(truncate?.audio_end_ms)).toBeGreaterThan(500);
     expect(Number(truncate?.audio_end_ms)).toBeLessThan(4000);
     expect(service.violations).toEqual([]);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
   }, 30_000);
 });
 

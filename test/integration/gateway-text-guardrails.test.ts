@@ -4,7 +4,7 @@ import { agent, type Guardrail } from "../../src/manifest/index.js";
 import { REFUSED_TURN_PROMPT } from "../../src/turn/guardrails.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { connect } from "../helpers/ws-client.js";
 
@@ -60,7 +60,7 @@ describe("guardrails in a text session", () => {
       { role: "assistant", content: "Please don't share card numbers here." },
       { role: "user", content: "ok, something else then" },
     ]);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
     client.close();
 
     // The record says which turn was refused.

@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent, ConfigError, subagent, tool, withTools } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { closeAfterEach } from "../helpers/cleanups.js";
 import { connect } from "../helpers/ws-client.js";
@@ -73,7 +73,7 @@ describe("a sub-agent tool over the gateway", () => {
     expect(client.of("tool.called")).toMatchObject([{ toolCallId: "call_desk", toolName: "research" }]);
     expect(client.of("tool.completed")).toMatchObject([{ toolCallId: "call_desk", result: "The capital of Norway is Oslo." }]);
     expect(client.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Front desk.", "It is Oslo."]);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
     client.close();
   });
 
@@ -131,7 +131,7 @@ describe("a roster hand-off over the gateway", () => {
     expect(client.of("tool.called").map((e) => e.toolName)).toEqual(["transfer_to_agent", "refund"]);
     expect(client.of("agent-transcript.committed").at(-1)?.text).toBe("Your refund is on its way.");
     expect(fake.violations).toEqual([]);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
     client.close();
   });
 

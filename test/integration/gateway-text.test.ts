@@ -6,7 +6,7 @@ import { silentLogger } from "../../src/log.js";
 import { agent, clientTool, tool, withTools, type ToolContext } from "../../src/manifest/index.js";
 import { createGateway } from "../../src/server/index.js";
 import type { Gateway, GatewayOptions } from "../../src/server/gateway-types.js";
-import { ServerEventSchema } from "../../src/transport/protocol.js";
+import { serverEventSchema } from "../../src/transport/protocol.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../../fakes/openai-chat.js";
 import { closedPortUrl, startMcpServer } from "../helpers/mcp-server.js";
 import { connect, refusalOf, TestClient } from "../helpers/ws-client.js";
@@ -84,7 +84,7 @@ describe("text mode over a real socket and a real provider", () => {
     expect(client.of("agent-transcript.updated").length).toBeGreaterThan(2);
     expect(client.of("user-transcript.committed").map((e) => e.text)).toEqual(["hi"]);
     expect(client.of("metrics.turn")[0]?.llmFirstTokenMs).toBeGreaterThanOrEqual(0);
-    for (const event of client.events) expect(ServerEventSchema.safeParse(event).success, JSON.stringify(event)).toBe(true);
+    for (const event of client.events) expect(serverEventSchema().safeParse(event).success, JSON.stringify(event)).toBe(true);
     const ids = client.events.map((e) => e.meta.id);
     expect([...ids].sort()).toEqual(ids);
     expect(fake.requests[0]?.messages.at(-1)).toMatchObject({ role: "user", content: "hi" });

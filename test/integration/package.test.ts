@@ -90,7 +90,7 @@ describe("the built package", () => {
   it("a text agent's gateway holds no voice mode, speech adapter, resampler or Realtime front door", async () => {
     const { packages, modules } = await loadedBy('agent({ name: "idle", text: true, greeting: "", llm: { kind: "openai", options: { model: "m" } } })');
     expect(modules.has("session/modes.js")).toBe(true);
-    for (const module of ["session/pipeline-mode.js", "session/s2s-mode.js", "session/voice-runner.js", "session/s2s-runner.js", "pipeline/providers/stt/index.js", "pipeline/providers/tts/index.js", "s2s/providers/index.js", "server/realtime-route.js", "realtime/connection.js"]) {
+    for (const module of ["session/pipeline-mode.js", "session/s2s-mode.js", "session/voice-runner.js", "session/s2s-runner.js", "pipeline/providers/stt/index.js", "pipeline/providers/tts/index.js", "s2s/providers/index.js", "server/realtime-route.js", "realtime/connection.js", "realtime/client-events.js"]) {
       expect(modules.has(module), module).toBe(false);
     }
     expect(packages.has("@echogarden/speex-resampler-wasm")).toBe(false);
