@@ -71,6 +71,14 @@ function startServer(command: readonly string[], port: number): ChildProcess {
   return spawn(file, args, { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "inherit"] });
 }
 
+/** Kill a measured server and wait until it has exited: the next round listens on its port. */
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGKILL");
+  await exited;
+}
+
 /** RSS after a full GC in the process (the GC_ON_SIGNAL hook). */
 async function settledRssKiB(pid: number): Promise<number> {
   process.kill(pid, "SIGUSR2");
@@ -143,7 +151,7 @@ async function measure(command: readonly string[], port: number, path: string, s
     await closeAll(sockets);
     return { idleMiB: idle / 1024, perSessionKiB: (after - before) / sessions };
   } finally {
-    child.kill("SIGKILL");
+    await stopServer(child);
   }
 }
 
@@ -176,7 +184,7 @@ async function settledMeasures(servers: readonly Server[], firstPort: number): P
       perSessionKiB: server.sessions > 0 ? ((after[i] ?? Number.NaN) - (before[i] ?? Number.NaN)) / server.sessions : Number.NaN,
     }));
   } finally {
-    for (const child of children) child.kill("SIGKILL");
+    await Promise.all(children.map(stopServer));
   }
 }
 
