@@ -10,7 +10,8 @@
  * session loads the AI SDK). RSS is read from /proc after 3 s of quiet and a full GC (every
  * process, the floor too, is started with a SIGUSR2 → gc() hook), and every figure once more
  * settled: each reading after 90 s alone, in which V8's memory reducer gives back the young
- * generation the work before it grew. The median of three rounds.
+ * generation the work before it grew; with the settled readings, the CPU each process spent in the
+ * last 30 s of that wait (from /proc, idle and with its idle sessions). The median of three rounds.
  * Results go to stdout and to docs/benchmarks.md between the bench:idle markers.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -33,6 +34,10 @@ const QUIET_MS = 3000;
  * to 16 MiB of committed semi-space) 20 to 50 s after start here; 90 s leaves it room.
  */
 const SETTLE_MS = 90_000;
+/** The last part of each settled wait in which the process's CPU is read (ms): past start-up and the memory reducer's collections. */
+const CPU_WINDOW_MS = 30_000;
+/** Clock ticks per second of the CPU times in /proc/<pid>/stat. */
+const CLK_TCK = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
 const BAR_PROCESS_MIB = 64;
 const BAR_SESSION_KIB = 64;
 /**
@@ -55,6 +60,10 @@ server.listen(Number(process.env.PORT), "127.0.0.1");
 interface Measure {
   readonly idleMiB: number;
   readonly perSessionKiB: number;
+  /** CPU spent idle, settled (ms per second; settled readings only). */
+  readonly idleCpuMsPerS?: number;
+  /** The same holding its idle sessions. */
+  readonly sessionsCpuMsPerS?: number;
 }
 
 /** A measured server: its command for a port, the path sessions open, and how many it is given. */
@@ -84,6 +93,13 @@ async function settledRssKiB(pid: number): Promise<number> {
   process.kill(pid, "SIGUSR2");
   await sleep(300);
   return rssKiB(pid);
+}
+
+/** CPU time the process has used, user and system (ms): fields 14 and 15 of /proc/<pid>/stat, read after the command name (which may hold spaces). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
 }
 
 function rssKiB(pid: number): number {
@@ -165,16 +181,23 @@ async function settledMeasures(servers: readonly Server[], firstPort: number): P
   const children = servers.map((server, i) => startServer(server.command(firstPort + i), firstPort + i));
   const url = (i: number): string => `ws://127.0.0.1:${firstPort + i}${servers[i]?.path ?? "/"}`;
   const readAll = (): Promise<number[]> => Promise.all(children.map((child) => settledRssKiB(child.pid ?? 0)));
+  /** Wait out the settling time; the CPU each process spent in its last CPU_WINDOW_MS (ms per second). */
+  const settle = async (): Promise<number[]> => {
+    await sleep(SETTLE_MS - CPU_WINDOW_MS);
+    const from = children.map((child) => cpuMs(child.pid ?? 0));
+    await sleep(CPU_WINDOW_MS);
+    return children.map((child, i) => ((cpuMs(child.pid ?? 0) - (from[i] ?? 0)) * 1000) / CPU_WINDOW_MS);
+  };
   const withSessions = servers.flatMap((server, i) => (server.sessions > 0 ? [i] : []));
   try {
     await Promise.all(children.map((child, i) => listening(firstPort + i, child)));
-    await sleep(SETTLE_MS);
+    const idleCpu = await settle();
     const idle = await readAll();
     await Promise.all(withSessions.map(async (i) => closeAll(await openIdle(url(i), 1))));
     await sleep(SETTLE_MS);
     const before = await readAll();
     const sockets = await Promise.all(withSessions.map((i) => openIdle(url(i), servers[i]?.sessions ?? 0)));
-    await sleep(SETTLE_MS);
+    const sessionsCpu = await settle();
     const after = await readAll();
     const ended = sockets.flat().filter((ws) => ws.readyState !== WebSocket.OPEN).length;
     if (ended > 0) throw new Error(`${ended} idle sessions were closed by the server before the settled measurement`);
@@ -182,6 +205,8 @@ async function settledMeasures(servers: readonly Server[], firstPort: number): P
     return servers.map((server, i) => ({
       idleMiB: (idle[i] ?? Number.NaN) / 1024,
       perSessionKiB: server.sessions > 0 ? ((after[i] ?? Number.NaN) - (before[i] ?? Number.NaN)) / server.sessions : Number.NaN,
+      idleCpuMsPerS: idleCpu[i] ?? Number.NaN,
+      sessionsCpuMsPerS: server.sessions > 0 ? (sessionsCpu[i] ?? Number.NaN) : Number.NaN,
     }));
   } finally {
     await Promise.all(children.map(stopServer));
@@ -222,12 +247,14 @@ async function main(): Promise<void> {
       }
       console.log(`bench:idle: round ${round} of ${ROUNDS} done`);
     }
-    const m = (list: readonly Measure[], key: keyof Measure): number => median(list.map((x) => x[key]));
+    const m = (list: readonly Measure[], key: keyof Measure): number => median(list.map((x) => x[key] ?? Number.NaN));
     const figures = (kind: (typeof kinds)[number]) => ({
       idle: m(rows[kind], "idleMiB"),
       session: m(rows[kind], "perSessionKiB"),
       settled: m(settled[kind], "idleMiB"),
       settledSession: m(settled[kind], "perSessionKiB"),
+      idleCpu: m(settled[kind], "idleCpuMsPerS"),
+      sessionsCpu: m(settled[kind], "sessionsCpuMsPerS"),
     });
     const [g, tn, f, d] = [figures("gateway"), figures("tuned"), figures("floor"), figures("demo")];
     const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}×` : "–");
@@ -242,6 +269,8 @@ async function main(): Promise<void> {
       `| idle process RSS, settled: ${SETTLE_MS / 1000} s alone (MiB) | ${g.settled.toFixed(1)} | ${f.settled.toFixed(1)} | ${ratio(g.settled, f.settled)} | ≤ ${BAR_PROCESS_MIB} (${verdict(g.settled, BAR_PROCESS_MIB)}) | ${tn.settled.toFixed(1)} (${verdict(tn.settled, BAR_PROCESS_MIB)}) | ${d.settled.toFixed(1)} |`,
       `| RSS per idle session, 3 s after opening (KiB) | ${g.session.toFixed(1)} | ${f.session.toFixed(1)} | ${ratio(g.session, f.session)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.session, BAR_SESSION_KIB)}) | ${tn.session.toFixed(1)} (${verdict(tn.session, BAR_SESSION_KIB)}) | – |`,
       `| RSS per idle session, settled (KiB) | ${g.settledSession.toFixed(1)} | ${f.settledSession.toFixed(1)} | ${ratio(g.settledSession, f.settledSession)} | ≤ ${BAR_SESSION_KIB} (${verdict(g.settledSession, BAR_SESSION_KIB)}) | ${tn.settledSession.toFixed(1)} (${verdict(tn.settledSession, BAR_SESSION_KIB)}) | – |`,
+      `| idle process CPU, settled: the last ${CPU_WINDOW_MS / 1000} s (ms of CPU per second) | ${g.idleCpu.toFixed(2)} | ${f.idleCpu.toFixed(2)} | ${ratio(g.idleCpu, f.idleCpu)} | – | ${tn.idleCpu.toFixed(2)} | ${d.idleCpu.toFixed(2)} |`,
+      `| CPU with ${SESSIONS} idle sessions, settled (ms of CPU per second) | ${g.sessionsCpu.toFixed(2)} | ${f.sessionsCpu.toFixed(2)} | ${ratio(g.sessionsCpu, f.sessionsCpu)} | – | ${tn.sessionsCpu.toFixed(2)} | – |`,
       END,
     ].join("\n");
     console.log(body);

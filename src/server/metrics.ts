@@ -1,6 +1,29 @@
+import { createRequire } from "node:module";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { EventBody } from "../events.js";
 import type { MetricCount, SessionMetrics } from "../session/metrics-port.js";
+import { EventLoopLag, PROM_CLIENT_EVENT_LOOP_LAG } from "./event-loop-lag.js";
+
+/** Every metric's name starts with it. */
+const PREFIX = "switchboard_";
+
+/** One of prom-client's default metrics: registers its gauges (and their collect) in `registry`. */
+type DefaultMetric = (registry: Registry, config: { readonly prefix: string }) => void;
+
+const require = createRequire(import.meta.url);
+
+/**
+ * prom-client's default process metrics (`collectDefaultMetrics`), each but the event-loop lag,
+ * whose gauges are ours (event-loop-lag.ts). Each default metric is the module of its name in
+ * `collectDefaultMetrics.metricsList` under `prom-client/lib/metrics/`, as `collectDefaultMetrics`
+ * itself loads them (prom-client 15; the package has no exports map).
+ */
+function registerProcessMetrics(registry: Registry): void {
+  for (const name of collectDefaultMetrics.metricsList) {
+    if (name === PROM_CLIENT_EVENT_LOOP_LAG) continue;
+    (require(`prom-client/lib/metrics/${name}`) as DefaultMetric)(registry, { prefix: PREFIX });
+  }
+}
 
 /** `metrics.turn` fields (ms) → the `stage` label. */
 const STAGES = [
@@ -42,17 +65,24 @@ export class GatewayMetrics implements SessionMetrics {
   readonly #providerErrors = new Counter({ name: "switchboard_provider_errors_total", help: "Non-fatal provider errors (STT, speech-to-speech), by mode; fatal ones end the session and count in switchboard_errors_total.", labelNames: ["mode"], registers: [this.registry] });
   readonly #dropped = new Counter({ name: "switchboard_audio_dropped_bytes_total", help: "Caller audio dropped by a provider link's backlog policy, by link.", labelNames: ["link"], registers: [this.registry] });
 
+  /** The event-loop lag gauges, with process metrics on. */
+  readonly #lag: EventLoopLag | undefined;
+
   constructor(options: { readonly processMetrics?: boolean } = {}) {
-    if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: "switchboard_" });
+    if (options.processMetrics !== true) return;
+    registerProcessMetrics(this.registry);
+    this.#lag = new EventLoopLag(this.registry, PREFIX);
   }
 
   sessionStarted(mode: string, transport: string): void {
     this.#sessions.inc({ mode, transport });
     this.#active.inc({ mode, transport });
+    this.#lag?.sessionStarted();
   }
 
   sessionEnded(mode: string, transport: string): void {
     this.#active.dec({ mode, transport });
+    this.#lag?.sessionEnded();
   }
 
   turn(mode: string): void {

@@ -55,6 +55,8 @@ export class Session {
   /** The agent and the agents it delegates to. */
   readonly #team: Team;
   #phase: Phase = "starting";
+  /** The transport the session counts under in the metrics, from its `session.configured` on: its end is counted only then. */
+  #countedAs: string | undefined;
   /** Its context, MCP servers, hand-off, tool runner and mode, once opened (session-parts.ts). */
   #parts: SessionParts | undefined;
   readonly #state: StateProjection;
@@ -132,7 +134,8 @@ export class Session {
     if (this.#deps.resumeRefused === true) {
       this.#events.emit({ type: "error.reported", code: "auth", message: "the session asked for could not be resumed (unknown, expired, or resumeKey does not match): this is a new session", fatal: false });
     }
-    this.#metrics.sessionStarted(this.mode, this.#deps.transport ?? "websocket");
+    this.#countedAs = this.#deps.transport ?? "websocket";
+    this.#metrics.sessionStarted(this.mode, this.#countedAs);
     const deadline = { clock, log: this.#log, timeoutMs: this.#deps.startTimeoutMs ?? START_TIMEOUT_MS, hungUp: link.hungUp };
     let restored: RestoredRecord | undefined;
     const failure = await openWithin(deadline, async (signal) => {
@@ -189,7 +192,7 @@ export class Session {
     this.#keypad.close();
     this.#workflows?.close();
     this.#deps.link.close(CLOSE.normal, "session ended");
-    this.#metrics.sessionEnded(this.mode, this.#deps.transport ?? "websocket");
+    if (this.#countedAs !== undefined) this.#metrics.sessionEnded(this.mode, this.#countedAs);
     try {
       await this.#parts?.mode.close();
       const record = await this.#recorder?.finish();
