@@ -5,6 +5,7 @@ import { MissingKeyError } from "../../../src/errors.js";
 import { silentLogger } from "../../../src/log.js";
 import { agent, toAgentConfig, tool, withTools, type AgentOptions, type ResolvedAgentDef } from "../../../src/manifest/index.js";
 import { scriptedModel } from "../../../src/pipeline/providers/llm/scripted.js";
+import { noMetrics } from "../../../src/session/metrics-port.js";
 import { Session } from "../../../src/session/session.js";
 import { MemorySessionStore } from "../../../src/session/store.js";
 import { MemoryLink } from "../../../src/testing/memory-link.js";
@@ -170,6 +171,21 @@ describe("start", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(link.events).toHaveLength(1);
     expect(link.events[0]).toMatchObject({ type: "session.configured", mode: "text", sessionId: session.id, audioFormat: "pcm16" });
+  });
+
+  it("counts a session's end in the metrics only once its start was counted", async () => {
+    const counted: string[] = [];
+    const metrics = { ...noMetrics, sessionStarted: () => void counted.push("started"), sessionEnded: () => void counted.push("ended") };
+    // The link's format never settles (the client's start frame was refused): the session ends uncounted.
+    const { link, session } = bare(() => scriptedModel({ rules: [] }), { metrics });
+    Object.defineProperty(link, "ready", { value: Promise.reject(new Error("no audio format")) });
+    await session.start();
+    await session.end();
+    expect(counted).toEqual([]);
+    const opened = bare(() => scriptedModel({ rules: [] }), { metrics });
+    await opened.session.start();
+    await opened.session.end();
+    expect(counted).toEqual(["started", "ended"]);
   });
 
   it("a missing key is a fatal error naming the variable, then close 1011", async () => {
