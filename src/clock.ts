@@ -33,6 +33,52 @@ function sleepWith(clock: Pick<Clock, "setTimeout">, ms: number, signal?: AbortS
   });
 }
 
+/**
+ * A deadline that later activity moves, kept on one timer (an idle timeout, a record's expiry):
+ * `set(at)` moves it; the timer, set for the earliest deadline asked, runs `due` once the
+ * deadline has come and, when the deadline moved later meanwhile, is set again for the rest. A
+ * timer per move would each live until the next move, long enough to outlive a young-generation
+ * GC or two and be promoted, for a full GC to collect (docs/benchmarks.md, "Telephony").
+ */
+export class Deadline {
+  readonly #clock: Clock;
+  readonly #due: () => void;
+  /** Epoch ms the deadline is at. */
+  #at = 0;
+  #timer: Timer | undefined;
+  /** Epoch ms the timer was set for. */
+  #timerAt = 0;
+
+  constructor(clock: Clock, due: () => void) {
+    this.#clock = clock;
+    this.#due = due;
+  }
+
+  /** The deadline is now `at` (epoch ms); set again after it ran, it runs again. */
+  set(at: number): void {
+    this.#at = at;
+    if (this.#timer !== undefined && this.#timerAt <= at) return;
+    this.#timer?.cancel();
+    this.#arm();
+  }
+
+  cancel(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  #arm(): void {
+    this.#timerAt = this.#at;
+    this.#timer = this.#clock.setTimeout(() => this.#fire(), this.#at - this.#clock.now());
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    if (this.#clock.now() < this.#at) return this.#arm();
+    this.#due();
+  }
+}
+
 /** The real clock: `Date.now` and Node timers (unref'd: a pending timer never keeps a process alive). */
 export const systemClock: Clock = {
   now: () => Date.now(),

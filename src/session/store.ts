@@ -1,5 +1,5 @@
 import type { ModelMessage } from "ai";
-import type { Clock, Timer } from "../clock.js";
+import { Deadline, type Clock } from "../clock.js";
 
 /** One committed line of the conversation, as `history.restored` replays it. */
 export interface TranscriptLine {
@@ -69,7 +69,7 @@ export interface MemorySessionStoreOptions {
  * is also the record closest to expiry.
  */
 export class MemorySessionStore implements SessionStore {
-  readonly #records = new Map<string, { record: SessionRecord; expiry: Timer }>();
+  readonly #records = new Map<string, { record: SessionRecord; expiry: Deadline }>();
   readonly #clock: Clock;
   readonly #maxRecords: number;
 
@@ -83,19 +83,20 @@ export class MemorySessionStore implements SessionStore {
   }
 
   save(record: SessionRecord, ttlMs: number): Promise<void> {
-    const previous = this.#records.get(record.sessionId);
-    if (previous !== undefined) {
-      previous.expiry.cancel();
-      this.#records.delete(record.sessionId);
-    }
+    const id = record.sessionId;
+    const previous = this.#records.get(id);
+    // Deleted and set again: the map stays in save order.
+    this.#records.delete(id);
     while (this.#records.size >= this.#maxRecords) {
       const [oldest, entry] = this.#records.entries().next().value ?? [];
       if (oldest === undefined) break;
       entry?.expiry.cancel();
       this.#records.delete(oldest);
     }
-    const expiry = this.#clock.setTimeout(() => this.#records.delete(record.sessionId), ttlMs);
-    this.#records.set(record.sessionId, { record, expiry });
+    // One expiry per record, moved by each save (a turn's): not a timer per save.
+    const expiry = previous?.expiry ?? new Deadline(this.#clock, () => this.#records.delete(id));
+    expiry.set(this.#clock.now() + ttlMs);
+    this.#records.set(id, { record, expiry });
     return Promise.resolve();
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { virtualClock, type Clock } from "../../../src/clock.js";
+import { Deadline, virtualClock, type Clock } from "../../../src/clock.js";
 import { IdleTimer } from "../../../src/session/idle-timer.js";
 
 /** The virtual clock, counting the timers set on it. */
@@ -60,6 +60,31 @@ describe("IdleTimer", () => {
     never.touch();
     await clock.advance(10_000);
     expect(expired).toBe(0);
+    expect(clock.pending()).toBe(0);
+  });
+});
+
+describe("Deadline", () => {
+  it("runs once the deadline has come, on one timer however often it moves later; an earlier deadline sets it again", async () => {
+    const { clock, counted, set } = countingClock();
+    let due = 0;
+    const deadline = new Deadline(counted, () => void due++);
+    const start = clock.now();
+    for (let i = 0; i < 10; i++) deadline.set(start + 1000 + i * 100);
+    await clock.advance(1899);
+    expect(due).toBe(0);
+    await clock.advance(1);
+    expect(due).toBe(1);
+    expect(set()).toBe(2);
+    // Moved earlier than its timer: the timer is set again for it.
+    deadline.set(clock.now() + 5000);
+    deadline.set(clock.now() + 500);
+    await clock.advance(500);
+    expect(due).toBe(2);
+    deadline.set(clock.now() + 100);
+    deadline.cancel();
+    await clock.advance(1000);
+    expect(due).toBe(2);
     expect(clock.pending()).toBe(0);
   });
 });
