@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import { Deadline, type Clock } from "../clock.js";
 
 /** After agent audio stops playing, the agent still counts as audible this long (ms; docs/protocol.md "Behaviour in detail", "Held speech"). */
 export const AUDIBLE_GRACE_MS = 750;
@@ -22,9 +22,14 @@ export class PlaybackClock {
   #modelMs = 0;
   /** Epoch ms at which this timeline's first audio starts playing, by the estimate (reports can push it later). */
   #startAt: number | undefined;
+  /** `playedOut` waits, each a check that settles it when it is over; run at the end of playback and when playback is cleared. */
+  readonly #waits = new Set<() => void>();
+  /** The end of playback, while anyone waits for it: one timer, moved later by reports and new audio. */
+  readonly #end: Deadline;
 
   constructor(clock: Clock) {
     this.#clock = clock;
+    this.#end = new Deadline(clock, () => this.#checkWaits());
   }
 
   /** A new reply: its audio timeline starts at 0. */
@@ -70,6 +75,7 @@ export class PlaybackClock {
     const now = this.#clock.now();
     this.#playEnd = Math.min(this.#playEnd, now);
     this.#modelPlayEnd = Math.min(this.#modelPlayEnd, now);
+    this.#checkWaits();
   }
 
   /** When this timeline's first audio started (or starts) playing at the client, by the estimate; undefined before any audio. */
@@ -94,12 +100,30 @@ export class PlaybackClock {
 
   /**
    * Resolves once everything queued has played at the listener (reports can push that later),
-   * or when `stopped()` turns true or `signal` aborts. Polls at most every 250 ms of clock time.
+   * or when `signal` aborts, or — checked when playback is cleared and when it ends — `stopped()`
+   * is true. A stop that clears nothing (a flag alone) is seen at the end of playback at the latest.
+   * Event-driven: one timer for all waits, not a poll each (docs/benchmarks.md, "Telephony").
    */
-  async playedOut(signal: AbortSignal, stopped: () => boolean): Promise<void> {
-    while (!stopped() && this.pendingMs > 0) {
-      await this.#clock.sleep(Math.min(this.pendingMs, 250), signal).catch(() => {});
-    }
+  playedOut(signal: AbortSignal, stopped: () => boolean): Promise<void> {
+    if (stopped() || signal.aborted || this.pendingMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = (): void => {
+        if (!stopped() && !signal.aborted && this.pendingMs > 0) return;
+        this.#waits.delete(check);
+        signal.removeEventListener("abort", check);
+        resolve();
+      };
+      this.#waits.add(check);
+      signal.addEventListener("abort", check, { once: true });
+      this.#end.set(this.#playEnd);
+    });
+  }
+
+  /** Settle the waits that are over; the rest wait for the (possibly later) end of playback. */
+  #checkWaits(): void {
+    for (const check of [...this.#waits]) check();
+    if (this.#waits.size === 0) this.#end.cancel();
+    else this.#end.set(this.#playEnd);
   }
 
   /** Ms of the reply's model stream heard by now, given an ear lag. */

@@ -45,3 +45,67 @@ describe("PlaybackClock.timeline: a reply's audio ms → its model ms, frozen", 
     expect(playback.timeline()(1800)).toBe(0);
   });
 });
+
+describe("PlaybackClock.playedOut: waits for the end of playback on one timer", () => {
+  /** Whether `promise` has settled by now (after the promise jobs that settle it have run). */
+  async function settledBy(promise: Promise<void>): Promise<boolean> {
+    let settled = false;
+    void promise.then(() => (settled = true));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return settled;
+  }
+
+  it("resolves when the queued audio has played, later when a report pushes the end later", async () => {
+    const clock = virtualClock(0);
+    const playback = new PlaybackClock(clock);
+    playback.queued(1000, "model");
+    const done = playback.playedOut(new AbortController().signal, () => false);
+    await clock.advance(500);
+    playback.report(800); // the listener still holds 800 ms at 500: the end moves to 1300
+    await clock.advance(700);
+    expect(await settledBy(done)).toBe(false);
+    await clock.advance(100);
+    expect(await settledBy(done)).toBe(true);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("keeps one timer however many wait and however much audio is queued meanwhile", async () => {
+    const clock = virtualClock(0);
+    const playback = new PlaybackClock(clock);
+    playback.queued(200, "model");
+    const waits = [1, 2, 3].map(() => playback.playedOut(new AbortController().signal, () => false));
+    for (let i = 0; i < 40; i++) playback.queued(20, "model");
+    expect(clock.pending()).toBe(1);
+    await clock.advance(999);
+    expect(await settledBy(Promise.all(waits).then(() => undefined))).toBe(false);
+    await clock.advance(1);
+    expect(await settledBy(Promise.all(waits).then(() => undefined))).toBe(true);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("resolves at once when playback is cleared, or the signal aborts, and sees a stop when playback is cleared", async () => {
+    const clock = virtualClock(0);
+    const playback = new PlaybackClock(clock);
+    playback.queued(5000, "model");
+    const aborter = new AbortController();
+    let stopped = false;
+    const aborted = playback.playedOut(aborter.signal, () => false);
+    const cut = playback.playedOut(new AbortController().signal, () => stopped);
+    aborter.abort();
+    expect(await settledBy(aborted)).toBe(true);
+    stopped = true;
+    expect(await settledBy(cut)).toBe(false); // a flag alone is seen when playback is cleared or ends
+    playback.cleared();
+    expect(await settledBy(cut)).toBe(true);
+    expect(clock.pending()).toBe(0);
+  });
+
+  it("returns at once when nothing is pending, or when already stopped", async () => {
+    const clock = virtualClock(0);
+    const playback = new PlaybackClock(clock);
+    expect(await settledBy(playback.playedOut(new AbortController().signal, () => false))).toBe(true);
+    playback.queued(1000, "model");
+    expect(await settledBy(playback.playedOut(new AbortController().signal, () => true))).toBe(true);
+    expect(clock.pending()).toBe(0);
+  });
+});
