@@ -26,6 +26,8 @@ export interface CarrierOutboundOptions {
 
 export class CarrierOutbound {
   readonly #options: CarrierOutboundOptions;
+  /** The stream's media frame encoder, made for the call it was made for. */
+  #media: { readonly call: object; readonly encode: (payload: Uint8Array) => string | Uint8Array } | undefined;
   readonly #pacer: Pacer;
   /** What the carrier was sent and has played. */
   readonly playout: CarrierPlayout;
@@ -120,7 +122,8 @@ export class CarrierOutbound {
     const audio = this.#options.audio();
     const call = this.#options.call();
     if (audio === undefined || call === undefined) return;
-    this.#options.write(this.#options.codec.encodeMedia(call.streamId, payload, call));
+    if (this.#media?.call !== call) this.#media = { call, encode: this.#options.codec.mediaEncoder(call.streamId, call) };
+    this.#options.write(this.#media.encode(payload));
     this.playout.sent(audio.ms(payload.byteLength));
   }
 

@@ -48,10 +48,12 @@ export interface CarrierCodec {
   /** Never throws, whatever the input. */
   decode(frame: string | Uint8Array, isBinary: boolean): CarrierInbound;
   /**
-   * Outbound audio frame echoing the stream id. `format` is the stream's negotiated audio: a
-   * carrier whose frames declare their format (Plivo `playAudio`) must declare exactly that.
+   * The stream's outbound audio frames, echoing its id: made once a stream (the frame's JSON
+   * around the audio is built then, not per frame; audio/base64-frame.ts). `format` is the
+   * stream's negotiated audio: a carrier whose frames declare their format (Plivo `playAudio`)
+   * must declare exactly that.
    */
-  encodeMedia(streamId: string, payload: Uint8Array, format: MediaFormat): string | Uint8Array;
+  mediaEncoder(streamId: string, format: MediaFormat): (payload: Uint8Array) => string | Uint8Array;
   /** `undefined` where the carrier has no marks. */
   encodeMark(streamId: string, name: string): string | undefined;
   encodeClear(streamId: string): string | undefined;
@@ -121,10 +123,6 @@ export function decodeBase64(b64: unknown): Uint8Array | string {
   if (buf === undefined) return "payload is not valid base64";
   if (buf.byteLength > MAX_PAYLOAD_BYTES) return "payload too large";
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-}
-
-export function encodeBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
 
 /** A non-negative integer from a number or a digit string (vendors send both). */

@@ -6,7 +6,6 @@
  */
 import {
   dtmfDigit,
-  encodeBase64,
   ignored,
   intField,
   label,
@@ -22,6 +21,7 @@ import {
   type CarrierName,
   type JsonObject,
 } from "./carrier.js";
+import { base64FrameWriter, base64Of } from "../../audio/base64-frame.js";
 
 /** Where a carrier puts the fields of its `start` event. */
 export interface StartFields {
@@ -147,7 +147,10 @@ export function mediaStreamCodec(dialect: MediaStreamDialect): CarrierCodec {
     marks: true,
     ...(dialect.framing === undefined ? {} : { framing: dialect.framing }),
     decode: (frame, isBinary) => decodeJsonFrame(frame, isBinary, decodeFrame),
-    encodeMedia: (streamId, payload) => outbound("media", streamId, { media: { payload: encodeBase64(payload) } }),
+    mediaEncoder: (streamId) => {
+      const write = base64FrameWriter((payload) => ({ event: "media", ...(outboundStreamKey === undefined ? {} : { [outboundStreamKey]: streamId }), media: { payload } }));
+      return (payload) => write(base64Of(payload));
+    },
     encodeMark: (streamId, name) => outbound("mark", streamId, { mark: { name } }),
     encodeClear: (streamId) => outbound("clear", streamId),
   };

@@ -1,6 +1,6 @@
 /** Plivo audio streams codec, bidirectional (docs/vendors.md (Carriers)). Pure; decode never throws. */
+import { base64FrameWriter, base64Of } from "../../audio/base64-frame.js";
 import {
-  encodeBase64,
   ignored,
   isObject,
   markName,
@@ -82,9 +82,10 @@ export const plivoCodec: CarrierCodec = {
     return decodeJsonFrame(frame, isBinary, decodeFrame);
   },
   /** `playAudio` carries no stream id (docs/vendors.md (Carriers), "Stream ids"). */
-  encodeMedia(_streamId, payload, format) {
+  mediaEncoder(_streamId, format) {
     const contentType = format.encoding === "mulaw" ? "audio/x-mulaw" : "audio/x-l16";
-    return JSON.stringify({ event: "playAudio", media: { contentType, sampleRate: format.sampleRate, payload: encodeBase64(payload) } });
+    const write = base64FrameWriter((payload) => ({ event: "playAudio", media: { contentType, sampleRate: format.sampleRate, payload } }));
+    return (payload) => write(base64Of(payload));
   },
   encodeMark(streamId, name) {
     return JSON.stringify({ event: "checkpoint", streamId, name });

@@ -76,8 +76,8 @@ export const vonageCodec: CarrierCodec = {
     });
   },
   /** A binary frame; Vonage expects exactly 320 or 640 bytes (20 ms), so the caller frames the audio. */
-  encodeMedia(_streamId, payload) {
-    return new Uint8Array(payload);
+  mediaEncoder() {
+    return (payload) => new Uint8Array(payload);
   },
   encodeMark() {
     return undefined;

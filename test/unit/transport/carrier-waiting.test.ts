@@ -25,9 +25,12 @@ async function call(codec: CarrierCodec, encoding: CarrierEncoding, sampleRate: 
     ...codec,
     decode: (frame, isBinary) =>
       Buffer.from(frame).toString() === "START" ? { kind: "start", streamId: "S1", customParameters: {}, encoding, sampleRate } : codec.decode(frame, isBinary),
-    encodeMedia: (streamId, payload, format) => {
-      payloads.push(payload.slice());
-      return codec.encodeMedia(streamId, payload, format);
+    mediaEncoder: (streamId, format) => {
+      const encode = codec.mediaEncoder(streamId, format);
+      return (payload) => {
+        payloads.push(payload.slice());
+        return encode(payload);
+      };
     },
     encodeMark: (streamId, name) => {
       const frame = codec.encodeMark(streamId, name);

@@ -4,6 +4,7 @@
  */
 import { GatewayError } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
+import { base64FrameWriter, base64Of } from "../../../audio/base64-frame.js";
 import { isRecord } from "../../../providers/ws-frames.js";
 import type { S2sEvents, S2sOpenOptions, S2sSession } from "../../s2s-port.js";
 import { CallerSpeech } from "./caller-speech.js";
@@ -11,6 +12,9 @@ import { openAborted, type Link } from "./link.js";
 import { GeminiSockets, type Runtime } from "./sockets.js";
 import { GEMINI_INPUT_RATE, GEMINI_OUTPUT_RATE, INPUT_MIME, type GeminiLiveSettings } from "./settings.js";
 import { historyTurns } from "./setup.js";
+
+/** `realtimeInput` audio, every 20 ms of a call: written around a template (audio/base64-frame.ts); the data last. */
+const REALTIME_AUDIO = base64FrameWriter((data) => ({ realtimeInput: { audio: { mimeType: INPUT_MIME, data } } }));
 
 /** A synthesized response (Gemini has no response ids). */
 interface Turn {
@@ -97,8 +101,7 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
       this.#droppedTotal += pcm.byteLength;
       return;
     }
-    const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64");
-    const dropped = sendAudioOrDrop(link.ws, JSON.stringify({ realtimeInput: { audio: { data, mimeType: INPUT_MIME } } }), pcm.byteLength);
+    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO(base64Of(pcm)), pcm.byteLength);
     this.#droppedAudio += dropped;
     this.#droppedTotal += dropped;
   }

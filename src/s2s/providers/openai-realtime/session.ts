@@ -6,6 +6,7 @@
  */
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
+import { base64FrameWriter, base64Of } from "../../../audio/base64-frame.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
 import { ShieldedEvents } from "../../shield-events.js";
@@ -13,6 +14,9 @@ import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
 import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
 import { InBandResponses, type InBandRequest } from "./in-band.js";
 import { errorText, historyItem, isOutOfBand, noteItem, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
+
+/** `input_audio_buffer.append`, every 20 ms of a call: written around a template (audio/base64-frame.ts). */
+const APPEND = base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
 
 /** The session, plus what it dropped. */
 export interface OpenAiRealtimeSession extends S2sSession {
@@ -114,8 +118,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
 
   sendAudio(pcm: Uint8Array): void {
     const link = this.#conn.readyLink();
-    const audio = link === undefined ? "" : Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString("base64");
-    if (link === undefined || sendAudioOrDrop(link.ws, JSON.stringify({ type: "input_audio_buffer.append", audio }), pcm.byteLength) > 0) {
+    if (link === undefined || sendAudioOrDrop(link.ws, APPEND(base64Of(pcm)), pcm.byteLength) > 0) {
       this.#dropped += pcm.byteLength;
       if (!this.#dropping) this.runtime.log.warn({ bytes: pcm.byteLength, reconnecting: link === undefined }, `${VENDOR}: dropping mic audio (backlog or reconnect)`);
       this.#dropping = true;

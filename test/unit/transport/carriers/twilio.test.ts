@@ -1,5 +1,6 @@
 /** Twilio only; what every carrier codec does is test/conformance/carrier.test.ts. */
 import { describe, expect, it } from "vitest";
+import { base64Of } from "../../../../src/audio/base64-frame.js";
 import { twilioCodec as codec } from "../../../../src/transport/carriers/twilio.js";
 
 const SID = "MZ18ad3ab5a668481ce02b83e7395059f0";
@@ -14,5 +15,14 @@ describe("twilio codec", () => {
   it("keeps only the string-valued custom parameters", () => {
     const start = { event: "start", streamSid: SID, start: { streamSid: SID, callSid: "CA456", customParameters: { ok: "yes", n: 5, o: {} }, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } };
     expect(codec.decode(JSON.stringify(start), false)).toMatchObject({ kind: "start", customParameters: { ok: "yes" } });
+  });
+});
+
+describe("a JSON-event carrier's media encoder", () => {
+  it("echoes any stream id a carrier chose, escaped", () => {
+    const audio = Uint8Array.from({ length: 160 }, (_, i) => (i * 37) & 0xff);
+    for (const sid of ['MZ"}', "\u0001audio\u0001", "a\\b"]) {
+      expect(JSON.parse(codec.mediaEncoder(sid, { encoding: "mulaw", sampleRate: 8000 })(audio) as string)).toEqual({ event: "media", streamSid: sid, media: { payload: base64Of(audio) } });
+    }
   });
 });
