@@ -4,7 +4,9 @@
  * spans for the measured stages laid out on the turn's timeline (endpoint before the commit, the
  * LLM's first token after it, then the TTS's first audio; voice-to-voice from the end of speech).
  * No-op unless the host registers an OpenTelemetry SDK (`@opentelemetry/api` returns a no-op
- * tracer otherwise), so it costs nothing by default.
+ * tracer otherwise). A turn whose span does not record (`isRecording()`, the API's own test: no SDK,
+ * or a sampler that dropped it) gets no child spans, contexts or attributes, so by default a turn
+ * costs one no-op span.
  */
 import { SpanStatusCode, context, trace, type Attributes, type Span } from "@opentelemetry/api";
 import type { Clock } from "../clock.js";
@@ -33,6 +35,7 @@ export class TurnTracer {
         };
         return;
       case "tool.called": {
+        if (this.#turn !== undefined && !this.#turn.span.isRecording()) return;
         const parent = this.#turn === undefined ? context.active() : trace.setSpan(context.active(), this.#turn.span);
         const span = trace.getTracer(TRACER).startSpan(
           `switchboard.tool ${event.toolName}`,
@@ -51,11 +54,12 @@ export class TurnTracer {
         return;
       }
       case "reply.cancelled":
-        this.#turn?.span.setAttribute("switchboard.turn.cancelled", true);
+        if (this.#turn?.span.isRecording() === true) this.#turn.span.setAttribute("switchboard.turn.cancelled", true);
         return;
       case "metrics.turn": {
         const turn = this.#turn;
         if (turn === undefined) return;
+        if (!turn.span.isRecording()) return this.#endTurn();
         const at = turn.committedAt;
         const stages: [string, number | undefined, number][] = [
           ["endpoint", event.endpointMs, at - (event.endpointMs ?? 0)],
