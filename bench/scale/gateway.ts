@@ -1,6 +1,7 @@
 /**
- * The scale bench's gateway, as a user deploys it: `node --import tsx src/cli.ts serve <agent>
- * --workers N --port 0 --host 127.0.0.1` in its own process group, with a temporary agent file
+ * The scale bench's gateway, as a user deploys it: the compiled package (the runner builds it
+ * first), `node dist/cli.js serve <agent> --workers N --port 0 --host 127.0.0.1` (docs/deploy.md),
+ * in its own process group, with a temporary agent file
  * (an `openai-realtime` s2s agent on the fake service, `telephony: ["twilio"]`). Read from
  * outside only: the URL it prints, its log lines (warnings and errors are counted), `GET /metrics`
  * (calls open per worker, event-loop delay per worker) and /proc (CPU and RSS of the primary and
@@ -138,7 +139,7 @@ export interface GatewayGroup {
 export async function startGroup(agentPath: string, workers: number): Promise<GatewayGroup> {
   const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_API_KEY: "test-key", LOG_LEVEL: "warn" };
   for (const name of CLEARED_ENV) delete env[name];
-  const args = ["--import", "tsx", "src/cli.ts", "serve", agentPath, "--workers", String(workers), "--port", "0", "--host", "127.0.0.1"];
+  const args = ["dist/cli.js", "serve", agentPath, "--workers", String(workers), "--port", "0", "--host", "127.0.0.1"];
   const child = spawn(process.execPath, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   const pid = child.pid;
   if (pid === undefined) throw new Error("serve did not start");

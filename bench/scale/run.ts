@@ -3,8 +3,9 @@
  * the p99 of the end-to-end added latency passes 5 ms (issue 8), with `serve --workers 1` and
  * `--workers 2`, and the floor relay as the in-run baseline. Loopback only, one run.
  *
- * The gateways run as users deploy them, each its own process group (bench/scale/gateway.ts):
- * `node --import tsx src/cli.ts serve <agent> --workers N --port 0 --host 127.0.0.1`. The rest is
+ * The gateways run as users deploy them, each its own process group (bench/scale/gateway.ts): the
+ * package built first (`npm run build`), then `node dist/cli.js serve <agent> --workers N --port 0
+ * --host 127.0.0.1`. The rest is
  * the telephony bench's: the callers (bench/telephony/callers.ts), the fake OpenAI Realtime
  * service (bench/telephony/fake-realtime.ts) and the floor (bench/telephony/relay.ts), each in its own
  * process, and its phase summary (bench/telephony/report.ts).
@@ -19,8 +20,9 @@
  * --no-docs (print only). Results go to stdout and to docs/benchmarks.md between the bench:scale
  * markers.
  */
-import type { ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { countOption, docSection, flagValue, forkBench, ms, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { startGroup, usageOf, writeAgent, type GatewayGroup } from "./gateway.js";
 import { BAR_MS, held, scaleBody, type ScaleReport, type Step, type TargetInfo, type TargetKey } from "./report.js";
@@ -220,6 +222,8 @@ async function ramp(rig: Rig, targets: readonly Target[], options: ReturnType<ty
 async function main(): Promise<number> {
   const began = Date.now();
   const options = parseOptions(process.argv.slice(2), process.env);
+  console.log("bench:scale: building the package (npm run build)");
+  execFileSync("npm", ["run", "build", "--silent"], { cwd: fileURLToPath(new URL("../..", import.meta.url)), stdio: "inherit" });
   // A signal to the runner ends it through `exit`, whose handlers kill the gateways' groups.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
   const fakeChild = forkBench(new URL("../telephony/fake-realtime.ts", import.meta.url));
