@@ -8,12 +8,14 @@
  * the gateway is quoted as a ratio of the relay measured in the same run.
  *
  * Options: --sessions N (env BENCH_SESSIONS, default 50), --turns T per session (BENCH_TURNS,
- * default 10), --solo-turns T for the 1-session run (default 20), --no-docs (print only).
+ * default 10), --solo-turns T for the 1-session run (default 20), --dist / --dist-of DIR (the
+ * gateway built: bench/shared/gateway-modules.ts), --no-docs (print only).
  * Results go to stdout and to docs/benchmarks.md, between the bench:pipeline markers.
  */
 import type { ChildProcess } from "node:child_process";
 import { cpus } from "node:os";
 import { baseOptions, compareWithRelay, countOption, docSection, driveLoad, finishRun, flagValue, inProcessGateway, ms, phaseFigures, phasePlan, phaseProblems, ratio, relayLink, relayServer, runBench, sleep, within, writeSection, type BaseOptions, type LoadLink, type MeasuredServerBase, type PhaseFigures } from "../shared/common.js";
+import { gatewayFromText, gatewaySource, type GatewaySource } from "../shared/gateway-modules.js";
 import { benchGateway } from "../shared/providers.js";
 import type { Arrival, LoadPlan, ToRelay, TurnMarks } from "../shared/protocol.js";
 import { summarize, type MemorySample, type ProcessMeter, type Summary } from "../shared/stats.js";
@@ -32,13 +34,13 @@ const PHASE_LIMIT_MS = 40_000;
 const IDLE_WINDOW_MS = 2000;
 const { path: DOCS, start: START, end: END } = docSection("bench:pipeline");
 
-interface Options extends BaseOptions {
+interface Options extends BaseOptions, GatewaySource {
   readonly soloTurns: number;
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
   const { sessions, turns, docs } = baseOptions(argv, env, 10);
-  return { sessions, turns, soloTurns: countOption(flagValue(argv, "solo-turns"), 20, "solo-turns"), docs };
+  return { sessions, turns, soloTurns: countOption(flagValue(argv, "solo-turns"), 20, "solo-turns"), docs, ...gatewaySource(argv) };
 }
 
 // ── the two servers under test ──────────────────────────────────────────────────────────
@@ -48,8 +50,8 @@ interface MeasuredServer extends MeasuredServerBase<{ readonly marks: TurnMarks[
   final(client: number, turn: number): void;
 }
 
-async function startGateway(meter: ProcessMeter): Promise<{ server: MeasuredServer; close: () => Promise<void> }> {
-  const { gateway, port, voice, recorder } = await benchGateway("bench", "Welcome to the bench line.");
+async function startGateway(meter: ProcessMeter, root: URL): Promise<{ server: MeasuredServer; close: () => Promise<void> }> {
+  const { gateway, port, voice, recorder } = await benchGateway("bench", "Welcome to the bench line.", root);
   const final = (client: number, turn: number, attempt = 0): void => {
     // The runner can hear of a final before the gateway has read that client's first mic frame.
     if (!voice.final(client, turn) && attempt < 200) setTimeout(() => final(client, turn, attempt + 1), 5);
@@ -229,7 +231,7 @@ function section(report: Report): string {
   return [
     START,
     `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ${process.platform}/${process.arch}; ` +
-      `${o.sessions} sessions × ${o.turns} turns and 1 session × ${o.soloTurns} turns, ${(report.elapsedMs / 1000).toFixed(0)} s in all.`,
+      `${o.sessions} sessions × ${o.turns} turns and 1 session × ${o.soloTurns} turns; the gateway ${gatewayFromText(o.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`,
     "",
     table(report),
     "",
@@ -244,7 +246,8 @@ const INTRO = `# Benchmarks
 ## Pipeline: the gateway's share of latency, and its cost per session
 
 Run \`npm run bench\`. Options: \`--sessions N\` (or \`BENCH_SESSIONS\`, default 50), \`--turns T\` (or
-\`BENCH_TURNS\`, default 10), \`--solo-turns T\` (the 1-session run, default 20), \`--no-docs\` (print
+\`BENCH_TURNS\`, default 10), \`--solo-turns T\` (the 1-session run, default 20), \`--dist\` (host the
+gateway built, as deployed: \`npm run build\` first), \`--dist-of DIR\` (another checkout's build), \`--no-docs\` (print
 only). About a minute, loopback only. It rewrites the section between the markers below.
 
 Three processes: the runner holds the gateway (\`createGateway\` on 127.0.0.1:0, with the zero-latency
@@ -277,8 +280,9 @@ Per turn, on the system's monotonic clock (one clock for all three processes):
   **CPU per turn** is the figure to scale from.
 - **RSS / heap per live session**: measured after a full GC with every session greeted and
   streaming, minus the same before the callers connected. At 1 session this is below the noise
-  (RSS can even go down). **Idle process RSS** is taken right after listening. Both servers run
-  under tsx, which costs about as much as the whole relay process.
+  (RSS can even go down). **Idle process RSS** is taken right after listening. The relay runs
+  under tsx, which costs about as much as the whole relay process; so does the gateway from its
+  sources (the default), while with \`--dist\` it is the build users deploy. The run line says which.
 
 The gateway logs at info into a sink (the formatting cost is paid, no I/O), and its Prometheus
 process metrics are on, as deployed. Each server gets an unreported warm-up of 10 sessions × 3 turns.
@@ -302,7 +306,7 @@ function problems(results: readonly PhaseResult[]): string[] {
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const began = Date.now();
-  return compareWithRelay(new URL(".", import.meta.url), startGateway, startRelay, async ({ gateway, idleGateway, relay, idleRelay, load }) => {
+  return compareWithRelay(new URL(".", import.meta.url), (meter) => startGateway(meter, options.gatewayRoot), startRelay, async ({ gateway, idleGateway, relay, idleRelay, load }) => {
     // Idle CPU first, before any session: after load, V8's memory reducer and JIT keep a process
     // busy for seconds, which is not what an idle gateway costs.
     await sleep(1000);

@@ -10,9 +10,6 @@
  */
 import type { LanguageModelV4, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { bytesForMs } from "../../src/audio/pcm.js";
-import { createLogger } from "../../src/log.js";
-import { agent } from "../../src/manifest/index.js";
-import { createGateway } from "../../src/server/index.js";
 import type { Gateway } from "../../src/server/gateway-types.js";
 import type { SttEvents, SttProvider, SttSession } from "../../src/pipeline/stt-port.js";
 import { guardStream, type TtsProvider, type TtsSession, type TtsStream, type TtsStreamEvents } from "../../src/pipeline/tts-port.js";
@@ -20,6 +17,7 @@ import type { VoiceProviders } from "../../src/session/voice-runner.js";
 import { parseUserLine, readMicFrame, replyLine, replyTag, userLine, type TurnMarks } from "./protocol.js";
 import { lastUserText } from "../../src/pipeline/providers/llm/scripted.js";
 import { streamingModel } from "../../src/testing/streaming-model.js";
+import { gatewayModules, gatewaySource } from "./gateway-modules.js";
 import { monoMs } from "./stats.js";
 
 /** TTS output rate (Hz): the gateway's playback rate, so no resampling is measured. */
@@ -277,9 +275,11 @@ function replyParts(text: string): LanguageModelV4StreamPart[] {
 
 /**
  * A pipeline gateway (createGateway, on 127.0.0.1:0) whose STT, LLM and TTS are the fakes above,
- * logging at info as deployed but written nowhere (their formatting cost is the gateway's).
+ * logging at info as deployed but written nowhere (their formatting cost is the gateway's); the
+ * gateway from `root` (its sources by default, or a build: bench/shared/gateway-modules.ts).
  */
-export async function benchGateway(name: string, greeting: string): Promise<{ readonly gateway: Gateway; readonly port: number; readonly voice: BenchVoice; readonly recorder: Recorder }> {
+export async function benchGateway(name: string, greeting: string, root = gatewaySource([]).gatewayRoot): Promise<{ readonly gateway: Gateway; readonly port: number; readonly voice: BenchVoice; readonly recorder: Recorder }> {
+  const { agent, createLogger, createGateway } = await gatewayModules(root);
   const recorder = new Recorder();
   const voice = new BenchVoice(recorder);
   const model = benchModel(recorder);

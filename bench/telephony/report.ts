@@ -4,6 +4,7 @@
  */
 import { cpus } from "node:os";
 import { ms, ratio } from "../shared/common.js";
+import { gatewayFromText } from "../shared/gateway-modules.js";
 import { summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
 import type { CallersTaken, FakeTaken, Window } from "./protocol.js";
 
@@ -268,7 +269,7 @@ export function runLine(report: Report): string {
   const cpu = cpus();
   return (
     `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
-    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, after a 10-call warm-up per server; the gateway ${report.gatewayFrom === "dist" ? "built (`dist/`, as deployed)" : "from its sources through tsx"}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
+    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
   );
 }
 

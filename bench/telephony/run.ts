@@ -19,12 +19,8 @@
  * bench:telephony markers.
  */
 import type { ChildProcess } from "node:child_process";
-import { resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { existsSync } from "node:fs";
-import type * as LogModule from "../../src/log.js";
-import type * as ManifestModule from "../../src/manifest/index.js";
-import type * as ServerModule from "../../src/server/index.js";
+import { fileURLToPath } from "node:url";
+import { gatewayModules, gatewaySource } from "../shared/gateway-modules.js";
 import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
@@ -56,7 +52,7 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
     windowMs: countOption(flagValue(argv, "window") ?? env.BENCH_WINDOW_S, 12, "window") * 1000,
     docs: !argv.includes("--no-docs") && servers.length === ALL_SERVERS.length,
     servers,
-    ...gatewayRoot(argv),
+    ...gatewaySource(argv),
   };
 }
 
@@ -102,23 +98,6 @@ class LogTally {
     this.#counts.clear();
     return list;
   }
-}
-
-function gatewayRoot(argv: readonly string[]): Pick<Options, "gatewayRoot" | "gatewayFrom"> {
-  const other = flagValue(argv, "dist-of");
-  if (other !== undefined) return { gatewayRoot: pathToFileURL(`${resolve(other, "dist")}/`), gatewayFrom: "dist" };
-  return argv.includes("--dist") ? { gatewayRoot: new URL("../../dist/", import.meta.url), gatewayFrom: "dist" } : { gatewayRoot: new URL("../../src/", import.meta.url), gatewayFrom: "src" };
-}
-
-/** The gateway's modules, from its sources or a build (the same API: `dist/` is `src/` compiled). */
-async function gatewayModules(root: URL) {
-  if (root.pathname.endsWith("/dist/") && !existsSync(new URL("server/index.js", root))) throw new Error(`no ${fileURLToPath(root)}server/index.js: run \`npm run build\` in that checkout first`);
-  const [log, manifest, server] = await Promise.all([
-    import(new URL("log.js", root).href) as Promise<typeof LogModule>,
-    import(new URL("manifest/index.js", root).href) as Promise<typeof ManifestModule>,
-    import(new URL("server/index.js", root).href) as Promise<typeof ServerModule>,
-  ]);
-  return { createLogger: log.createLogger, agent: manifest.agent, createGateway: server.createGateway };
 }
 
 async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL): Promise<{ server: Server; close: () => Promise<void> }> {
