@@ -22,7 +22,8 @@ const { path: DOCS, start: START, end: END } = docSection("bench:compare");
 /** What each bench is run with, and the rows (by first cell) the comparison keeps. */
 const BENCHES: Readonly<Record<string, { readonly args: readonly string[]; readonly rows: readonly string[] }>> = {
   pipeline: {
-    args: [],
+    // One round each: the comparison alternates base and head rounds itself.
+    args: ["--rounds", "1"],
     rows: [
       "STT final → first audio frame at the client, p50 (ms)",
       "STT final → first audio frame at the client, p99 (ms)",
@@ -41,7 +42,7 @@ const BENCHES: Readonly<Record<string, { readonly args: readonly string[]; reado
       "other load on the machine during the turns (cores)",
     ],
   },
-  telephony: { args: ["--calls", "50,100"], rows: ["50", "100"] },
+  telephony: { args: ["--calls", "50,100", "--rounds", "1"], rows: ["50", "100"] },
 };
 
 function benchFile(tree: string, name: string): string {

@@ -141,8 +141,18 @@ export function summarizePhase(raw: PhaseRaw): PhaseResult {
 
 // ── report ──────────────────────────────────────────────────────────────────────────────
 
+/** The gateway's CPU per call ÷ the floor's in each round at one count (NaN: a round where either did not run). */
+export interface RoundRatios {
+  readonly calls: number;
+  readonly ratios: readonly number[];
+}
+
 export interface Report {
+  /** At each count, the phases of the median round (by the gateway's CPU ÷ the floor's). */
   readonly phases: readonly Phase[];
+  /** Every phase of every round, in the order run (problems are read from all of them). */
+  readonly ran: readonly Phase[];
+  readonly rounds: readonly RoundRatios[];
   readonly counts: readonly number[];
   readonly windowMs: number;
   readonly idleRss: Readonly<Partial<Record<ServerName, number>>>;
@@ -256,7 +266,7 @@ export function targets(report: Report): string {
 /** Problems seen, one line each (at most `limit` per phase). */
 export function problems(report: Report, limit = 6): string[] {
   const lines: string[] = [];
-  for (const p of report.phases) {
+  for (const p of report.ran) {
     if (failed(p)) continue;
     const list = p.problems;
     for (const text of list.slice(0, limit)) lines.push(`${LABEL[p.server]}, ${p.calls} calls: ${text}`);
@@ -267,10 +277,17 @@ export function problems(report: Report, limit = 6): string[] {
 
 export function runLine(report: Report): string {
   const cpu = cpus();
+  const rounds = report.rounds[0]?.ratios.length ?? 1;
   return (
     `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
-    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
+    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, in ${rounds} round${rounds === 1 ? "" : "s"} alternating the servers' order (the tables show each count's median round by the gateway's CPU ÷ the floor's), after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
   );
+}
+
+/** Each round's CPU ratio at each count: how far one round's reading can be trusted on this machine. */
+export function roundsLine(report: Report): string {
+  const cells = report.rounds.map(({ calls, ratios }) => `${calls} calls ${ratios.map((r) => (Number.isNaN(r) ? "–" : `${r.toFixed(2)}×`)).join(", ")}`);
+  return `The gateway's CPU per call ÷ the floor's in each round: ${cells.join("; ")}.`;
 }
 
 /** The generated part of the docs section, between the markers. */
@@ -285,6 +302,8 @@ export function section(report: Report, markers: { readonly start: string; reado
     "Against the targets (issue 23: at the floor; every ratio and difference is between the gateway and the floor measured in the same run, latencies end to end):",
     "",
     targets(report),
+    "",
+    roundsLine(report),
     "",
     contextTable(report),
     "",

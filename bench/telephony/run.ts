@@ -11,6 +11,7 @@
  * call to a child is bounded; the whole run too.
  *
  * Options: --calls 50,100,200 (env BENCH_CALLS), --window S (BENCH_WINDOW_S, default 12),
+ * --rounds R (BENCH_ROUNDS, default 3: each count's tables show its median round),
  * --dist (host the gateway built, from `dist/` as deployed: run `npm run build` first), --dist-of
  * DIR (the `dist/` of another checkout, built there: that revision's gateway under this harness, for
  * a before/after of the gateway alone), --servers floor,gateway (a subset; prints only), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
@@ -24,9 +25,11 @@ import { gatewayModules, gatewaySource } from "../shared/gateway-modules.js";
 import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
-import { contextTable, failed, LABEL, problems, section, summarizePhase, table, targets, type Phase, type Report, type ServerName } from "./report.js";
+import { contextTable, failed, LABEL, problems, roundsLine, section, summarizePhase, table, targets, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
 
-const RUN_LIMIT_MS = 340_000;
+/** Rounds at most (`--rounds`); the run must end by itself within 2 minutes plus 3.5 a round. */
+const MAX_ROUNDS = 5;
+const RUN_LIMIT_MS = 120_000 + MAX_ROUNDS * 210_000;
 const PHASE_LIMIT_MS = 60_000;
 /** Greetings play and the turns start before "live" memory is taken; the GC it forces passes before the window (ms). */
 const SETTLE_MS = 1500;
@@ -42,6 +45,8 @@ interface Options {
   readonly gatewayFrom: "src" | "dist";
   /** The servers to run, in this order (all three unless `--servers` names fewer: then nothing is written to the docs). */
   readonly servers: readonly ServerName[];
+  /** Phases per server at each count, alternating the order: the tables show the median round. */
+  readonly rounds: number;
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
@@ -52,13 +57,28 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
     windowMs: countOption(flagValue(argv, "window") ?? env.BENCH_WINDOW_S, 12, "window") * 1000,
     docs: !argv.includes("--no-docs") && servers.length === ALL_SERVERS.length,
     servers,
+    rounds: roundsOption(flagValue(argv, "rounds") ?? env.BENCH_ROUNDS),
     ...gatewaySource(argv),
   };
 }
 
 const ALL_SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
 
-/** `--servers floor,gateway`: a subset, for profiling one server or iterating on the gateway (the run order stays floor, gateway, SDK). */
+function roundsOption(value: string | undefined): number {
+  const rounds = countOption(value, 3, "rounds");
+  if (rounds > MAX_ROUNDS) throw new Error(`--rounds must be at most ${MAX_ROUNDS}, got ${rounds}`);
+  return rounds;
+}
+
+/** The gateway's CPU per call ÷ the floor's in one round (NaN when either did not run). */
+function roundRatio(round: readonly Phase[]): number {
+  const gateway = round.find((p) => p.server === "gateway");
+  const floor = round.find((p) => p.server === "floor");
+  if (gateway === undefined || floor === undefined || failed(gateway) || failed(floor)) return Number.NaN;
+  return gateway.cpuPercentPerCall / floor.cpuPercentPerCall;
+}
+
+/** `--servers floor,gateway`: a subset, for profiling one server or iterating on the gateway (a round runs floor, gateway, SDK, reversed every other round). */
 function serverList(value: string | undefined): readonly ServerName[] {
   if (value === undefined) return ALL_SERVERS;
   const names = value.split(",").map((n) => n.trim());
@@ -190,7 +210,7 @@ async function runPhase(rig: Rig, server: Server, calls: number, windowMs: numbe
 }
 
 function print(report: Report): void {
-  console.log(`\n${table(report)}\n\n${targets(report)}\n\n${contextTable(report)}\n`);
+  console.log(`\n${table(report)}\n\n${targets(report)}\n\n${roundsLine(report)}\n\n${contextTable(report)}\n`);
   for (const line of problems(report)) console.error(`bench:telephony: ${line}`);
 }
 
@@ -234,20 +254,34 @@ async function main(): Promise<number> {
     console.log(`bench:telephony: warming up (${WARM_UP.calls} calls per server)`);
     for (const name of order) await phase(name, WARM_UP.calls, WARM_UP.windowMs);
     const phases: Phase[] = [];
+    const ran: Phase[] = [];
+    const rounds: RoundRatios[] = [];
     for (const calls of options.counts) {
-      for (const name of order) {
-        const result = await phase(name, calls, options.windowMs);
-        phases.push(result);
-        console.log(`bench:telephony: ${LABEL[name]}, ${calls} calls: ${failed(result) ? `failed (${result.reason})` : `${result.cpuPercentPerCall.toFixed(3)} % of a core per call`}`);
+      const sets: Phase[][] = [];
+      for (let i = 0; i < options.rounds; i++) {
+        // The order alternates round to round, so a drift of the machine over the run favours no server.
+        const set: Phase[] = [];
+        for (const name of i % 2 === 0 ? order : [...order].reverse()) {
+          const result = await phase(name, calls, options.windowMs);
+          set.push(result);
+          ran.push(result);
+          console.log(`bench:telephony: ${LABEL[name]}, ${calls} calls, round ${i + 1} of ${options.rounds}: ${failed(result) ? `failed (${result.reason})` : `${result.cpuPercentPerCall.toFixed(3)} % of a core per call`}`);
+        }
+        sets.push(set);
       }
+      // The median round by the gateway's CPU ÷ the floor's (a round where either failed sorts last).
+      const ranked = [...sets].sort((a, b) => (Number.isNaN(roundRatio(a)) ? 1 : Number.isNaN(roundRatio(b)) ? -1 : roundRatio(a) - roundRatio(b)));
+      const valid = ranked.filter((set) => !Number.isNaN(roundRatio(set)));
+      phases.push(...(valid[Math.floor((valid.length - 1) / 2)] ?? ranked[0] ?? []));
+      rounds.push({ calls, ratios: sets.map(roundRatio) });
     }
-    const report: Report = { phases, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began, gatewayFrom: options.gatewayFrom };
+    const report: Report = { phases, ran, rounds, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began, gatewayFrom: options.gatewayFrom };
     print(report);
     if (options.docs) {
       writeSection(DOCS, START, END, section(report, { start: START, end: END }));
       console.log(`bench:telephony: wrote ${DOCS}`);
     }
-    return phases.some((p) => failed(p) && p.server !== "sdk") ? 1 : 0;
+    return ran.some((p) => failed(p) && p.server !== "sdk") ? 1 : 0;
   } finally {
     for (const child of Object.values(children)) child.kill();
     await closeGateway();
