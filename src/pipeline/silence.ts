@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "../clock.js";
+import { Deadline, type Clock, type Timer } from "../clock.js";
 import type { Logger } from "../log.js";
 
 /** The dead-air backoff doubles up to this (ms). */
@@ -26,31 +26,34 @@ export interface DeadAirHooks {
 
 /**
  * Dead air inside one reply: after `coverMs` of measured silence a declarative line, then again
- * after a doubled wait (up to `MAX_DEAD_AIR_BACKOFF_MS`). Re-armed whenever audio leaves.
+ * after a doubled wait (up to `MAX_DEAD_AIR_BACKOFF_MS`). Re-armed whenever audio leaves (every
+ * TTS chunk): the wait is one `Deadline` those moves push later, not a timer per chunk.
  */
 export class DeadAirCover {
   readonly #hooks: DeadAirHooks;
   readonly #coverMs: number;
   #backoffMs: number;
   #line = 0;
-  #timer: Timer | undefined;
+  readonly #deadline: Deadline;
 
   /** `coverMs`: the agent's `deadAirCoverMs`; 0 disables the cover. */
   constructor(hooks: DeadAirHooks, coverMs: number) {
     this.#hooks = hooks;
     this.#coverMs = coverMs;
     this.#backoffMs = coverMs;
+    this.#deadline = new Deadline(hooks.clock, () => this.#fire());
   }
 
   arm(): void {
-    this.#timer?.cancel();
-    if (this.#coverMs === 0 || !this.#hooks.active()) return;
-    const { clock } = this.#hooks;
-    this.#timer = clock.setTimeout(() => this.#fire(), this.#hooks.pendingMs() + this.#backoffMs);
+    if (this.#coverMs === 0 || !this.#hooks.active()) {
+      this.#deadline.cancel();
+      return;
+    }
+    this.#deadline.set(this.#hooks.clock.now() + this.#hooks.pendingMs() + this.#backoffMs);
   }
 
   cancel(): void {
-    this.#timer?.cancel();
+    this.#deadline.cancel();
   }
 
   #fire(): void {

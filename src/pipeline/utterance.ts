@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "../clock.js";
+import { Deadline, type Clock, type Timer } from "../clock.js";
 import type { EventBody } from "../events.js";
 import { countWords } from "./barge-in.js";
 import { UtteranceText } from "./stt-port.js";
@@ -66,12 +66,14 @@ export class Utterances {
   readonly #hooks: UtteranceHooks;
   #current: Utterance | undefined;
   #endpointTimer: Timer | undefined;
-  #watchdog: Timer | undefined;
+  /** Re-armed by every transcript and speech edge: one timer that activity moves (`Deadline`), not one per partial. */
+  readonly #watchdog: Deadline;
   #pushToTalk: PushToTalk = "idle";
   #pushToTalkTimer: Timer | undefined;
 
   constructor(hooks: UtteranceHooks) {
     this.#hooks = hooks;
+    this.#watchdog = new Deadline(hooks.clock, () => this.#watchdogFired());
   }
 
   get current(): Utterance | undefined {
@@ -94,8 +96,7 @@ export class Utterances {
       utterance.held = this.#hooks.holdStart();
       if (!utterance.held) this.#hooks.emit({ type: "speech.started" });
     }
-    this.#watchdog?.cancel();
-    this.#watchdog = clock.setTimeout(() => this.#watchdogFired(), SPEECH_IDLE_WATCHDOG_MS);
+    this.#watchdog.set(now + SPEECH_IDLE_WATCHDOG_MS);
     return utterance;
   }
 
@@ -192,7 +193,7 @@ export class Utterances {
     const utterance = this.#current;
     this.#current = undefined;
     this.#endpointTimer?.cancel();
-    this.#watchdog?.cancel();
+    this.#watchdog.cancel();
     if (utterance?.announced === true && !utterance.held) this.#hooks.emit({ type: "speech.stopped" });
     this.#hooks.dropped();
   }
@@ -200,7 +201,7 @@ export class Utterances {
   /** A reset: forget the utterance silently (the session clears everything after). */
   reset(): void {
     this.#endpointTimer?.cancel();
-    this.#watchdog?.cancel();
+    this.#watchdog.cancel();
     this.#current = undefined;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { virtualClock } from "../../../src/clock.js";
+import { virtualClock, type Clock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
 import { DEAD_AIR_LINES, DeadAirCover, MAX_DEAD_AIR_BACKOFF_MS, MAX_NUDGES_IN_A_ROW, Nudger } from "../../../src/pipeline/silence.js";
 
@@ -48,6 +48,33 @@ describe("dead air", () => {
     cover.arm();
     await clock.advance(60_000);
     expect(spoken).toBe(0);
+  });
+});
+
+describe("dead air: re-armed by every chunk of audio", () => {
+  it("keeps one timer that the chunks move, and speaks coverMs after the audio sent has played", async () => {
+    const clock = virtualClock();
+    let timersSet = 0;
+    const counted: Clock = { ...clock, setTimeout: (fn, ms) => (timersSet++, clock.setTimeout(fn, ms)) };
+    /** Audio sent and not yet played (ms): each 20 ms chunk adds 20, real time plays it. */
+    let playsUntil = clock.now();
+    const said: number[] = [];
+    const cover = new DeadAirCover(
+      { clock: counted, log: silentLogger, active: () => true, pendingMs: () => Math.max(0, playsUntil - clock.now()), quiet: () => playsUntil <= clock.now(), covered: () => false, speak: () => said.push(clock.now()) },
+      1500,
+    );
+    cover.arm();
+    // 2 s of a reply's audio, a 20 ms chunk every 20 ms (as TTS streams it), each one re-arming.
+    for (let i = 0; i < 100; i++) {
+      playsUntil = Math.max(playsUntil, clock.now()) + 20;
+      cover.arm();
+      await clock.advance(20);
+    }
+    // The first wait ran out at 1.5 s and was set again for the rest: two timers for 101 arms.
+    expect(timersSet).toBe(2);
+    await clock.advance(playsUntil + 1500 - clock.now());
+    expect(said).toEqual([playsUntil + 1500]);
+    expect(timersSet).toBeLessThanOrEqual(3);
   });
 });
 

@@ -1,15 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { virtualClock } from "../../../src/clock.js";
+import { virtualClock, type Clock } from "../../../src/clock.js";
 import type { EventBody } from "../../../src/events.js";
 import { MANUAL_FINAL_WAIT_MS, SPEECH_IDLE_WATCHDOG_MS, Utterances, type UtteranceSettings } from "../../../src/pipeline/utterance.js";
 
 function utterances(settings: Partial<UtteranceSettings> = {}, held = false, acknowledged: readonly string[] = []) {
   const clock = virtualClock();
+  let timersSet = 0;
+  const counted: Clock = { ...clock, setTimeout: (fn, ms) => (timersSet++, clock.setTimeout(fn, ms)) };
   const events: EventBody[] = [];
   const turns: { text: string; endedAt: number; startedAt: number }[] = [];
   const calls = { finalize: 0, opened: 0, dropped: 0, quiet: 0 };
   const tracker = new Utterances({
-    clock,
+    clock: counted,
     settings: { detection: "auto", minSilenceMs: 300, maxSilenceMs: 1200, ...settings },
     emit: (e) => events.push(e),
     finalize: () => (calls.finalize += 1),
@@ -20,7 +22,7 @@ function utterances(settings: Partial<UtteranceSettings> = {}, held = false, ack
     acknowledgement: (text) => acknowledged.includes(text),
     quiet: () => (calls.quiet += 1),
   });
-  return { clock, events, turns, calls, tracker, types: () => events.map((e) => e.type) };
+  return { clock, events, turns, calls, tracker, types: () => events.map((e) => e.type), timersSet: () => timersSet };
 }
 
 describe("utterances", () => {
@@ -99,6 +101,26 @@ describe("utterances", () => {
     tracker.drop();
     expect(types()).toEqual(["speech.started", "speech.stopped"]);
     expect(turns).toEqual([]);
+  });
+});
+
+describe("utterances: the watchdog", () => {
+  it("is one timer that every partial moves, not a timer per partial", async () => {
+    const { clock, tracker, calls, timersSet } = utterances();
+    // 3 s of partials every 50 ms (an STT's interim results).
+    for (let i = 0; i < 60; i++) {
+      tracker.touch().transcript.partial(`word ${i}`);
+      await clock.advance(50);
+    }
+    const lastTouch = clock.now() - 50;
+    expect(timersSet()).toBe(1);
+    await clock.advance(lastTouch + SPEECH_IDLE_WATCHDOG_MS - clock.now() - 1);
+    expect(calls.quiet).toBe(0);
+    await clock.advance(1);
+    expect(calls.quiet).toBe(1);
+    // The first timer, then one for the rest of the wait from the last partial.
+    expect(timersSet()).toBe(2);
+    expect(clock.pending()).toBe(0);
   });
 });
 
