@@ -46,8 +46,14 @@ export interface VoiceReplyDeps extends ReplyGateDeps {
 export class VoiceReply {
   readonly id: string;
   readonly epoch: number;
-  readonly controller = new AbortController();
-  /** Aborts the model's stream alone (an output guardrail's verdict): the reply itself goes on to speak its replacement. */
+  /** Aborted when the reply stops: its wait for playback ends. */
+  readonly #reply = new AbortController();
+  /**
+   * The model call's signal: aborted with the reply (`stop`), or alone by an output guardrail's
+   * verdict, the reply then going on to speak its replacement. One controller both abort, not
+   * `AbortSignal.any` of two: that costs about 20 µs a reply on Node 20, on the path from the
+   * caller's last word to the model request (docs/benchmarks.md, "Pipeline").
+   */
   readonly #model = new AbortController();
   readonly gate: ReplyGate;
   readonly #deadAir: DeadAirCover;
@@ -127,7 +133,11 @@ export class VoiceReply {
     this.#output?.stop();
     this.gate.close();
     this.#deadAir.cancel();
-    if (abort) this.controller.abort(new Error("interrupted"));
+    if (abort) {
+      const reason = new Error("interrupted");
+      this.#reply.abort(reason);
+      this.#model.abort(reason);
+    }
   }
 
   /** The reply left the floor. */
@@ -299,8 +309,7 @@ export class VoiceReply {
       }
       this.#deps.log.debug({ reply: this.id }, "preemptive reply discarded");
     }
-    const signal = AbortSignal.any([this.controller.signal, this.#model.signal]);
-    return this.#deps.model.run(messages, signal, observer, () => this.#interrupted || this.superseded || this.#output?.verdict !== undefined);
+    return this.#deps.model.run(messages, this.#model.signal, observer, () => this.#interrupted || this.superseded || this.#output?.verdict !== undefined);
   }
 
   /** All text is out: send what the floor still holds, `audio.completed`, then wait until the caller has heard it. */
@@ -308,7 +317,7 @@ export class VoiceReply {
     if (this.#interrupted) return;
     this.gate.flush();
     this.#deps.emit({ type: "audio.completed" });
-    await this.#deps.playback.playedOut(this.controller.signal, () => this.#interrupted || this.#deps.closed());
+    await this.#deps.playback.playedOut(this.#reply.signal, () => this.#interrupted || this.#deps.closed());
   }
 
   /** The turn's latency stages (docs/protocol.md `metrics.turn`), read when it settles. */
