@@ -1,20 +1,25 @@
 /**
- * One model request of a reply: the AI SDK's single-call stream (`streamLanguageModelCall`:
- * model resolution, prompt conversion, tool declarations, tool-call parsing and repair, tool
- * choice enforcement), with no step loop, no tool execution and no result replay. The reply loop
- * owns those (reply-loop.ts).
+ * One model request of a reply, with no step loop, no tool execution and no result replay (the
+ * reply loop owns those, reply-loop.ts). Two ways, one result:
+ * - direct (the voice loop's requests): the provider's `doStream` called with the options the AI
+ *   SDK would send (model-prompt.ts) and its stream read here, each part mapped as the SDK maps
+ *   it (model-parts.ts);
+ * - the SDK's single-call stream (`streamLanguageModelCall`) for anything else: model ids and
+ *   v2/v3 models, files, approvals, dynamic and provider tools.
  *
- * Why not `streamText`: at 20 text deltas per reply it builds about ten web-stream transforms
- * per call, which cost ~4 ms of CPU per reply on the bench machine, against ~0.7 ms here and
- * 0.07 ms for the provider's own stream (docs/benchmarks.md, "bench:pipeline").
+ * Why not the SDK for every call: it pipes the provider's stream through two web-stream
+ * transforms per call (its part transform, then an async-iterable wrapper), about 0.25 ms of CPU
+ * per spoken reply at 20 deltas and a fifth of what the gateway allocates per turn
+ * (docs/benchmarks.md, "bench:reply-loop"). `streamText` costs ten times that.
  */
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { APICallError, experimental_streamLanguageModelCall as streamLanguageModelCall, type LanguageModel, type ModelMessage, type ToolChoice, type ToolSet } from "ai";
-import type { Experimental_LanguageModelStreamPart } from "ai";
 import type { Clock } from "../clock.js";
 import { reconnect } from "../providers/reconnect.js";
+import { ModelPartMapper, type ModelCallPart } from "./model-parts.js";
+import { directCallOptions, directModel } from "./model-prompt.js";
 
-/** A part of one model call's stream. */
-export type ModelCallPart = Experimental_LanguageModelStreamPart<ToolSet>;
+export type { ModelCallPart } from "./model-parts.js";
 
 export interface ModelRequest {
   readonly model: LanguageModel;
@@ -54,17 +59,13 @@ export async function openModelCall(request: ModelRequest, options: { readonly c
     delaysMs: modelRetryDelays(maxRetries),
     retryable: retryableApiError,
     attempt: async () => {
-      const opened = await streamLanguageModelCall({
-        model: request.model,
-        system: request.system,
-        messages: [...request.messages],
-        ...(request.tools === undefined ? {} : { tools: request.tools }),
-        ...(request.toolChoice === undefined ? {} : { toolChoice: request.toolChoice }),
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-        ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
-        abortSignal: signal,
-      });
-      stream = opened.stream;
+      const model = directModel(request.model);
+      const options = model === undefined ? undefined : await directCallOptions(request, signal);
+      if (model !== undefined && options !== undefined) {
+        stream = await openDirect(model, options, request, clock);
+        return;
+      }
+      stream = await openThroughSdk(request, signal);
     },
   });
   switch (outcome.kind) {
@@ -76,5 +77,59 @@ export async function openModelCall(request: ModelRequest, options: { readonly c
       throw outcome.last ?? new Error("the model request was not made");
     case "stopped":
       throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+  }
+}
+
+/** The call made by the AI SDK's `streamLanguageModelCall`, for requests outside the direct call's shapes. */
+export async function openThroughSdk(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<ModelCallPart>> {
+  const opened = await streamLanguageModelCall({
+    model: request.model,
+    system: request.system,
+    messages: [...request.messages],
+    ...(request.tools === undefined ? {} : { tools: request.tools }),
+    ...(request.toolChoice === undefined ? {} : { toolChoice: request.toolChoice }),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+    abortSignal: signal,
+  });
+  return opened.stream;
+}
+
+/** The provider's stream for `options`, read and mapped part by part as the SDK would. */
+async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOptions, request: ModelRequest, clock: Clock): Promise<AsyncIterable<ModelCallPart>> {
+  const startedMs = clock.now();
+  const { stream } = await model.doStream(options);
+  const mapper = new ModelPartMapper({
+    tools: request.tools,
+    toolChoice: options.toolChoice ?? { type: "auto" },
+    provider: model.provider,
+    modelId: model.modelId,
+    signal: options.abortSignal ?? new AbortController().signal,
+    now: () => clock.now(),
+    startedMs,
+  });
+  return mappedParts(stream, mapper);
+}
+
+/** `stream`'s parts through `mapper`; leaving early cancels the provider's stream, as the SDK's iterator does. */
+async function* mappedParts(stream: ReadableStream<LanguageModelV4StreamPart>, mapper: ModelPartMapper): AsyncGenerator<ModelCallPart> {
+  const reader = stream.getReader();
+  const out: ModelCallPart[] = [];
+  let finished = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) {
+        finished = true;
+        return;
+      }
+      const pending = mapper.map(next.value, out);
+      if (pending !== undefined) await pending;
+      for (const part of out) yield part;
+      out.length = 0;
+    }
+  } finally {
+    if (!finished) reader.cancel().catch(() => undefined);
+    reader.releaseLock();
   }
 }

@@ -1,0 +1,164 @@
+/**
+ * A reply's model request as the provider's `doStream` options, prepared the way the AI SDK's
+ * `streamLanguageModelCall` prepares them (ai@7: `standardizePrompt`, `convertToLanguageModelPrompt`,
+ * `prepareTools`, `prepareToolChoice`), for the message and tool shapes the voice loop sends:
+ * user and assistant text, reasoning, tool calls and their text/JSON results, function tools with
+ * a JSON schema. Anything else answers `undefined` and the call goes through the SDK
+ * (model-call.ts), which owns downloads, files, approvals, dynamic and provider tools.
+ *
+ * tests/pipeline/model-direct.test.ts holds this to the SDK: the same requests through both give
+ * deep-equal `doStream` options.
+ */
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4Message, LanguageModelV4Prompt, LanguageModelV4ToolChoice, SharedV4ProviderOptions } from "@ai-sdk/provider";
+import { asSchema } from "@ai-sdk/provider-utils";
+import { MissingToolResultsError, type LanguageModel, type ModelMessage, type ToolChoice, type ToolSet } from "ai";
+import type { ModelRequest } from "./model-call.js";
+
+type AssistantContent = Extract<LanguageModelV4Message, { role: "assistant" }>["content"];
+type ToolContent = Extract<LanguageModelV4Message, { role: "tool" }>["content"];
+
+/** The model as the provider interface the SDK would call, or undefined (a model id string, a v2/v3 model: the SDK adapts those). */
+export function directModel(model: LanguageModel): LanguageModelV4 | undefined {
+  return typeof model === "object" && model.specificationVersion === "v4" ? model : undefined;
+}
+
+/** The SDK's tool choice for the provider: `auto` when none is given. */
+export function providerToolChoice(toolChoice: ToolChoice<ToolSet> | undefined): LanguageModelV4ToolChoice {
+  if (toolChoice === undefined) return { type: "auto" };
+  return typeof toolChoice === "string" ? { type: toolChoice } : { type: "tool", toolName: toolChoice.toolName };
+}
+
+/** `target` with `providerOptions` when there are any (the SDK copies the key either way; providers read it only when set). */
+function withOptions<T extends object>(target: T, providerOptions: SharedV4ProviderOptions | undefined): T & { providerOptions?: SharedV4ProviderOptions } {
+  if (providerOptions !== undefined) Object.assign(target, { providerOptions });
+  return target;
+}
+
+/** One message in the provider's prompt shape, or undefined when its shape is not one the voice loop sends. */
+function providerMessage(message: ModelMessage): LanguageModelV4Message | undefined {
+  switch (message.role) {
+    case "user": {
+      if (typeof message.content === "string") return withOptions<LanguageModelV4Message>({ role: "user", content: [{ type: "text", text: message.content }] }, message.providerOptions);
+      const content: Extract<LanguageModelV4Message, { role: "user" }>["content"] = [];
+      for (const part of message.content) {
+        if (part.type !== "text") return undefined;
+        if (part.text !== "") content.push(withOptions({ type: "text", text: part.text }, part.providerOptions));
+      }
+      return withOptions<LanguageModelV4Message>({ role: "user", content }, message.providerOptions);
+    }
+    case "assistant": {
+      if (typeof message.content === "string") return withOptions<LanguageModelV4Message>({ role: "assistant", content: [{ type: "text", text: message.content }] }, message.providerOptions);
+      const content: AssistantContent = [];
+      for (const part of message.content) {
+        switch (part.type) {
+          case "text":
+            // The SDK drops an empty text part unless it carries provider options.
+            if (part.text !== "" || part.providerOptions != null) content.push(withOptions({ type: "text", text: part.text }, part.providerOptions));
+            break;
+          case "reasoning":
+            content.push(withOptions({ type: "reasoning", text: part.text }, part.providerOptions));
+            break;
+          case "tool-call":
+            content.push(
+              withOptions(
+                { type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, input: part.input, ...(part.providerExecuted === undefined ? {} : { providerExecuted: part.providerExecuted }) },
+                part.providerOptions,
+              ),
+            );
+            break;
+          default:
+            return undefined;
+        }
+      }
+      return withOptions<LanguageModelV4Message>({ role: "assistant", content }, message.providerOptions);
+    }
+    case "tool": {
+      const content: ToolContent = [];
+      for (const part of message.content) {
+        if (part.type !== "tool-result" || part.output.type === "content") return undefined;
+        content.push(withOptions({ type: "tool-result", toolCallId: part.toolCallId, toolName: part.toolName, output: part.output }, part.providerOptions));
+      }
+      return withOptions<LanguageModelV4Message>({ role: "tool", content }, message.providerOptions);
+    }
+    default:
+      // A system message in `messages` is refused by the SDK, with its own error.
+      return undefined;
+  }
+}
+
+/**
+ * The provider prompt for `system` and `messages`, or undefined when a message is outside the
+ * voice loop's shapes. As the SDK: the system text first, consecutive tool messages merged, a
+ * tool call without a result before the next user turn refused (`MissingToolResultsError`).
+ */
+export function providerPrompt(system: string, messages: readonly ModelMessage[]): LanguageModelV4Prompt | undefined {
+  if (messages.length === 0) return undefined;
+  const prompt: LanguageModelV4Prompt = [{ role: "system", content: system }];
+  for (const message of messages) {
+    const converted = providerMessage(message);
+    if (converted === undefined) return undefined;
+    const last = prompt[prompt.length - 1];
+    if (converted.role === "tool" && last?.role === "tool") {
+      // The SDK folds a message-level option into the previous last part before merging; the voice loop sets none.
+      if (last.providerOptions != null || converted.providerOptions != null) return undefined;
+      last.content.push(...converted.content);
+      continue;
+    }
+    prompt.push(converted);
+  }
+  const open = new Set<string>();
+  for (const message of prompt) {
+    switch (message.role) {
+      case "assistant":
+        for (const part of message.content) if (part.type === "tool-call" && part.providerExecuted !== true) open.add(part.toolCallId);
+        break;
+      case "tool":
+        for (const part of message.content) if (part.type === "tool-result") open.delete(part.toolCallId);
+        break;
+      default:
+        if (open.size > 0) throw new MissingToolResultsError({ toolCallIds: [...open] });
+    }
+  }
+  if (open.size > 0) throw new MissingToolResultsError({ toolCallIds: [...open] });
+  return prompt.filter((message) => message.role !== "tool" || message.content.length > 0);
+}
+
+/** The tools as the provider declares them (undefined for none), or `null` when one is not a plain function tool. */
+export async function providerTools(tools: ToolSet | undefined): Promise<LanguageModelV4FunctionTool[] | undefined | null> {
+  if (tools === undefined || Object.keys(tools).length === 0) return undefined;
+  const declared: LanguageModelV4FunctionTool[] = [];
+  for (const [name, tool] of Object.entries(tools)) {
+    if ((tool.type !== undefined && tool.type !== "function") || (tool.description !== undefined && typeof tool.description !== "string")) return null;
+    const { description, inputExamples, providerOptions, strict } = tool;
+    declared.push({
+      type: "function",
+      name,
+      inputSchema: await asSchema(tool.inputSchema).jsonSchema,
+      ...(description != null ? { description } : {}),
+      ...(inputExamples != null ? { inputExamples } : {}),
+      ...(providerOptions != null ? { providerOptions } : {}),
+      ...(strict != null ? { strict } : {}),
+    });
+  }
+  return declared;
+}
+
+/**
+ * The `doStream` options the SDK would send for `request`, or undefined when the request is
+ * outside the voice loop's shapes (the SDK then makes the call).
+ */
+export async function directCallOptions(request: ModelRequest, signal: AbortSignal): Promise<LanguageModelV4CallOptions | undefined> {
+  const prompt = providerPrompt(request.system, request.messages);
+  if (prompt === undefined) return undefined;
+  const tools = await providerTools(request.tools);
+  if (tools === null) return undefined;
+  // The SDK also sends `responseFormat`, `providerOptions`, `headers` and `includeRawChunks`, all undefined here.
+  return {
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+    ...(tools === undefined ? {} : { tools }),
+    toolChoice: providerToolChoice(request.toolChoice),
+    prompt,
+    abortSignal: signal,
+  };
+}
