@@ -21,6 +21,14 @@ import { directCallOptions, directModel } from "./model-prompt.js";
 
 export type { ModelCallPart } from "./model-parts.js";
 
+/** One model call's parts, read a provider chunk at a time (one await per chunk, none per part). */
+export interface ModelCallStream {
+  /** Appends the parts of the next chunk to `out` (none, one or two); false once the stream has ended. Throws the stream's error. */
+  read(out: ModelCallPart[]): Promise<boolean>;
+  /** Stop reading before the end: cancels the provider's stream. */
+  cancel(): void;
+}
+
 export interface ModelRequest {
   readonly model: LanguageModel;
   readonly system: string;
@@ -49,9 +57,9 @@ function retryableApiError(error: Error): boolean {
  * Open one model call's stream, retrying the request `maxRetries` times on a retryable API
  * error (waits on `clock`). Throws the request's last error, or the signal's reason when it aborts.
  */
-export async function openModelCall(request: ModelRequest, options: { readonly clock: Clock; readonly maxRetries: number; readonly signal: AbortSignal }): Promise<AsyncIterable<ModelCallPart>> {
+export async function openModelCall(request: ModelRequest, options: { readonly clock: Clock; readonly maxRetries: number; readonly signal: AbortSignal }): Promise<ModelCallStream> {
   const { clock, maxRetries, signal } = options;
-  let stream: AsyncIterable<ModelCallPart> | undefined;
+  let stream: ModelCallStream | undefined;
   const outcome = await reconnect({
     clock,
     signal,
@@ -65,12 +73,12 @@ export async function openModelCall(request: ModelRequest, options: { readonly c
         stream = await openDirect(model, options, request, clock);
         return;
       }
-      stream = await openThroughSdk(request, signal);
+      stream = new IteratedParts(await openThroughSdk(request, signal));
     },
   });
   switch (outcome.kind) {
     case "connected":
-      return stream as AsyncIterable<ModelCallPart>;
+      return stream as ModelCallStream;
     case "refused":
       throw outcome.error;
     case "exhausted":
@@ -95,8 +103,8 @@ export async function openThroughSdk(request: ModelRequest, signal: AbortSignal)
   return opened.stream;
 }
 
-/** The provider's stream for `options`, read and mapped part by part as the SDK would. */
-async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOptions, request: ModelRequest, clock: Clock): Promise<AsyncIterable<ModelCallPart>> {
+/** The provider's stream for `options`, read and mapped chunk by chunk as the SDK would. */
+async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOptions, request: ModelRequest, clock: Clock): Promise<ModelCallStream> {
   const startedMs = clock.now();
   const { stream } = await model.doStream(options);
   const mapper = new ModelPartMapper({
@@ -108,28 +116,48 @@ async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOp
     now: () => clock.now(),
     startedMs,
   });
-  return mappedParts(stream, mapper);
+  return new MappedParts(stream.getReader(), mapper);
 }
 
-/** `stream`'s parts through `mapper`; leaving early cancels the provider's stream, as the SDK's iterator does. */
-async function* mappedParts(stream: ReadableStream<LanguageModelV4StreamPart>, mapper: ModelPartMapper): AsyncGenerator<ModelCallPart> {
-  const reader = stream.getReader();
-  const out: ModelCallPart[] = [];
-  let finished = false;
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) {
-        finished = true;
-        return;
-      }
-      const pending = mapper.map(next.value, out);
-      if (pending !== undefined) await pending;
-      for (const part of out) yield part;
-      out.length = 0;
-    }
-  } finally {
-    if (!finished) reader.cancel().catch(() => undefined);
-    reader.releaseLock();
+/** The provider's chunks through the mapper: one read of the provider's stream per `read`, as the relay reads it. */
+class MappedParts implements ModelCallStream {
+  readonly #reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
+  readonly #mapper: ModelPartMapper;
+
+  constructor(reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>, mapper: ModelPartMapper) {
+    this.#reader = reader;
+    this.#mapper = mapper;
+  }
+
+  async read(out: ModelCallPart[]): Promise<boolean> {
+    const next = await this.#reader.read();
+    if (next.done) return false;
+    const pending = this.#mapper.map(next.value, out);
+    if (pending !== undefined) await pending;
+    return true;
+  }
+
+  cancel(): void {
+    this.#reader.cancel().catch(() => undefined);
+  }
+}
+
+/** The SDK's parts, one per `read`. */
+class IteratedParts implements ModelCallStream {
+  readonly #parts: AsyncIterator<ModelCallPart>;
+
+  constructor(parts: AsyncIterable<ModelCallPart>) {
+    this.#parts = parts[Symbol.asyncIterator]();
+  }
+
+  async read(out: ModelCallPart[]): Promise<boolean> {
+    const next = await this.#parts.next();
+    if (next.done === true) return false;
+    out.push(next.value);
+    return true;
+  }
+
+  cancel(): void {
+    this.#parts.return?.().catch(() => undefined);
   }
 }

@@ -6,7 +6,10 @@
  * and checked against the tool's schema, an unknown tool or bad input an invalid call followed by
  * its `tool-error`); tool parts are withheld under tool choice `none`; `finish` becomes
  * `model-call-end` with the SDK's usage and timing, then the tool-choice violation error if the
- * model broke the choice; a provider's error object becomes a `StreamProviderError`.
+ * model broke the choice; a provider's error object becomes a `StreamProviderError`. Of the
+ * timing, the gaps between output chunks (`timeBetweenOutputChunksMs`, optional in the SDK's part)
+ * are not kept: nothing in the gateway reads them, and keeping them costs a clock read and an
+ * array slot per delta (the turn tracer times the legs, session/turn-tracer.ts).
  *
  * Generated files (`file`, `reasoning-file`) and provider tool-approval requests are not mapped:
  * the voice loop does not read them (step-reader.ts), and resolving a file means a download.
@@ -151,8 +154,6 @@ export class ModelPartMapper {
   readonly #content: RawContent[] | undefined;
   readonly #open = new Map<string, { type: "text" | "reasoning"; text: string; providerMetadata?: unknown }>();
   #firstOutputMs: number | undefined;
-  #lastOutputMs: number | undefined;
-  readonly #gapsMs: number[] = [];
 
   constructor(context: PartContext) {
     this.#context = context;
@@ -162,7 +163,7 @@ export class ModelPartMapper {
 
   /** The parts `chunk` maps to, pushed on `out` (none, one or two). Async only for a tool call. */
   map(chunk: LanguageModelV4StreamPart, out: ModelCallPart[]): Promise<void> | undefined {
-    if (this.#isOutput(chunk)) this.#timeOutput();
+    if (this.#firstOutputMs === undefined && this.#isOutput(chunk)) this.#firstOutputMs = this.#context.now() - this.#context.startedMs;
     switch (chunk.type) {
       case "text-delta":
         this.#collect("text", chunk.id, chunk.delta, chunk.providerMetadata);
@@ -249,13 +250,6 @@ export class ModelPartMapper {
     }
   }
 
-  #timeOutput(): void {
-    const at = this.#context.now();
-    if (this.#firstOutputMs === undefined) this.#firstOutputMs = at - this.#context.startedMs;
-    else if (this.#lastOutputMs !== undefined) this.#gapsMs.push(at - this.#lastOutputMs);
-    this.#lastOutputMs = at;
-  }
-
   /** The violation error's content, as the SDK's raw content: one entry per text or reasoning id. */
   #collect(type: "text" | "reasoning", id: string, delta: string | undefined, providerMetadata: unknown, end = false): void {
     if (this.#content === undefined) return;
@@ -320,7 +314,6 @@ export class ModelPartMapper {
       inputTokensPerSecond: first === undefined ? undefined : tokensPerSecond(usage.inputTokens, first),
       effectiveTotalTokensPerSecond: tokensPerSecond(usage.inputTokens == null && usage.outputTokens == null ? undefined : (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0), responseTimeMs),
       timeToFirstOutputMs: first,
-      ...(this.#gapsMs.length > 0 ? { timeBetweenOutputChunksMs: gapStats(this.#gapsMs) } : {}),
     };
     const choice = this.#context.toolChoice;
     const calls = [...this.#calls.values()];
@@ -339,12 +332,4 @@ export class ModelPartMapper {
       out.push({ type: "error", error: new ToolChoiceViolationError({ toolChoice: choice, finishReason: chunk.finishReason.unified, provider, modelId, content: this.#content as never }) });
     }
   }
-}
-
-/** The SDK's gap statistics (nearest-rank percentiles). */
-function gapStats(gapsMs: readonly number[]): NonNullable<ModelCallEnd["performance"]["timeBetweenOutputChunksMs"]> {
-  const sorted = [...gapsMs].sort((a, b) => a - b);
-  const rank = (p: number): number => sorted[Math.ceil(p * sorted.length) - 1] as number;
-  const sum = gapsMs.reduce((total, gap) => total + gap, 0);
-  return { min: sorted[0] as number, p10: rank(0.1), median: rank(0.5), avg: sum / gapsMs.length, p90: rank(0.9), max: sorted[sorted.length - 1] as number };
 }

@@ -175,12 +175,22 @@ export async function readStep(
 ): Promise<void> {
   try {
     const stream = await openModelCall(request, options);
-    for await (const part of stream) {
-      const textBefore = reader.step.text;
-      const callsBefore = reader.step.calls.length;
-      const delta = reader.read(part, runTool);
-      if (delta !== undefined) heard(delta, textBefore);
-      else if (reader.step.calls.length > callsBefore) heard(undefined, textBefore);
+    const parts: ModelCallPart[] = [];
+    let ended = false;
+    try {
+      while (await stream.read(parts)) {
+        for (const part of parts) {
+          const textBefore = reader.step.text;
+          const callsBefore = reader.step.calls.length;
+          const delta = reader.read(part, runTool);
+          if (delta !== undefined) heard(delta, textBefore);
+          else if (reader.step.calls.length > callsBefore) heard(undefined, textBefore);
+        }
+        parts.length = 0;
+      }
+      ended = true;
+    } finally {
+      if (!ended) stream.cancel();
     }
   } catch (error) {
     reader.error ??= error;

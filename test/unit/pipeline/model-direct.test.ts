@@ -9,7 +9,7 @@ import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-
 import { MissingToolResultsError, type ModelMessage, type ToolChoice, type ToolSet } from "ai";
 import { describe, expect, it } from "vitest";
 import { systemClock, virtualClock } from "../../../src/clock.js";
-import { openModelCall, openThroughSdk, type ModelCallPart, type ModelRequest } from "../../../src/pipeline/model-call.js";
+import { openModelCall, openThroughSdk, type ModelCallPart, type ModelCallStream, type ModelRequest } from "../../../src/pipeline/model-call.js";
 import { directCallOptions, providerPrompt } from "../../../src/pipeline/model-prompt.js";
 import { aiToolSet } from "../../../src/pipeline/tool-port.js";
 import { streamingModel } from "../../../src/testing/streaming-model.js";
@@ -91,12 +91,17 @@ async function throughSdk(request: Omit<ModelRequest, "model">, parts: readonly 
   return { options: calls[0] as LanguageModelV4CallOptions, parts: out };
 }
 
+/** Every part of `stream`, read to its end. */
+async function readAll(stream: ModelCallStream): Promise<ModelCallPart[]> {
+  const out: ModelCallPart[] = [];
+  while (await stream.read(out));
+  return out;
+}
+
 async function direct(request: Omit<ModelRequest, "model">, parts: readonly LanguageModelV4StreamPart[], signal: AbortSignal): Promise<Run> {
   const { model, calls } = recording(parts);
   const stream = await openModelCall({ ...request, model }, { clock: systemClock, maxRetries: 0, signal });
-  const out: ModelCallPart[] = [];
-  for await (const part of stream) out.push(part);
-  return { options: calls[0] as LanguageModelV4CallOptions, parts: out };
+  return { options: calls[0] as LanguageModelV4CallOptions, parts: await readAll(stream) };
 }
 
 async function expectSame(request: Omit<ModelRequest, "model">, parts: readonly LanguageModelV4StreamPart[]): Promise<ModelCallPart[]> {
@@ -208,12 +213,10 @@ describe("the direct model call against the AI SDK's streamLanguageModelCall", (
   it("does not hand on generated files, which the voice loop does not read", async () => {
     const { model } = recording([{ type: "stream-start", warnings: [] }, { type: "file", mediaType: "image/png", data: { type: "data", data: "AAAA" } }, finish()]);
     const stream = await openModelCall({ model, system: "S", messages: HISTORY }, { clock: virtualClock(), maxRetries: 0, signal: new AbortController().signal });
-    const types: string[] = [];
-    for await (const part of stream) types.push(part.type);
-    expect(types).toEqual(["model-call-start", "model-call-end"]);
+    expect((await readAll(stream)).map((part) => part.type)).toEqual(["model-call-start", "model-call-end"]);
   });
 
-  it("cancels the provider's stream when the reader leaves early", async () => {
+  it("cancels the provider's stream when the reader stops early", async () => {
     let cancelled = false;
     const model = streamingModel("slow", () =>
       Promise.resolve({
@@ -229,7 +232,10 @@ describe("the direct model call against the AI SDK's streamLanguageModelCall", (
       }),
     );
     const stream = await openModelCall({ model, system: "S", messages: HISTORY }, { clock: virtualClock(), maxRetries: 0, signal: new AbortController().signal });
-    for await (const part of stream) if (part.type === "text-delta") break;
+    const out: ModelCallPart[] = [];
+    while (!out.some((part) => part.type === "text-delta")) await stream.read(out);
+    stream.cancel();
+    await Promise.resolve();
     expect(cancelled).toBe(true);
   });
 });
