@@ -106,6 +106,8 @@ async function direct(request: Omit<ModelRequest, "model">, parts: readonly Lang
 
 async function expectSame(request: Omit<ModelRequest, "model">, parts: readonly LanguageModelV4StreamPart[]): Promise<ModelCallPart[]> {
   const signal = new AbortController().signal;
+  // The request must take the direct path: otherwise both sides below would be the SDK.
+  expect(await directCallOptions({ ...request, model: recording([]).model }, signal)).toBeDefined();
   const sdk = await throughSdk(request, parts, signal);
   const ours = await direct(request, parts, signal);
   expect(ours.options).toEqual(sdk.options);
