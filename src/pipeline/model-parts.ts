@@ -13,9 +13,9 @@
  *
  * Generated files (`file`, `reasoning-file`) and provider tool-approval requests are not mapped:
  * the voice loop does not read them (step-reader.ts), and resolving a file means a download.
- * tests/pipeline/model-direct.test.ts holds the rest to the SDK part for part.
+ * test/unit/pipeline/model-direct.test.ts holds the rest to the SDK part for part.
  */
-import { AISDKError, getErrorMessage, type LanguageModelV4StreamPart, type LanguageModelV4ToolCall, type LanguageModelV4ToolChoice, type LanguageModelV4Usage } from "@ai-sdk/provider";
+import { AISDKError, getErrorMessage, type LanguageModelV4Content, type LanguageModelV4StreamPart, type SharedV4ProviderMetadata, type LanguageModelV4ToolCall, type LanguageModelV4ToolChoice, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { asSchema, isProviderStreamError, safeParseJSON, safeValidateTypes } from "@ai-sdk/provider-utils";
 import { InvalidToolInputError, NoSuchToolError, StreamProviderError, ToolCallNotFoundForApprovalError, ToolChoiceViolationError, type Experimental_LanguageModelStreamPart, type LanguageModelUsage, type ToolSet } from "ai";
 
@@ -23,8 +23,8 @@ import { InvalidToolInputError, NoSuchToolError, StreamProviderError, ToolCallNo
 export type ModelCallPart = Experimental_LanguageModelStreamPart<ToolSet>;
 type ToolCallPart = Extract<ModelCallPart, { type: "tool-call" }>;
 type ModelCallEnd = Extract<ModelCallPart, { type: "model-call-end" }>;
-/** What the SDK keeps of a text or reasoning part for the violation error's `content`. */
-type RawContent = { type: "text" | "reasoning"; text: string; providerMetadata?: unknown } | LanguageModelV4StreamPart;
+/** A text or reasoning run as the violation error's `content` keeps it. */
+type TextContent = { type: "text" | "reasoning"; text: string; providerMetadata?: SharedV4ProviderMetadata };
 
 export interface PartContext {
   readonly tools: ToolSet | undefined;
@@ -32,7 +32,7 @@ export interface PartContext {
   readonly provider: string;
   readonly modelId: string;
   readonly signal: AbortSignal;
-  /** Milliseconds, monotonic (the SDK's `performance.now()`). */
+  /** Milliseconds, on the gateway's clock (the SDK reads `performance.now()`): only differences are used. */
   readonly now: () => number;
   /** When the request went out (`now()` just before `doStream`). */
   readonly startedMs: number;
@@ -151,8 +151,8 @@ export class ModelPartMapper {
   readonly #withhold: boolean;
   readonly #calls = new Map<string, ToolCallPart>();
   /** Kept only when the tool choice is enforced (not `auto`): the violation error carries it. */
-  readonly #content: RawContent[] | undefined;
-  readonly #open = new Map<string, { type: "text" | "reasoning"; text: string; providerMetadata?: unknown }>();
+  readonly #content: LanguageModelV4Content[] | undefined;
+  readonly #open = new Map<string, TextContent>();
   #firstOutputMs: number | undefined;
 
   constructor(context: PartContext) {
@@ -251,7 +251,7 @@ export class ModelPartMapper {
   }
 
   /** The violation error's content, as the SDK's raw content: one entry per text or reasoning id. */
-  #collect(type: "text" | "reasoning", id: string, delta: string | undefined, providerMetadata: unknown, end = false): void {
+  #collect(type: "text" | "reasoning", id: string, delta: string | undefined, providerMetadata: SharedV4ProviderMetadata | undefined, end = false): void {
     if (this.#content === undefined) return;
     const key = `${type}:${id}`;
     let part = this.#open.get(key);
@@ -329,7 +329,7 @@ export class ModelPartMapper {
     });
     if (violated && choice.type !== "auto") {
       const { provider, modelId } = this.#context;
-      out.push({ type: "error", error: new ToolChoiceViolationError({ toolChoice: choice, finishReason: chunk.finishReason.unified, provider, modelId, content: this.#content as never }) });
+      out.push({ type: "error", error: new ToolChoiceViolationError({ toolChoice: choice, finishReason: chunk.finishReason.unified, provider, modelId, content: this.#content ?? [] }) });
     }
   }
 }

@@ -6,7 +6,7 @@
  * a JSON schema. Anything else answers `undefined` and the call goes through the SDK
  * (model-call.ts), which owns downloads, files, approvals, dynamic and provider tools.
  *
- * tests/pipeline/model-direct.test.ts holds this to the SDK: the same requests through both give
+ * test/unit/pipeline/model-direct.test.ts holds this to the SDK: the same requests through both give
  * deep-equal `doStream` options.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4Message, LanguageModelV4Prompt, LanguageModelV4ToolChoice, SharedV4ProviderOptions } from "@ai-sdk/provider";
