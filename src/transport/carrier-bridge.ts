@@ -12,6 +12,7 @@
  * reported through the link's port (`ConnectionHandler.playback`), so the session's playback
  * clock, heard cursor, "agent stopped speaking" and idle timer follow the carrier.
  */
+import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
@@ -58,6 +59,12 @@ export interface CarrierBridgeOptions {
   readonly limits?: Partial<Limits>;
   readonly leadMs?: number;
   readonly startTimeoutMs?: number;
+  /**
+   * The stream's socket under ws (TCP, or TLS), as the upgrade handed it over: frames written
+   * together (a chunk cut at a mark boundary, its mark and the rest) are corked into one write.
+   * Absent: each frame is its own write.
+   */
+  readonly socket?: Pick<Duplex, "cork" | "uncork"> | undefined;
   /**
    * Hang the call up through the carrier's API after the gateway closed the stream (end_call,
    * idle timeout, call duration limit, a fatal error). Never called when the caller hung up or
@@ -116,6 +123,7 @@ export class CarrierBridge implements ClientLink {
     this.#log = options.log.child({ carrier: options.codec.carrier });
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.#inbound = new CarrierInbound({ audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands }, this.#log, () => this.#audio);
+    const socket = options.socket;
     this.#outbound = new CarrierOutbound({
       clock: options.clock,
       codec: options.codec,
@@ -123,6 +131,7 @@ export class CarrierBridge implements ClientLink {
       audio: () => this.#audio,
       call: () => this.#call,
       write: (data) => this.#write(data),
+      batch: socket === undefined ? undefined : (send) => corked(socket, send),
     });
     this.started = new Promise<CarrierCall>((resolve, reject) => {
       this.#resolveStarted = resolve;
@@ -387,5 +396,15 @@ export class CarrierBridge implements ClientLink {
     this.#resolveHungUp();
     const handler = this.#inbound.handler;
     if (first || handler !== undefined) handler?.closed(this.#closeInfo.code, this.#closeInfo.reason);
+  }
+}
+
+/** Run `send` with `socket` corked: its writes leave in one syscall once it returns (Node's `Writable.cork`, which nests). */
+function corked(socket: Pick<Duplex, "cork" | "uncork">, send: () => void): void {
+  socket.cork();
+  try {
+    send();
+  } finally {
+    socket.uncork();
   }
 }

@@ -10,11 +10,40 @@ export class FakeCarrierSocket extends EventEmitter {
   /** The JSON frames the bridge sent, parsed (binary frames are not JSON: not recorded). */
   readonly sent: Record<string, unknown>[] = [];
   closedWith: { code: number; reason: string } | undefined;
+  /** Writes on the TCP socket under it: each send alone, or one per corked batch of sends. */
+  writes = 0;
+  /** For each frame in `sent`, the write it left in (0-based). */
+  readonly writeOf: number[] = [];
+  #corks = 0;
+  #pending = false;
+  /** The TCP socket under it (the bridge's `socket` option): sends between `cork` and the last `uncork` leave in one write, as Node's `Writable.cork` nests. */
+  readonly socket = {
+    cork: (): void => {
+      this.#corks += 1;
+    },
+    uncork: (): void => {
+      if (this.#corks === 0) return;
+      this.#corks -= 1;
+      if (this.#corks === 0 && this.#pending) {
+        this.#pending = false;
+        this.writes += 1;
+      }
+    },
+  };
+
+  /** The socket is corked now (a batch is open). */
+  get corked(): boolean {
+    return this.#corks > 0;
+  }
 
   send(data: string | Uint8Array): void {
+    const write = this.writes;
+    if (this.#corks > 0) this.#pending = true;
+    else this.writes += 1;
     const text = typeof data === "string" ? data : Buffer.from(data).toString("utf8");
     try {
       this.sent.push(JSON.parse(text) as Record<string, unknown>);
+      this.writeOf.push(write);
     } catch {
       // A binary media frame (Vonage L16): the test reads it off the codec.
     }

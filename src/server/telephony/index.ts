@@ -381,16 +381,17 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
       return refuseUpgrade(socket, 404, "Not Found");
     }
     const httpBase = publicBase(req, "http");
-    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, carrier, answered, httpBase));
+    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, socket, carrier, answered, httpBase));
   }
 
-  async function accept(ws: WebSocket, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {
+  async function accept(ws: WebSocket, socket: Duplex, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {
     const callId = answered?.callId;
     const transfer = callId === undefined ? undefined : transfers.port({ carrier, callId, accountId: answered?.accountId, line: answered?.line }, httpBase);
     const bridge = new CarrierBridge(ws, {
       codec: CARRIER_CODECS[carrier],
       clock,
       log,
+      socket,
       limits: deps.limits,
       // The REST API acts only on the call the verified webhook named.
       ...(callId === undefined ? {} : { hangUp: () => deps.client.hangUp({ carrier, callId }) }),

@@ -36,7 +36,7 @@ interface Harness {
   reports(): number[];
 }
 
-async function harness(options: { attach?: boolean; start?: boolean } = {}): Promise<Harness> {
+async function harness(options: { attach?: boolean; start?: boolean; socket?: boolean } = {}): Promise<Harness> {
   const clock = virtualClock();
   const ws = new FakeCarrierSocket();
   let hangUps = 0;
@@ -45,6 +45,7 @@ async function harness(options: { attach?: boolean; start?: boolean } = {}): Pro
     clock,
     log: silentLogger,
     leadMs: 500,
+    ...(options.socket === true ? { socket: ws.socket } : {}),
     hangUp: () => {
       hangUps += 1;
       return Promise.resolve();
@@ -134,6 +135,34 @@ describe("CarrierBridge", () => {
     expect(bytes).toBeGreaterThan(4800 - 64);
     // One mark per 250 ms sent within the segment, and one at its end.
     expect(h.ws.of("mark").length).toBe(Math.floor(600 / MARK_EVERY_MS) + 1);
+  });
+
+  it("with its socket, sends a chunk cut at a mark boundary, its mark and the rest in one write — the same frames, in the same order", async () => {
+    const play = async (socket: boolean): Promise<Harness> => {
+      const h = await harness({ socket });
+      // 1 s of 20 ms deltas in real time: 250 ms boundaries fall inside every 12th or 13th chunk.
+      for (let i = 0; i < 50; i++) {
+        h.speak(20);
+        await h.clock.advance(20);
+      }
+      h.bridge.emit({ type: "audio.completed" });
+      await h.clock.advance(1000);
+      return h;
+    };
+    const plain = await play(false);
+    const batched = await play(true);
+    expect(batched.ws.sent).toEqual(plain.ws.sent);
+    expect(plain.ws.writes).toBe(plain.ws.sent.length);
+    const marks = batched.ws.sent.flatMap((f, i) => (f.event === "mark" ? [i] : []));
+    // Three boundaries inside the second of audio, and the segment's end.
+    expect(marks.length).toBe(4);
+    const inside = marks.slice(0, -1);
+    for (const i of inside) {
+      expect(batched.ws.writeOf[i]).toBe(batched.ws.writeOf[i - 1]);
+      expect(batched.ws.writeOf[i + 1]).toBe(batched.ws.writeOf[i]);
+    }
+    expect(batched.ws.writes).toBe(plain.ws.writes - 2 * inside.length);
+    expect(batched.ws.corked).toBe(false);
   });
 
   it("holds playback open until the carrier echoes the marks: echoes report the unplayed rest, and each inbound frame keeps the agent audible", async () => {
