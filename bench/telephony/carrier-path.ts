@@ -1,0 +1,257 @@
+/**
+ * `npm run bench:carrier-path`: the CPU a Twilio call's frames cost at the gateway's carrier edge,
+ * run hot in one process, against what the hand-written relay (bench/telephony/relay.ts, the
+ * telephony floor) does with the same frames, measured in the same run. Machines are noisy and
+ * `bench:telephony` compares its servers minutes apart; this bench has no sockets, no other
+ * processes and no timers, so a change to the per-frame path shows here in nanoseconds.
+ *
+ * - **caller frame → service append**: a Twilio `media` frame (Buffer, as ws hands it over) into a
+ *   started, attached `CarrierBridge` (input budget, keep-alive, codec with its strict base64,
+ *   chunk order, audio edge), whose handler writes the `input_audio_buffer.append` text as the
+ *   OpenAI Realtime adapter does (`base64Of` into the frame template). The floor: `JSON.parse`, then
+ *   `JSON.stringify` of the append, as the relay does.
+ * - **service delta → carrier frame**: a `response.output_audio.delta` text, parsed, its base64
+ *   decoded and handed to `CarrierBridge.audio` (framing at the carrier's rules, a mark every
+ *   250 ms, the pacer, the media frame template) as the session does. The floor: `JSON.parse`,
+ *   then `JSON.stringify` of the `media` frame and a `mark` every 250 ms, as the relay does.
+ *
+ * Both sides write to sockets that only count bytes. STREAMS calls share the run, frames
+ * round-robin across them as on a loaded gateway; the clock moves 20 ms per round, so the pacer
+ * sends at once and the budget never throttles. What this leaves out, on purpose: the session,
+ * runner and adapter layers between the two edges (each a method call), the kernel's writes and
+ * everything a loaded process pays in cache misses (bench:telephony's "The budget per frame").
+ *
+ * Options: --dist (the built gateway, `npm run build` first), --dist-of DIR (another checkout's
+ * build: a before/after), --no-docs (print only). Results go
+ * to stdout and to docs/benchmarks.md between the bench:carrier-path markers. About 30 s.
+ */
+import { EventEmitter } from "node:events";
+import { cpus } from "node:os";
+import type * as FrameModule from "../../src/audio/base64-frame.js";
+import type { Clock, Timer } from "../../src/clock.js";
+import type * as LogModule from "../../src/log.js";
+import type * as BridgeModule from "../../src/transport/carrier-bridge.js";
+import type * as TwilioModule from "../../src/transport/carriers/twilio.js";
+import { docSection, runBench, writeSection } from "../shared/common.js";
+import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
+
+const RUN_LIMIT_MS = 120_000;
+const { path: DOCS, start: START, end: END } = docSection("bench:carrier-path");
+/** Calls sharing the run. */
+const STREAMS = 50;
+/** Frames per call per measured run (20 ms each): 20 s of a call. */
+const FRAMES = 1000;
+/** Measured runs per side and direction, interleaved; the median is reported. */
+const REPS = 7;
+const SID = `MZ${"0".repeat(32)}`;
+const MARK_EVERY_MS = 250;
+/** 20 ms of 8 kHz μ-law. */
+const FRAME_BYTES = 160;
+
+const SOURCE = gatewaySource(process.argv);
+
+async function load(root: URL) {
+  const at = (path: string): string => new URL(path, root).href;
+  const [bridge, twilio, log, frame] = await Promise.all([
+    import(at("transport/carrier-bridge.js")) as Promise<typeof BridgeModule>,
+    import(at("transport/carriers/twilio.js")) as Promise<typeof TwilioModule>,
+    import(at("log.js")) as Promise<typeof LogModule>,
+    import(at("audio/base64-frame.js")) as Promise<typeof FrameModule>,
+  ]);
+  return { CarrierBridge: bridge.CarrierBridge, twilioCodec: twilio.twilioCodec, silentLogger: log.silentLogger, base64FrameWriter: frame.base64FrameWriter, base64Of: frame.base64Of };
+}
+type Modules = Awaited<ReturnType<typeof load>>;
+
+/** A socket that counts what is written to it. */
+class CountingSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  bufferedAmount = 0;
+  bytes = 0;
+  send(data: string | Uint8Array): void {
+    this.bytes += typeof data === "string" ? data.length : data.byteLength;
+  }
+  close(): void {}
+  terminate(): void {}
+  ping(): void {}
+  pause(): void {}
+  resume(): void {}
+}
+
+/** Time moves only when the bench says: 20 ms a round. */
+class BenchClock implements Clock {
+  at = 1_700_000_000_000;
+  now(): number {
+    return this.at;
+  }
+  setTimeout(): Timer {
+    return { cancel: () => {} };
+  }
+  sleep(): Promise<void> {
+    return new Promise(() => {});
+  }
+}
+
+const payloadOf = (stream: number, frame: number): string => Buffer.alloc(FRAME_BYTES, (stream * 7 + frame) & 0xff).toString("base64");
+
+/** Twilio `media` frames as ws hands them over (Buffers), numbered from `first`. */
+function callerFrames(stream: number, first: number): Buffer[] {
+  return Array.from({ length: FRAMES }, (_, i) => {
+    const n = first + i;
+    return Buffer.from(JSON.stringify({ event: "media", sequenceNumber: String(n + 1), media: { track: "inbound", chunk: String(n), timestamp: String(n * 20), payload: payloadOf(stream, n) }, streamSid: SID }));
+  });
+}
+
+/** OpenAI Realtime `response.output_audio.delta` texts, 20 ms each. */
+function serviceDeltas(stream: number): string[] {
+  return Array.from({ length: FRAMES }, (_, i) =>
+    JSON.stringify({ type: "response.output_audio.delta", event_id: `event_${i}`, response_id: "resp_1", item_id: "item_1", output_index: 0, content_index: 0, delta: payloadOf(stream, i) }),
+  );
+}
+
+interface Side {
+  /** One round: frame `i` of every call. */
+  round(i: number): void;
+  /** Before a run: fresh frames where they are numbered. */
+  reset(run: number): void;
+  written(): number;
+}
+
+async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: Side; outbound: Side }> {
+  const append = m.base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
+  let appended = 0;
+  const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; frames: Buffer[]; deltas: string[] }[] = [];
+  for (let s = 0; s < STREAMS; s++) {
+    const socket = new CountingSocket();
+    const bridge = new m.CarrierBridge(socket as never, { codec: m.twilioCodec, clock, log: m.silentLogger, startTimeoutMs: 1e9 });
+    socket.emit("message", Buffer.from(JSON.stringify({ event: "start", sequenceNumber: "1", streamSid: SID, start: { streamSid: SID, callSid: `CA${s}`, customParameters: {}, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } })), false);
+    await bridge.ready;
+    bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
+    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk) => (appended += append(m.base64Of(chunk)).length) });
+    calls.push({ socket, bridge, frames: [], deltas: serviceDeltas(s) });
+  }
+  let next = 0;
+  return {
+    inbound: {
+      reset: () => {
+        for (const [s, call] of calls.entries()) call.frames = callerFrames(s, next);
+        next += FRAMES;
+      },
+      round: (i) => {
+        clock.at += 20;
+        for (const call of calls) call.socket.emit("message", call.frames[i], false);
+      },
+      written: () => appended,
+    },
+    outbound: {
+      reset: () => {},
+      round: (i) => {
+        clock.at += 20;
+        for (const call of calls) {
+          const event = JSON.parse(call.deltas[i] ?? "") as { delta: string };
+          call.bridge.audio(Buffer.from(event.delta, "base64"));
+        }
+      },
+      written: () => calls.reduce((n, call) => n + call.socket.bytes, 0),
+    },
+  };
+}
+
+function floorSides(): { inbound: Side; outbound: Side } {
+  let appended = 0;
+  let written = 0;
+  const calls = Array.from({ length: STREAMS }, (_, s) => ({ frames: [] as Buffer[], deltas: serviceDeltas(s), sentMs: 0, markedMs: 0, marks: 0 }));
+  let next = 0;
+  return {
+    inbound: {
+      reset: () => {
+        for (const [s, call] of calls.entries()) call.frames = callerFrames(s, next);
+        next += FRAMES;
+      },
+      round: (i) => {
+        for (const call of calls) {
+          const frame = JSON.parse((call.frames[i] ?? Buffer.alloc(0)).toString("utf8")) as { media?: { payload?: string } };
+          appended += JSON.stringify({ type: "input_audio_buffer.append", audio: frame.media?.payload ?? "" }).length;
+        }
+      },
+      written: () => appended,
+    },
+    outbound: {
+      reset: () => {},
+      round: (i) => {
+        for (const call of calls) {
+          const event = JSON.parse(call.deltas[i] ?? "") as { delta?: string };
+          const payload = event.delta ?? "";
+          written += JSON.stringify({ event: "media", streamSid: SID, media: { payload } }).length;
+          call.sentMs += Buffer.byteLength(payload, "base64") / 8;
+          if (call.sentMs - call.markedMs >= MARK_EVERY_MS) {
+            call.markedMs = call.sentMs;
+            written += JSON.stringify({ event: "mark", streamSid: SID, mark: { name: `m${++call.marks}` } }).length;
+          }
+        }
+      },
+      written: () => written,
+    },
+  };
+}
+
+/** CPU ns per frame of one run of `side`. */
+function run(side: Side, rep: number): number {
+  side.reset(rep);
+  const before = process.cpuUsage();
+  for (let i = 0; i < FRAMES; i++) side.round(i);
+  const used = process.cpuUsage(before);
+  return ((used.user + used.system) * 1000) / (FRAMES * STREAMS);
+}
+
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+async function main(): Promise<number> {
+  const began = Date.now();
+  const modules = await load(SOURCE.gatewayRoot);
+  const clock = new BenchClock();
+  const gateway = await gatewaySides(modules, clock);
+  const floor = floorSides();
+  const directions = [
+    { name: "caller frame → service append", gateway: gateway.inbound, floor: floor.inbound },
+    { name: "service delta → carrier frame (marks every 250 ms)", gateway: gateway.outbound, floor: floor.outbound },
+  ] as const;
+  const samples = directions.map(() => ({ gateway: [] as number[], floor: [] as number[] }));
+  // Warm-up (JIT), unmeasured; then REPS runs, the two sides alternating.
+  for (const d of directions) {
+    for (let w = 0; w < 2; w++) {
+      run(d.gateway, -1);
+      run(d.floor, -1);
+    }
+  }
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const [k, d] of directions.entries()) {
+      samples[k]?.gateway.push(run(d.gateway, rep));
+      samples[k]?.floor.push(run(d.floor, rep));
+    }
+  }
+  for (const d of directions) if (d.gateway.written() === 0 || d.floor.written() === 0) throw new Error(`${d.name}: nothing written`);
+  const lines = [
+    `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(SOURCE.gatewayFrom)}; ${STREAMS} calls × ${FRAMES} frames a run, the median of ${REPS} interleaved runs, ${((Date.now() - began) / 1000).toFixed(0)} s.`,
+    "",
+    "| direction | floor: the relay's work (ns a frame) | gateway's carrier edge (ns a frame) | gateway − floor (ns) | ÷ floor |",
+    "|---|--:|--:|--:|--:|",
+  ];
+  for (const [k, d] of directions.entries()) {
+    const floorNs = median(samples[k]?.floor ?? []);
+    const gatewayNs = median(samples[k]?.gateway ?? []);
+    lines.push(`| ${d.name} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |`);
+  }
+  const body = lines.join("\n");
+  console.log(`\n${body}\n`);
+  if (!process.argv.includes("--no-docs")) {
+    writeSection(DOCS, START, END, `${START}\n${body}\n${END}`);
+    console.log(`bench:carrier-path: wrote ${DOCS}`);
+  }
+  return 0;
+}
+
+runBench("bench:carrier-path", RUN_LIMIT_MS, main);
