@@ -8,7 +8,8 @@
  * - **caller frame → service append**: a Twilio `media` frame (Buffer, as ws hands it over) into a
  *   started, attached `CarrierBridge` (input budget, keep-alive, codec with its strict base64,
  *   chunk order, audio edge), whose handler writes the `input_audio_buffer.append` text as the
- *   OpenAI Realtime adapter does (`base64Of` into the frame template). The floor: `JSON.parse`, then
+ *   OpenAI Realtime adapter does (the carrier's text where the link hands it on, else `base64Of`,
+ *   into the frame template). The floor: `JSON.parse`, then
  *   `JSON.stringify` of the append, as the relay does.
  * - **service delta → carrier frame**: a `response.output_audio.delta` text, parsed, its base64
  *   decoded and handed to `CarrierBridge.audio` (framing at the carrier's rules, a mark every
@@ -127,7 +128,7 @@ async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: S
     socket.emit("message", Buffer.from(JSON.stringify({ event: "start", sequenceNumber: "1", streamSid: SID, start: { streamSid: SID, callSid: `CA${s}`, customParameters: {}, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } })), false);
     await bridge.ready;
     bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
-    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk) => (appended += append(m.base64Of(chunk)).length) });
+    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, base64) => (appended += append(base64 ?? m.base64Of(chunk)).length) });
     calls.push({ socket, bridge, frames: [], deltas: serviceDeltas(s) });
   }
   let next = 0;

@@ -98,7 +98,8 @@ export interface S2sSession {
   /** The rates the service takes and gives (OpenAI: 24 kHz both ways; Gemini: 16 kHz in, 24 kHz out; G.711: 8 kHz). */
   readonly inputSampleRate: number;
   readonly outputSampleRate: number;
-  sendAudio(pcm: Uint8Array): void;
+  /** The caller's audio; `base64`: the same bytes as standard padded base64, exactly as `base64Of(pcm)` would write them, where the link had that text (sent as is). */
+  sendAudio(pcm: Uint8Array, base64?: string): void;
   /**
    * Ask for a response. `outOfBand`: spoken in the model's voice but never written to the
    * conversation, with no tools (tool messages, the greeting); `responseStarted` reports it

@@ -20,7 +20,8 @@ export interface ModeRunner {
   cancel(): void;
   /** Strand everything in flight before a reset (answers `reply.cancelled`). */
   strand(): void;
-  audio(chunk: Uint8Array): void;
+  /** The listener's audio; `base64`: the same bytes as text, where the link had it (`ConnectionHandler.audio`). */
+  audio(chunk: Uint8Array, base64?: string): void;
   playbackProgress(bufferedMs: number): void;
   /**
    * The listener stopped playing the latest reply at `audioMs` of its audio (a Realtime client's

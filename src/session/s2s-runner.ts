@@ -143,9 +143,9 @@ export class S2sRunner implements ModeRunner {
     this.cancel();
   }
 
-  audio(chunk: Uint8Array): void {
+  audio(chunk: Uint8Array, base64?: string): void {
     if (this.#closed) return;
-    this.#session?.sendAudio(chunk);
+    this.#session?.sendAudio(chunk, base64);
   }
 
   playbackProgress(bufferedMs: number): void {

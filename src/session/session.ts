@@ -404,9 +404,9 @@ export class Session {
         report: (message) => s.#events.report("protocol", message),
       });
     }
-    audio(chunk: Uint8Array): void {
+    audio(chunk: Uint8Array, base64?: string): void {
       const s = this.#s;
-      if (s.#screen?.pass(chunk, s.#parts?.mode.holdTurns !== undefined) !== false) s.#parts?.mode.audio(chunk);
+      if (s.#screen?.pass(chunk, s.#parts?.mode.holdTurns !== undefined) !== false) s.#parts?.mode.audio(chunk, base64);
     }
     playback(bufferedMs: number): void {
       if (this.#s.#phase === "live") this.#s.#parts?.mode.playbackProgress(bufferedMs);

@@ -10,20 +10,26 @@ import { ChunkOrder } from "./chunk-order.js";
 import type { ConnectionHandler } from "./client-connection.js";
 import { PreAttachBuffer, type PreAttachLimits } from "./pre-attach.js";
 
-type Inbound = { readonly kind: "audio"; readonly payload: Uint8Array } | { readonly kind: "dtmf"; readonly digit: string };
+/** A media frame's bytes, and its canonical base64 text where the carrier sent one (carrier.ts). */
+interface Media {
+  readonly payload: Uint8Array;
+  readonly base64: string | undefined;
+}
+
+type Inbound = { readonly kind: "audio"; readonly media: Media } | { readonly kind: "dtmf"; readonly digit: string };
 
 export class CarrierInbound {
   /** The call's audio edge, once `start` arrived. */
   readonly #audio: () => CarrierAudio | undefined;
   readonly #pending: PreAttachBuffer<Inbound>;
-  readonly #order = new ChunkOrder<Uint8Array>();
+  readonly #order = new ChunkOrder<Media>();
   #handler: ConnectionHandler | undefined;
 
   constructor(limits: PreAttachLimits, log: Logger, audio: () => CarrierAudio | undefined) {
     this.#audio = audio;
     this.#pending = new PreAttachBuffer<Inbound>(
       limits,
-      (item) => (item.kind === "audio" ? item.payload.byteLength : undefined),
+      (item) => (item.kind === "audio" ? item.media.payload.byteLength : undefined),
       (bytes) => log.warn({ bytes }, "carrier input before the session started dropped past the limit"),
     );
   }
@@ -33,9 +39,9 @@ export class CarrierInbound {
     return this.#handler;
   }
 
-  /** A media frame, numbered `chunk` where the carrier numbers them. */
-  media(chunk: number | undefined, payload: Uint8Array): void {
-    for (const ordered of this.#order.push(chunk, payload)) this.#input({ kind: "audio", payload: ordered });
+  /** A media frame, numbered `chunk` where the carrier numbers them; `base64`: its canonical text, if the carrier sent one. */
+  media(chunk: number | undefined, payload: Uint8Array, base64?: string): void {
+    for (const media of this.#order.push(chunk, { payload, base64 })) this.#input({ kind: "audio", media });
   }
 
   dtmf(digit: string): void {
@@ -62,7 +68,9 @@ export class CarrierInbound {
     }
     const audio = this.#audio();
     if (audio === undefined) return;
-    const pcm = audio.inbound(item.payload);
-    if (pcm.byteLength > 0) handler.audio(pcm);
+    const { payload, base64 } = item.media;
+    const pcm = audio.inbound(payload);
+    // Untouched (G.711 in passthrough): the carrier's own text still spells these bytes.
+    if (pcm.byteLength > 0) handler.audio(pcm, pcm === payload ? base64 : undefined);
   }
 }

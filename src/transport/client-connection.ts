@@ -15,7 +15,13 @@ import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, t
 /** What a session does with a connection's input. */
 export interface ConnectionHandler {
   command(command: SessionCommand): void;
-  audio(chunk: Uint8Array): void;
+  /**
+   * The listener's audio, in the session's input format. `base64`: where the link has them, these
+   * very bytes as standard padded base64, exactly as `base64Of(chunk)` would write them (a
+   * carrier's canonical payload text, passed through untouched): a service that takes base64
+   * sends it as is rather than encoding the bytes again.
+   */
+  audio(chunk: Uint8Array, base64?: string): void;
   /**
    * The listener still has `bufferedMs` of agent audio to play: a browser's `playback_progress`
    * plus what the link still holds back, or a carrier's mark echo. The session's `PlaybackClock`

@@ -108,7 +108,7 @@ function twilio(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequenceNumber: "200", streamSid: SID, stop: { accountSid: "AC123", callSid: "CA456" } }),
-    media: { frame: mediaWith({ track: "inbound", chunk: "1", timestamp: "52", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 52, chunk: 1 } },
+    media: { frame: mediaWith({ track: "inbound", chunk: "1", timestamp: "52", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 52, chunk: 1 } },
     mediaWith,
     tracks: { caller: "inbound", others: ["outbound"] },
     events: [
@@ -158,7 +158,7 @@ function telnyx(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequence_number: "5", stream_id: SID, stop: { user_id: "u1", call_control_id: "v2:abc" } }),
-    media: { frame: mediaWith({ track: "inbound", chunk: "2", timestamp: "5", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 5, chunk: 2 } },
+    media: { frame: mediaWith({ track: "inbound", chunk: "2", timestamp: "5", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 5, chunk: 2 } },
     mediaWith,
     tracks: { caller: "inbound", others: ["outbound"] },
     events: [
@@ -200,7 +200,7 @@ function plivo(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequenceNumber: "9", streamId: SID }),
-    media: { frame: mediaWith({ track: "inbound", timestamp: "40", chunk: 1, payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 40, chunk: 1 } },
+    media: { frame: mediaWith({ track: "inbound", timestamp: "40", chunk: 1, payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 40, chunk: 1 } },
     mediaWith,
     tracks: { caller: "inbound", others: ["outbound"] },
     events: [{ label: "dtmf", frame: JSON.stringify({ event: "dtmf", streamId: SID, dtmf: { digit: "5" } }), decoded: { kind: "dtmf", digit: "5" } }],
@@ -246,7 +246,7 @@ function exotel(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequence_number: "40", stream_sid: SID, stop: { call_sid: "CA99", account_sid: "AC1", reason: "callended" } }),
-    media: { frame: mediaWith({ chunk: "2", timestamp: "200", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 200, chunk: 2 } },
+    media: { frame: mediaWith({ chunk: "2", timestamp: "200", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 200, chunk: 2 } },
     mediaWith,
     tracks: { none: "Exotel streams only the caller; its media has no track" },
     events: [
@@ -468,7 +468,7 @@ describe.each(CARRIERS)("carrier codec conformance: $name", (f) => {
   it(`only the caller's audio becomes media${has(f.tracks) ? "" : ` (${f.tracks.none})`}`, () => {
     expect(f.codec.decode(f.media.frame, f.media.binary)).toEqual(f.media.decoded);
     if (has(f.tracks) && has(f.mediaWith)) {
-      expect(f.codec.decode(f.mediaWith({ track: f.tracks.caller, payload: b64(f.audio) }), false)).toEqual({ kind: "media", payload: f.audio });
+      expect(f.codec.decode(f.mediaWith({ track: f.tracks.caller, payload: b64(f.audio) }), false)).toEqual({ kind: "media", payload: f.audio, base64: b64(f.audio) });
       for (const track of f.tracks.others) expect(f.codec.decode(f.mediaWith({ track, payload: b64(f.audio) }), false), track).toMatchObject({ kind: "ignored" });
     }
     // No other documented frame is audio.

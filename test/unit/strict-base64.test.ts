@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { strictBase64 } from "../../src/transport/strict-base64.js";
+import { canonicalBase64, strictBase64 } from "../../src/transport/strict-base64.js";
 
 /** The definition strictBase64 replaces on the hot path: RFC 4648 §4 base64, padded. */
 const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -51,5 +51,34 @@ describe("strictBase64", () => {
     // Both sides of the line are exercised.
     expect(strict).toBeGreaterThan(10_000);
     expect(strict).toBeLessThan(190_000);
+  });
+});
+
+describe("canonicalBase64", () => {
+  it("is true exactly when the strict text is what Node's encoder writes for its bytes (zero padding bits)", () => {
+    const next = random(41);
+    let nonCanonical = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const bytes = Buffer.from(Array.from({ length: Math.floor(next() * 8) }, () => Math.floor(next() * 256)));
+      let text = bytes.toString("base64");
+      // Half the time, set padding bits by moving the last character before the padding.
+      if (text.endsWith("=") && next() < 0.5) {
+        const at = text.length - (text.endsWith("==") ? 3 : 2);
+        const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        text = text.slice(0, at) + (letters[Math.floor(next() * 64)] ?? "A") + text.slice(at + 1);
+      }
+      const decoded = strictBase64(text);
+      expect(decoded, text).toBeDefined();
+      const canonical = decoded?.toString("base64") === text;
+      if (!canonical) nonCanonical += 1;
+      expect(canonicalBase64(text), text).toBe(canonical);
+    }
+    expect(nonCanonical).toBeGreaterThan(1000);
+  });
+
+  it("names the padding bits: \"QR==\" and \"QUJ=\" decode like \"QQ==\" and \"QUI=\" but are not canonical", () => {
+    expect(strictBase64("QR==")?.equals(Buffer.from("A"))).toBe(true);
+    expect([canonicalBase64("QQ=="), canonicalBase64("QR==")]).toEqual([true, false]);
+    expect([canonicalBase64("QUI="), canonicalBase64("QUJ="), canonicalBase64("QUJD"), canonicalBase64("")]).toEqual([true, false, true, true]);
   });
 });

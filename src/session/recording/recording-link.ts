@@ -65,9 +65,9 @@ export class RecordingLink implements ClientLink {
     // Methods called on the handler, not spread: a class-instance handler keeps its own.
     this.#inner.attach({
       command: (command) => handler.command(command),
-      audio: (chunk) => {
+      audio: (chunk, base64) => {
         tap.callerAudio(chunk);
-        handler.audio(chunk);
+        handler.audio(chunk, base64);
       },
       playback: (bufferedMs) => {
         tap.playback(bufferedMs);

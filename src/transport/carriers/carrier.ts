@@ -2,7 +2,7 @@
  * Carrier-neutral types and shared, pure helpers for the telephony codecs (docs/vendors.md (Carriers)).
  * One codec file per carrier; decoding never throws, whatever the input.
  */
-import { strictBase64 } from "../strict-base64.js";
+import { canonicalBase64, strictBase64 } from "../strict-base64.js";
 
 export type CarrierName = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
 export type CarrierEncoding = "mulaw" | "alaw" | "l16";
@@ -17,8 +17,12 @@ export type CarrierInbound =
       encoding: CarrierEncoding;
       sampleRate: number;
     }
-  /** Raw codec bytes of the CALLER track only; `chunk` numbers media frames in order (Telnyx may deliver them out of order). */
-  | { kind: "media"; payload: Uint8Array; timestampMs?: number; chunk?: number }
+  /**
+   * Raw codec bytes of the CALLER track only; `chunk` numbers media frames in order (Telnyx may
+   * deliver them out of order). `base64`: the payload's text as the carrier sent it, when that is
+   * exactly the text `base64Of(payload)` would write (canonical), so it can be forwarded as is.
+   */
+  | { kind: "media"; payload: Uint8Array; base64?: string; timestampMs?: number; chunk?: number }
   /** A mark we sent was played. */
   | { kind: "mark"; name: string }
   | { kind: "dtmf"; digit: string }
@@ -154,14 +158,13 @@ export function markName(value: unknown): CarrierInbound {
 export function mediaFrom(payloadB64: unknown, timestamp: unknown, chunk?: unknown): CarrierInbound {
   const payload = decodeBase64(payloadB64);
   if (typeof payload === "string") return ignored(payload);
+  const media: CarrierInbound & { kind: "media" } = { kind: "media", payload };
+  if (typeof payloadB64 === "string" && canonicalBase64(payloadB64)) media.base64 = payloadB64;
   const timestampMs = intField(timestamp);
+  if (timestampMs !== undefined) media.timestampMs = timestampMs;
   const order = intField(chunk);
-  return {
-    kind: "media",
-    payload,
-    ...(timestampMs === undefined ? {} : { timestampMs }),
-    ...(order === undefined ? {} : { chunk: order }),
-  };
+  if (order !== undefined) media.chunk = order;
+  return media;
 }
 
 /** Run a decoder body; any surprise becomes `ignored` rather than a throw. */

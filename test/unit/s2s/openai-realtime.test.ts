@@ -206,6 +206,20 @@ describe("openAiRealtime: conversation", () => {
     expect(rec.errors()).toEqual([]);
   });
 
+  it("audio in with the link's base64 text: that text is the append's audio, not a second encoding", async () => {
+    const server = await fake();
+    const { session } = await open(server);
+    const mic = rampPcm(20, 7);
+    // The link promises the text spells these bytes; a different one shows which the adapter sent.
+    const spelled = Buffer.from("the link's own text").toString("base64");
+    session.sendAudio(mic, spelled);
+    session.sendAudio(mic);
+    await waitFor(() => expect(sent(server, "input_audio_buffer.append")).toHaveLength(2));
+    const [given, encoded] = sent(server, "input_audio_buffer.append");
+    expect(given).toEqual({ type: "input_audio_buffer.append", audio: spelled });
+    expect(encoded).toEqual({ type: "input_audio_buffer.append", audio: mic.toString("base64") });
+  });
+
   it("accepts the beta audio and transcript event names", async () => {
     const server = await fake({ betaNames: true });
     const { session, rec } = await open(server);

@@ -317,6 +317,29 @@ describe("CarrierBridge", () => {
     expect(out).toEqual(Buffer.from(agent));
   });
 
+  it("hands on the carrier's canonical base64 with untouched G.711, and no text once the audio is converted", async () => {
+    const caller = Uint8Array.from({ length: 160 }, (_, i) => (i * 5) % 256);
+    const text = Buffer.from(caller).toString("base64");
+    // The same bytes with a padding bit set: decodes alike, but is not the text an encoder writes.
+    const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const odd = `${text.slice(0, -3)}${letters[letters.indexOf(text.at(-3) ?? "") + 1] ?? ""}==`;
+    expect(Buffer.from(odd, "base64")).toEqual(Buffer.from(caller));
+    const heard = async (session: "pcmu" | "pcm16"): Promise<{ bytes: Uint8Array; base64: string | undefined }[]> => {
+      const h = await harness({ attach: false });
+      h.bridge.useAudio(session === "pcmu" ? { input: g711("pcmu"), output: g711("pcmu") } : { input: pcm16(16000), output: pcm16(8000) });
+      const got: { bytes: Uint8Array; base64: string | undefined }[] = [];
+      h.bridge.attach({ command: () => {}, playback: () => {}, audio: (bytes, base64) => got.push({ bytes, base64 }), closed: () => {} });
+      h.ws.frame(media(caller));
+      h.ws.frame({ event: "media", streamSid: SID, media: { track: "inbound", payload: odd } });
+      return got;
+    };
+    const passthrough = await heard("pcmu");
+    expect(passthrough.map((g) => g.base64)).toEqual([text, undefined]);
+    for (const g of passthrough) expect(Buffer.from(g.bytes)).toEqual(Buffer.from(caller));
+    const converted = await heard("pcm16");
+    expect(converted.map((g) => g.base64)).toEqual([undefined, undefined]);
+  });
+
   it("plays at the call's rate: a session speaking 8 kHz PCM16 is only encoded to μ-law", async () => {
     const unstarted = await harness({ start: false, attach: false });
     expect(() => unstarted.bridge.playbackRate).toThrow(/not started/);

@@ -94,14 +94,14 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
     return this.#droppedTotal;
   }
 
-  sendAudio(pcm: Uint8Array): void {
+  sendAudio(pcm: Uint8Array, base64?: string): void {
     const link = this.link;
     if (this.state !== "open" || link?.ready !== true) {
       this.#droppedAudio += pcm.byteLength; // real time: never queued (logged on the next reconnect)
       this.#droppedTotal += pcm.byteLength;
       return;
     }
-    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO(base64Of(pcm)), pcm.byteLength);
+    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO(base64 ?? base64Of(pcm)), pcm.byteLength);
     this.#droppedAudio += dropped;
     this.#droppedTotal += dropped;
   }

@@ -116,9 +116,9 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     return this.#conn.start(signal);
   }
 
-  sendAudio(pcm: Uint8Array): void {
+  sendAudio(pcm: Uint8Array, base64?: string): void {
     const link = this.#conn.readyLink();
-    if (link === undefined || sendAudioOrDrop(link.ws, APPEND(base64Of(pcm)), pcm.byteLength) > 0) {
+    if (link === undefined || sendAudioOrDrop(link.ws, APPEND(base64 ?? base64Of(pcm)), pcm.byteLength) > 0) {
       this.#dropped += pcm.byteLength;
       if (!this.#dropping) this.runtime.log.warn({ bytes: pcm.byteLength, reconnecting: link === undefined }, `${VENDOR}: dropping mic audio (backlog or reconnect)`);
       this.#dropping = true;
