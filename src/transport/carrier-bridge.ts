@@ -24,7 +24,7 @@ import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import { CarrierInbound } from "./carrier-inbound.js";
 import { CarrierOutbound } from "./carrier-outbound.js";
-import type { CarrierCodec, CarrierName } from "./carriers/carrier.js";
+import { MAX_TEXT_FRAME_CHARS, type CarrierCodec, type CarrierName } from "./carriers/carrier.js";
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
 import { MARK_EVERY_MS } from "./carrier-playout.js";
@@ -275,7 +275,10 @@ export class CarrierBridge implements ClientLink {
     if (this.#closed) return;
     this.#keepAlive.seen();
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    const inbound = this.#codec.decode(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), isBinary);
+    // ws has checked a text message's UTF-8 already (it closes 1007 otherwise, RFC 6455 §8.1): a
+    // text frame of a size the codec reads is decoded here without a second check.
+    const frame = isBinary || bytes.byteLength > MAX_TEXT_FRAME_CHARS ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes.toString("utf8");
+    const inbound = this.#codec.decode(frame, isBinary);
     switch (inbound.kind) {
       case "start":
         this.#start({ carrier: this.#codec.carrier, ...inbound });

@@ -3,6 +3,7 @@
 // gateway sends keep the carrier's rules, marks come every 250 ms of audio, Plivo's audio plays
 // at the speed it was made for, and a goodbye on a carrier without marks is not cut short.
 import { setTimeout as sleep } from "node:timers/promises";
+import { WebSocket } from "ws";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { agent } from "../../src/manifest/index.js";
@@ -89,5 +90,21 @@ describe("calls against documented-behaviour carrier simulators", () => {
     expect(carrier.unplayedAtCloseMs).toBeLessThanOrEqual(20);
     expect(carrier.playedMs).toBeGreaterThan(200 + 2500 - 40);
     await sleep(10);
+  }, 20_000);
+});
+
+describe("what a carrier socket is sent as text", () => {
+  it("a text frame that is not UTF-8 closes the stream 1007 before the bridge reads it (the bridge decodes text frames without checking again)", async () => {
+    const { url } = await line("twilio");
+    const socket = new WebSocket(url);
+    closers.push(() => socket.terminate());
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve());
+      socket.once("error", reject);
+    });
+    const closed = new Promise<number>((resolve) => socket.once("close", (code) => resolve(code)));
+    // `{"event":"connected"}` with a lone 0xff inside a string: sent as a text frame, unchecked by the sender.
+    socket.send(Buffer.concat([Buffer.from('{"event":"conn'), Buffer.from([0xff]), Buffer.from('ected"}')]), { binary: false });
+    expect(await closed).toBe(1007);
   }, 20_000);
 });
