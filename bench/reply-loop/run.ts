@@ -19,10 +19,10 @@ import { systemClock } from "../../src/clock.js";
 import { ReplyLoop } from "../../src/pipeline/reply-loop.js";
 import type { ToolAnswer } from "../../src/pipeline/tool-port.js";
 import { streamingModel } from "../../src/testing/streaming-model.js";
-import { docSection, runBench, writeSection } from "../shared/common.js";
+import { docSection, publishSection, runBench } from "../shared/common.js";
 
 const RUN_LIMIT_MS = 120_000;
-const { path: DOCS, start: START, end: END } = docSection("bench:reply-loop");
+const SECTION = docSection("bench:reply-loop");
 const REPLIES = 500;
 const REPS = 5;
 /** The spoken reply's deltas: a 20-word sentence, a word per delta, as providers stream. */
@@ -166,11 +166,7 @@ async function main(): Promise<number> {
     }
   }
   const body = lines.join("\n");
-  console.log(`\n${body}\n`);
-  if (!process.argv.includes("--no-docs")) {
-    writeSection(DOCS, START, END, `${START}\n${body}\n${END}`);
-    console.log(`bench:reply-loop: wrote ${DOCS}`);
-  }
+  publishSection("bench:reply-loop", SECTION, body);
   return 0;
 }
 

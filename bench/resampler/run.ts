@@ -26,11 +26,11 @@
 import { cpus } from "node:os";
 import { concatSamples } from "../../src/audio/pcm.js";
 import { Resampler } from "../../src/audio/resample.js";
-import { docSection, runBench, writeSection } from "../shared/common.js";
+import { docSection, publishSection, runBench } from "../shared/common.js";
 import { loadSpeex, SpeexStream, type SpeexModule } from "../../src/audio/speex.js";
 
 const RUN_LIMIT_MS = 60_000;
-const { path: DOCS, start: START, end: END } = docSection("bench:resampler");
+const SECTION = docSection("bench:resampler");
 
 /** The gateway's frame (ms). */
 const CHUNK_MS = 20;
@@ -505,11 +505,7 @@ async function main(): Promise<number> {
       list.map((i) => i.name),
     ),
   ].join("\n");
-  console.log(`\n${body}\n`);
-  if (!process.argv.includes("--no-docs")) {
-    writeSection(DOCS, START, END, `${START}\n${body}\n${END}`);
-    console.log(`bench:resampler: wrote ${DOCS}`);
-  }
+  publishSection("bench:resampler", SECTION, body);
   return 0;
 }
 

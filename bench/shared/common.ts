@@ -303,6 +303,14 @@ export function docSection(name: string, doc = "benchmarks.md"): { readonly path
   return { path: fileURLToPath(new URL(`../../docs/${doc}`, import.meta.url)), start: `<!-- ${name}:start -->`, end: `<!-- ${name}:end -->` };
 }
 
+/** Print a bench's report and, unless `--no-docs` was given, write it as `section` of its doc. */
+export function publishSection(label: string, section: ReturnType<typeof docSection>, body: string, argv: readonly string[] = process.argv): void {
+  console.log(`\n${body}\n`);
+  if (argv.includes("--no-docs")) return;
+  writeSection(section.path, section.start, section.end, `${section.start}\n${body}\n${section.end}`);
+  console.log(`${label}: wrote ${section.path}`);
+}
+
 /** Replaces the section between `start` and `end` in `path` (appends it if they are missing). */
 export function writeSection(path: string, start: string, end: string, body: string, initial?: string): void {
   const current = initial !== undefined && !existsSync(path) ? initial : readFileSync(path, "utf8");

@@ -26,18 +26,18 @@
  * build: a before/after), --no-docs (print only). Results go
  * to stdout and to docs/benchmarks.md between the bench:carrier-path markers. About 30 s.
  */
-import { EventEmitter } from "node:events";
 import { cpus } from "node:os";
 import type * as FrameModule from "../../src/audio/base64-frame.js";
 import type { Clock, Timer } from "../../src/clock.js";
 import type * as LogModule from "../../src/log.js";
 import type * as BridgeModule from "../../src/transport/carrier-bridge.js";
 import type * as TwilioModule from "../../src/transport/carriers/twilio.js";
-import { docSection, runBench, writeSection } from "../shared/common.js";
+import { docSection, publishSection, runBench } from "../shared/common.js";
+import { CountingSocket } from "../shared/counting-socket.js";
 import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
 
 const RUN_LIMIT_MS = 120_000;
-const { path: DOCS, start: START, end: END } = docSection("bench:carrier-path");
+const SECTION = docSection("bench:carrier-path");
 /** Calls sharing the run. */
 const STREAMS = 50;
 /** Frames per call per measured run (20 ms each): 20 s of a call. */
@@ -63,22 +63,6 @@ async function load(root: URL) {
 }
 type Modules = Awaited<ReturnType<typeof load>>;
 
-/** A socket that counts what is written to it. */
-class CountingSocket extends EventEmitter {
-  readonly OPEN = 1;
-  readyState = 1;
-  bufferedAmount = 0;
-  bytes = 0;
-  send(data: string | Uint8Array): void {
-    this.bytes += typeof data === "string" ? data.length : data.byteLength;
-  }
-  close(): void {}
-  terminate(): void {}
-  ping(): void {}
-  pause(): void {}
-  resume(): void {}
-}
-
 /** Time moves only when the bench says: 20 ms a round. */
 class BenchClock implements Clock {
   at = 1_700_000_000_000;
@@ -103,6 +87,17 @@ function callerFrames(stream: number, first: number): Buffer[] {
   });
 }
 
+/** Each call's Twilio frames for the next run: numbered on from the last run's, as a call's chunks are. */
+class CallerFeed {
+  readonly frames: Buffer[][] = Array.from({ length: STREAMS }, () => []);
+  #next = 0;
+
+  refill(): void {
+    for (let s = 0; s < STREAMS; s++) this.frames[s] = callerFrames(s, this.#next);
+    this.#next += FRAMES;
+  }
+}
+
 /** OpenAI Realtime `response.output_audio.delta` texts, 20 ms each. */
 function serviceDeltas(stream: number): string[] {
   return Array.from({ length: FRAMES }, (_, i) =>
@@ -114,14 +109,14 @@ interface Side {
   /** One round: frame `i` of every call. */
   round(i: number): void;
   /** Before a run: fresh frames where they are numbered. */
-  reset(run: number): void;
+  reset(): void;
   written(): number;
 }
 
 async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: Side; outbound: Side }> {
   const append = m.base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
   let appended = 0;
-  const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; frames: Buffer[]; deltas: string[] }[] = [];
+  const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; deltas: string[] }[] = [];
   for (let s = 0; s < STREAMS; s++) {
     const socket = new CountingSocket();
     const bridge = new m.CarrierBridge(socket as never, { codec: m.twilioCodec, clock, log: m.silentLogger, startTimeoutMs: 1e9 });
@@ -129,18 +124,15 @@ async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: S
     await bridge.ready;
     bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
     bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, base64) => (appended += append(base64 ?? m.base64Of(chunk)).length) });
-    calls.push({ socket, bridge, frames: [], deltas: serviceDeltas(s) });
+    calls.push({ socket, bridge, deltas: serviceDeltas(s) });
   }
-  let next = 0;
+  const feed = new CallerFeed();
   return {
     inbound: {
-      reset: () => {
-        for (const [s, call] of calls.entries()) call.frames = callerFrames(s, next);
-        next += FRAMES;
-      },
+      reset: () => feed.refill(),
       round: (i) => {
         clock.at += 20;
-        for (const call of calls) call.socket.emit("message", call.frames[i], false);
+        for (const [s, call] of calls.entries()) call.socket.emit("message", feed.frames[s]?.[i], false);
       },
       written: () => appended,
     },
@@ -161,17 +153,14 @@ async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: S
 function floorSides(): { inbound: Side; outbound: Side } {
   let appended = 0;
   let written = 0;
-  const calls = Array.from({ length: STREAMS }, (_, s) => ({ frames: [] as Buffer[], deltas: serviceDeltas(s), sentMs: 0, markedMs: 0, marks: 0 }));
-  let next = 0;
+  const calls = Array.from({ length: STREAMS }, (_, s) => ({ deltas: serviceDeltas(s), sentMs: 0, markedMs: 0, marks: 0 }));
+  const feed = new CallerFeed();
   return {
     inbound: {
-      reset: () => {
-        for (const [s, call] of calls.entries()) call.frames = callerFrames(s, next);
-        next += FRAMES;
-      },
+      reset: () => feed.refill(),
       round: (i) => {
-        for (const call of calls) {
-          const frame = JSON.parse((call.frames[i] ?? Buffer.alloc(0)).toString("utf8")) as { media?: { payload?: string } };
+        for (const frames of feed.frames) {
+          const frame = JSON.parse((frames[i] ?? Buffer.alloc(0)).toString("utf8")) as { media?: { payload?: string } };
           appended += JSON.stringify({ type: "input_audio_buffer.append", audio: frame.media?.payload ?? "" }).length;
         }
       },
@@ -197,8 +186,8 @@ function floorSides(): { inbound: Side; outbound: Side } {
 }
 
 /** CPU ns per frame of one run of `side`. */
-function run(side: Side, rep: number): number {
-  side.reset(rep);
+function run(side: Side): number {
+  side.reset();
   const before = process.cpuUsage();
   for (let i = 0; i < FRAMES; i++) side.round(i);
   const used = process.cpuUsage(before);
@@ -224,14 +213,14 @@ async function main(): Promise<number> {
   // Warm-up (JIT), unmeasured; then REPS runs, the two sides alternating.
   for (const d of directions) {
     for (let w = 0; w < 2; w++) {
-      run(d.gateway, -1);
-      run(d.floor, -1);
+      run(d.gateway);
+      run(d.floor);
     }
   }
   for (let rep = 0; rep < REPS; rep++) {
     for (const [k, d] of directions.entries()) {
-      samples[k]?.gateway.push(run(d.gateway, rep));
-      samples[k]?.floor.push(run(d.floor, rep));
+      samples[k]?.gateway.push(run(d.gateway));
+      samples[k]?.floor.push(run(d.floor));
     }
   }
   for (const d of directions) if (d.gateway.written() === 0 || d.floor.written() === 0) throw new Error(`${d.name}: nothing written`);
@@ -246,12 +235,7 @@ async function main(): Promise<number> {
     const gatewayNs = median(samples[k]?.gateway ?? []);
     lines.push(`| ${d.name} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |`);
   }
-  const body = lines.join("\n");
-  console.log(`\n${body}\n`);
-  if (!process.argv.includes("--no-docs")) {
-    writeSection(DOCS, START, END, `${START}\n${body}\n${END}`);
-    console.log(`bench:carrier-path: wrote ${DOCS}`);
-  }
+  publishSection("bench:carrier-path", SECTION, lines.join("\n"));
   return 0;
 }
 

@@ -13,7 +13,6 @@
  * 10), --rounds R (default 2), --no-docs (print only). Results go to stdout and to
  * docs/benchmarks.md between the bench:waiting markers.
  */
-import { EventEmitter } from "node:events";
 import type { WebSocket } from "ws";
 import { loadResampler } from "../../src/audio/resample.js";
 import { pcm16 } from "../../src/audio/rates.js";
@@ -25,31 +24,12 @@ import { CarrierBridge } from "../../src/transport/carrier-bridge.js";
 import { twilioCodec } from "../../src/transport/carriers/twilio.js";
 import { ClientConnection, type ClientLink } from "../../src/transport/client-connection.js";
 import { countOption, docSection, flagValue, ratio, runBench, sleep, writeSection } from "../shared/common.js";
+import { CountingSocket } from "../shared/counting-socket.js";
 
 const { path: DOCS, start: START, end: END } = docSection("bench:waiting");
 const SPEECH_EVERY_MS = 2000;
 const SPEECH_CHUNK_MS = 200;
 const SPEECH_CHUNKS = 3;
-
-/** A socket that accepts everything and counts what it was sent. */
-class CountingSocket extends EventEmitter {
-  readonly OPEN = 1;
-  readyState = 1;
-  bufferedAmount = 0;
-  bytes = 0;
-  send(data: string | Uint8Array): void {
-    this.bytes += typeof data === "string" ? data.length : data.byteLength;
-  }
-  close(): void {
-    this.readyState = 3;
-  }
-  terminate(): void {
-    this.readyState = 3;
-  }
-  ping(): void {
-    queueMicrotask(() => this.emit("pong"));
-  }
-}
 
 /** A 2 s office-like bed: noise under a slow swell, 16 kHz mono, resampled once per link rate as the gateway does. */
 function bed(): WaitingSounds {
