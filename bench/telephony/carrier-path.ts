@@ -16,11 +16,15 @@
  *   250 ms, the pacer, the media frame template) as the session does. The floor: `JSON.parse`,
  *   then `JSON.stringify` of the `media` frame and a `mark` every 250 ms, as the relay does.
  *
- * Both sides write to sockets that only count bytes. STREAMS calls share the run, frames
- * round-robin across them as on a loaded gateway; the clock moves 20 ms per round, so the pacer
- * sends at once and the budget never throttles. What this leaves out, on purpose: the session,
- * runner and adapter layers between the two edges (each a method call), the kernel's writes and
- * everything a loaded process pays in cache misses (bench:telephony's "The budget per frame").
+ * Both sides write to sockets that only count bytes. The calls share the run, frames round-robin
+ * across them as on a loaded gateway; the clock moves 20 ms per round, so the pacer sends at once
+ * and the budget never throttles. Each direction runs at two call counts: 50, where every call's
+ * state stays in the caches (hot), and 1000, where it does not (each call's objects are cold
+ * again by its next frame, as on a process that also runs the calls' sessions, sockets and kernel
+ * writes). The floor keeps almost nothing per call, so the difference between the two counts is
+ * what the gateway's per-call state costs a frame. What this leaves out, on purpose: the
+ * session, runner and adapter layers between the two edges (each a method call) and the kernel's
+ * writes (bench:telephony's "The budget per frame").
  *
  * Options: --dist (the built gateway, `npm run build` first), --dist-of DIR (another checkout's
  * build: a before/after), --no-docs (print only). Results go
@@ -38,10 +42,10 @@ import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
 
 const RUN_LIMIT_MS = 120_000;
 const SECTION = docSection("bench:carrier-path");
-/** Calls sharing the run. */
-const STREAMS = 50;
-/** Frames per call per measured run (20 ms each): 20 s of a call. */
-const FRAMES = 1000;
+/** Calls sharing a run: hot (each call's state stays cached) and cold (it does not: 1000 calls' state is more than the L2 cache holds). */
+const CALL_COUNTS = [50, 1000] as const;
+/** Frames per measured run, whatever the calls: 50 calls × 1000 frames (20 s of each call), or 1000 × 50. */
+const FRAMES_PER_RUN = 50_000;
 /** Measured runs per side and direction, interleaved; the median is reported. */
 const REPS = 7;
 const SID = `MZ${"0".repeat(32)}`;
@@ -79,9 +83,9 @@ class BenchClock implements Clock {
 
 const payloadOf = (stream: number, frame: number): string => Buffer.alloc(FRAME_BYTES, (stream * 7 + frame) & 0xff).toString("base64");
 
-/** Twilio `media` frames as ws hands them over (Buffers), numbered from `first`. */
-function callerFrames(stream: number, first: number): Buffer[] {
-  return Array.from({ length: FRAMES }, (_, i) => {
+/** `count` Twilio `media` frames as ws hands them over (Buffers), numbered from `first`. */
+function callerFrames(stream: number, first: number, count: number): Buffer[] {
+  return Array.from({ length: count }, (_, i) => {
     const n = first + i;
     return Buffer.from(JSON.stringify({ event: "media", sequenceNumber: String(n + 1), media: { track: "inbound", chunk: String(n), timestamp: String(n * 20), payload: payloadOf(stream, n) }, streamSid: SID }));
   });
@@ -89,23 +93,31 @@ function callerFrames(stream: number, first: number): Buffer[] {
 
 /** Each call's Twilio frames for the next run: numbered on from the last run's, as a call's chunks are. */
 class CallerFeed {
-  readonly frames: Buffer[][] = Array.from({ length: STREAMS }, () => []);
+  readonly frames: Buffer[][];
+  readonly #perCall: number;
   #next = 0;
 
+  constructor(calls: number) {
+    this.frames = Array.from({ length: calls }, () => []);
+    this.#perCall = FRAMES_PER_RUN / calls;
+  }
+
   refill(): void {
-    for (let s = 0; s < STREAMS; s++) this.frames[s] = callerFrames(s, this.#next);
-    this.#next += FRAMES;
+    for (const [s, frames] of this.frames.entries()) frames.splice(0, frames.length, ...callerFrames(s, this.#next, this.#perCall));
+    this.#next += this.#perCall;
   }
 }
 
-/** OpenAI Realtime `response.output_audio.delta` texts, 20 ms each. */
-function serviceDeltas(stream: number): string[] {
-  return Array.from({ length: FRAMES }, (_, i) =>
+/** `count` OpenAI Realtime `response.output_audio.delta` texts, 20 ms each. */
+function serviceDeltas(stream: number, count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
     JSON.stringify({ type: "response.output_audio.delta", event_id: `event_${i}`, response_id: "resp_1", item_id: "item_1", output_index: 0, content_index: 0, delta: payloadOf(stream, i) }),
   );
 }
 
 interface Side {
+  /** Frames of each call in a run. */
+  readonly frames: number;
   /** One round: frame `i` of every call. */
   round(i: number): void;
   /** Before a run: fresh frames where they are numbered. */
@@ -113,22 +125,24 @@ interface Side {
   written(): number;
 }
 
-async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: Side; outbound: Side }> {
+async function gatewaySides(m: Modules, clock: BenchClock, count: number): Promise<{ inbound: Side; outbound: Side }> {
+  const frames = FRAMES_PER_RUN / count;
   const append = m.base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
   let appended = 0;
   const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; deltas: string[] }[] = [];
-  for (let s = 0; s < STREAMS; s++) {
+  for (let s = 0; s < count; s++) {
     const socket = new CountingSocket();
     const bridge = new m.CarrierBridge(socket as never, { codec: m.twilioCodec, clock, log: m.silentLogger, startTimeoutMs: 1e9 });
     socket.emit("message", Buffer.from(JSON.stringify({ event: "start", sequenceNumber: "1", streamSid: SID, start: { streamSid: SID, callSid: `CA${s}`, customParameters: {}, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } })), false);
     await bridge.ready;
     bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
     bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, base64) => (appended += append(base64 ?? m.base64Of(chunk)).length) });
-    calls.push({ socket, bridge, deltas: serviceDeltas(s) });
+    calls.push({ socket, bridge, deltas: serviceDeltas(s, frames) });
   }
-  const feed = new CallerFeed();
+  const feed = new CallerFeed(count);
   return {
     inbound: {
+      frames,
       reset: () => feed.refill(),
       round: (i) => {
         clock.at += 20;
@@ -137,6 +151,7 @@ async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: S
       written: () => appended,
     },
     outbound: {
+      frames,
       reset: () => {},
       round: (i) => {
         clock.at += 20;
@@ -150,13 +165,15 @@ async function gatewaySides(m: Modules, clock: BenchClock): Promise<{ inbound: S
   };
 }
 
-function floorSides(): { inbound: Side; outbound: Side } {
+function floorSides(count: number): { inbound: Side; outbound: Side } {
+  const frames = FRAMES_PER_RUN / count;
   let appended = 0;
   let written = 0;
-  const calls = Array.from({ length: STREAMS }, (_, s) => ({ deltas: serviceDeltas(s), sentMs: 0, markedMs: 0, marks: 0 }));
-  const feed = new CallerFeed();
+  const calls = Array.from({ length: count }, (_, s) => ({ deltas: serviceDeltas(s, frames), sentMs: 0, markedMs: 0, marks: 0 }));
+  const feed = new CallerFeed(count);
   return {
     inbound: {
+      frames,
       reset: () => feed.refill(),
       round: (i) => {
         for (const frames of feed.frames) {
@@ -167,6 +184,7 @@ function floorSides(): { inbound: Side; outbound: Side } {
       written: () => appended,
     },
     outbound: {
+      frames,
       reset: () => {},
       round: (i) => {
         for (const call of calls) {
@@ -189,9 +207,9 @@ function floorSides(): { inbound: Side; outbound: Side } {
 function run(side: Side): number {
   side.reset();
   const before = process.cpuUsage();
-  for (let i = 0; i < FRAMES; i++) side.round(i);
+  for (let i = 0; i < side.frames; i++) side.round(i);
   const used = process.cpuUsage(before);
-  return ((used.user + used.system) * 1000) / (FRAMES * STREAMS);
+  return ((used.user + used.system) * 1000) / FRAMES_PER_RUN;
 }
 
 const median = (xs: readonly number[]): number => {
@@ -203,37 +221,38 @@ async function main(): Promise<number> {
   const began = Date.now();
   const modules = await load(SOURCE.gatewayRoot);
   const clock = new BenchClock();
-  const gateway = await gatewaySides(modules, clock);
-  const floor = floorSides();
-  const directions = [
-    { name: "caller frame → service append", gateway: gateway.inbound, floor: floor.inbound },
-    { name: "service delta → carrier frame (marks every 250 ms)", gateway: gateway.outbound, floor: floor.outbound },
-  ] as const;
-  const samples = directions.map(() => ({ gateway: [] as number[], floor: [] as number[] }));
+  const cases: { name: string; calls: number; gateway: Side; floor: Side }[] = [];
+  for (const calls of CALL_COUNTS) {
+    const gateway = await gatewaySides(modules, clock, calls);
+    const floor = floorSides(calls);
+    cases.push({ name: "caller frame → service append", calls, gateway: gateway.inbound, floor: floor.inbound });
+    cases.push({ name: "service delta → carrier frame (marks every 250 ms)", calls, gateway: gateway.outbound, floor: floor.outbound });
+  }
+  const samples = cases.map(() => ({ gateway: [] as number[], floor: [] as number[] }));
   // Warm-up (JIT), unmeasured; then REPS runs, the two sides alternating.
-  for (const d of directions) {
+  for (const c of cases) {
     for (let w = 0; w < 2; w++) {
-      run(d.gateway);
-      run(d.floor);
+      run(c.gateway);
+      run(c.floor);
     }
   }
   for (let rep = 0; rep < REPS; rep++) {
-    for (const [k, d] of directions.entries()) {
-      samples[k]?.gateway.push(run(d.gateway));
-      samples[k]?.floor.push(run(d.floor));
+    for (const [k, c] of cases.entries()) {
+      samples[k]?.gateway.push(run(c.gateway));
+      samples[k]?.floor.push(run(c.floor));
     }
   }
-  for (const d of directions) if (d.gateway.written() === 0 || d.floor.written() === 0) throw new Error(`${d.name}: nothing written`);
+  for (const c of cases) if (c.gateway.written() === 0 || c.floor.written() === 0) throw new Error(`${c.name}, ${c.calls} calls: nothing written`);
   const lines = [
-    `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(SOURCE.gatewayFrom)}; ${STREAMS} calls × ${FRAMES} frames a run, the median of ${REPS} interleaved runs, ${((Date.now() - began) / 1000).toFixed(0)} s.`,
+    `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(SOURCE.gatewayFrom)}; ${FRAMES_PER_RUN} frames a run (${CALL_COUNTS.map((n) => `${n} calls × ${FRAMES_PER_RUN / n}`).join(", ")}), the median of ${REPS} interleaved runs, ${((Date.now() - began) / 1000).toFixed(0)} s.`,
     "",
-    "| direction | floor: the relay's work (ns a frame) | gateway's carrier edge (ns a frame) | gateway − floor (ns) | ÷ floor |",
-    "|---|--:|--:|--:|--:|",
+    "| direction | calls | floor: the relay's work (ns a frame) | gateway's carrier edge (ns a frame) | gateway − floor (ns) | ÷ floor |",
+    "|---|--:|--:|--:|--:|--:|",
   ];
-  for (const [k, d] of directions.entries()) {
+  for (const [k, c] of cases.entries()) {
     const floorNs = median(samples[k]?.floor ?? []);
     const gatewayNs = median(samples[k]?.gateway ?? []);
-    lines.push(`| ${d.name} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |`);
+    lines.push(`| ${c.name} | ${c.calls} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |`);
   }
   publishSection("bench:carrier-path", SECTION, lines.join("\n"));
   return 0;
