@@ -18,81 +18,84 @@ export interface InputBudgetLimits {
   readonly burstSeconds: number;
 }
 
-class Bucket {
-  #rate: number;
-  #size: number;
-  #tokens: number;
-
-  constructor(perSecond: number, burstSeconds: number) {
-    this.#rate = perSecond / 1000;
-    this.#size = perSecond * burstSeconds;
-    this.#tokens = this.#size;
-  }
-
-  /** A new rate from now on: the debt stays, the credit is kept up to the new size. */
-  retune(perSecond: number, burstSeconds: number): void {
-    this.#rate = perSecond / 1000;
-    this.#size = perSecond * burstSeconds;
-    this.#tokens = Math.min(this.#size, this.#tokens);
-  }
-
-  refill(elapsedMs: number): void {
-    this.#tokens = Math.min(this.#size, this.#tokens + elapsedMs * this.#rate);
-  }
-
-  spend(cost: number): void {
-    this.#tokens -= cost;
-  }
-
-  /** Ms until the bucket is out of debt (0 when it is not in debt). */
-  get debtMs(): number {
-    return this.#tokens >= 0 ? 0 : -this.#tokens / this.#rate;
-  }
-}
-
+/**
+ * Three token buckets (frames, audio bytes, text bytes) kept as plain number fields of one object,
+ * not as three objects: the budget is charged on every frame a peer sends, and on a process
+ * running hundreds of calls each call's state is out of the CPU's caches by its next frame, so
+ * every object a frame touches is a cache miss (docs/benchmarks.md, `bench:carrier-path`).
+ * Rates are tokens per ms; a bucket's size is its rate per second × the burst seconds.
+ */
 export class InputBudget {
   readonly #now: () => number;
-  readonly #frames: Bucket;
-  readonly #audio: Bucket;
-  readonly #text: Bucket;
   #at: number;
+  #frameRate = 0;
+  #frameSize = 0;
+  #frames = 0;
+  #audioRate = 0;
+  #audioSize = 0;
+  #audio = 0;
+  #textRate = 0;
+  #textSize = 0;
+  #text = 0;
 
   constructor(limits: InputBudgetLimits, now: () => number) {
     this.#now = now;
-    this.#frames = new Bucket(limits.framesPerSecond, limits.burstSeconds);
-    this.#audio = new Bucket(limits.audioBytesPerSecond, limits.burstSeconds);
-    this.#text = new Bucket(limits.textBytesPerSecond, limits.burstSeconds);
     this.#at = now();
+    this.#tune(limits);
+    this.#frames = this.#frameSize;
+    this.#audio = this.#audioSize;
+    this.#text = this.#textSize;
   }
 
   /** Charge one handled frame of `bytes` of `kind` (it may take the budget into debt). */
   spend(kind: "audio" | "text", bytes: number): void {
     this.#refill();
-    this.#frames.spend(1);
-    (kind === "audio" ? this.#audio : this.#text).spend(bytes);
+    this.#frames -= 1;
+    if (kind === "audio") this.#audio -= bytes;
+    else this.#text -= bytes;
   }
 
   /** Ms until every bucket is out of debt: 0 while within budget, else how long reading waits. */
   debtMs(): number {
     this.#refill();
-    return Math.ceil(Math.max(this.#frames.debtMs, this.#audio.debtMs, this.#text.debtMs));
+    if (this.#frames >= 0 && this.#audio >= 0 && this.#text >= 0) return 0;
+    return Math.ceil(Math.max(debtMs(this.#frames, this.#frameRate), debtMs(this.#audio, this.#audioRate), debtMs(this.#text, this.#textRate)));
   }
 
   /**
    * New limits from now on (a Realtime client switching its audio format changes what real time
-   * costs in bytes): what was spent stays spent; the buckets refill at the new rates.
+   * costs in bytes): what was spent stays spent — the debt stays, the credit is kept up to the
+   * new size — and the buckets refill at the new rates.
    */
   retune(limits: InputBudgetLimits): void {
     this.#refill();
-    this.#frames.retune(limits.framesPerSecond, limits.burstSeconds);
-    this.#audio.retune(limits.audioBytesPerSecond, limits.burstSeconds);
-    this.#text.retune(limits.textBytesPerSecond, limits.burstSeconds);
+    this.#tune(limits);
+    this.#frames = Math.min(this.#frameSize, this.#frames);
+    this.#audio = Math.min(this.#audioSize, this.#audio);
+    this.#text = Math.min(this.#textSize, this.#text);
+  }
+
+  #tune(limits: InputBudgetLimits): void {
+    this.#frameRate = limits.framesPerSecond / 1000;
+    this.#frameSize = limits.framesPerSecond * limits.burstSeconds;
+    this.#audioRate = limits.audioBytesPerSecond / 1000;
+    this.#audioSize = limits.audioBytesPerSecond * limits.burstSeconds;
+    this.#textRate = limits.textBytesPerSecond / 1000;
+    this.#textSize = limits.textBytesPerSecond * limits.burstSeconds;
   }
 
   #refill(): void {
     const now = this.#now();
-    const elapsed = Math.max(0, now - this.#at);
+    const elapsed = now - this.#at;
     this.#at = now;
-    for (const bucket of [this.#frames, this.#audio, this.#text]) bucket.refill(elapsed);
+    if (elapsed <= 0) return; // a clock that stepped back refills nothing
+    this.#frames = Math.min(this.#frameSize, this.#frames + elapsed * this.#frameRate);
+    this.#audio = Math.min(this.#audioSize, this.#audio + elapsed * this.#audioRate);
+    this.#text = Math.min(this.#textSize, this.#text + elapsed * this.#textRate);
   }
+}
+
+/** Ms until a bucket holding `tokens` refills to zero at `rate` tokens a ms (0 when not in debt). */
+function debtMs(tokens: number, rate: number): number {
+  return tokens >= 0 ? 0 : -tokens / rate;
 }

@@ -34,6 +34,38 @@ describe("InputBudget", () => {
     other.spend("text", 500);
     expect(other.debtMs()).toBe(1000);
   });
+
+  it("retunes from now on: the debt stays, the credit is kept up to the new size, refills at the new rate", () => {
+    let now = 0;
+    const budget = new InputBudget(limits, () => now);
+    budget.spend("audio", 2500);
+    // 500 bytes over at 1000 a second: 500 ms.
+    expect(budget.debtMs()).toBe(500);
+    budget.retune({ ...limits, audioBytesPerSecond: 500 });
+    // The same 500 bytes at 500 a second: 1 s.
+    expect(budget.debtMs()).toBe(1000);
+    now += 1000;
+    expect(budget.debtMs()).toBe(0);
+    const full = new InputBudget(limits, () => now);
+    // 20 frames of credit, cut to the new size of 2: the third frame at once is over.
+    full.retune({ ...limits, framesPerSecond: 1 });
+    full.spend("text", 1);
+    full.spend("text", 1);
+    expect(full.debtMs()).toBe(0);
+    full.spend("text", 1);
+    expect(full.debtMs()).toBe(1000);
+  });
+
+  it("refills nothing while the clock steps back, and counts from the earlier time after", () => {
+    let now = 1000;
+    const budget = new InputBudget(limits, () => now);
+    budget.spend("audio", 2100);
+    expect(budget.debtMs()).toBe(100);
+    now = 500;
+    expect(budget.debtMs()).toBe(100);
+    now = 600;
+    expect(budget.debtMs()).toBe(0);
+  });
 });
 
 /** The part of a ws socket `onPeerMessage` uses. */
