@@ -78,7 +78,7 @@ export interface WindowSample {
 }
 
 /** `global.gc`, switched on at run time (so the bench needs no `--expose-gc` flag). */
-function exposeGc(): () => void {
+export function exposeGc(): () => void {
   setFlagsFromString("--expose-gc");
   return runInNewContext("gc") as () => void;
 }

@@ -27,7 +27,9 @@
  * writes (bench:telephony's "The budget per frame").
  *
  * Options: --dist (the built gateway, `npm run build` first), --dist-of DIR (another checkout's
- * build: a before/after), --no-docs (print only). Results go
+ * build), --vs DIR (a before/after: DIR's build runs beside this one's, interleaved in the same
+ * process, so the machine's drift between runs falls on both; prints only), --reps N (measured
+ * runs per side, default 7), --no-docs (print only). Results go
  * to stdout and to docs/benchmarks.md between the bench:carrier-path markers. About 30 s.
  */
 import { cpus } from "node:os";
@@ -36,9 +38,12 @@ import type { Clock, Timer } from "../../src/clock.js";
 import type * as LogModule from "../../src/log.js";
 import type * as BridgeModule from "../../src/transport/carrier-bridge.js";
 import type * as TwilioModule from "../../src/transport/carriers/twilio.js";
-import { docSection, publishSection, runBench } from "../shared/common.js";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+import { countOption, docSection, flagValue, publishSection, runBench } from "../shared/common.js";
 import { CountingSocket } from "../shared/counting-socket.js";
 import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
+import { exposeGc } from "../shared/stats.js";
 
 const RUN_LIMIT_MS = 120_000;
 const SECTION = docSection("bench:carrier-path");
@@ -46,14 +51,16 @@ const SECTION = docSection("bench:carrier-path");
 const CALL_COUNTS = [50, 1000] as const;
 /** Frames per measured run, whatever the calls: 50 calls × 1000 frames (20 s of each call), or 1000 × 50. */
 const FRAMES_PER_RUN = 50_000;
-/** Measured runs per side and direction, interleaved; the median is reported. */
-const REPS = 7;
+/** Measured runs per side and direction, interleaved; the median is reported (`--reps N`). */
+const REPS = countOption(flagValue(process.argv, "reps"), 7, "reps");
 const SID = `MZ${"0".repeat(32)}`;
 const MARK_EVERY_MS = 250;
 /** 20 ms of 8 kHz μ-law. */
 const FRAME_BYTES = 160;
 
 const SOURCE = gatewaySource(process.argv);
+/** `--vs DIR`: another checkout whose build runs beside this one (a before/after). */
+const VS = flagValue(process.argv, "vs");
 
 async function load(root: URL) {
   const at = (path: string): string => new URL(path, root).href;
@@ -203,9 +210,12 @@ function floorSides(count: number): { inbound: Side; outbound: Side } {
   };
 }
 
-/** CPU ns per frame of one run of `side`. */
+const gc = exposeGc();
+
+/** CPU ns per frame of one run of `side`, from a collected heap (no run pays for another's garbage). */
 function run(side: Side): number {
   side.reset();
+  gc();
   const before = process.cpuUsage();
   for (let i = 0; i < side.frames; i++) side.round(i);
   const used = process.cpuUsage(before);
@@ -220,41 +230,48 @@ const median = (xs: readonly number[]): number => {
 async function main(): Promise<number> {
   const began = Date.now();
   const modules = await load(SOURCE.gatewayRoot);
+  const vsModules = VS === undefined ? undefined : await load(pathToFileURL(`${resolve(VS, "dist")}/`));
   const clock = new BenchClock();
-  const cases: { name: string; calls: number; gateway: Side; floor: Side }[] = [];
+  const cases: { name: string; calls: number; gateway: Side; floor: Side; vs: Side | undefined }[] = [];
   for (const calls of CALL_COUNTS) {
     const gateway = await gatewaySides(modules, clock, calls);
     const floor = floorSides(calls);
-    cases.push({ name: "caller frame → service append", calls, gateway: gateway.inbound, floor: floor.inbound });
-    cases.push({ name: "service delta → carrier frame (marks every 250 ms)", calls, gateway: gateway.outbound, floor: floor.outbound });
+    const vs = vsModules === undefined ? undefined : await gatewaySides(vsModules, clock, calls);
+    cases.push({ name: "caller frame → service append", calls, gateway: gateway.inbound, floor: floor.inbound, vs: vs?.inbound });
+    cases.push({ name: "service delta → carrier frame (marks every 250 ms)", calls, gateway: gateway.outbound, floor: floor.outbound, vs: vs?.outbound });
   }
-  const samples = cases.map(() => ({ gateway: [] as number[], floor: [] as number[] }));
-  // Warm-up (JIT), unmeasured; then REPS runs, the two sides alternating.
+  const samples = cases.map(() => ({ gateway: [] as number[], floor: [] as number[], vs: [] as number[] }));
+  // Warm-up (JIT), unmeasured; then REPS runs, the sides alternating.
   for (const c of cases) {
-    for (let w = 0; w < 2; w++) {
-      run(c.gateway);
-      run(c.floor);
-    }
+    for (let w = 0; w < 2; w++) for (const side of [c.gateway, c.floor, c.vs]) if (side !== undefined) run(side);
   }
+  // Which build runs first alternates, so neither always follows the floor's run.
   for (let rep = 0; rep < REPS; rep++) {
     for (const [k, c] of cases.entries()) {
+      const vsFirst = rep % 2 === 1 && c.vs !== undefined;
+      if (vsFirst && c.vs !== undefined) samples[k]?.vs.push(run(c.vs));
       samples[k]?.gateway.push(run(c.gateway));
       samples[k]?.floor.push(run(c.floor));
+      if (!vsFirst && c.vs !== undefined) samples[k]?.vs.push(run(c.vs));
     }
   }
   for (const c of cases) if (c.gateway.written() === 0 || c.floor.written() === 0) throw new Error(`${c.name}, ${c.calls} calls: nothing written`);
+  const vsHead = VS === undefined ? "" : ` ${VS}'s build (ns a frame) | this − that (ns) |`;
   const lines = [
     `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(SOURCE.gatewayFrom)}; ${FRAMES_PER_RUN} frames a run (${CALL_COUNTS.map((n) => `${n} calls × ${FRAMES_PER_RUN / n}`).join(", ")}), the median of ${REPS} interleaved runs, ${((Date.now() - began) / 1000).toFixed(0)} s.`,
     "",
-    "| direction | calls | floor: the relay's work (ns a frame) | gateway's carrier edge (ns a frame) | gateway − floor (ns) | ÷ floor |",
-    "|---|--:|--:|--:|--:|--:|",
+    `| direction | calls | floor: the relay's work (ns a frame) | gateway's carrier edge (ns a frame) | gateway − floor (ns) | ÷ floor |${vsHead}`,
+    `|---|--:|--:|--:|--:|--:|${VS === undefined ? "" : "--:|--:|"}`,
   ];
   for (const [k, c] of cases.entries()) {
     const floorNs = median(samples[k]?.floor ?? []);
     const gatewayNs = median(samples[k]?.gateway ?? []);
-    lines.push(`| ${c.name} | ${c.calls} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |`);
+    const vsNs = median(samples[k]?.vs ?? []);
+    const vsCells = VS === undefined ? "" : ` ${vsNs.toFixed(0)} | ${(gatewayNs - vsNs).toFixed(0)} |`;
+    lines.push(`| ${c.name} | ${c.calls} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |${vsCells}`);
   }
-  publishSection("bench:carrier-path", SECTION, lines.join("\n"));
+  if (VS !== undefined) console.log(lines.join("\n"));
+  else publishSection("bench:carrier-path", SECTION, lines.join("\n"));
   return 0;
 }
 
