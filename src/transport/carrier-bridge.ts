@@ -28,7 +28,7 @@ import { MAX_TEXT_FRAME_CHARS, type CarrierCodec, type CarrierName } from "./car
 import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
 import { MARK_EVERY_MS } from "./carrier-playout.js";
-import { keepAlive, onPeerMessage } from "./keepalive.js";
+import { KeepAlive, onPeerMessage } from "./keepalive.js";
 import type { WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
 
@@ -94,7 +94,7 @@ export class CarrierBridge implements ClientLink {
   readonly #clock: Clock;
   readonly #log: Logger;
   readonly #limits: Limits;
-  readonly #keepAlive: { stop(): void; seen(): void };
+  readonly #keepAlive: KeepAlive;
   #call: CarrierCall | undefined;
   #audio: CarrierAudio | undefined;
   /** The caller's media and digits, in order, held until the session attaches. */
@@ -153,7 +153,7 @@ export class CarrierBridge implements ClientLink {
     });
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.#log.warn({ err }, "carrier socket error"));
-    this.#keepAlive = keepAlive(ws, options.clock, this.#log, this.#limits.pingIntervalMs, () => {
+    this.#keepAlive = new KeepAlive(ws, options.clock, this.#log, this.#limits.pingIntervalMs, () => {
       this.#finish(CLOSE.normal, "carrier stopped answering", false);
       ws.terminate();
     });

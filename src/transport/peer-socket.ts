@@ -4,7 +4,7 @@ import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
 import type { ConnectionHandler } from "./client-connection.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
-import { keepAlive, onPeerMessage } from "./keepalive.js";
+import { KeepAlive, onPeerMessage } from "./keepalive.js";
 import { PreAttachBuffer } from "./pre-attach.js";
 import type { Limits } from "./protocol.js";
 
@@ -47,7 +47,7 @@ export class PeerSocket<T> {
   readonly #limits: Limits;
   readonly #options: PeerSocketOptions<T>;
   readonly #buffer: PreAttachBuffer<T>;
-  readonly #keepAlive: { stop(): void; seen(): void };
+  readonly #keepAlive: KeepAlive;
   /** This peer's warnings, at most one line per kind every 10 s: a flood of bad frames is not a flood of log lines. */
   readonly throttle: LogThrottle;
   readonly hungUp: Promise<void>;
@@ -81,7 +81,7 @@ export class PeerSocket<T> {
     );
     ws.on("close", (code, reason) => this.#onClose(code, reason.toString()));
     ws.on("error", (err) => this.throttle.warn(this.#log, { err }, "client socket error"));
-    this.#keepAlive = keepAlive(ws, options.clock, options.log, options.limits.pingIntervalMs, () => {
+    this.#keepAlive = new KeepAlive(ws, options.clock, options.log, options.limits.pingIntervalMs, () => {
       this.#closed = true;
       options.stopped();
       ws.terminate();
