@@ -128,8 +128,6 @@ export class CarrierBridge implements ClientLink {
       clock: options.clock,
       codec: options.codec,
       leadMs: options.leadMs,
-      audio: () => this.#audio,
-      call: () => this.#call,
       write: (data) => this.#write(data),
       batch: socket === undefined ? undefined : (send) => corked(socket, send),
     });
@@ -313,6 +311,7 @@ export class CarrierBridge implements ClientLink {
     if (problem !== undefined) return this.refuse(problem);
     this.#call = call;
     this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate), this.#codec.marks ? MARK_EVERY_MS : undefined);
+    this.#outbound.start(this.#audio, call);
     this.#log.info({ streamId: call.streamId, callId: call.callId, encoding: call.encoding, sampleRate: call.sampleRate }, "carrier stream started");
     this.#resolveStarted(call);
   }

@@ -9,7 +9,7 @@ import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { CarrierAudio, OutboundFrame } from "./carrier-audio.js";
 import { CarrierPlayout } from "./carrier-playout.js";
 import type { CarrierCodec, MediaFormat } from "./carriers/carrier.js";
-import { Pacer } from "./pacer.js";
+import { Pacer, type PacerSink } from "./pacer.js";
 import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
 
 export interface CarrierOutboundOptions {
@@ -17,9 +17,6 @@ export interface CarrierOutboundOptions {
   readonly codec: CarrierCodec;
   /** How far ahead of real time audio is sent (ms; the pacer's default when absent). */
   readonly leadMs?: number | undefined;
-  /** The call's audio edge, and the stream its frames are stamped with, once `start` arrived. */
-  readonly audio: () => CarrierAudio | undefined;
-  readonly call: () => (MediaFormat & { readonly streamId: string }) | undefined;
   /** Puts a frame on the socket. */
   readonly write: (data: string | Uint8Array) => void;
   /**
@@ -30,10 +27,21 @@ export interface CarrierOutboundOptions {
   readonly batch?: ((send: () => void) => void) | undefined;
 }
 
-export class CarrierOutbound {
+/** The stream as its `start` described it: its id and audio. */
+type Stream = MediaFormat & { readonly streamId: string };
+
+/**
+ * Every 20 ms frame goes through here, and on a process running hundreds of calls a call's state
+ * is out of the CPU's caches by its next frame: what a frame needs is in this object's fields
+ * (the audio edge, the stream, its frame encoder), set once at `start`, rather than behind
+ * closures into the bridge, and the pacer sends through this object's own `sendAudio`.
+ */
+export class CarrierOutbound implements PacerSink {
   readonly #options: CarrierOutboundOptions;
-  /** The stream's media frame encoder, made for the call it was made for. */
-  #media: { readonly call: object; readonly encode: (payload: Uint8Array) => string | Uint8Array } | undefined;
+  /** The call's audio edge, the stream and its media frame encoder, once `start` arrived. */
+  #audio: CarrierAudio | undefined;
+  #stream: Stream | undefined;
+  #encode: ((payload: Uint8Array) => string | Uint8Array) | undefined;
   readonly #pacer: Pacer;
   /** What the carrier was sent and has played. */
   readonly playout: CarrierPlayout;
@@ -43,7 +51,14 @@ export class CarrierOutbound {
   constructor(options: CarrierOutboundOptions) {
     this.#options = options;
     this.playout = new CarrierPlayout(options.clock, options.codec.marks);
-    this.#pacer = new Pacer({ sendText: () => {}, sendAudio: (payload) => this.#send(payload) }, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
+    this.#pacer = new Pacer(this, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
+  }
+
+  /** The stream started: its audio edge, and its id and format for the frames. */
+  start(audio: CarrierAudio, stream: Stream): void {
+    this.#audio = audio;
+    this.#stream = stream;
+    this.#encode = this.#options.codec.mediaEncoder(stream.streamId, stream);
   }
 
   /** Ms of audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
@@ -67,7 +82,7 @@ export class CarrierOutbound {
    * rest) is batched: on a call with 20 ms deltas that is one write instead of three every 250 ms.
    */
   audio(chunk: Uint8Array): void {
-    const audio = this.#options.audio();
+    const audio = this.#audio;
     if (audio === undefined) return;
     const mix = this.#waiting;
     const frames = mix === undefined ? audio.outbound(chunk) : audio.outbound(chunk, (samples, rate) => mix.under(samples, rate));
@@ -90,7 +105,7 @@ export class CarrierOutbound {
 
   /** The end of a reply segment: the last partial frame, then a mark once the pacer has sent it (one batch: both leave together). */
   endSegment(): void {
-    const audio = this.#options.audio();
+    const audio = this.#audio;
     if (audio === undefined) return;
     this.#batch(() => {
       // With a bed, the segment's last frame is completed with the bed rather than silence (Exotel's minimum is 200 ms of it).
@@ -110,7 +125,7 @@ export class CarrierOutbound {
    * marks say where the agent's audio has played, and an outstanding one keeps the agent audible.
    */
   playWaiting(sounds: WaitingSounds): WaitingCues {
-    const audio = this.#options.audio();
+    const audio = this.#audio;
     if (audio === undefined) throw new RangeError("the carrier stream has not started");
     const mix = new WaitingMix(sounds, () => this.#options.clock.now(), () => this.#pacer.wake());
     this.#waiting?.stop();
@@ -128,11 +143,11 @@ export class CarrierOutbound {
   /** Barge-in or reset: the carrier drops its buffer; marks before the clear no longer count. */
   clear(): void {
     this.#pacer.clear();
-    this.#options.audio()?.reset();
+    this.#audio?.reset();
     this.playout.cleared();
-    const call = this.#options.call();
-    if (call === undefined) return;
-    const frame = this.#options.codec.encodeClear(call.streamId);
+    const stream = this.#stream;
+    if (stream === undefined) return;
+    const frame = this.#options.codec.encodeClear(stream.streamId);
     if (frame !== undefined) this.#options.write(frame);
     // The bed goes on after the clear (docs/telephony.md "Audio while waiting").
     this.#pacer.wake();
@@ -142,21 +157,24 @@ export class CarrierOutbound {
     this.#pacer.close();
   }
 
-  #send(payload: Uint8Array): void {
-    const audio = this.#options.audio();
-    const call = this.#options.call();
-    if (audio === undefined || call === undefined) return;
-    if (this.#media?.call !== call) this.#media = { call, encode: this.#options.codec.mediaEncoder(call.streamId, call) };
-    this.#options.write(this.#media.encode(payload));
+  /** The pacer's sink: a frame of agent audio (or waiting sounds) leaves now. */
+  sendAudio(payload: Uint8Array): void {
+    const audio = this.#audio;
+    const encode = this.#encode;
+    if (audio === undefined || encode === undefined) return;
+    this.#options.write(encode(payload));
     this.playout.sent(audio.ms(payload.byteLength));
   }
 
+  /** The pacer's sink for events: a carrier stream takes none. */
+  sendText(): void {}
+
   /** Send a mark after everything sent so far. */
   #mark(): void {
-    const call = this.#options.call();
-    if (call === undefined) return;
+    const stream = this.#stream;
+    if (stream === undefined) return;
     const name = this.playout.nextMark();
-    const frame = this.#options.codec.encodeMark(call.streamId, name);
+    const frame = this.#options.codec.encodeMark(stream.streamId, name);
     if (frame === undefined) return;
     this.playout.placed(name);
     this.#options.write(frame);
