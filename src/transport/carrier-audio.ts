@@ -188,7 +188,6 @@ export class CarrierAudio {
       this.#pendingBytes += payload.byteLength;
     }
     const { multipleOf, minBytes, maxBytes } = this.#framing;
-    const down = (n: number): number => Math.floor(n / multipleOf) * multipleOf;
     const frames: OutboundFrame[] = [];
     while (this.#pendingBytes >= minBytes) {
       const room = Math.min(this.#pendingBytes, maxBytes);
@@ -196,8 +195,8 @@ export class CarrierAudio {
       const atBoundary = Math.max(minBytes, Math.ceil(toBoundary / multipleOf) * multipleOf);
       let size: number;
       if (atBoundary <= room) size = atBoundary;
-      else if (atBoundary > maxBytes) size = down(room);
-      else size = down(Math.min(room, toBoundary - minBytes));
+      else if (atBoundary > maxBytes) size = Math.floor(room / multipleOf) * multipleOf;
+      else size = Math.floor(Math.min(room, toBoundary - minBytes) / multipleOf) * multipleOf;
       if (size < minBytes || size === 0) break;
       this.#sinceMark += size;
       const markAfter = this.#sinceMark >= this.#markBytes;

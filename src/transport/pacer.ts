@@ -94,6 +94,17 @@ export class Pacer {
   /** Queue agent audio of a known duration; it leaves as the lead allows. */
   audio(chunk: Uint8Array, durationMs: number): void {
     if (this.#closed || chunk.byteLength === 0) return;
+    // The common case, every 20 ms of a call whose audio arrives in real time: nothing held, no
+    // feed, no timer, within the lead. It leaves now, as `#flush` would send it, without an item
+    // stored into the (long-lived) queue and taken out again.
+    if (this.#queue.length === 0 && this.#feed === undefined && this.#timer === undefined) {
+      const now = this.#clock.now();
+      if (this.#playEnd < now) this.#playEnd = now;
+      if (this.#playEnd - now < this.#leadMs) {
+        this.#sent(chunk, durationMs);
+        return;
+      }
+    }
     this.#queue.push({ kind: "audio", chunk, ms: durationMs });
     this.#heldMs += durationMs;
     this.#flush();
@@ -180,10 +191,7 @@ export class Pacer {
       this.#queue.shift();
       this.#heldMs -= head.ms;
       if (this.#queue.length === 0) this.#heldMs = 0; // no float drift left behind
-      this.#sink.sendAudio(head.chunk);
-      this.#playEnd += head.ms;
-      this.#agentEnd = this.#playEnd;
-      this.#fillerTailMs = 0;
+      this.#sent(head.chunk, head.ms);
     }
     if (this.#queue.length > 0) {
       const wait = Math.max(1, this.#playEnd - this.#leadMs - now);
@@ -191,6 +199,14 @@ export class Pacer {
     } else if (this.#feed !== undefined && !this.#closed) {
       this.#fill(this.#feed, now);
     }
+  }
+
+  /** Agent audio leaves: it plays after everything sent so far. */
+  #sent(chunk: Uint8Array, ms: number): void {
+    this.#sink.sendAudio(chunk);
+    this.#playEnd += ms;
+    this.#agentEnd = this.#playEnd;
+    this.#fillerTailMs = 0;
   }
 
   /** Nothing held: send the feed's filler up to its lead, then sleep until more is due. */
