@@ -3,68 +3,71 @@ import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
 import { silentLogger } from "../../../src/log.js";
-import { InputBudget } from "../../../src/transport/input-budget.js";
+import { InputBudget, type InputBudgetLimits } from "../../../src/transport/input-budget.js";
 import { onPeerMessage } from "../../../src/transport/keepalive.js";
 
 const limits = { framesPerSecond: 10, audioBytesPerSecond: 1000, textBytesPerSecond: 500, burstSeconds: 2 };
 
+/** One step of a budget's life: frames spent, a look at the debt, the clock set, new limits. */
+type Step =
+  | { readonly spend: "audio" | "text"; readonly bytes: number; readonly times?: number }
+  | { readonly debtMs: number }
+  | { readonly at: number }
+  | { readonly retune: Partial<InputBudgetLimits> };
+
+/** Run `steps` against a fresh budget (`limits`) on a clock that starts at `start` and moves only when a step sets it. */
+function play(steps: readonly Step[], start = 0): void {
+  let now = start;
+  const budget = new InputBudget(limits, () => now);
+  for (const [i, step] of steps.entries()) {
+    if ("spend" in step) for (let n = 0; n < (step.times ?? 1); n++) budget.spend(step.spend, step.bytes);
+    else if ("debtMs" in step) expect(budget.debtMs(), `step ${i}`).toBe(step.debtMs);
+    else if ("at" in step) now = step.at;
+    else budget.retune({ ...limits, ...step.retune });
+  }
+}
+
 describe("InputBudget", () => {
   it("is within budget through a burst, in debt past it, and out of debt once it has refilled", () => {
-    let now = 0;
-    const budget = new InputBudget(limits, () => now);
-    for (let i = 0; i < 20; i++) budget.spend("audio", 100);
-    expect(budget.debtMs()).toBe(0);
-    budget.spend("audio", 100);
-    // One frame over a 10-a-second budget: 100 ms.
-    expect(budget.debtMs()).toBe(100);
-    now += 100;
-    expect(budget.debtMs()).toBe(0);
+    play([
+      { spend: "audio", bytes: 100, times: 20 },
+      { debtMs: 0 },
+      // One frame over a 10-a-second budget: 100 ms.
+      { spend: "audio", bytes: 100 },
+      { debtMs: 100 },
+      { at: 100 },
+      { debtMs: 0 },
+    ]);
   });
 
   it("charges bytes per kind: 3 s of audio at once waits 1 s, text is a bucket of its own", () => {
-    let now = 0;
-    const budget = new InputBudget(limits, () => now);
-    budget.spend("audio", 3000);
-    expect(budget.debtMs()).toBe(1000);
-    now += 400;
-    expect(budget.debtMs()).toBe(600);
-    const other = new InputBudget(limits, () => now);
-    other.spend("text", 1000);
-    expect(other.debtMs()).toBe(0);
-    other.spend("text", 500);
-    expect(other.debtMs()).toBe(1000);
+    play([{ spend: "audio", bytes: 3000 }, { debtMs: 1000 }, { at: 400 }, { debtMs: 600 }]);
+    play([{ spend: "text", bytes: 1000 }, { debtMs: 0 }, { spend: "text", bytes: 500 }, { debtMs: 1000 }]);
   });
 
   it("retunes from now on: the debt stays, the credit is kept up to the new size, refills at the new rate", () => {
-    let now = 0;
-    const budget = new InputBudget(limits, () => now);
-    budget.spend("audio", 2500);
-    // 500 bytes over at 1000 a second: 500 ms.
-    expect(budget.debtMs()).toBe(500);
-    budget.retune({ ...limits, audioBytesPerSecond: 500 });
-    // The same 500 bytes at 500 a second: 1 s.
-    expect(budget.debtMs()).toBe(1000);
-    now += 1000;
-    expect(budget.debtMs()).toBe(0);
-    const full = new InputBudget(limits, () => now);
-    // 20 frames of credit, cut to the new size of 2: the third frame at once is over.
-    full.retune({ ...limits, framesPerSecond: 1 });
-    full.spend("text", 1);
-    full.spend("text", 1);
-    expect(full.debtMs()).toBe(0);
-    full.spend("text", 1);
-    expect(full.debtMs()).toBe(1000);
+    play([
+      // 500 bytes over at 1000 a second: 500 ms.
+      { spend: "audio", bytes: 2500 },
+      { debtMs: 500 },
+      // The same 500 bytes at 500 a second: 1 s.
+      { retune: { audioBytesPerSecond: 500 } },
+      { debtMs: 1000 },
+      { at: 1000 },
+      { debtMs: 0 },
+    ]);
+    play([
+      // 20 frames of credit, cut to the new size of 2: the third frame at once is over.
+      { retune: { framesPerSecond: 1 } },
+      { spend: "text", bytes: 1, times: 2 },
+      { debtMs: 0 },
+      { spend: "text", bytes: 1 },
+      { debtMs: 1000 },
+    ]);
   });
 
   it("refills nothing while the clock steps back, and counts from the earlier time after", () => {
-    let now = 1000;
-    const budget = new InputBudget(limits, () => now);
-    budget.spend("audio", 2100);
-    expect(budget.debtMs()).toBe(100);
-    now = 500;
-    expect(budget.debtMs()).toBe(100);
-    now = 600;
-    expect(budget.debtMs()).toBe(0);
+    play([{ spend: "audio", bytes: 2100 }, { debtMs: 100 }, { at: 500 }, { debtMs: 100 }, { at: 600 }, { debtMs: 0 }], 1000);
   });
 });
 
