@@ -58,6 +58,19 @@ export class InputBudget {
   /** Ms until every bucket is out of debt: 0 while within budget, else how long reading waits. */
   debtMs(): number {
     this.#refill();
+    return this.#debt();
+  }
+
+  /**
+   * `debtMs()` as of the budget's last reading of the clock (its last `spend`, `retune` or
+   * `debtMs`), without reading it again: right after a `spend`, what `debtMs()` would say, less the
+   * microseconds since (the check made on every frame a peer sends, one clock reading each).
+   */
+  owedMs(): number {
+    return this.#debt();
+  }
+
+  #debt(): number {
     if (this.#frames >= 0 && this.#audio >= 0 && this.#text >= 0) return 0;
     return Math.ceil(Math.max(debtMs(this.#frames, this.#frameRate), debtMs(this.#audio, this.#audioRate), debtMs(this.#text, this.#textRate)));
   }

@@ -150,9 +150,12 @@ class PeerFrames {
     }
   }
 
-  /** In debt: stop reading, and come back when the budget has refilled. */
+  /**
+   * In debt: stop reading, and come back when the budget has refilled. Right after `#handle`'s
+   * charge, so the debt is the budget's as of that charge (or of a retune the frame caused).
+   */
   #wait(metering: Metering): boolean {
-    const debt = metering.budget.debtMs();
+    const debt = metering.budget.owedMs();
     if (debt === 0) return false;
     this.#ws.pause();
     this.#resumeAt = metering.clock.setTimeout(() => this.#drain(metering), debt);

@@ -12,6 +12,7 @@ const limits = { framesPerSecond: 10, audioBytesPerSecond: 1000, textBytesPerSec
 type Step =
   | { readonly spend: "audio" | "text"; readonly bytes: number; readonly times?: number }
   | { readonly debtMs: number }
+  | { readonly owedMs: number }
   | { readonly at: number }
   | { readonly retune: Partial<InputBudgetLimits> };
 
@@ -22,6 +23,7 @@ function play(steps: readonly Step[], start = 0): void {
   for (const [i, step] of steps.entries()) {
     if ("spend" in step) for (let n = 0; n < (step.times ?? 1); n++) budget.spend(step.spend, step.bytes);
     else if ("debtMs" in step) expect(budget.debtMs(), `step ${i}`).toBe(step.debtMs);
+    else if ("owedMs" in step) expect(budget.owedMs(), `step ${i}`).toBe(step.owedMs);
     else if ("at" in step) now = step.at;
     else budget.retune({ ...limits, ...step.retune });
   }
@@ -63,6 +65,23 @@ describe("InputBudget", () => {
       { debtMs: 0 },
       { spend: "text", bytes: 1 },
       { debtMs: 1000 },
+    ]);
+  });
+
+  it("owes, without reading the clock, the debt as of its last charge, retune or look", () => {
+    play([
+      // 100 bytes over a 2000-byte bucket at 1000 a second: 100 ms.
+      { spend: "audio", bytes: 2100 },
+      { owedMs: 100 },
+      // The clock moved, unread: still owed as of the charge; a look reads it.
+      { at: 60 },
+      { owedMs: 100 },
+      { debtMs: 40 },
+      { owedMs: 40 },
+      // 20 bytes over at 200 a second: 100 ms.
+      { at: 80 },
+      { retune: { audioBytesPerSecond: 200 } },
+      { owedMs: 100 },
     ]);
   });
 
