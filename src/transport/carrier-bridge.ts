@@ -122,7 +122,7 @@ export class CarrierBridge implements ClientLink {
     this.#clock = options.clock;
     this.#log = options.log.child({ carrier: options.codec.carrier });
     this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.#inbound = new CarrierInbound({ audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands }, this.#log, () => this.#audio);
+    this.#inbound = new CarrierInbound({ audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands }, this.#log);
     const socket = options.socket;
     this.#outbound = new CarrierOutbound({
       clock: options.clock,
@@ -145,7 +145,7 @@ export class CarrierBridge implements ClientLink {
     this.#startTimer = options.clock.setTimeout(() => this.refuse(`the carrier sent no start within ${startTimeoutMs} ms`), startTimeoutMs);
     const throttle = new LogThrottle(() => options.clock.now());
     onPeerMessage(ws, this.#log, (data, isBinary) => this.#receive(data, isBinary), {
-      budget: new InputBudget(CARRIER_BUDGET, () => options.clock.now()),
+      budget: new InputBudget(CARRIER_BUDGET, options.clock),
       clock: options.clock,
       dropped: (count) => throttle.warn(this.#log, { count }, "carrier input over budget; frames dropped"),
     });
@@ -311,6 +311,7 @@ export class CarrierBridge implements ClientLink {
     if (problem !== undefined) return this.refuse(problem);
     this.#call = call;
     this.#audio = new CarrierAudio(call.encoding, call.sampleRate, this.#codec.framing?.(call.encoding, call.sampleRate), this.#codec.marks ? MARK_EVERY_MS : undefined);
+    this.#inbound.start(this.#audio);
     this.#outbound.start(this.#audio, call);
     this.#log.info({ streamId: call.streamId, callId: call.callId, encoding: call.encoding, sampleRate: call.sampleRate }, "carrier stream started");
     this.#resolveStarted(call);

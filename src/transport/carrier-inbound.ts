@@ -19,14 +19,17 @@ interface Media {
 type Inbound = { readonly kind: "audio"; readonly media: Media } | { readonly kind: "dtmf"; readonly digit: string };
 
 export class CarrierInbound {
-  /** The call's audio edge, once `start` arrived. */
-  readonly #audio: () => CarrierAudio | undefined;
+  /**
+   * The call's audio edge, once `start` arrived: held in a field rather than asked of the bridge
+   * through a closure, one object fewer touched per frame (on a process running hundreds of calls
+   * each is a cache miss: docs/benchmarks.md, `bench:carrier-counts`).
+   */
+  #audio: CarrierAudio | undefined;
   readonly #pending: PreAttachBuffer<Inbound>;
   readonly #order = new ChunkOrder<Media>();
   #handler: ConnectionHandler | undefined;
 
-  constructor(limits: PreAttachLimits, log: Logger, audio: () => CarrierAudio | undefined) {
-    this.#audio = audio;
+  constructor(limits: PreAttachLimits, log: Logger) {
     this.#pending = new PreAttachBuffer<Inbound>(
       limits,
       (item) => (item.kind === "audio" ? item.media.payload.byteLength : undefined),
@@ -37,6 +40,11 @@ export class CarrierInbound {
   /** The session, once attached (playback reports and the close go to it too). */
   get handler(): ConnectionHandler | undefined {
     return this.#handler;
+  }
+
+  /** The stream started: its audio edge, which every media frame crosses (frames held until now cross it at `attach`). */
+  start(audio: CarrierAudio): void {
+    this.#audio = audio;
   }
 
   /** A media frame, numbered `chunk` where the carrier numbers them; `base64`: its canonical text, if the carrier sent one. */
@@ -66,7 +74,7 @@ export class CarrierInbound {
       handler.dtmf?.(item.digit);
       return;
     }
-    const audio = this.#audio();
+    const audio = this.#audio;
     if (audio === undefined) return;
     const { payload, base64 } = item.media;
     const pcm = audio.inbound(payload);

@@ -4,8 +4,9 @@
  * budget is never slowed. Every frame it sends is handled — nothing is lost — but one that goes
  * over is throttled the way TCP throttles: its socket stops being read while it is in debt, so
  * its frames wait in its own send buffer and cost this process nothing, and other sessions keep
- * their event loop. Pure: time comes from the injected `now`.
+ * their event loop. Pure: time comes from the injected clock.
  */
+import type { Clock } from "../clock.js";
 
 export interface InputBudgetLimits {
   /** Frames per second, sustained (any kind). */
@@ -26,7 +27,8 @@ export interface InputBudgetLimits {
  * Rates are tokens per ms; a bucket's size is its rate per second × the burst seconds.
  */
 export class InputBudget {
-  readonly #now: () => number;
+  /** The session's clock itself, not a closure over it: shared by every call, so it stays cached. */
+  readonly #clock: Pick<Clock, "now">;
   #at: number;
   #frameRate = 0;
   #frameSize = 0;
@@ -38,9 +40,9 @@ export class InputBudget {
   #textSize = 0;
   #text = 0;
 
-  constructor(limits: InputBudgetLimits, now: () => number) {
-    this.#now = now;
-    this.#at = now();
+  constructor(limits: InputBudgetLimits, clock: Pick<Clock, "now">) {
+    this.#clock = clock;
+    this.#at = clock.now();
     this.#tune(limits);
     this.#frames = this.#frameSize;
     this.#audio = this.#audioSize;
@@ -98,7 +100,7 @@ export class InputBudget {
   }
 
   #refill(): void {
-    const now = this.#now();
+    const now = this.#clock.now();
     const elapsed = now - this.#at;
     this.#at = now;
     if (elapsed <= 0) return; // a clock that stepped back refills nothing

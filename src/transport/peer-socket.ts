@@ -67,7 +67,7 @@ export class PeerSocket<T> {
     this.hungUp = new Promise((resolve) => {
       this.#resolveHungUp = resolve;
     });
-    const budget = new InputBudget(options.budget, () => options.clock.now());
+    const budget = new InputBudget(options.budget, options.clock);
     this.#budget = budget;
     onPeerMessage(
       ws,

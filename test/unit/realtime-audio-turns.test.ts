@@ -56,7 +56,7 @@ describe("Realtime audio formats: audio/pcm, audio/pcmu, audio/pcma", () => {
 
   it("retunes an input budget: what was spent stays spent, the refill follows the new rate", () => {
     let now = 0;
-    const budget = new InputBudget({ framesPerSecond: 1000, audioBytesPerSecond: 0, textBytesPerSecond: 48_000, burstSeconds: 1 }, () => now);
+    const budget = new InputBudget({ framesPerSecond: 1000, audioBytesPerSecond: 0, textBytesPerSecond: 48_000, burstSeconds: 1 }, { now: () => now });
     budget.spend("text", 48_000 + 8000);
     expect(budget.debtMs()).toBe(167); // 8000 bytes of debt at 48 000 a second
     budget.retune({ framesPerSecond: 1000, audioBytesPerSecond: 0, textBytesPerSecond: 8000, burstSeconds: 1 });

@@ -19,7 +19,7 @@ type Step =
 /** Run `steps` against a fresh budget (`limits`) on a clock that starts at `start` and moves only when a step sets it. */
 function play(steps: readonly Step[], start = 0): void {
   let now = start;
-  const budget = new InputBudget(limits, () => now);
+  const budget = new InputBudget(limits, { now: () => now });
   for (const [i, step] of steps.entries()) {
     if ("spend" in step) for (let n = 0; n < (step.times ?? 1); n++) budget.spend(step.spend, step.bytes);
     else if ("debtMs" in step) expect(budget.debtMs(), `step ${i}`).toBe(step.debtMs);
@@ -111,7 +111,7 @@ describe("onPeerMessage with a budget", () => {
     const clock = virtualClock();
     const peer = new FakePeer();
     const handled: string[] = [];
-    const budget = new InputBudget(limits, () => clock.now());
+    const budget = new InputBudget(limits, clock);
     onPeerMessage(peer as unknown as WebSocket, silentLogger, (data) => handled.push((data as Buffer).toString("utf8")), { budget, clock, dropped: () => {} });
     for (let i = 0; i < 20; i++) peer.frame(`f${i}`);
     expect(handled).toHaveLength(20);
