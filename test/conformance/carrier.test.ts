@@ -297,8 +297,17 @@ const CARRIERS: readonly CarrierFixture[] = [twilio(), telnyx(), plivo(), exotel
 
 const MARK_NAMES = ["turn-7-end", "m0", "seg 3 · ü"];
 
+/**
+ * A decoded frame with its media bytes as a plain Uint8Array: what the codec promises is the bytes,
+ * in any Uint8Array (a text carrier's are the base64 decoder's Buffer), so they are compared as bytes.
+ */
+function decodedBytes(codec: CarrierCodec, frame: Frame, binary: boolean): CarrierInbound {
+  const out = codec.decode(frame, binary);
+  return out.kind === "media" ? { ...out, payload: new Uint8Array(out.payload) } : out;
+}
+
 function expectDecoded(fixture: CarrierFixture, frame: Frame, binary: boolean, decoded: Decoded, what: string): void {
-  const out = fixture.codec.decode(frame, binary);
+  const out = decodedBytes(fixture.codec, frame, binary);
   if (decoded === "ignored") expect(out.kind, what).toBe("ignored");
   else expect(out, what).toEqual(decoded);
 }
@@ -426,7 +435,8 @@ const HOSTILE: readonly { readonly name: string; readonly frames: (f: CarrierFix
 function outboundPayload(frame: Frame): Uint8Array | string {
   if (frame instanceof Uint8Array) return frame;
   const media = (JSON.parse(frame) as { media?: { payload?: unknown } }).media;
-  return decodeBase64(media?.payload);
+  const bytes = decodeBase64(media?.payload);
+  return typeof bytes === "string" ? bytes : new Uint8Array(bytes);
 }
 
 describe.each(CARRIERS)("carrier codec conformance: $name", (f) => {
@@ -466,9 +476,9 @@ describe.each(CARRIERS)("carrier codec conformance: $name", (f) => {
   });
 
   it(`only the caller's audio becomes media${has(f.tracks) ? "" : ` (${f.tracks.none})`}`, () => {
-    expect(f.codec.decode(f.media.frame, f.media.binary)).toEqual(f.media.decoded);
+    expect(decodedBytes(f.codec, f.media.frame, f.media.binary)).toEqual(f.media.decoded);
     if (has(f.tracks) && has(f.mediaWith)) {
-      expect(f.codec.decode(f.mediaWith({ track: f.tracks.caller, payload: b64(f.audio) }), false)).toEqual({ kind: "media", payload: f.audio, base64: b64(f.audio) });
+      expect(decodedBytes(f.codec, f.mediaWith({ track: f.tracks.caller, payload: b64(f.audio) }), false)).toEqual({ kind: "media", payload: f.audio, base64: b64(f.audio) });
       for (const track of f.tracks.others) expect(f.codec.decode(f.mediaWith({ track, payload: b64(f.audio) }), false), track).toMatchObject({ kind: "ignored" });
     }
     // No other documented frame is audio.

@@ -118,15 +118,18 @@ export function parseTextFrame(frame: string | Uint8Array, isBinary: boolean): J
   return isObject(parsed) ? parsed : "frame is not a JSON object";
 }
 
-/** Strictly decode standard padded base64; a reason string on garbage, empty or oversized input. */
+/**
+ * Strictly decode standard padded base64; a reason string on garbage, empty or oversized input.
+ * The bytes are the decoder's own Buffer (a Uint8Array), not a second view made of it: one object
+ * fewer on every media frame a carrier sends.
+ */
 export function decodeBase64(b64: unknown): Uint8Array | string {
   if (typeof b64 !== "string") return "payload is not a string";
   if (b64.length === 0) return "empty payload";
   if ((b64.length / 4) * 3 > MAX_PAYLOAD_BYTES + 2) return "payload too large";
   const buf = strictBase64(b64);
   if (buf === undefined) return "payload is not valid base64";
-  if (buf.byteLength > MAX_PAYLOAD_BYTES) return "payload too large";
-  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  return buf.byteLength > MAX_PAYLOAD_BYTES ? "payload too large" : buf;
 }
 
 /** A non-negative integer from a number or a digit string (vendors send both). */
