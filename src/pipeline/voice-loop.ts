@@ -259,7 +259,7 @@ export class VoiceLoop {
   #acknowledgement(text: string): boolean {
     const reply = this.#reply;
     if (reply === undefined || reply.interrupted || !this.#overlap.acknowledgement(text, this.#playback.modelAudible)) return false;
-    this.#deps.log.info({ reply: reply.id, words: countWords(text) }, "acknowledgement: not a turn");
+    this.#deps.log.debug({ reply: reply.id, words: countWords(text) }, "acknowledgement: not a turn");
     this.#deps.count?.("acknowledgement");
     return true;
   }
@@ -387,7 +387,7 @@ export class VoiceLoop {
     this.#flushOutput();
     if (!bargeIn) return;
     const { log, settings, clock } = this.#deps;
-    log.info({ reply: reply.id, heard: heard.length }, "barge-in");
+    log.debug({ reply: reply.id, heard: heard.length }, "barge-in");
     this.#deps.count?.("barge_in");
     this.#holdUntil = clock.now() + settings.interruption.backoffMs;
     if (settings.interruption.resumeFalseInterruption) this.#resume.arm(heard);

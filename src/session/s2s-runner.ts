@@ -163,7 +163,7 @@ export class S2sRunner implements ModeRunner {
     const heardMs = Math.max(0, Math.round(this.#playback.timeline()(audioMs)));
     if (heardMs >= (reply.truncatedMs ?? reply.audioMs)) return;
     this.#truncate(reply, heardMs);
-    this.#ctx.log.info({ response: reply.responseId, heardMs }, "reply truncated by the listener");
+    this.#ctx.log.debug({ response: reply.responseId, heardMs }, "reply truncated by the listener");
   }
 
   manual(command: string): void {
@@ -373,12 +373,12 @@ export class S2sRunner implements ModeRunner {
     // Finished at the service but still playing: the caller heard only part of it. A forgotten reply is removed instead.
     for (const reply of playing) {
       if (!reply.forget) this.#truncate(reply, heardMs);
-      this.#ctx.log.info({ response: reply.responseId, heardMs }, "barge-in during playback");
+      this.#ctx.log.debug({ response: reply.responseId, heardMs }, "barge-in during playback");
     }
     if (current === undefined) return heardMs;
     if (!current.done && options.serviceCancels !== true) this.#session?.cancelResponse(current.responseId);
     if (!current.forget) this.#truncate(current, heardMs);
-    this.#ctx.log.info({ response: current.responseId, heardMs }, "barge-in");
+    this.#ctx.log.debug({ response: current.responseId, heardMs }, "barge-in");
     return heardMs;
   }
 
