@@ -1,0 +1,123 @@
+/**
+ * One counted process of `bench:turn-counts` (bench/session/turn-counts.ts), run by it under
+ * cachegrind as plain JavaScript. Arguments: `sessions:rounds` and the URL of a build's `dist/`.
+ *
+ * `sessions` speech-to-speech sessions, as a deployed gateway runs them (logs at info written
+ * nowhere, its Prometheus metrics, the in-memory session store), each on the package's scripted
+ * service (testing/fake-s2s.ts) and in-memory link (testing/memory-link.ts), under virtual time.
+ * A round is three turns of every session, as bench:telephony's callers take them: the caller
+ * speaks (speech started and stopped, a final transcript), a reply of 1 s of audio (one chunk) starts; two
+ * replies play out, the third is barged in on 500 ms into it. A warm-up round (the JIT's work),
+ * the heap collected, then `rounds` rounds. Imports only node builtins and the build.
+ */
+import type * as ClockModule from "../../src/clock.js";
+import type * as LogModule from "../../src/log.js";
+import type * as ManifestModule from "../../src/manifest/index.js";
+import type * as MetricsModule from "../../src/server/metrics.js";
+import type * as SessionModule from "../../src/session/session.js";
+import type * as StoreModule from "../../src/session/store.js";
+import type * as FakeModule from "../../src/testing/fake-s2s.js";
+import type * as LinkModule from "../../src/testing/memory-link.js";
+
+/** A reply's audio, and where in it the caller barges in (ms): bench/telephony/protocol.ts's script. */
+const REPLY_MS = 1000;
+const BARGE_AT_MS = 500;
+/** The caller speaks this long; after a reply that played out, this long passes (past the 750 ms audible grace). */
+const USER_MS = 300;
+const GAP_MS = 1500;
+/** A reply's audio as the scripted service speaks it (24 kHz PCM16), made once: what the harness allocates is not the gateway's. */
+const REPLY_AUDIO = new Uint8Array(48 * REPLY_MS);
+
+async function load(root: URL) {
+  const at = (path: string): string => new URL(path, root).href;
+  const [clock, session, link, fake, store, metrics, manifest, log] = await Promise.all([
+    import(at("clock.js")) as Promise<typeof ClockModule>,
+    import(at("session/session.js")) as Promise<typeof SessionModule>,
+    import(at("testing/memory-link.js")) as Promise<typeof LinkModule>,
+    import(at("testing/fake-s2s.js")) as Promise<typeof FakeModule>,
+    import(at("session/store.js")) as Promise<typeof StoreModule>,
+    import(at("server/metrics.js")) as Promise<typeof MetricsModule>,
+    import(at("manifest/index.js")) as Promise<typeof ManifestModule>,
+    import(at("log.js")) as Promise<typeof LogModule>,
+  ]);
+  return { ...clock, ...session, ...link, ...fake, ...store, ...metrics, ...manifest, ...log };
+}
+
+interface Line {
+  readonly link: LinkModule.MemoryLink;
+  readonly fake: FakeModule.FakeS2s;
+}
+
+async function main(spec: string, root: string | undefined): Promise<void> {
+  const [sessionsText, roundsText] = spec.split(":");
+  const sessions = Number(sessionsText);
+  const rounds = Number(roundsText);
+  if (root === undefined || !(sessions > 0) || !(rounds >= 0)) throw new Error("usage: turn-counts-child sessions:rounds DIST_URL");
+  const m = await load(new URL(root));
+  const def = m.agent({ name: "bench-turns", greeting: "", s2s: { kind: "openai-realtime", options: {} } });
+  const config = m.toAgentConfig(def);
+  const clock = m.virtualClock(0);
+  const metrics = new m.GatewayMetrics({ processMetrics: false });
+  const logger = m.createLogger({ level: "info", destination: { write: () => {} } });
+  const lines: Line[] = [];
+  for (let s = 0; s < sessions; s++) {
+    const link = new m.MemoryLink(clock);
+    const fake = new m.FakeS2s();
+    const session = new m.Session({
+      agent: { def, config },
+      link,
+      clock,
+      log: logger.child({ sessionId: `bench-${s}`, agent: def.name, mode: "s2s" }),
+      metrics,
+      store: new m.MemorySessionStore(clock),
+      transport: "twilio",
+      resolveModel: () => {
+        throw new Error("an s2s session has no language model");
+      },
+      s2s: () => fake,
+    });
+    await session.start();
+    lines.push({ link, fake });
+  }
+  const turn = async (bargeIn: boolean): Promise<void> => {
+    for (const { fake } of lines) {
+      fake.events.speechStarted();
+      fake.events.speechStopped();
+      fake.events.userTranscript("where is my order", { final: true });
+    }
+    await clock.advance(USER_MS);
+    const replies = lines.map(({ fake }) => fake.start());
+    lines.forEach(({ fake }, i) => {
+      const info = { responseId: replies[i] ?? "", itemId: `item_${replies[i] ?? ""}` };
+      fake.events.audio(REPLY_AUDIO, info);
+      fake.events.agentTranscript("It shipped on Friday and arrives Monday.", info);
+    });
+    await clock.advance(BARGE_AT_MS);
+    if (bargeIn) {
+      for (const { fake } of lines) fake.events.speechStarted();
+      lines.forEach(({ fake }, i) => fake.done(replies[i] ?? "", "cancelled"));
+      for (const { fake } of lines) fake.events.speechStopped();
+      await clock.advance(GAP_MS);
+    } else {
+      lines.forEach(({ fake }, i) => fake.done(replies[i] ?? ""));
+      await clock.advance(REPLY_MS - BARGE_AT_MS + GAP_MS);
+    }
+    // What the link kept is the harness's, not the session's: it does not grow over the rounds.
+    for (const { link } of lines) {
+      link.events.length = 0;
+      link.audioOut.length = 0;
+    }
+  };
+  const round = async (): Promise<void> => {
+    await turn(false);
+    await turn(false);
+    await turn(true);
+  };
+  await round();
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error("run with --expose-gc");
+  gc();
+  for (let r = 0; r < rounds; r++) await round();
+}
+
+await main(process.argv[2] ?? "", process.argv[3]);

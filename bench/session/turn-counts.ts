@@ -1,0 +1,66 @@
+/**
+ * `npm run bench:turn-counts`: what a session's turn costs the gateway, counted rather than timed
+ * — instructions and simulated cache misses (bench/shared/cachegrind.ts). bench:telephony's
+ * callers take a turn every two seconds or so, and on a loaded process the work a turn does once
+ * (the session's events, its record saved, its metrics, its log lines, the playback wait) was about
+ * a twentieth of the gateway's CPU: too little for a timed run to see a change to it, too much to
+ * leave unmeasured.
+ *
+ * The counted child (turn-counts-child.ts) runs `--sessions N` speech-to-speech sessions (default
+ * 50) of a build on the package's scripted service and in-memory link, under virtual time; a round
+ * is three turns of each (two replies play out, the third is barged in on). Each count is the
+ * difference of two processes, one running 1 and the other 4 rounds after a warm-up round,
+ * divided by the turns between them: start-up, module loading, the sessions' set-up and the
+ * JIT's work cancel out. The scripted service's and the link's own work (making and keeping the
+ * audio, stamping events) is in the counts; it is the same for every build, so a `--vs` difference
+ * is the gateway's. Two processes of one build agree to about ±1% of the instructions.
+ *
+ * Needs `valgrind` and `setarch`. Options: --dist, --dist-of DIR (a build is counted), --vs DIR
+ * (another build beside this one; prints only), --sessions N, --no-docs. Results go to stdout and
+ * to docs/benchmarks.md between the bench:turn-counts markers. About two minutes on 2 cores.
+ */
+import { rmSync } from "node:fs";
+import { cpus } from "node:os";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { COUNT_ROWS, counted, perUnit, pooled, simulatedCaches, transpiledChild, type Counts } from "../shared/cachegrind.js";
+import { countOption, docSection, flagValue, publishSection, runBench } from "../shared/common.js";
+import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
+
+const RUN_LIMIT_MS = 30 * 60_000;
+const SECTION = docSection("bench:turn-counts");
+/** Rounds in the two processes whose difference is counted; three turns a round. */
+const ROUNDS = [1, 4] as const;
+const TURNS_PER_ROUND = 3;
+
+async function parent(): Promise<number> {
+  const began = Date.now();
+  const caches = simulatedCaches("bench:turn-counts");
+  const source = gatewaySource(process.argv);
+  if (source.gatewayFrom !== "dist") throw new Error("bench:turn-counts counts a build: pass --dist (after `npm run build`) or --dist-of DIR");
+  const vs = flagValue(process.argv, "vs");
+  const sessions = countOption(flagValue(process.argv, "sessions"), 50, "sessions");
+  const builds = [{ name: "this build", root: source.gatewayRoot.href }, ...(vs === undefined ? [] : [{ name: vs, root: pathToFileURL(`${resolve(vs, "dist")}/`).href }])];
+  const child = transpiledChild(["session/turn-counts-child.ts"]);
+  const jobs = builds.flatMap((build) => ROUNDS.map((rounds) => () => counted(caches, child.entry, [`${sessions}:${rounds}`, build.root])));
+  console.log(`bench:turn-counts: ${jobs.length} processes under cachegrind, ${cpus().length} at a time`);
+  const results = await pooled(jobs, cpus().length).finally(() => rmSync(child.dir, { recursive: true, force: true }));
+  const turns = (ROUNDS[1] - ROUNDS[0]) * TURNS_PER_ROUND * sessions;
+  const perTurn = builds.map((_, b): Counts => perUnit(results[2 * b + 1] as Counts, results[2 * b] as Counts, turns));
+  const [mine, other] = perTurn as [Counts, Counts | undefined];
+  const lines = [
+    `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(source.gatewayFrom)}; ${sessions} sessions; per turn over ${turns} turns (a barge-in every third); simulated caches ${caches.text}; ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
+    "",
+    `| a turn's | this build |${other === undefined ? "" : ` ${vs} | this − that |`}`,
+    `|---|--:|${other === undefined ? "" : "--:|--:|"}`,
+  ];
+  for (const [key, label] of COUNT_ROWS) {
+    const digits = key === "instructions" ? 0 : 1;
+    lines.push(`| ${label} | ${mine[key].toFixed(digits)} |${other === undefined ? "" : ` ${other[key].toFixed(digits)} | ${(mine[key] - other[key]).toFixed(digits)} |`}`);
+  }
+  if (vs !== undefined) console.log(lines.join("\n"));
+  else publishSection("bench:turn-counts", SECTION, lines.join("\n"));
+  return 0;
+}
+
+runBench("bench:turn-counts", RUN_LIMIT_MS, parent);
