@@ -9,7 +9,7 @@
  * The counted child (turn-counts-child.ts) runs `--sessions N` speech-to-speech sessions (default
  * 50) of a build on the package's scripted service and in-memory link, under virtual time; a round
  * is three turns of each (two replies play out, the third is barged in on). Each count is the
- * difference of two processes, one running 1 and the other 4 rounds after a warm-up round,
+ * difference of two processes, one running 1 and the other 31 rounds after the warm-up rounds,
  * divided by the turns between them: start-up, module loading, the sessions' set-up and the
  * JIT's work cancel out. The scripted service's and the link's own work (making and keeping the
  * audio, stamping events) is in the counts; it is the same for every build, so a `--vs` difference
@@ -30,7 +30,7 @@ import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
 const RUN_LIMIT_MS = 30 * 60_000;
 const SECTION = docSection("bench:turn-counts");
 /** Rounds in the two processes whose difference is counted; three turns a round. */
-const ROUNDS = [1, 4] as const;
+const ROUNDS = [1, 31] as const;
 const TURNS_PER_ROUND = 3;
 
 async function parent(): Promise<number> {
