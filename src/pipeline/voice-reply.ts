@@ -317,7 +317,7 @@ export class VoiceReply {
     if (this.#interrupted) return;
     this.gate.flush();
     this.#deps.emit({ type: "audio.completed" });
-    await this.#deps.playback.playedOut(this.#reply.signal, () => this.#interrupted || this.#deps.closed());
+    await this.#deps.playback.playedOut(() => this.#interrupted || this.#deps.closed(), this.#reply.signal);
   }
 
   /** The turn's latency stages (docs/protocol.md `metrics.turn`), read when it settles. */

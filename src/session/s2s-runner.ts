@@ -191,6 +191,8 @@ export class S2sRunner implements ModeRunner {
   async close(): Promise<void> {
     this.#closed = true;
     this.#ctx.audioDropped("s2s", this.#session?.droppedAudioBytes ?? 0);
+    // The replies and lines waiting to be heard stop waiting: their `stopped()` reads `#closed`.
+    this.#playback.recheck();
     this.#signal.abort(new Error("session ended"));
     await this.#session?.close();
   }
@@ -392,13 +394,13 @@ export class S2sRunner implements ModeRunner {
   /** A recorded line is the agent's once the caller has heard it whole (like a reply); a barge-in or cancel before then cuts it. */
   async #lineHeard(line: Extract<OutOfBandLine, { kind: "recorded" }>, cut: () => boolean): Promise<void> {
     if (!cut()) this.#ctx.emit({ type: "audio.completed" });
-    await this.#playback.playedOut(this.#signal.signal, () => cut() || this.#closed);
+    await this.#playback.playedOut(() => cut() || this.#closed);
     if (!this.#closed) line.settle(!cut());
   }
 
   /** Wait until the reply's audio has played to the caller (marks or client reports), or it was interrupted. */
   #playedOut(reply: Reply): Promise<void> {
-    return this.#replies.hear(reply, () => this.#playback.playedOut(this.#signal.signal, () => reply.interrupted || this.#closed));
+    return this.#replies.hear(reply, () => this.#playback.playedOut(() => reply.interrupted || this.#closed));
   }
 
   async #onResponseDone(responseId: string, status: string, usage?: { inputTokens: number; outputTokens: number; totalTokens: number }): Promise<void> {

@@ -100,23 +100,31 @@ export class PlaybackClock {
 
   /**
    * Resolves once everything queued has played at the listener (reports can push that later),
-   * or when `signal` aborts, or — checked when playback is cleared and when it ends — `stopped()`
-   * is true. A stop that clears nothing (a flag alone) is seen at the end of playback at the latest.
-   * Event-driven: one timer for all waits, not a poll each (docs/benchmarks.md, "Telephony").
+   * or when `signal` aborts, or — checked when playback is cleared, at `recheck()` and when
+   * playback ends — `stopped()` is true. A stop that clears nothing (a flag alone) is seen at the
+   * end of playback at the latest, or at once by a `recheck()`. Event-driven: one timer for all
+   * waits, not a poll each (docs/benchmarks.md, "Telephony"). An owner whose waits end with it
+   * (a runner closing) calls `recheck()` rather than giving each wait a signal: a listener added
+   * and removed every reply is work on the path of every turn.
    */
-  playedOut(signal: AbortSignal, stopped: () => boolean): Promise<void> {
-    if (stopped() || signal.aborted || this.pendingMs <= 0) return Promise.resolve();
+  playedOut(stopped: () => boolean, signal?: AbortSignal): Promise<void> {
+    if (stopped() || signal?.aborted === true || this.pendingMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const check = (): void => {
-        if (!stopped() && !signal.aborted && this.pendingMs > 0) return;
+        if (!stopped() && signal?.aborted !== true && this.pendingMs > 0) return;
         this.#waits.delete(check);
-        signal.removeEventListener("abort", check);
+        signal?.removeEventListener("abort", check);
         resolve();
       };
       this.#waits.add(check);
-      signal.addEventListener("abort", check, { once: true });
+      signal?.addEventListener("abort", check, { once: true });
       this.#end.set(this.#playEnd);
     });
+  }
+
+  /** Settle the waits whose `stopped()` now holds (or that are over), now rather than at the end of playback. */
+  recheck(): void {
+    this.#checkWaits();
   }
 
   /** Settle the waits that are over; the rest wait for the (possibly later) end of playback. */

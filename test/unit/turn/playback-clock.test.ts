@@ -59,7 +59,7 @@ describe("PlaybackClock.playedOut: waits for the end of playback on one timer", 
     const clock = virtualClock(0);
     const playback = new PlaybackClock(clock);
     playback.queued(1000, "model");
-    const done = playback.playedOut(new AbortController().signal, () => false);
+    const done = playback.playedOut(() => false, new AbortController().signal);
     await clock.advance(500);
     playback.report(800); // the listener still holds 800 ms at 500: the end moves to 1300
     await clock.advance(700);
@@ -73,7 +73,7 @@ describe("PlaybackClock.playedOut: waits for the end of playback on one timer", 
     const clock = virtualClock(0);
     const playback = new PlaybackClock(clock);
     playback.queued(200, "model");
-    const waits = [1, 2, 3].map(() => playback.playedOut(new AbortController().signal, () => false));
+    const waits = [1, 2, 3].map(() => playback.playedOut(() => false, new AbortController().signal));
     for (let i = 0; i < 40; i++) playback.queued(20, "model");
     expect(clock.pending()).toBe(1);
     await clock.advance(999);
@@ -89,8 +89,8 @@ describe("PlaybackClock.playedOut: waits for the end of playback on one timer", 
     playback.queued(5000, "model");
     const aborter = new AbortController();
     let stopped = false;
-    const aborted = playback.playedOut(aborter.signal, () => false);
-    const cut = playback.playedOut(new AbortController().signal, () => stopped);
+    const aborted = playback.playedOut(() => false, aborter.signal);
+    const cut = playback.playedOut(() => stopped, new AbortController().signal);
     aborter.abort();
     expect(await settledBy(aborted)).toBe(true);
     stopped = true;
@@ -100,12 +100,31 @@ describe("PlaybackClock.playedOut: waits for the end of playback on one timer", 
     expect(clock.pending()).toBe(0);
   });
 
+  it("settles, at a recheck, the waits whose stop now holds; the rest keep waiting, on the one timer", async () => {
+    const clock = virtualClock(0);
+    const playback = new PlaybackClock(clock);
+    playback.queued(5000, "model");
+    let closed = false;
+    const stops = playback.playedOut(() => closed);
+    const plays = playback.playedOut(() => false);
+    playback.recheck();
+    expect(await settledBy(stops)).toBe(false);
+    closed = true;
+    playback.recheck();
+    expect(await settledBy(stops)).toBe(true);
+    expect(await settledBy(plays)).toBe(false);
+    expect(clock.pending()).toBe(1);
+    await clock.advance(5000);
+    expect(await settledBy(plays)).toBe(true);
+    expect(clock.pending()).toBe(0);
+  });
+
   it("returns at once when nothing is pending, or when already stopped", async () => {
     const clock = virtualClock(0);
     const playback = new PlaybackClock(clock);
-    expect(await settledBy(playback.playedOut(new AbortController().signal, () => false))).toBe(true);
+    expect(await settledBy(playback.playedOut(() => false, new AbortController().signal))).toBe(true);
     playback.queued(1000, "model");
-    expect(await settledBy(playback.playedOut(new AbortController().signal, () => true))).toBe(true);
+    expect(await settledBy(playback.playedOut(() => true, new AbortController().signal))).toBe(true);
     expect(clock.pending()).toBe(0);
   });
 });
