@@ -12,7 +12,12 @@ import { SpanStatusCode, context, trace, type Attributes, type Span } from "@ope
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 
-const TRACER = "switchboard";
+/**
+ * The gateway's tracer, got once: the API hands out a proxy that delegates to the SDK's tracer
+ * once one is registered, also when that happens after this module loaded (ProxyTracer re-checks
+ * on each span until it finds one). Got per turn, it was a new proxy object every turn.
+ */
+const tracer = trace.getTracer("switchboard");
 
 export class TurnTracer {
   readonly #clock: Clock;
@@ -30,14 +35,14 @@ export class TurnTracer {
       case "user-transcript.committed":
         this.#endTurn();
         this.#turn = {
-          span: trace.getTracer(TRACER).startSpan("switchboard.turn", { startTime: this.#clock.now(), attributes: this.#attributes }),
+          span: tracer.startSpan("switchboard.turn", { startTime: this.#clock.now(), attributes: this.#attributes }),
           committedAt: this.#clock.now(),
         };
         return;
       case "tool.called": {
         if (this.#turn !== undefined && !this.#turn.span.isRecording()) return;
         const parent = this.#turn === undefined ? context.active() : trace.setSpan(context.active(), this.#turn.span);
-        const span = trace.getTracer(TRACER).startSpan(
+        const span = tracer.startSpan(
           `switchboard.tool ${event.toolName}`,
           { startTime: this.#clock.now(), attributes: { ...this.#attributes, "switchboard.tool.name": event.toolName, "switchboard.tool.call_id": event.toolCallId } },
           parent,
@@ -71,10 +76,7 @@ export class TurnTracer {
         for (const [stage, ms, start] of stages) {
           if (ms === undefined) continue;
           turn.span.setAttribute(`switchboard.turn.${stage}_ms`, ms);
-          trace
-            .getTracer(TRACER)
-            .startSpan(`switchboard.stage ${stage}`, { startTime: start, attributes: this.#attributes }, parent)
-            .end(start + ms);
+          tracer.startSpan(`switchboard.stage ${stage}`, { startTime: start, attributes: this.#attributes }, parent).end(start + ms);
         }
         turn.span.setAttribute("switchboard.turn.id", event.turnId);
         this.#endTurn();
