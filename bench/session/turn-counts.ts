@@ -7,17 +7,18 @@
  * leave unmeasured.
  *
  * The counted child (turn-counts-child.ts) runs `--sessions N` speech-to-speech sessions (default
- * 50) of a build on the package's scripted service and in-memory link, under virtual time; a round
+ * 50) of a build on the package's scripted service and a carrier-like link, under virtual time; a round
  * is three turns of each (two replies play out, the third is barged in on). Each count is the
  * difference of two processes, one running 1 and the other 31 rounds after the warm-up rounds,
  * divided by the turns between them: start-up, module loading, the sessions' set-up and the
- * JIT's work cancel out. The scripted service's and the link's own work (making and keeping the
- * audio, stamping events) is in the counts; it is the same for every build, so a `--vs` difference
- * is the gateway's. Two processes of one build agree to about ±1% of the instructions.
+ * JIT's work cancel out. The harness's own work (the scripted events, the virtual clock's timer
+ * scans) is in the counts; it is the same for every build, so a `--vs` difference is the gateway's. Two runs of one build agree to about ±0.3% of the instructions and ±10 L2
+ * misses a turn. Run it alone: with the machine loaded, both builds of a `--vs` read lower (by about
+ * 30,000 instructions a turn; their difference held).
  *
  * Needs `valgrind` and `setarch`. Options: --dist, --dist-of DIR (a build is counted), --vs DIR
  * (another build beside this one; prints only), --sessions N, --no-docs. Results go to stdout and
- * to docs/benchmarks.md between the bench:turn-counts markers. About two minutes on 2 cores.
+ * to docs/benchmarks.md between the bench:turn-counts markers. About a minute and a half on 2 cores.
  */
 import { rmSync } from "node:fs";
 import { cpus } from "node:os";
