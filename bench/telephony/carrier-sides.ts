@@ -31,6 +31,17 @@ export async function load(root: URL) {
 }
 export type Modules = Awaited<ReturnType<typeof load>>;
 
+/**
+ * The caller's audio as the service's base64, as the build's s2s adapter makes it: the carrier's
+ * own text where the build kept it (a `Base64Audio` payload; in builds before it, a second
+ * argument), else the bytes encoded. Either build can be the other side of a `--vs`.
+ */
+function serviceText(m: Modules, chunk: unknown, older: unknown): string {
+  const text = (chunk as { readonly base64?: unknown }).base64;
+  if (typeof text === "string") return text;
+  return typeof older === "string" ? older : m.base64Of(chunk as Uint8Array);
+}
+
 /** Time moves only when the bench says: 20 ms a round. */
 export class BenchClock implements Clock {
   at = 1_700_000_000_000;
@@ -107,7 +118,7 @@ export async function gatewaySides(m: Modules, clock: BenchClock, count: number)
     socket.emit("message", Buffer.from(JSON.stringify({ event: "start", sequenceNumber: "1", streamSid: SID, start: { streamSid: SID, callSid: `CA${s}`, customParameters: {}, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } })), false);
     await bridge.ready;
     bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
-    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, base64) => (appended += append(base64 ?? m.base64Of(chunk)).length) });
+    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, ...older: unknown[]) => (appended += append(serviceText(m, chunk, older[0])).length) });
     calls.push({ socket, bridge, deltas: serviceDeltas(s, frames) });
   }
   const feed = new CallerFeed(count);

@@ -3,6 +3,7 @@
  * protocol; the session's s2s runner only sees these calls and events. Audio both ways is
  * PCM16 LE mono at the session's rates, or G.711 at 8 kHz when a phone call passes it through.
  */
+import type { AudioPayload } from "../audio/audio-payload.js";
 import type { JSONSchema7 } from "json-schema";
 import { g711, pcm16, type SessionAudio } from "../audio/rates.js";
 
@@ -98,8 +99,8 @@ export interface S2sSession {
   /** The rates the service takes and gives (OpenAI: 24 kHz both ways; Gemini: 16 kHz in, 24 kHz out; G.711: 8 kHz). */
   readonly inputSampleRate: number;
   readonly outputSampleRate: number;
-  /** The caller's audio; `base64`: the same bytes as standard padded base64, exactly as `base64Of(pcm)` would write them, where the link had that text (sent as is). */
-  sendAudio(pcm: Uint8Array, base64?: string): void;
+  /** The caller's audio: bytes, or a carrier's canonical base64 text not yet decoded, which a service that takes base64 sends as is (audio/audio-payload.ts). */
+  sendAudio(audio: AudioPayload): void;
   /**
    * Ask for a response. `outOfBand`: spoken in the model's voice but never written to the
    * conversation, with no tools (tool messages, the greeting); `responseStarted` reports it

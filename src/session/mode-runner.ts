@@ -1,3 +1,4 @@
+import type { AudioPayload } from "../audio/audio-payload.js";
 import type { Clock } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -20,8 +21,8 @@ export interface ModeRunner {
   cancel(): void;
   /** Strand everything in flight before a reset (answers `reply.cancelled`). */
   strand(): void;
-  /** The listener's audio; `base64`: the same bytes as text, where the link had it (`ConnectionHandler.audio`). */
-  audio(chunk: Uint8Array, base64?: string): void;
+  /** The listener's audio: bytes, or a carrier's base64 text not yet decoded (`ConnectionHandler.audio`). */
+  audio(chunk: AudioPayload): void;
   playbackProgress(bufferedMs: number): void;
   /**
    * The listener stopped playing the latest reply at `audioMs` of its audio (a Realtime client's

@@ -1,3 +1,4 @@
+import type { AudioPayload } from "../audio/audio-payload.js";
 import { formatDurationMs, type SessionAudio } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { ResolvedConfig } from "../manifest/index.js";
@@ -143,9 +144,9 @@ export class S2sRunner implements ModeRunner {
     this.cancel();
   }
 
-  audio(chunk: Uint8Array, base64?: string): void {
+  audio(chunk: AudioPayload): void {
     if (this.#closed) return;
-    this.#session?.sendAudio(chunk, base64);
+    this.#session?.sendAudio(chunk);
   }
 
   playbackProgress(bufferedMs: number): void {

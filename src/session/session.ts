@@ -1,4 +1,5 @@
 import { CLOSE, GatewayError, messageOf, type CloseCode } from "../errors.js";
+import { bytesOf, type AudioPayload } from "../audio/audio-payload.js";
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import type { Logger } from "../log.js";
@@ -404,9 +405,9 @@ export class Session {
         report: (message) => s.#events.report("protocol", message),
       });
     }
-    audio(chunk: Uint8Array, base64?: string): void {
+    audio(chunk: AudioPayload): void {
       const s = this.#s;
-      if (s.#screen?.pass(chunk, s.#parts?.mode.holdTurns !== undefined) !== false) s.#parts?.mode.audio(chunk, base64);
+      if (s.#screen?.pass(bytesOf(chunk), s.#parts?.mode.holdTurns !== undefined) !== false) s.#parts?.mode.audio(chunk);
     }
     playback(bufferedMs: number): void {
       if (this.#s.#phase === "live") this.#s.#parts?.mode.playbackProgress(bufferedMs);

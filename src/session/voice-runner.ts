@@ -1,3 +1,4 @@
+import { bytesOf, type AudioPayload } from "../audio/audio-payload.js";
 import { MIC_SAMPLE_RATE, pcm16, type SessionAudio } from "../audio/rates.js";
 import { durationMs } from "../audio/pcm.js";
 import { GatewayError, messageOf } from "../errors.js";
@@ -202,8 +203,9 @@ export class VoiceRunner implements ModeRunner {
     this.#loop.reset();
   }
 
-  audio(chunk: Uint8Array): void {
+  audio(payload: AudioPayload): void {
     if (this.#closed) return;
+    const chunk = bytesOf(payload);
     this.#stt.sendAudio(chunk);
     const vad = this.#vad;
     const detector = this.#detector;

@@ -11,6 +11,7 @@
  * for carriers that echo marks — a frame ends at each mark boundary (every `markEveryMs` of audio,
  * or the first size the carrier allows past it), so the bridge can put a mark right there.
  */
+import { bytesOf, type AudioPayload } from "../audio/audio-payload.js";
 import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from "../audio/g711.js";
 import { bytesToSamples, samplesToBytes } from "../audio/pcm.js";
 import { DEFAULT_SESSION_AUDIO, G711_SAMPLE_RATE, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
@@ -105,10 +106,10 @@ export class CarrierAudio {
     return bytes / this.bytesPerMs;
   }
 
-  /** One carrier payload → what the session hears (PCM16 at its declared input rate, or the G.711 bytes in passthrough). */
-  inbound(payload: Uint8Array): Uint8Array {
+  /** One carrier payload → what the session hears (PCM16 at its declared input rate, or the G.711 payload itself in passthrough, not decoded if it is still text). */
+  inbound<P extends AudioPayload>(payload: P): P | Uint8Array {
     if (this.#passthrough) return payload;
-    const samples = this.#decode(payload);
+    const samples = this.#decode(bytesOf(payload));
     return samplesToBytes(this.#toSession === undefined ? samples : this.#toSession.process(samples));
   }
 

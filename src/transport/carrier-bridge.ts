@@ -285,7 +285,7 @@ export class CarrierBridge implements ClientLink {
         this.#tick();
         if (this.#audio === undefined) return this.#ignore("media before start");
         if (this.#closing !== undefined) return;
-        this.#inbound.media(inbound.chunk, inbound.payload, inbound.base64);
+        this.#inbound.media(inbound.chunk, inbound.payload);
         return;
       case "mark":
         this.#onMark(inbound.name);

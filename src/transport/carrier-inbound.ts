@@ -4,19 +4,14 @@
  * session hears, and keypad digits — held, bounded, until the session attaches, then delivered
  * in arrival order (docs/telephony.md "What happens on a call").
  */
+import type { AudioPayload } from "../audio/audio-payload.js";
 import type { Logger } from "../log.js";
 import type { CarrierAudio } from "./carrier-audio.js";
 import { ChunkOrder } from "./chunk-order.js";
 import type { ConnectionHandler } from "./client-connection.js";
 import { PreAttachBuffer, type PreAttachLimits } from "./pre-attach.js";
 
-/** A media frame's bytes, and its canonical base64 text where the carrier sent one (carrier.ts). */
-interface Media {
-  readonly payload: Uint8Array;
-  readonly base64: string | undefined;
-}
-
-type Inbound = { readonly kind: "audio"; readonly media: Media } | { readonly kind: "dtmf"; readonly digit: string };
+type Inbound = { readonly kind: "audio"; readonly payload: AudioPayload } | { readonly kind: "dtmf"; readonly digit: string };
 
 export class CarrierInbound {
   /**
@@ -26,13 +21,13 @@ export class CarrierInbound {
    */
   #audio: CarrierAudio | undefined;
   readonly #pending: PreAttachBuffer<Inbound>;
-  readonly #order = new ChunkOrder<Media>();
+  readonly #order = new ChunkOrder<AudioPayload>();
   #handler: ConnectionHandler | undefined;
 
   constructor(limits: PreAttachLimits, log: Logger) {
     this.#pending = new PreAttachBuffer<Inbound>(
       limits,
-      (item) => (item.kind === "audio" ? item.media.payload.byteLength : undefined),
+      (item) => (item.kind === "audio" ? item.payload.byteLength : undefined),
       (bytes) => log.warn({ bytes }, "carrier input before the session started dropped past the limit"),
     );
   }
@@ -47,9 +42,9 @@ export class CarrierInbound {
     this.#audio = audio;
   }
 
-  /** A media frame, numbered `chunk` where the carrier numbers them; `base64`: its canonical text, if the carrier sent one. */
-  media(chunk: number | undefined, payload: Uint8Array, base64?: string): void {
-    for (const media of this.#order.push(chunk, { payload, base64 })) this.#input({ kind: "audio", media });
+  /** A media frame's payload (bytes, or the carrier's base64 text not yet decoded), numbered `chunk` where the carrier numbers them. */
+  media(chunk: number | undefined, payload: AudioPayload): void {
+    for (const inOrder of this.#order.push(chunk, payload)) this.#input({ kind: "audio", payload: inOrder });
   }
 
   dtmf(digit: string): void {
@@ -76,9 +71,8 @@ export class CarrierInbound {
     }
     const audio = this.#audio;
     if (audio === undefined) return;
-    const { payload, base64 } = item.media;
-    const pcm = audio.inbound(payload);
-    // Untouched (G.711 in passthrough): the carrier's own text still spells these bytes.
-    if (pcm.byteLength > 0) handler.audio(pcm, pcm === payload ? base64 : undefined);
+    // In G.711 passthrough the payload crosses untouched, still the carrier's own text where it was one.
+    const heard = audio.inbound(item.payload);
+    if (heard.byteLength > 0) handler.audio(heard);
   }
 }

@@ -1,4 +1,5 @@
 import type { WebSocket } from "ws";
+import type { AudioPayload } from "../audio/audio-payload.js";
 import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
@@ -16,12 +17,11 @@ import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, t
 export interface ConnectionHandler {
   command(command: SessionCommand): void;
   /**
-   * The listener's audio, in the session's input format. `base64`: where the link has them, these
-   * very bytes as standard padded base64, exactly as `base64Of(chunk)` would write them (a
-   * carrier's canonical payload text, passed through untouched): a service that takes base64
-   * sends it as is rather than encoding the bytes again.
+   * The listener's audio, in the session's input format: bytes, or — a carrier's G.711 in
+   * passthrough — its canonical base64 text not yet decoded (audio/audio-payload.ts), which a
+   * service that takes base64 sends as is. What reads the bytes asks `bytesOf`.
    */
-  audio(chunk: Uint8Array, base64?: string): void;
+  audio(chunk: AudioPayload): void;
   /**
    * The listener still has `bufferedMs` of agent audio to play: a browser's `playback_progress`
    * plus what the link still holds back, or a carrier's mark echo. The session's `PlaybackClock`

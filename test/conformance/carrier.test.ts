@@ -21,11 +21,12 @@
  * the carrier has marks (`codec.marks`; Vonage has none and encodes none); clear is encoded in the
  * carrier's shape and its echo, where it has one, is not mistaken for anything else.
  */
+import { Base64Audio, bytesOf } from "../../src/audio/audio-payload.js";
 import { describe, expect, it } from "vitest";
 import {
   MAX_PAYLOAD_BYTES,
   MAX_TEXT_FRAME_CHARS,
-  decodeBase64,
+  mediaPayload,
   type CarrierCodec,
   type CarrierInbound,
   type CarrierName,
@@ -108,7 +109,7 @@ function twilio(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequenceNumber: "200", streamSid: SID, stop: { accountSid: "AC123", callSid: "CA456" } }),
-    media: { frame: mediaWith({ track: "inbound", chunk: "1", timestamp: "52", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 52, chunk: 1 } },
+    media: { frame: mediaWith({ track: "inbound", chunk: "1", timestamp: "52", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 52, chunk: 1 } },
     mediaWith,
     tracks: { caller: "inbound", others: ["outbound"] },
     events: [
@@ -158,7 +159,7 @@ function telnyx(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequence_number: "5", stream_id: SID, stop: { user_id: "u1", call_control_id: "v2:abc" } }),
-    media: { frame: mediaWith({ track: "inbound", chunk: "2", timestamp: "5", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 5, chunk: 2 } },
+    media: { frame: mediaWith({ track: "inbound", chunk: "2", timestamp: "5", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 5, chunk: 2 } },
     mediaWith,
     tracks: { caller: "inbound", others: ["outbound"] },
     events: [
@@ -200,7 +201,7 @@ function plivo(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequenceNumber: "9", streamId: SID }),
-    media: { frame: mediaWith({ track: "inbound", timestamp: "40", chunk: 1, payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 40, chunk: 1 } },
+    media: { frame: mediaWith({ track: "inbound", timestamp: "40", chunk: 1, payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 40, chunk: 1 } },
     mediaWith,
     tracks: { caller: "inbound", others: ["outbound"] },
     events: [{ label: "dtmf", frame: JSON.stringify({ event: "dtmf", streamId: SID, dtmf: { digit: "5" } }), decoded: { kind: "dtmf", digit: "5" } }],
@@ -246,7 +247,7 @@ function exotel(): CarrierFixture {
       withStreamId: start,
     },
     stop: JSON.stringify({ event: "stop", sequence_number: "40", stream_sid: SID, stop: { call_sid: "CA99", account_sid: "AC1", reason: "callended" } }),
-    media: { frame: mediaWith({ chunk: "2", timestamp: "200", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, base64: b64(audio), timestampMs: 200, chunk: 2 } },
+    media: { frame: mediaWith({ chunk: "2", timestamp: "200", payload: b64(audio) }), binary: false, decoded: { kind: "media", payload: audio, timestampMs: 200, chunk: 2 } },
     mediaWith,
     tracks: { none: "Exotel streams only the caller; its media has no track" },
     events: [
@@ -299,11 +300,12 @@ const MARK_NAMES = ["turn-7-end", "m0", "seg 3 · ü"];
 
 /**
  * A decoded frame with its media bytes as a plain Uint8Array: what the codec promises is the bytes,
- * in any Uint8Array (a text carrier's are the base64 decoder's Buffer), so they are compared as bytes.
+ * however it carries them (a text carrier's canonical payload stays its base64 text, a
+ * `Base64Audio`), so they are compared as bytes.
  */
 function decodedBytes(codec: CarrierCodec, frame: Frame, binary: boolean): CarrierInbound {
   const out = codec.decode(frame, binary);
-  return out.kind === "media" ? { ...out, payload: new Uint8Array(out.payload) } : out;
+  return out.kind === "media" ? { ...out, payload: new Uint8Array(bytesOf(out.payload)) } : out;
 }
 
 function expectDecoded(fixture: CarrierFixture, frame: Frame, binary: boolean, decoded: Decoded, what: string): void {
@@ -435,8 +437,8 @@ const HOSTILE: readonly { readonly name: string; readonly frames: (f: CarrierFix
 function outboundPayload(frame: Frame): Uint8Array | string {
   if (frame instanceof Uint8Array) return frame;
   const media = (JSON.parse(frame) as { media?: { payload?: unknown } }).media;
-  const bytes = decodeBase64(media?.payload);
-  return typeof bytes === "string" ? bytes : new Uint8Array(bytes);
+  const payload = mediaPayload(media?.payload);
+  return typeof payload === "string" ? payload : new Uint8Array(bytesOf(payload));
 }
 
 describe.each(CARRIERS)("carrier codec conformance: $name", (f) => {
@@ -478,7 +480,11 @@ describe.each(CARRIERS)("carrier codec conformance: $name", (f) => {
   it(`only the caller's audio becomes media${has(f.tracks) ? "" : ` (${f.tracks.none})`}`, () => {
     expect(decodedBytes(f.codec, f.media.frame, f.media.binary)).toEqual(f.media.decoded);
     if (has(f.tracks) && has(f.mediaWith)) {
-      expect(decodedBytes(f.codec, f.mediaWith({ track: f.tracks.caller, payload: b64(f.audio) }), false)).toEqual({ kind: "media", payload: f.audio, base64: b64(f.audio) });
+      const frame = f.mediaWith({ track: f.tracks.caller, payload: b64(f.audio) });
+      expect(decodedBytes(f.codec, frame, false)).toEqual({ kind: "media", payload: f.audio });
+      // The carrier's text is kept, not decoded, to be forwarded as is.
+      const kept = f.codec.decode(frame, false);
+      expect(kept.kind === "media" && kept.payload instanceof Base64Audio && kept.payload.base64).toBe(b64(f.audio));
       for (const track of f.tracks.others) expect(f.codec.decode(f.mediaWith({ track, payload: b64(f.audio) }), false), track).toMatchObject({ kind: "ignored" });
     }
     // No other documented frame is audio.

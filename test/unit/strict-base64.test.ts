@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalBase64, strictBase64 } from "../../src/transport/strict-base64.js";
+import { canonicalBase64, strictBase64, strictBase64Length } from "../../src/transport/strict-base64.js";
 
 /** The definition strictBase64 replaces on the hot path: RFC 4648 §4 base64, padded. */
 const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -45,12 +45,24 @@ describe("strictBase64", () => {
       const expected = STRICT.test(text);
       if (expected) strict += 1;
       if ((strictBase64(text) !== undefined) !== expected) disagreements += 1;
+      if (strictBase64Length(text) !== strictBase64(text)?.byteLength) disagreements += 1;
       if (expected) expect(strictBase64(text)?.equals(Buffer.from(text, "base64")), text).toBe(true);
     }
     expect(disagreements).toBe(0);
     // Both sides of the line are exercised.
     expect(strict).toBeGreaterThan(10_000);
     expect(strict).toBeLessThan(190_000);
+  });
+});
+
+describe("strictBase64Length", () => {
+  it("counts what strictBase64 decodes, short texts and long ones alike", () => {
+    for (const size of [0, 1, 2, 3, 160, 12_287, 12_288, 12_289, 40_000]) {
+      const text = Buffer.alloc(size, 0xa5).toString("base64");
+      expect(strictBase64Length(text), `${size} bytes`).toBe(size);
+      expect(strictBase64Length(`${text.slice(0, -4)}ab-c`), `${size} bytes, a URL-safe letter`).toBeUndefined();
+    }
+    for (const text of ["-_-_", "YQ", "Y===", "ĪQ==", "aīC=", "é2Fh", "YQ==YQ=="]) expect(strictBase64Length(text), JSON.stringify(text)).toBeUndefined();
   });
 });
 

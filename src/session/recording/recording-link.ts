@@ -1,3 +1,4 @@
+import { bytesOf } from "../../audio/audio-payload.js";
 import type { SessionAudio } from "../../audio/rates.js";
 import type { EventBody } from "../../events.js";
 import type { ClientLink, ConnectionHandler } from "../../transport/client-connection.js";
@@ -65,9 +66,9 @@ export class RecordingLink implements ClientLink {
     // Methods called on the handler, not spread: a class-instance handler keeps its own.
     this.#inner.attach({
       command: (command) => handler.command(command),
-      audio: (chunk, base64) => {
-        tap.callerAudio(chunk);
-        handler.audio(chunk, base64);
+      audio: (chunk) => {
+        tap.callerAudio(bytesOf(chunk));
+        handler.audio(chunk);
       },
       playback: (bufferedMs) => {
         tap.playback(bufferedMs);

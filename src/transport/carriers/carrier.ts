@@ -2,7 +2,8 @@
  * Carrier-neutral types and shared, pure helpers for the telephony codecs (docs/vendors.md (Carriers)).
  * One codec file per carrier; decoding never throws, whatever the input.
  */
-import { canonicalBase64, strictBase64 } from "../strict-base64.js";
+import { Base64Audio, type AudioPayload } from "../../audio/audio-payload.js";
+import { canonicalBase64, strictBase64, strictBase64Length } from "../strict-base64.js";
 
 export type CarrierName = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
 export type CarrierEncoding = "mulaw" | "alaw" | "l16";
@@ -19,10 +20,11 @@ export type CarrierInbound =
     }
   /**
    * Raw codec bytes of the CALLER track only; `chunk` numbers media frames in order (Telnyx may
-   * deliver them out of order). `base64`: the payload's text as the carrier sent it, when that is
-   * exactly the text `base64Of(payload)` would write (canonical), so it can be forwarded as is.
+   * deliver them out of order). A JSON frame's payload stays the carrier's base64 text, checked
+   * and not decoded (`Base64Audio`), when that is exactly the text `base64Of` would write for its
+   * bytes (canonical), so it can be forwarded as is; otherwise it is the decoded bytes.
    */
-  | { kind: "media"; payload: Uint8Array; base64?: string; timestampMs?: number; chunk?: number }
+  | { kind: "media"; payload: AudioPayload; timestampMs?: number; chunk?: number }
   /** A mark we sent was played. */
   | { kind: "mark"; name: string }
   | { kind: "dtmf"; digit: string }
@@ -119,17 +121,19 @@ export function parseTextFrame(frame: string | Uint8Array, isBinary: boolean): J
 }
 
 /**
- * Strictly decode standard padded base64; a reason string on garbage, empty or oversized input.
- * The bytes are the decoder's own Buffer (a Uint8Array), not a second view made of it: one object
- * fewer on every media frame a carrier sends.
+ * A media frame's base64 payload, strictly checked (standard alphabet, padded); a reason string on
+ * garbage, empty or oversized input. Canonical text (what `base64Of` writes for its bytes, so
+ * nearly always) is kept as text, checked without decoding (`Base64Audio`); any other strict text
+ * is decoded now, so what is forwarded as text is exactly what re-encoding would have written.
  */
-export function decodeBase64(b64: unknown): Uint8Array | string {
+export function mediaPayload(b64: unknown): AudioPayload | string {
   if (typeof b64 !== "string") return "payload is not a string";
   if (b64.length === 0) return "empty payload";
   if ((b64.length / 4) * 3 > MAX_PAYLOAD_BYTES + 2) return "payload too large";
-  const buf = strictBase64(b64);
-  if (buf === undefined) return "payload is not valid base64";
-  return buf.byteLength > MAX_PAYLOAD_BYTES ? "payload too large" : buf;
+  const length = strictBase64Length(b64);
+  if (length === undefined) return "payload is not valid base64";
+  if (length > MAX_PAYLOAD_BYTES) return "payload too large";
+  return canonicalBase64(b64) ? new Base64Audio(b64, length) : (strictBase64(b64) ?? "payload is not valid base64");
 }
 
 /** A non-negative integer from a number or a digit string (vendors send both). */
@@ -159,10 +163,9 @@ export function markName(value: unknown): CarrierInbound {
 
 /** `media` with an optional timestamp and chunk number, or `ignored` when the payload is bad. */
 export function mediaFrom(payloadB64: unknown, timestamp: unknown, chunk?: unknown): CarrierInbound {
-  const payload = decodeBase64(payloadB64);
+  const payload = mediaPayload(payloadB64);
   if (typeof payload === "string") return ignored(payload);
   const media: CarrierInbound & { kind: "media" } = { kind: "media", payload };
-  if (typeof payloadB64 === "string" && canonicalBase64(payloadB64)) media.base64 = payloadB64;
   const timestampMs = intField(timestamp);
   if (timestampMs !== undefined) media.timestampMs = timestampMs;
   const order = intField(chunk);

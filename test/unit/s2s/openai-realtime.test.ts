@@ -1,3 +1,4 @@
+import { Base64Audio } from "../../../src/audio/audio-payload.js";
 import { describe, expect, it, vi } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSetup, S2sToolCall } from "../../../src/s2s/s2s-port.js";
@@ -212,7 +213,7 @@ describe("openAiRealtime: conversation", () => {
     const mic = rampPcm(20, 7);
     // The link promises the text spells these bytes; a different one shows which the adapter sent.
     const spelled = Buffer.from("the link's own text").toString("base64");
-    session.sendAudio(mic, spelled);
+    session.sendAudio(new Base64Audio(spelled, mic.byteLength));
     session.sendAudio(mic);
     await waitFor(() => expect(sent(server, "input_audio_buffer.append")).toHaveLength(2));
     const [given, encoded] = sent(server, "input_audio_buffer.append");

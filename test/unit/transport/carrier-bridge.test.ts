@@ -1,3 +1,4 @@
+import { Base64Audio, bytesOf } from "../../../src/audio/audio-payload.js";
 import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
@@ -74,7 +75,7 @@ async function harness(options: { attach?: boolean; start?: boolean; socket?: bo
     bridge.attach({
       command: () => {},
       playback: (bufferedMs) => h.playback.push(bufferedMs),
-      audio: (chunk) => h.audio.push(chunk),
+      audio: (chunk) => h.audio.push(bytesOf(chunk)),
       closed: (code, reason) => h.closed.push({ code, reason }),
       dtmf: (digit) => h.digits.push(digit),
     });
@@ -309,7 +310,7 @@ describe("CarrierBridge", () => {
     const caller = Uint8Array.from({ length: 160 }, (_, i) => i);
     h.ws.frame(media(caller));
     const got: Uint8Array[] = [];
-    h.bridge.attach({ command: () => {}, playback: () => {}, audio: (c) => got.push(c), closed: () => {} });
+    h.bridge.attach({ command: () => {}, playback: () => {}, audio: (c) => got.push(bytesOf(c)), closed: () => {} });
     expect(Buffer.from(got[0]!)).toEqual(Buffer.from(caller));
     const agent = Uint8Array.from({ length: 800 }, (_, i) => (i * 3) % 256);
     h.bridge.audio(agent, 100);
@@ -317,7 +318,7 @@ describe("CarrierBridge", () => {
     expect(out).toEqual(Buffer.from(agent));
   });
 
-  it("hands on the carrier's canonical base64 with untouched G.711, and no text once the audio is converted", async () => {
+  it("hands on the carrier's canonical base64 undecoded with untouched G.711, and bytes once the audio is converted", async () => {
     const caller = Uint8Array.from({ length: 160 }, (_, i) => (i * 5) % 256);
     const text = Buffer.from(caller).toString("base64");
     // The same bytes with a padding bit set: decodes alike, but is not the text an encoder writes.
@@ -328,7 +329,7 @@ describe("CarrierBridge", () => {
       const h = await harness({ attach: false });
       h.bridge.useAudio(session === "pcmu" ? { input: g711("pcmu"), output: g711("pcmu") } : { input: pcm16(16000), output: pcm16(8000) });
       const got: { bytes: Uint8Array; base64: string | undefined }[] = [];
-      h.bridge.attach({ command: () => {}, playback: () => {}, audio: (bytes, base64) => got.push({ bytes, base64 }), closed: () => {} });
+      h.bridge.attach({ command: () => {}, playback: () => {}, audio: (chunk) => got.push({ bytes: bytesOf(chunk), base64: chunk instanceof Base64Audio ? chunk.base64 : undefined }), closed: () => {} });
       h.ws.frame(media(caller));
       h.ws.frame({ event: "media", streamSid: SID, media: { track: "inbound", payload: odd } });
       return got;

@@ -4,7 +4,8 @@
  */
 import { GatewayError } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
-import { base64FrameWriter, base64Of } from "../../../audio/base64-frame.js";
+import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
+import { base64FrameWriter } from "../../../audio/base64-frame.js";
 import { isRecord } from "../../../providers/ws-frames.js";
 import type { S2sEvents, S2sOpenOptions, S2sSession } from "../../s2s-port.js";
 import { CallerSpeech } from "./caller-speech.js";
@@ -94,14 +95,14 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
     return this.#droppedTotal;
   }
 
-  sendAudio(pcm: Uint8Array, base64?: string): void {
+  sendAudio(audio: AudioPayload): void {
     const link = this.link;
     if (this.state !== "open" || link?.ready !== true) {
-      this.#droppedAudio += pcm.byteLength; // real time: never queued (logged on the next reconnect)
-      this.#droppedTotal += pcm.byteLength;
+      this.#droppedAudio += audio.byteLength; // real time: never queued (logged on the next reconnect)
+      this.#droppedTotal += audio.byteLength;
       return;
     }
-    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO(base64 ?? base64Of(pcm)), pcm.byteLength);
+    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO(base64TextOf(audio)), audio.byteLength);
     this.#droppedAudio += dropped;
     this.#droppedTotal += dropped;
   }

@@ -6,7 +6,8 @@
  */
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
-import { base64FrameWriter, base64Of } from "../../../audio/base64-frame.js";
+import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
+import { base64FrameWriter } from "../../../audio/base64-frame.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
 import { ShieldedEvents } from "../../shield-events.js";
@@ -116,11 +117,11 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     return this.#conn.start(signal);
   }
 
-  sendAudio(pcm: Uint8Array, base64?: string): void {
+  sendAudio(audio: AudioPayload): void {
     const link = this.#conn.readyLink();
-    if (link === undefined || sendAudioOrDrop(link.ws, APPEND(base64 ?? base64Of(pcm)), pcm.byteLength) > 0) {
-      this.#dropped += pcm.byteLength;
-      if (!this.#dropping) this.runtime.log.warn({ bytes: pcm.byteLength, reconnecting: link === undefined }, `${VENDOR}: dropping mic audio (backlog or reconnect)`);
+    if (link === undefined || sendAudioOrDrop(link.ws, APPEND(base64TextOf(audio)), audio.byteLength) > 0) {
+      this.#dropped += audio.byteLength;
+      if (!this.#dropping) this.runtime.log.warn({ bytes: audio.byteLength, reconnecting: link === undefined }, `${VENDOR}: dropping mic audio (backlog or reconnect)`);
       this.#dropping = true;
       return;
     }
