@@ -136,11 +136,24 @@ export function mediaPayload(b64: unknown): AudioPayload | string {
   return canonicalBase64(b64) ? new Base64Audio(b64, length) : (strictBase64(b64) ?? "payload is not valid base64");
 }
 
-/** A non-negative integer from a number or a digit string (vendors send both). */
+/** Digits in a digit string read as an integer at most: 15 stay below 2^53, so every one is exact. */
+const MAX_DIGITS = 15;
+
+/**
+ * A non-negative integer from a number or a digit string (vendors send both: Twilio a media frame's
+ * `chunk` and `timestamp` as strings, two on every 20 ms frame), read digit by digit rather than by
+ * a regular expression and `Number`.
+ */
 export function intField(value: unknown): number | undefined {
   if (typeof value === "number") return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-  if (typeof value === "string" && /^\d{1,15}$/.test(value)) return Number(value);
-  return undefined;
+  if (typeof value !== "string" || value.length === 0 || value.length > MAX_DIGITS) return undefined;
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    n = n * 10 + digit;
+  }
+  return n;
 }
 
 /** Only the string-valued entries of an object (custom parameters, extra headers). */
