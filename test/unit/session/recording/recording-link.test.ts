@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { Base64Audio, type AudioPayload } from "../../../../src/audio/audio-payload.js";
 import type { TransferTarget } from "../../../../src/manifest/index.js";
 import { RecordingLink, type LinkTap } from "../../../../src/session/recording/recording-link.js";
 import { MemoryLink } from "../../../../src/testing/index.js";
+import type { ConnectionHandler } from "../../../../src/transport/client-connection.js";
 import type { WaitingCues } from "../../../../src/transport/waiting-mix.js";
 
 const tap: LinkTap = { formats: () => {}, callerAudio: () => {}, agentAudio: () => {}, playback: () => {}, event: () => {} };
@@ -22,7 +24,30 @@ class CallLink extends MemoryLink {
   }
 }
 
+/** A link that keeps the handler it was given, to play audio into it as a carrier bridge would. */
+class HandlerLink extends MemoryLink {
+  handler: ConnectionHandler | undefined;
+  override attach(handler: ConnectionHandler): void {
+    this.handler = handler;
+    super.attach(handler);
+  }
+}
+
 describe("RecordingLink", () => {
+  it("records a carrier's undecoded caller audio as its bytes, and hands the session the payload as it came", () => {
+    const recorded: Uint8Array[] = [];
+    const inner = new HandlerLink();
+    const link = new RecordingLink(inner, { ...tap, callerAudio: (bytes) => recorded.push(bytes) });
+    const heard: AudioPayload[] = [];
+    link.attach({ command: () => {}, audio: (chunk) => heard.push(chunk), playback: () => {}, closed: () => {} });
+    const bytes = Uint8Array.from({ length: 160 }, (_, i) => (i * 3) % 256);
+    const payload = new Base64Audio(Buffer.from(bytes).toString("base64"), bytes.byteLength);
+    inner.handler?.audio(payload);
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toBe(payload);
+    expect(recorded.map((r) => Buffer.from(r))).toEqual([Buffer.from(bytes)]);
+  });
+
   it("offers what the link it records offers: a call's transfer and waiting sounds go through to it", async () => {
     const inner = new CallLink();
     const link = new RecordingLink(inner, tap);
