@@ -1,8 +1,10 @@
 /**
- * `npm run bench:carrier-counts`: what a Twilio call's frame costs at the gateway's carrier edge,
- * counted rather than timed — instructions, and the cache misses of a simulated cache shaped like
- * this machine's — against the floor's own work on the same frames. `bench:carrier-path` times the
- * same two sides (bench/telephony/carrier-sides.ts), and on a shared machine its runs move by
+ * `npm run bench:carrier-counts`: what a Twilio call's frame costs the gateway, counted rather than
+ * timed — instructions, and the cache misses of a simulated cache shaped like this machine's —
+ * against the floor's own work on the same frames. Two gateway sides: its carrier edge alone (a
+ * `CarrierBridge`, carrier-sides.ts) and its whole path (the bridge, the session, the s2s runner
+ * and the OpenAI Realtime adapter over an in-process provider socket, call-sides.ts).
+ * `bench:carrier-path` times the edge and the floor, and on a shared machine its runs move by
  * hundreds of ns a frame; a per-frame change worth tens of ns cannot show there. Here each side
  * runs under Valgrind's cachegrind, which executes the process on a simulated CPU: the counts
  * depend on the code and the data layout only, not on what else the machine does.
@@ -17,9 +19,10 @@
  * `--calls N` (default 1000), frames round-robin across them.
  *
  * Needs `valgrind` (Debian: apt-get install valgrind) and `setarch`. Options: --dist, --dist-of
- * DIR (a build is counted, not the sources), --vs DIR (another build's edge beside this one's;
- * prints only), --calls N, --no-docs. Results go to stdout and to docs/benchmarks.md between the
- * bench:carrier-counts markers. About ten minutes on 2 cores.
+ * DIR (a build is counted, not the sources), --vs DIR (another build's whole path beside this
+ * one's, and nothing else; prints only), --calls N, --no-docs. Results go to stdout and to
+ * docs/benchmarks.md between the bench:carrier-counts markers. About eight minutes on 2 cores
+ * (five with --vs).
  */
 import { rmSync } from "node:fs";
 import { cpus } from "node:os";
@@ -38,7 +41,7 @@ type Direction = CountedDirection & keyof typeof DIRECTIONS;
 /** Measured runs in the two processes whose difference is counted. */
 const RUNS = [1, 3] as const;
 /** The child's sources (bench/ paths, its entry point first). */
-const CHILD_SOURCES = ["telephony/carrier-counts-child.ts", "telephony/carrier-sides.ts", "shared/counting-socket.ts"] as const;
+const CHILD_SOURCES = ["telephony/carrier-counts-child.ts", "telephony/carrier-sides.ts", "telephony/call-sides.ts", "shared/counting-socket.ts"] as const;
 
 /** A frame's counts: the side's work over the frames between its two processes, less the prep process's (making the frames). */
 const perFrame = (more: Counts, less: Counts, prepMore: Counts, prepLess: Counts): Counts => {
@@ -57,12 +60,20 @@ async function parent(): Promise<number> {
   if (FRAMES_PER_RUN % calls !== 0) throw new Error(`--calls must divide ${FRAMES_PER_RUN}`);
   // The child is plain JavaScript: it loads a build, not the sources through tsx.
   if (source.gatewayFrom !== "dist") throw new Error("bench:carrier-counts counts a build: pass --dist (after `npm run build`) or --dist-of DIR");
-  const sides: { name: string; kind: CountedSide; root?: string }[] = [
-    { name: "prep", kind: "prep" },
-    { name: "floor", kind: "floor" },
-    { name: "gateway", kind: "gateway", root: source.gatewayRoot.href },
-  ];
-  if (vs !== undefined) sides.push({ name: vs, kind: "gateway", root: pathToFileURL(`${resolve(vs, "dist")}/`).href });
+  // A --vs run counts the two builds' whole paths only (and the prep they are both less).
+  const sides: { name: string; kind: CountedSide; root?: string }[] =
+    vs === undefined
+      ? [
+          { name: "prep", kind: "prep" },
+          { name: "floor", kind: "floor" },
+          { name: "edge", kind: "edge", root: source.gatewayRoot.href },
+          { name: "call", kind: "call", root: source.gatewayRoot.href },
+        ]
+      : [
+          { name: "prep", kind: "prep" },
+          { name: "call", kind: "call", root: source.gatewayRoot.href },
+          { name: vs, kind: "call", root: pathToFileURL(`${resolve(vs, "dist")}/`).href },
+        ];
   const child = transpiledChild(CHILD_SOURCES);
   const jobs = (Object.keys(DIRECTIONS) as Direction[]).flatMap((direction) =>
     sides.flatMap((side) => RUNS.map((runs) => ({ direction, side: side.name, runs, run: () => counted(caches, child.entry, [`${side.kind}:${direction}:${calls}:${runs}`, ...(side.root === undefined ? [] : [side.root])]) }))),
@@ -73,22 +84,25 @@ async function parent(): Promise<number> {
     const k = jobs.findIndex((job) => job.direction === direction && job.side === side && job.runs === runs);
     return results[k] as Counts;
   };
-  const vsHead = vs === undefined ? "" : ` ${vs}'s edge | this − that |`;
+  const side = (direction: Direction, name: string): Counts =>
+    perFrame(at(direction, name, RUNS[1]), at(direction, name, RUNS[0]), at(direction, "prep", RUNS[1]), at(direction, "prep", RUNS[0]));
   const lines = [
     `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(source.gatewayFrom)}; ${calls} calls, frames round-robin; per frame over ${(RUNS[1] - RUNS[0]) * FRAMES_PER_RUN} frames; simulated caches ${caches.text}; ${((Date.now() - began) / 60_000).toFixed(1)} min.`,
     "",
-    `| direction | a frame's | floor: the relay's work | gateway's carrier edge | gateway − floor | ÷ floor |${vsHead}`,
-    `|---|---|--:|--:|--:|--:|${vs === undefined ? "" : "--:|--:|"}`,
+    vs === undefined
+      ? "| direction | a frame's | floor: the relay's work | gateway's carrier edge | gateway's whole path | whole − floor | ÷ floor |\n|---|---|--:|--:|--:|--:|--:|"
+      : `| direction | a frame's | this build's whole path | ${vs}'s whole path | this − that |\n|---|---|--:|--:|--:|`,
   ];
   for (const direction of Object.keys(DIRECTIONS) as Direction[]) {
-    const side = (name: string): Counts => perFrame(at(direction, name, RUNS[1]), at(direction, name, RUNS[0]), at(direction, "prep", RUNS[1]), at(direction, "prep", RUNS[0]));
-    const floor = side("floor");
-    const gateway = side("gateway");
-    const other = vs === undefined ? undefined : side(vs);
+    const call = side(direction, "call");
+    const [floor, edge, other] = vs === undefined ? [side(direction, "floor"), side(direction, "edge"), undefined] : [undefined, undefined, side(direction, vs)];
     for (const [key, label] of COUNT_ROWS) {
-      const digits = key === "instructions" ? 0 : 1;
-      const vsCells = other === undefined ? "" : ` ${other[key].toFixed(digits)} | ${(gateway[key] - other[key]).toFixed(digits)} |`;
-      lines.push(`| ${DIRECTIONS[direction]} | ${label} | ${floor[key].toFixed(digits)} | ${gateway[key].toFixed(digits)} | ${(gateway[key] - floor[key]).toFixed(digits)} | ${(gateway[key] / floor[key]).toFixed(2)}× |${vsCells}`);
+      const f = (n: number): string => n.toFixed(key === "instructions" ? 0 : 1);
+      const cells =
+        floor !== undefined && edge !== undefined
+          ? [f(floor[key]), f(edge[key]), f(call[key]), f(call[key] - floor[key]), `${(call[key] / floor[key]).toFixed(2)}×`]
+          : [f(call[key]), f(other?.[key] ?? 0), f(call[key] - (other?.[key] ?? 0))];
+      lines.push(`| ${DIRECTIONS[direction]} | ${label} | ${cells.join(" | ")} |`);
     }
   }
   if (vs !== undefined) console.log(lines.join("\n"));

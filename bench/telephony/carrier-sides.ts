@@ -58,6 +58,10 @@ export class BenchClock implements Clock {
 
 const payloadOf = (stream: number, frame: number): string => Buffer.alloc(FRAME_BYTES, (stream * 7 + frame) & 0xff).toString("base64");
 
+/** Call `stream`'s Twilio `start` frame. */
+export const startFrame = (stream: number): Buffer =>
+  Buffer.from(JSON.stringify({ event: "start", sequenceNumber: "1", streamSid: SID, start: { streamSid: SID, callSid: `CA${stream}`, customParameters: {}, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } }));
+
 /** `count` Twilio `media` frames as ws hands them over (Buffers), numbered from `first`. */
 function callerFrames(stream: number, first: number, count: number): Buffer[] {
   return Array.from({ length: count }, (_, i) => {
@@ -67,7 +71,7 @@ function callerFrames(stream: number, first: number, count: number): Buffer[] {
 }
 
 /** Each call's Twilio frames for the next run: numbered on from the last run's, as a call's chunks are. */
-class CallerFeed {
+export class CallerFeed {
   readonly frames: Buffer[][];
   /** Frames of each call in one run. */
   readonly perCall: number;
@@ -85,12 +89,15 @@ class CallerFeed {
   }
 }
 
-/** `count` OpenAI Realtime `response.output_audio.delta` texts, 20 ms each. */
-function serviceDeltas(stream: number, count: number): string[] {
+/** `count` OpenAI Realtime `response.output_audio.delta` events, 20 ms each, as ws hands them over (Buffers). */
+export function serviceDeltas(stream: number, count: number): Buffer[] {
   return Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ type: "response.output_audio.delta", event_id: `event_${i}`, response_id: "resp_1", item_id: "item_1", output_index: 0, content_index: 0, delta: payloadOf(stream, i) }),
+    Buffer.from(JSON.stringify({ type: "response.output_audio.delta", event_id: `event_${i}`, response_id: "resp_1", item_id: "item_1", output_index: 0, content_index: 0, delta: payloadOf(stream, i) })),
   );
 }
+
+/** A frame's text, as a relay reads it (an absent frame: empty). */
+const textOf = (frame: Buffer | undefined): string => (frame === undefined ? "" : frame.toString("utf8"));
 
 export interface Side {
   /** Frames of each call in a run. */
@@ -111,11 +118,11 @@ export async function gatewaySides(m: Modules, clock: BenchClock, count: number)
   const frames = FRAMES_PER_RUN / count;
   const append = m.base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
   let appended = 0;
-  const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; deltas: string[] }[] = [];
+  const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; deltas: Buffer[] }[] = [];
   for (let s = 0; s < count; s++) {
     const socket = new CountingSocket();
     const bridge = new m.CarrierBridge(socket as never, { codec: m.twilioCodec, clock, log: m.silentLogger, startTimeoutMs: 1e9 });
-    socket.emit("message", Buffer.from(JSON.stringify({ event: "start", sequenceNumber: "1", streamSid: SID, start: { streamSid: SID, callSid: `CA${s}`, customParameters: {}, mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 } } })), false);
+    socket.emit("message", startFrame(s), false);
     await bridge.ready;
     bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
     bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, ...older: unknown[]) => (appended += append(serviceText(m, chunk, older[0])).length) });
@@ -133,7 +140,7 @@ export async function gatewaySides(m: Modules, clock: BenchClock, count: number)
       round: (i) => {
         clock.at += 20;
         for (const call of calls) {
-          const event = JSON.parse(call.deltas[i % frames] ?? "") as { delta: string };
+          const event = JSON.parse(textOf(call.deltas[i % frames])) as { delta: string };
           call.bridge.audio(Buffer.from(event.delta, "base64"));
         }
       },
@@ -151,7 +158,7 @@ export function floorSides(count: number): { inbound: Side; outbound: Side } {
   return {
     inbound: callerSide(feed, (i) => {
       for (const frames of feed.frames) {
-        const frame = JSON.parse((frames[i] ?? Buffer.alloc(0)).toString("utf8")) as { media?: { payload?: string } };
+        const frame = JSON.parse(textOf(frames[i])) as { media?: { payload?: string } };
         appended += JSON.stringify({ type: "input_audio_buffer.append", audio: frame.media?.payload ?? "" }).length;
       }
     }, () => appended),
@@ -160,7 +167,7 @@ export function floorSides(count: number): { inbound: Side; outbound: Side } {
       reset: () => {},
       round: (i) => {
         for (const call of calls) {
-          const event = JSON.parse(call.deltas[i % frames] ?? "") as { delta?: string };
+          const event = JSON.parse(textOf(call.deltas[i % frames])) as { delta?: string };
           const payload = event.delta ?? "";
           written += JSON.stringify({ event: "media", streamSid: SID, media: { payload } }).length;
           call.sentMs += Buffer.byteLength(payload, "base64") / 8;
