@@ -289,8 +289,11 @@ export class S2sRunner implements ModeRunner {
   }
 
   #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
-    const reply = this.#replies.get(responseId);
-    const line = this.#lines.get(responseId);
+    // Almost every delta is the reply in flight's: found without the replies' and lines' maps (a
+    // reply is never a line), whose tables would be two more cold lines a delta on a loaded process.
+    const current = this.#replies.current;
+    const reply = current !== undefined && current.responseId === responseId ? current : this.#replies.get(responseId);
+    const line = reply === undefined ? this.#lines.get(responseId) : undefined;
     const filler = line?.kind === "tool";
     if (line?.kind === "recorded") this.#timelineOf = undefined;
     if (reply !== undefined) reply.itemId ??= itemId;

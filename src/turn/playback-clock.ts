@@ -9,6 +9,13 @@ export const AUDIBLE_GRACE_MS = 750;
  * a browser's `playback_progress` plus what the link holds, a carrier's mark echoes) can only push
  * the estimate later (the listener buffers more than we assumed), never earlier.
  */
+/** Model audio in a reply's timeline: [start, end) ms, and the model stream's offset (ms) at start. */
+interface ModelRange {
+  readonly start: number;
+  end: number;
+  readonly offset: number;
+}
+
 export class PlaybackClock {
   readonly #clock: Clock;
   /** Epoch ms at which everything queued so far has played. */
@@ -18,7 +25,9 @@ export class PlaybackClock {
   /** Ms of audio queued since `resetTimeline()`. */
   #timelineMs = 0;
   /** Timeline ranges of model audio: [start, end) in the reply's timeline, and the model-stream offset at start; contiguous model audio is one range. */
-  #modelRanges: { start: number; end: number; offset: number }[] = [];
+  #modelRanges: ModelRange[] = [];
+  /** The last of `#modelRanges`, which model audio right after it extends: in a field, so a chunk does not read the array and its store. */
+  #lastRange: ModelRange | undefined;
   #modelMs = 0;
   /** Epoch ms at which this timeline's first audio starts playing, by the estimate (reports can push it later). */
   #startAt: number | undefined;
@@ -36,6 +45,7 @@ export class PlaybackClock {
   resetTimeline(): void {
     this.#timelineMs = 0;
     this.#modelRanges = [];
+    this.#lastRange = undefined;
     this.#modelMs = 0;
     this.#startAt = undefined;
   }
@@ -48,9 +58,12 @@ export class PlaybackClock {
     if (kind === "model") {
       // Model audio right after model audio extends its range: one range per run of model audio
       // between fillers, not one per chunk (a long reply of 20 ms deltas would hold thousands).
-      const last = this.#modelRanges.at(-1);
+      const last = this.#lastRange;
       if (last?.end === this.#timelineMs) last.end += ms;
-      else this.#modelRanges.push({ start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs });
+      else {
+        this.#lastRange = { start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs };
+        this.#modelRanges.push(this.#lastRange);
+      }
       this.#modelMs += ms;
       this.#modelPlayEnd = this.#playEnd;
     }

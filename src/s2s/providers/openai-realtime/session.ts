@@ -14,6 +14,7 @@ import { ShieldedEvents } from "../../shield-events.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
 import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
 import { InBandResponses, type InBandRequest } from "./in-band.js";
+import { ItemAudio } from "./item-audio.js";
 import { errorText, historyItem, isOutOfBand, noteItem, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
 
 /** `input_audio_buffer.append`, every 20 ms of a call: written around a template (audio/base64-frame.ts). */
@@ -51,7 +52,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   /** Responses started and not done: outOfBand per id. */
   readonly #responses = new Map<string, boolean>();
   /** Audio bytes received per assistant item, for clamping `truncate`. */
-  readonly #itemAudio = new Map<string, number>();
+  readonly #itemAudio = new ItemAudio();
   /** Interim user transcript per input item. */
   readonly #userText = new Map<string, string>();
   /** Caller items transcribed on this socket: the ones `deleteItem` may name. */
@@ -188,7 +189,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   deleteItem(itemId: string): void {
     const link = this.#conn.readyLink();
     // Items live on their socket: one from before a reconnect is not in this conversation (the replay carries only committed lines).
-    if (link === undefined || (!this.#itemAudio.has(itemId) && !this.#userItems.has(itemId))) {
+    if (link === undefined || (this.#itemAudio.get(itemId) === undefined && !this.#userItems.has(itemId))) {
       this.runtime.log.debug({ itemId }, `${VENDOR}: delete of an item not on this socket; skipped`);
       return;
     }
@@ -339,7 +340,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
         if (delta === undefined) return;
         const pcm = Buffer.from(delta, "base64");
         const itemId = stringAt(message, "item_id") ?? "";
-        this.#itemAudio.set(itemId, (this.#itemAudio.get(itemId) ?? 0) + pcm.byteLength);
+        this.#itemAudio.add(itemId, pcm.byteLength);
         events.audio(pcm, { responseId: stringAt(message, "response_id") ?? "", itemId });
         return;
       }
