@@ -12,7 +12,7 @@ import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
 import { ShieldedEvents } from "../../shield-events.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
-import { RealtimeConnection, type Link, type Runtime } from "./connection.js";
+import { RealtimeConnection, type ConnectionHooks, type Link, type Runtime } from "./connection.js";
 import { InBandResponses, type InBandRequest } from "./in-band.js";
 import { ItemAudio } from "./item-audio.js";
 import { errorText, historyItem, isOutOfBand, noteItem, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
@@ -86,17 +86,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.outputSampleRate = wire.rate;
     this.#bytesPerMs = wire.bytesPerMs;
     this.#setup = openOptions.setup;
-    this.#conn = new RealtimeConnection(config, runtime, {
-      sessionUpdate: () => sessionUpdate(config, this.#setup, this.audioFormat),
-      ready: (link) => this.#replay(link),
-      event: (link, type, message) => this.#onEvent(link, type, message),
-      lost: () => this.#lost(),
-      reconnected: () => this.#events.reconnected?.(),
-      gaveUp: (error) => {
-        this.#events.error(error, { fatal: true });
-        this.#events.closed({ expected: false });
-      },
-    });
+    this.#conn = new RealtimeConnection(config, runtime, new RealtimeSession.#Hooks(this, config));
     this.#inBand = new InBandResponses(
       {
         ready: () => this.#conn.readyLink() !== undefined,
@@ -108,6 +98,43 @@ export class RealtimeSession implements OpenAiRealtimeSession {
       runtime.log,
     );
   }
+
+  /**
+   * What the connection calls back into, as methods of one object rather than a closure each:
+   * every service event crosses it (50 audio deltas a second on a call), and on a process running
+   * hundreds of calls each object on that path is a cache line cold by the call's next delta
+   * (docs/benchmarks.md, `bench:carrier-counts`).
+   */
+  static readonly #Hooks = class RealtimeConnectionHooks implements ConnectionHooks {
+    readonly #s: RealtimeSession;
+    readonly #config: RealtimeConfig;
+
+    constructor(s: RealtimeSession, config: RealtimeConfig) {
+      this.#s = s;
+      this.#config = config;
+    }
+
+    sessionUpdate(): object {
+      return sessionUpdate(this.#config, this.#s.#setup, this.#s.audioFormat);
+    }
+    ready(link: Link): void {
+      this.#s.#replay(link);
+    }
+    event(link: Link, type: string, message: Record<string, unknown>): void {
+      this.#s.#onEvent(link, type, message);
+    }
+    lost(): void {
+      this.#s.#lost();
+    }
+    reconnected(): void {
+      this.#s.#events.reconnected?.();
+    }
+    gaveUp(error: GatewayError): void {
+      const events = this.#s.#events;
+      events.error(error, { fatal: true });
+      events.closed({ expected: false });
+    }
+  };
 
   get droppedAudioBytes(): number {
     return this.#dropped;
