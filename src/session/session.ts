@@ -151,6 +151,8 @@ export class Session {
     await this.#resumeOrGreet(restored);
     if (this.#phase !== "live") return;
     link.attach(this.#port);
+    // Nothing screens the caller: the session would only pass the audio and playback reports on, so the link hands them to the mode.
+    if (this.#screen === undefined && this.#parts !== undefined) link.hearDirectly?.(this.#parts.mode);
     this.#idle.touch();
     this.#ending.armLimit(this.#deps.maxCallDurationMs ?? 0);
   }
@@ -192,6 +194,8 @@ export class Session {
     this.#screen?.stop();
     this.#keypad.close();
     this.#workflows?.close();
+    // From here what the caller sends reaches the session's handler, which drops it.
+    this.#deps.link.hearDirectly?.(undefined);
     this.#deps.link.close(CLOSE.normal, "session ended");
     if (this.#countedAs !== undefined) this.#metrics.sessionEnded(this.mode, this.#countedAs);
     try {

@@ -2,7 +2,7 @@ import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type Sess
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
 import type { AnnouncedFormat } from "../transport/audio-edge.js";
-import type { ClientLink, ConnectionHandler } from "../transport/client-connection.js";
+import type { ClientLink, ConnectionHandler, DirectListener } from "../transport/client-connection.js";
 import { stamp, type Command, type EventBody, type EventType, type LinkCommand, type ServerEvent } from "../transport/protocol.js";
 
 /**
@@ -19,6 +19,8 @@ export class MemoryLink implements ClientLink {
   closed: { code: number; reason: string } | undefined;
   readonly #clock: Clock;
   #handler: ConnectionHandler | undefined;
+  /** The session's mode, when the session hands it the listener directly (as a carrier bridge takes it). */
+  #direct: DirectListener | undefined;
   readonly #pending: (Command | LinkCommand)[] = [];
   readonly #waiters: { type: EventType; after: number; resolve: (event: ServerEvent) => void }[] = [];
 
@@ -72,6 +74,15 @@ export class MemoryLink implements ClientLink {
     for (const command of this.#pending.splice(0)) this.#hand(handler, command);
   }
 
+  /** Whether the session's mode hears this link directly (`ClientLink.hearDirectly`). */
+  get heardDirectly(): boolean {
+    return this.#direct !== undefined;
+  }
+
+  hearDirectly(listener: DirectListener | undefined): void {
+    this.#direct = this.#handler === undefined ? undefined : listener;
+  }
+
   /** Play a client command (buffered until the session attaches, like a socket), or a command only a link hands its session (`LinkCommand`). */
   send(command: Command | LinkCommand): void {
     if (this.#handler === undefined) this.#pending.push(command);
@@ -80,8 +91,9 @@ export class MemoryLink implements ClientLink {
 
   /** As a socket link does: the client's `playback_progress` is the link's playback report (this link holds nothing back). */
   #hand(handler: ConnectionHandler, command: Command | LinkCommand): void {
-    if (command.type === "playback_progress") handler.playback(command.bufferedMs);
-    else handler.command(command);
+    if (command.type !== "playback_progress") handler.command(command);
+    else if (this.#direct !== undefined) this.#direct.playbackProgress(command.bufferedMs);
+    else handler.playback(command.bufferedMs);
   }
 
   /** Play a keypad digit (a carrier's DTMF frame). */
@@ -91,7 +103,7 @@ export class MemoryLink implements ClientLink {
 
   /** Play a binary audio frame. */
   sendAudio(chunk: Uint8Array): void {
-    this.#handler?.audio(chunk);
+    (this.#direct ?? this.#handler)?.audio(chunk);
   }
 
   /** The next event of `type` emitted after the `after`-th event (default: after everything seen so far). */

@@ -9,8 +9,9 @@
  * Playback truth: a mark goes out after each reply segment (and every MARK_EVERY_MS within one);
  * what was sent, the marks outstanding and the estimate between echoes are a `CarrierPlayout`
  * (carrier-playout.ts). Echoes, and while marks are outstanding every inbound media frame, are
- * reported through the link's port (`ConnectionHandler.playback`), so the session's playback
- * clock, heard cursor, "agent stopped speaking" and idle timer follow the carrier.
+ * reported through the link's port (`ConnectionHandler.playback`, or the mode's own
+ * `playbackProgress` when it hears the call directly), so the session's playback clock, heard
+ * cursor, "agent stopped speaking" and idle timer follow the carrier.
  */
 import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
@@ -25,7 +26,7 @@ import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
 import { CarrierInbound } from "./carrier-inbound.js";
 import { CarrierOutbound } from "./carrier-outbound.js";
 import { MAX_TEXT_FRAME_CHARS, type CarrierCodec, type CarrierName } from "./carriers/carrier.js";
-import { clipReason, type ClientLink, type ConnectionHandler } from "./client-connection.js";
+import { clipReason, type ClientLink, type ConnectionHandler, type DirectListener } from "./client-connection.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
 import { MARK_EVERY_MS } from "./carrier-playout.js";
 import { KeepAlive, onPeerMessage } from "./keepalive.js";
@@ -249,6 +250,11 @@ export class CarrierBridge implements ClientLink {
     if (this.#closeInfo !== undefined) handler.closed(this.#closeInfo.code, this.#closeInfo.reason);
   }
 
+  /** The caller's media and the playback reports straight to the session's mode (commands, digits and the close still to the handler). */
+  hearDirectly(listener: DirectListener | undefined): void {
+    this.#inbound.hearDirectly(listener);
+  }
+
   /**
    * Close the stream. A normal close (end_call, idle, call limit) first lets the caller hear what
    * was already said — until the last mark echoes, bounded — then hangs up through the carrier.
@@ -357,7 +363,7 @@ export class CarrierBridge implements ClientLink {
   }
 
   #report(bufferedMs: number): void {
-    this.#inbound.handler?.playback(Math.min(MAX_BUFFERED_MS, Math.max(0, Math.round(bufferedMs))));
+    this.#inbound.playback(Math.min(MAX_BUFFERED_MS, Math.max(0, Math.round(bufferedMs))));
   }
 
   // ── socket ────────────────────────────────────────────────────────────────────────────

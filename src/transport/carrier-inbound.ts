@@ -8,7 +8,7 @@ import type { AudioPayload } from "../audio/audio-payload.js";
 import type { Logger } from "../log.js";
 import type { CarrierAudio } from "./carrier-audio.js";
 import { ChunkOrder } from "./chunk-order.js";
-import type { ConnectionHandler } from "./client-connection.js";
+import type { ConnectionHandler, DirectListener } from "./client-connection.js";
 import { PreAttachBuffer, type PreAttachLimits } from "./pre-attach.js";
 
 type Inbound = { readonly kind: "audio"; readonly payload: AudioPayload } | { readonly kind: "dtmf"; readonly digit: string };
@@ -23,6 +23,8 @@ export class CarrierInbound {
   readonly #pending: PreAttachBuffer<Inbound>;
   readonly #order = new ChunkOrder<AudioPayload>();
   #handler: ConnectionHandler | undefined;
+  /** The session's mode, when it hears the caller directly (`ClientLink.hearDirectly`). */
+  #direct: DirectListener | undefined;
 
   constructor(limits: PreAttachLimits, log: Logger) {
     this.#pending = new PreAttachBuffer<Inbound>(
@@ -32,9 +34,21 @@ export class CarrierInbound {
     );
   }
 
-  /** The session, once attached (playback reports and the close go to it too). */
+  /** The session, once attached (the close goes to it too). */
   get handler(): ConnectionHandler | undefined {
     return this.#handler;
+  }
+
+  /** After `attach`: media and playback reports go to `listener` rather than the handler (undefined: the handler again). */
+  hearDirectly(listener: DirectListener | undefined): void {
+    this.#direct = this.#handler === undefined ? undefined : listener;
+  }
+
+  /** The caller still has `bufferedMs` of agent audio to play (dropped before the session attaches). */
+  playback(bufferedMs: number): void {
+    const direct = this.#direct;
+    if (direct !== undefined) direct.playbackProgress(bufferedMs);
+    else this.#handler?.playback(bufferedMs);
   }
 
   /** The stream started: its audio edge, which every media frame crosses (frames held until now cross it at `attach`). */
@@ -73,6 +87,6 @@ export class CarrierInbound {
     if (audio === undefined) return;
     // In G.711 passthrough the payload crosses untouched, still the carrier's own text where it was one.
     const heard = audio.inbound(item.payload);
-    if (heard.byteLength > 0) handler.audio(heard);
+    if (heard.byteLength > 0) (this.#direct ?? handler).audio(heard);
   }
 }

@@ -33,6 +33,21 @@ export interface ConnectionHandler {
   dtmf?(digit: string): void;
 }
 
+/**
+ * What hears the listener when nothing between the link and the session's mode looks at its
+ * audio (no answering-machine screen, no recording tap): the mode itself. A link that takes one
+ * (`ClientLink.hearDirectly`) hands it the listener's audio and playback reports straight rather
+ * than through the session's handler. Every 20 ms frame of a call crosses this path, and on a
+ * process running hundreds of calls each object it crosses is a cache line cold by the call's
+ * next frame (docs/benchmarks.md, `bench:carrier-counts`).
+ */
+export interface DirectListener {
+  /** As `ConnectionHandler.audio`. */
+  audio(chunk: AudioPayload): void;
+  /** As `ConnectionHandler.playback`. */
+  playbackProgress(bufferedMs: number): void;
+}
+
 /** The session-facing side of any client link (browser socket today, carrier bridge later). */
 export interface ClientLink {
   /**
@@ -87,6 +102,13 @@ export interface ClientLink {
    * agent's own audio. A link without audio (a test's) need not offer it.
    */
   playWaiting?(sounds: WaitingSounds): WaitingCues;
+  /**
+   * After `attach`: the listener's audio and playback reports go to `listener` directly, not
+   * through the handler (commands, digits and the close still do); undefined: through the handler
+   * again. A session gives its mode when it would only pass them on (docs/telephony.md "What
+   * happens on a call"). A link that never takes one need not offer it.
+   */
+  hearDirectly?(listener: DirectListener | undefined): void;
 }
 
 type Buffered =

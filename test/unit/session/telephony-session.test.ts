@@ -29,6 +29,19 @@ async function phoneSession(extra: Record<string, unknown> = {}, deps: { maxCall
 const texts = (fake: FakeS2s): string[] => fake.calls.flatMap((c) => (c.kind === "text" ? [c.text] : []));
 
 describe("a phone session's call control", () => {
+  it("hands its mode to the link when nothing screens the call, and takes it back when the call ends", async () => {
+    const { clock, link, fake, session } = await phoneSession();
+    // The link's own handler would only pass the caller's audio on: the mode hears it directly.
+    expect(link.heardDirectly).toBe(true);
+    link.sendAudio(new Uint8Array(480));
+    expect(fake.audioInBytes).toBe(480);
+    await session.end();
+    await clock.advance(0);
+    expect(link.heardDirectly).toBe(false);
+    link.sendAudio(new Uint8Array(480));
+    expect(fake.audioInBytes).toBe(480);
+  });
+
   it("gathers keypad digits pressed within the inter-digit time into one typed turn", async () => {
     const { clock, link, fake } = await phoneSession();
     link.sendDtmf("1");

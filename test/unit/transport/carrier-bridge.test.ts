@@ -302,6 +302,39 @@ describe("CarrierBridge", () => {
     expect(h.digits).toEqual(["5"]);
   });
 
+  it("hands the caller's media and the playback reports straight to a listener the session names, digits and the close still to the session", async () => {
+    const early = await harness({ attach: false });
+    const ignored = { audio: [] as number[], reports: [] as number[] };
+    // Before the session attaches there is nobody to hand over from: ignored.
+    early.bridge.hearDirectly({ audio: (c) => ignored.audio.push(c.byteLength), playbackProgress: (ms) => ignored.reports.push(ms) });
+    early.bridge.attach({ command: () => {}, playback: () => {}, audio: () => {}, closed: () => {} });
+    early.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    expect(ignored.audio).toEqual([]);
+
+    const h = await harness();
+    const direct = { audio: [] as number[], reports: [] as number[] };
+    h.bridge.hearDirectly({ audio: (c) => direct.audio.push(c.byteLength), playbackProgress: (ms) => direct.reports.push(ms) });
+    h.speak(400);
+    h.bridge.emit({ type: "audio.completed" });
+    const marks = h.ws.of("mark").map((f) => (f.mark as { name: string }).name);
+    h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    h.ws.frame(mark(marks[0]!));
+    h.ws.frame({ event: "dtmf", streamSid: SID, dtmf: { track: "inbound_track", digit: "5" } });
+    // The frame, resampled to the session's 16 kHz; a report for the frame and one for the echo.
+    expect(direct.audio).toHaveLength(1);
+    expect(direct.audio[0]).toBeGreaterThan(0);
+    expect(direct.reports.length).toBe(2);
+    expect(direct.reports.at(-1)).toBe(Math.round(h.bridge.agentUnplayedMs));
+    expect({ audio: h.audio.length, reports: h.reports().length, digits: h.digits }).toEqual({ audio: 0, reports: 0, digits: ["5"] });
+    // Undefined: through the session's handler again.
+    h.bridge.hearDirectly(undefined);
+    h.ws.frame(media(new Uint8Array(160).fill(0xff)));
+    expect({ direct: direct.audio.length, session: h.audio.length, reports: h.reports().length }).toEqual({ direct: 1, session: 1, reports: 1 });
+    h.ws.frame({ event: "stop", streamSid: SID, stop: { callSid: "CA0001" } });
+    await h.clock.advance(0);
+    expect(h.closed).toEqual([{ code: 1000, reason: "carrier stop" }]);
+  });
+
   it("passes G.711 through untouched once the session speaks it", async () => {
     const h = await harness({ attach: false });
     expect(h.bridge.g711).toBe("pcmu");
