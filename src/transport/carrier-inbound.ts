@@ -58,7 +58,8 @@ export class CarrierInbound {
 
   /** A media frame's payload (bytes, or the carrier's base64 text not yet decoded), numbered `chunk` where the carrier numbers them. */
   media(chunk: number | undefined, payload: AudioPayload): void {
-    for (const inOrder of this.#order.push(chunk, payload)) this.#input({ kind: "audio", payload: inOrder });
+    if (this.#order.due(chunk)) this.#audioIn(payload);
+    else for (const inOrder of this.#order.push(chunk, payload)) this.#audioIn(inOrder);
   }
 
   dtmf(digit: string): void {
@@ -77,16 +78,21 @@ export class CarrierInbound {
   }
 
   #deliver(item: Inbound): void {
+    if (item.kind === "audio") this.#audioIn(item.payload);
+    else this.#handler?.dtmf?.(item.digit);
+  }
+
+  /** A frame's payload, in order: to the session (or its mode), or held until it attaches. */
+  #audioIn(payload: AudioPayload): void {
     const handler = this.#handler;
-    if (handler === undefined) return;
-    if (item.kind === "dtmf") {
-      handler.dtmf?.(item.digit);
+    if (handler === undefined) {
+      this.#pending.hold({ kind: "audio", payload });
       return;
     }
     const audio = this.#audio;
     if (audio === undefined) return;
     // In G.711 passthrough the payload crosses untouched, still the carrier's own text where it was one.
-    const heard = audio.inbound(item.payload);
+    const heard = audio.inbound(payload);
     if (heard.byteLength > 0) (this.#direct ?? handler).audio(heard);
   }
 }

@@ -11,6 +11,23 @@ describe("ChunkOrder", () => {
     for (const c of [5, 6, 7]) expect(order.push(c, c)).toEqual([c]);
   });
 
+  it("takes a frame that is due with nothing held (due), and leaves any other to push, in the same order", () => {
+    const order = new ChunkOrder<number>();
+    expect([order.due(undefined), order.due(5), order.due(6)]).toEqual([true, true, true]);
+    // Early: not taken; push holds it until 7 arrives, and then nothing is due past the held ones.
+    expect(order.due(8)).toBe(false);
+    expect(order.push(8, 8)).toEqual([]);
+    expect(order.due(7)).toBe(false);
+    expect(order.push(7, 7)).toEqual([7, 8]);
+    expect(order.due(9)).toBe(true);
+    // A straggler and a duplicate are not due: push drops them.
+    expect(order.due(4)).toBe(false);
+    expect(order.push(4, 4)).toEqual([]);
+    expect(order.due(9)).toBe(false);
+    expect(order.push(9, 9)).toEqual([]);
+    expect(order.dropped).toBe(2);
+  });
+
   it("holds an early frame until the one before it arrives, then releases both in order", () => {
     const order = new ChunkOrder<number>();
     expect(run(order, [1, 3, 4])).toEqual([1]);
