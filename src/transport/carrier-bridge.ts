@@ -129,7 +129,12 @@ export class CarrierBridge implements ClientLink {
       clock: options.clock,
       codec: options.codec,
       leadMs: options.leadMs,
-      write: (data) => this.#write(data),
+      ws,
+      maxBacklogBytes: this.#limits.maxBacklogBytes,
+      overflow: (backlog) => {
+        this.#log.warn({ backlog }, "carrier stopped reading");
+        this.#finish(CLOSE.policy, "audio backlog exceeded", false);
+      },
       batch: socket === undefined ? undefined : (send) => corked(socket, send),
     });
     this.started = new Promise<CarrierCall>((resolve, reject) => {
@@ -367,15 +372,6 @@ export class CarrierBridge implements ClientLink {
   }
 
   // ── socket ────────────────────────────────────────────────────────────────────────────
-
-  #write(data: string | Uint8Array): void {
-    if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
-    this.#ws.send(data);
-    if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
-      this.#log.warn({ backlog: this.#ws.bufferedAmount }, "carrier stopped reading");
-      this.#finish(CLOSE.policy, "audio backlog exceeded", false);
-    }
-  }
 
   #finish(code: number, reason: string, hangUp: boolean): void {
     if (this.#closed) return;

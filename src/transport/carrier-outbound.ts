@@ -4,6 +4,7 @@
  * sounds mixed in where it is encoded (`WaitingMix`); cleared on a barge-in. What was sent and
  * has played is `CarrierPlayout`'s (docs/telephony.md "What happens on a call").
  */
+import type { WebSocket } from "ws";
 import type { Clock } from "../clock.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { CarrierAudio, OutboundFrame } from "./carrier-audio.js";
@@ -17,8 +18,11 @@ export interface CarrierOutboundOptions {
   readonly codec: CarrierCodec;
   /** How far ahead of real time audio is sent (ms; the pacer's default when absent). */
   readonly leadMs?: number | undefined;
-  /** Puts a frame on the socket. */
-  readonly write: (data: string | Uint8Array) => void;
+  /** The stream's socket: every frame is sent on it from here. */
+  readonly ws: Pick<WebSocket, "send" | "readyState" | "OPEN" | "bufferedAmount">;
+  /** Bytes the socket may hold unsent: past them the carrier has stopped reading, and `overflow` is told how many it holds. */
+  readonly maxBacklogBytes: number;
+  readonly overflow: (backlogBytes: number) => void;
   /**
    * Runs `send`, whose writes leave the socket together, in one syscall (the bridge corks the
    * stream's socket around it); absent: each write is its own. Used where one chunk is several
@@ -34,7 +38,8 @@ type Stream = MediaFormat & { readonly streamId: string };
  * Every 20 ms frame goes through here, and on a process running hundreds of calls a call's state
  * is out of the CPU's caches by its next frame: what a frame needs is in this object's fields
  * (the audio edge, the stream, its frame encoder), set once at `start`, rather than behind
- * closures into the bridge, and the pacer sends through this object's own `sendAudio`.
+ * closures into the bridge, the pacer sends through this object's own `sendAudio`, and the
+ * frames go onto the socket from here.
  */
 export class CarrierOutbound implements PacerSink {
   readonly #options: CarrierOutboundOptions;
@@ -47,9 +52,14 @@ export class CarrierOutbound implements PacerSink {
   readonly playout: CarrierPlayout;
   /** The agent's waiting sounds, once the mode asked for them. */
   #waiting: WaitingMix | undefined;
+  readonly #ws: CarrierOutboundOptions["ws"];
+  readonly #maxBacklogBytes: number;
+  #closed = false;
 
   constructor(options: CarrierOutboundOptions) {
     this.#options = options;
+    this.#ws = options.ws;
+    this.#maxBacklogBytes = options.maxBacklogBytes;
     this.playout = new CarrierPlayout(options.clock, options.codec.marks);
     this.#pacer = new Pacer(this, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
   }
@@ -148,12 +158,14 @@ export class CarrierOutbound implements PacerSink {
     const stream = this.#stream;
     if (stream === undefined) return;
     const frame = this.#options.codec.encodeClear(stream.streamId);
-    if (frame !== undefined) this.#options.write(frame);
+    if (frame !== undefined) this.#write(frame);
     // The bed goes on after the clear (docs/telephony.md "Audio while waiting").
     this.#pacer.wake();
   }
 
+  /** The stream is closing: nothing more is written. */
   close(): void {
+    this.#closed = true;
     this.#pacer.close();
   }
 
@@ -162,7 +174,7 @@ export class CarrierOutbound implements PacerSink {
     const audio = this.#audio;
     const encode = this.#encode;
     if (audio === undefined || encode === undefined) return;
-    this.#options.write(encode(payload));
+    this.#write(encode(payload));
     this.playout.sent(audio.ms(payload.byteLength));
   }
 
@@ -177,6 +189,14 @@ export class CarrierOutbound implements PacerSink {
     const frame = this.#options.codec.encodeMark(stream.streamId, name);
     if (frame === undefined) return;
     this.playout.placed(name);
-    this.#options.write(frame);
+    this.#write(frame);
+  }
+
+  /** A frame onto the socket, unless the stream is closing; a carrier that stopped reading is reported. */
+  #write(data: string | Uint8Array): void {
+    const ws = this.#ws;
+    if (this.#closed || ws.readyState !== ws.OPEN) return;
+    ws.send(data);
+    if (ws.bufferedAmount > this.#maxBacklogBytes) this.#options.overflow(ws.bufferedAmount);
   }
 }

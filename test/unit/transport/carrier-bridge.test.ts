@@ -8,6 +8,7 @@ import { samplesToBytes } from "../../../src/audio/pcm.js";
 import { g711, pcm16 } from "../../../src/audio/rates.js";
 import { CarrierBridge } from "../../../src/transport/carrier-bridge.js";
 import { MARK_EVERY_MS } from "../../../src/transport/carrier-playout.js";
+import { DEFAULT_LIMITS } from "../../../src/transport/protocol.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
 import { FakeCarrierSocket } from "../../helpers/carrier-socket.js";
 
@@ -293,6 +294,24 @@ describe("CarrierBridge", () => {
     h.ws.frame(media(new Uint8Array(160).fill(0xff)));
     expect(delivered).toBe(2);
     expect(h.ws.closedWith).toBeUndefined();
+  });
+
+  it("closes 1008 'audio backlog exceeded' once the carrier stops reading, asks for no hang-up, and writes nothing after", async () => {
+    const h = await harness();
+    h.speak(100);
+    const written = h.ws.sent.length;
+    expect(written).toBeGreaterThan(0);
+    // The carrier stopped reading: the socket holds more than the limit after the next write.
+    h.ws.bufferedAmount = DEFAULT_LIMITS.maxBacklogBytes + 1;
+    h.speak(100);
+    await h.clock.advance(0);
+    expect(h.ws.closedWith).toEqual({ code: 1008, reason: "audio backlog exceeded" });
+    expect(h.closed).toEqual([{ code: 1008, reason: "audio backlog exceeded" }]);
+    expect(h.hangUps).toBe(0);
+    const after = h.ws.sent.length;
+    h.speak(100);
+    h.bridge.emit({ type: "reply.cancelled" });
+    expect(h.ws.sent.length).toBe(after);
   });
 
   it("delivers keypad digits to the session", async () => {
