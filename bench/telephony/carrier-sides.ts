@@ -27,7 +27,7 @@ export async function load(root: URL) {
     import(at("log.js")) as Promise<typeof LogModule>,
     import(at("audio/base64-frame.js")) as Promise<typeof FrameModule>,
   ]);
-  return { CarrierBridge: bridge.CarrierBridge, twilioCodec: twilio.twilioCodec, silentLogger: log.silentLogger, base64FrameWriter: frame.base64FrameWriter, base64Of: frame.base64Of };
+  return { CarrierBridge: bridge.CarrierBridge, twilioCodec: twilio.twilioCodec, silentLogger: log.silentLogger, Base64Frame: frame.Base64Frame, base64Of: frame.base64Of };
 }
 export type Modules = Awaited<ReturnType<typeof load>>;
 
@@ -116,7 +116,7 @@ function callerSide(feed: CallerFeed, round: (i: number) => void, written: () =>
 
 export async function gatewaySides(m: Modules, clock: BenchClock, count: number): Promise<{ inbound: Side; outbound: Side }> {
   const frames = FRAMES_PER_RUN / count;
-  const append = m.base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
+  const append = new m.Base64Frame((audio) => ({ type: "input_audio_buffer.append", audio }));
   let appended = 0;
   const calls: { socket: CountingSocket; bridge: BridgeModule.CarrierBridge; deltas: Buffer[] }[] = [];
   for (let s = 0; s < count; s++) {
@@ -125,7 +125,7 @@ export async function gatewaySides(m: Modules, clock: BenchClock, count: number)
     socket.emit("message", startFrame(s), false);
     await bridge.ready;
     bridge.useAudio({ input: { encoding: "pcmu", sampleRate: 8000 }, output: { encoding: "pcmu", sampleRate: 8000 } });
-    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, ...older: unknown[]) => (appended += append(serviceText(m, chunk, older[0])).length) });
+    bridge.attach({ command: () => {}, playback: () => {}, closed: () => {}, audio: (chunk, ...older: unknown[]) => (appended += append.write(serviceText(m, chunk, older[0])).length) });
     calls.push({ socket, bridge, deltas: serviceDeltas(s, frames) });
   }
   const feed = new CallerFeed(count);

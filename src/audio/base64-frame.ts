@@ -13,18 +13,35 @@ const MARK = "\u0001audio\u0001";
 const QUOTED_MARK = JSON.stringify(MARK);
 
 /**
- * A writer of `frame(audio)`'s JSON for base64 `audio` (Node's encoding; anything else could break
- * the JSON). The audio must be the frame's last value, so any other string in it (a stream id a
- * carrier chose) comes before the spot found; a frame built otherwise throws here, once.
+ * `frame(audio)`'s JSON for base64 `audio` (Node's encoding; anything else could break the JSON).
+ * The audio must be the frame's last value, so any other string in it (a stream id a carrier
+ * chose) comes before the spot found; a frame built otherwise throws here, once. One object with
+ * its template in fields, not a closure: a call's own (its stream id in it) is read for every
+ * frame, and each object a frame reads is a cache line cold by the call's next frame on a loaded
+ * process (docs/benchmarks.md, `bench:carrier-counts`).
  */
-export function base64FrameWriter(frame: (audio: string) => unknown): (audio: string) => string {
-  const text = JSON.stringify(frame(MARK));
-  const at = text.lastIndexOf(QUOTED_MARK);
-  const closing = text.slice(at + QUOTED_MARK.length);
-  if (at < 0 || !/^[}\]]*$/.test(closing)) throw new RangeError("base64FrameWriter: the audio must be the frame's last value");
-  const head = text.slice(0, at + 1);
-  const tail = `"${closing}`;
-  return (audio) => head + audio + tail;
+export class Base64Frame {
+  readonly #head: string;
+  readonly #tail: string;
+
+  constructor(frame: (audio: string) => unknown) {
+    const text = JSON.stringify(frame(MARK));
+    const at = text.lastIndexOf(QUOTED_MARK);
+    const closing = text.slice(at + QUOTED_MARK.length);
+    if (at < 0 || !/^[}\]]*$/.test(closing)) throw new RangeError("Base64Frame: the audio must be the frame's last value");
+    this.#head = text.slice(0, at + 1);
+    this.#tail = `"${closing}`;
+  }
+
+  /** The frame around `audio`, already base64 text. */
+  write(audio: string): string {
+    return this.#head + audio + this.#tail;
+  }
+
+  /** The frame around `bytes`, base64-encoded here (a carrier's `MediaEncoder`). */
+  encode(bytes: Uint8Array): string {
+    return this.#head + base64Of(bytes) + this.#tail;
+  }
 }
 
 /** The base64 text of `bytes` (standard alphabet, padded). */

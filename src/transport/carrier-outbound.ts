@@ -9,7 +9,7 @@ import type { Clock } from "../clock.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { CarrierAudio, OutboundFrame } from "./carrier-audio.js";
 import { CarrierPlayout } from "./carrier-playout.js";
-import type { CarrierCodec, MediaFormat } from "./carriers/carrier.js";
+import type { CarrierCodec, MediaEncoder, MediaFormat } from "./carriers/carrier.js";
 import { Pacer, type PacerSink } from "./pacer.js";
 import { WaitingMix, waitingFeed, type WaitingCues } from "./waiting-mix.js";
 
@@ -46,7 +46,7 @@ export class CarrierOutbound implements PacerSink {
   /** The call's audio edge, the stream and its media frame encoder, once `start` arrived. */
   #audio: CarrierAudio | undefined;
   #stream: Stream | undefined;
-  #encode: ((payload: Uint8Array) => string | Uint8Array) | undefined;
+  #encoder: MediaEncoder | undefined;
   readonly #pacer: Pacer;
   /** What the carrier was sent and has played. */
   readonly playout: CarrierPlayout;
@@ -68,7 +68,7 @@ export class CarrierOutbound implements PacerSink {
   start(audio: CarrierAudio, stream: Stream): void {
     this.#audio = audio;
     this.#stream = stream;
-    this.#encode = this.#options.codec.mediaEncoder(stream.streamId, stream);
+    this.#encoder = this.#options.codec.mediaEncoder(stream.streamId, stream);
   }
 
   /** Ms of audio sent to the carrier and not yet played (marks, else real time), plus what the pacer holds. */
@@ -172,9 +172,9 @@ export class CarrierOutbound implements PacerSink {
   /** The pacer's sink: a frame of agent audio (or waiting sounds) leaves now. */
   sendAudio(payload: Uint8Array): void {
     const audio = this.#audio;
-    const encode = this.#encode;
-    if (audio === undefined || encode === undefined) return;
-    this.#write(encode(payload));
+    const encoder = this.#encoder;
+    if (audio === undefined || encoder === undefined) return;
+    this.#write(encoder.encode(payload));
     this.playout.sent(audio.ms(payload.byteLength));
   }
 

@@ -493,7 +493,7 @@ describe.each(CARRIERS)("carrier codec conformance: $name", (f) => {
 
   it("encodes agent audio in its documented media frame, whose payload is the same bytes", () => {
     for (const payload of [f.audio, ramp(256, 1)]) {
-      const frame = f.codec.mediaEncoder(f.streamId, format)(payload);
+      const frame = f.codec.mediaEncoder(f.streamId, format).encode(payload);
       expect(frame instanceof Uint8Array).toBe(f.media.binary);
       expect(typeof frame === "string" ? JSON.parse(frame) : frame).toEqual(f.outbound.media(payload));
       expect(outboundPayload(frame)).toEqual(payload);

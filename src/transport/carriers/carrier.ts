@@ -38,6 +38,11 @@ export interface MediaFormat {
   readonly sampleRate: number;
 }
 
+/** A stream's media frames: made once a stream, its `encode` called for every frame of agent audio. */
+export interface MediaEncoder {
+  encode(payload: Uint8Array): string | Uint8Array;
+}
+
 /** How a carrier wants outbound audio cut (bytes of its payload); `minBytes` ≥ `multipleOf`. */
 export interface OutboundFraming {
   /** Every frame a multiple of this (Vonage: one 20 ms frame; Exotel: 320 bytes). */
@@ -59,7 +64,7 @@ export interface CarrierCodec {
    * stream's negotiated audio: a carrier whose frames declare their format (Plivo `playAudio`)
    * must declare exactly that.
    */
-  mediaEncoder(streamId: string, format: MediaFormat): (payload: Uint8Array) => string | Uint8Array;
+  mediaEncoder(streamId: string, format: MediaFormat): MediaEncoder;
   /** `undefined` where the carrier has no marks. */
   encodeMark(streamId: string, name: string): string | undefined;
   encodeClear(streamId: string): string | undefined;

@@ -21,7 +21,7 @@ import {
   type CarrierName,
   type JsonObject,
 } from "./carrier.js";
-import { base64FrameWriter, base64Of } from "../../audio/base64-frame.js";
+import { Base64Frame } from "../../audio/base64-frame.js";
 
 /** Where a carrier puts the fields of its `start` event. */
 export interface StartFields {
@@ -147,10 +147,7 @@ export function mediaStreamCodec(dialect: MediaStreamDialect): CarrierCodec {
     marks: true,
     ...(dialect.framing === undefined ? {} : { framing: dialect.framing }),
     decode: (frame, isBinary) => decodeJsonFrame(frame, isBinary, decodeFrame),
-    mediaEncoder: (streamId) => {
-      const write = base64FrameWriter((payload) => ({ event: "media", ...(outboundStreamKey === undefined ? {} : { [outboundStreamKey]: streamId }), media: { payload } }));
-      return (payload) => write(base64Of(payload));
-    },
+    mediaEncoder: (streamId) => new Base64Frame((payload) => ({ event: "media", ...(outboundStreamKey === undefined ? {} : { [outboundStreamKey]: streamId }), media: { payload } })),
     encodeMark: (streamId, name) => outbound("mark", streamId, { mark: { name } }),
     encodeClear: (streamId) => outbound("clear", streamId),
   };

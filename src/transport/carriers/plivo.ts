@@ -1,5 +1,5 @@
 /** Plivo audio streams codec, bidirectional (docs/vendors.md (Carriers)). Pure; decode never throws. */
-import { base64FrameWriter, base64Of } from "../../audio/base64-frame.js";
+import { Base64Frame } from "../../audio/base64-frame.js";
 import {
   ignored,
   isObject,
@@ -84,8 +84,7 @@ export const plivoCodec: CarrierCodec = {
   /** `playAudio` carries no stream id (docs/vendors.md (Carriers), "Stream ids"). */
   mediaEncoder(_streamId, format) {
     const contentType = format.encoding === "mulaw" ? "audio/x-mulaw" : "audio/x-l16";
-    const write = base64FrameWriter((payload) => ({ event: "playAudio", media: { contentType, sampleRate: format.sampleRate, payload } }));
-    return (payload) => write(base64Of(payload));
+    return new Base64Frame((payload) => ({ event: "playAudio", media: { contentType, sampleRate: format.sampleRate, payload } }));
   },
   encodeMark(streamId, name) {
     return JSON.stringify({ event: "checkpoint", streamId, name });

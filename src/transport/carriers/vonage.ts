@@ -14,7 +14,11 @@ import {
   type CarrierCodec,
   type CarrierInbound,
   type JsonObject,
+  type MediaEncoder,
 } from "./carrier.js";
+
+/** Every stream's media encoder: a frame is the audio itself, a binary message of its own. */
+const BINARY_MEDIA: MediaEncoder = { encode: (payload) => new Uint8Array(payload) };
 
 /** The rate in `audio/l16;rate=16000`; undefined when the content type is not L16. */
 function l16Rate(contentType: string): number | undefined {
@@ -77,7 +81,7 @@ export const vonageCodec: CarrierCodec = {
   },
   /** A binary frame; Vonage expects exactly 320 or 640 bytes (20 ms), so the caller frames the audio. */
   mediaEncoder() {
-    return (payload) => new Uint8Array(payload);
+    return BINARY_MEDIA;
   },
   encodeMark() {
     return undefined;

@@ -26,10 +26,12 @@ async function call(codec: CarrierCodec, encoding: CarrierEncoding, sampleRate: 
     decode: (frame, isBinary) =>
       Buffer.from(frame).toString() === "START" ? { kind: "start", streamId: "S1", customParameters: {}, encoding, sampleRate } : codec.decode(frame, isBinary),
     mediaEncoder: (streamId, format) => {
-      const encode = codec.mediaEncoder(streamId, format);
-      return (payload) => {
-        payloads.push(payload.slice());
-        return encode(payload);
+      const encoder = codec.mediaEncoder(streamId, format);
+      return {
+        encode: (payload) => {
+          payloads.push(payload.slice());
+          return encoder.encode(payload);
+        },
       };
     },
     encodeMark: (streamId, name) => {

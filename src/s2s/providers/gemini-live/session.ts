@@ -5,7 +5,7 @@
 import { GatewayError } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
 import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
-import { base64FrameWriter } from "../../../audio/base64-frame.js";
+import { Base64Frame } from "../../../audio/base64-frame.js";
 import { isRecord } from "../../../providers/ws-frames.js";
 import type { S2sEvents, S2sOpenOptions, S2sSession } from "../../s2s-port.js";
 import { CallerSpeech } from "./caller-speech.js";
@@ -15,7 +15,7 @@ import { GEMINI_INPUT_RATE, GEMINI_OUTPUT_RATE, INPUT_MIME, type GeminiLiveSetti
 import { historyTurns } from "./setup.js";
 
 /** `realtimeInput` audio, every 20 ms of a call: written around a template (audio/base64-frame.ts); the data last. */
-const REALTIME_AUDIO = base64FrameWriter((data) => ({ realtimeInput: { audio: { mimeType: INPUT_MIME, data } } }));
+const REALTIME_AUDIO = new Base64Frame((data) => ({ realtimeInput: { audio: { mimeType: INPUT_MIME, data } } }));
 
 /** A synthesized response (Gemini has no response ids). */
 interface Turn {
@@ -102,7 +102,7 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
       this.#droppedTotal += audio.byteLength;
       return;
     }
-    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO(base64TextOf(audio)), audio.byteLength);
+    const dropped = sendAudioOrDrop(link.ws, REALTIME_AUDIO.write(base64TextOf(audio)), audio.byteLength);
     this.#droppedAudio += dropped;
     this.#droppedTotal += dropped;
   }

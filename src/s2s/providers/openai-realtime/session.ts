@@ -7,7 +7,7 @@
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
 import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
-import { base64FrameWriter } from "../../../audio/base64-frame.js";
+import { Base64Frame } from "../../../audio/base64-frame.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
 import { ShieldedEvents } from "../../shield-events.js";
@@ -18,7 +18,7 @@ import { ItemAudio } from "./item-audio.js";
 import { errorText, historyItem, isOutOfBand, noteItem, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
 
 /** `input_audio_buffer.append`, every 20 ms of a call: written around a template (audio/base64-frame.ts). */
-const APPEND = base64FrameWriter((audio) => ({ type: "input_audio_buffer.append", audio }));
+const APPEND = new Base64Frame((audio) => ({ type: "input_audio_buffer.append", audio }));
 
 /** The session, plus what it dropped. */
 export interface OpenAiRealtimeSession extends S2sSession {
@@ -147,7 +147,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
 
   sendAudio(audio: AudioPayload): void {
     const link = this.#conn.readyLink();
-    if (link === undefined || sendAudioOrDrop(link.ws, APPEND(base64TextOf(audio)), audio.byteLength) > 0) {
+    if (link === undefined || sendAudioOrDrop(link.ws, APPEND.write(base64TextOf(audio)), audio.byteLength) > 0) {
       this.#dropped += audio.byteLength;
       if (!this.#dropping) this.runtime.log.warn({ bytes: audio.byteLength, reconnecting: link === undefined }, `${VENDOR}: dropping mic audio (backlog or reconnect)`);
       this.#dropping = true;

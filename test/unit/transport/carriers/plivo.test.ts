@@ -13,7 +13,7 @@ describe("plivo codec", () => {
 
   it("declares the stream's negotiated format on playAudio", () => {
     // The answer XML negotiates μ-law at 8 kHz: declaring it L16 at 16 kHz would play it as noise at 4x speed.
-    expect(JSON.parse(codec.mediaEncoder(SID, { encoding: "mulaw", sampleRate: 8000 })(AUDIO) as string)).toMatchObject({ media: { contentType: "audio/x-mulaw", sampleRate: 8000 } });
-    expect(JSON.parse(codec.mediaEncoder(SID, { encoding: "l16", sampleRate: 16000 })(AUDIO) as string)).toMatchObject({ media: { contentType: "audio/x-l16", sampleRate: 16000 } });
+    expect(JSON.parse(codec.mediaEncoder(SID, { encoding: "mulaw", sampleRate: 8000 }).encode(AUDIO) as string)).toMatchObject({ media: { contentType: "audio/x-mulaw", sampleRate: 8000 } });
+    expect(JSON.parse(codec.mediaEncoder(SID, { encoding: "l16", sampleRate: 16000 }).encode(AUDIO) as string)).toMatchObject({ media: { contentType: "audio/x-l16", sampleRate: 16000 } });
   });
 });

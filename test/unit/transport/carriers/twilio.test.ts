@@ -22,7 +22,7 @@ describe("a JSON-event carrier's media encoder", () => {
   it("echoes any stream id a carrier chose, escaped", () => {
     const audio = Uint8Array.from({ length: 160 }, (_, i) => (i * 37) & 0xff);
     for (const sid of ['MZ"}', "\u0001audio\u0001", "a\\b"]) {
-      expect(JSON.parse(codec.mediaEncoder(sid, { encoding: "mulaw", sampleRate: 8000 })(audio) as string)).toEqual({ event: "media", streamSid: sid, media: { payload: base64Of(audio) } });
+      expect(JSON.parse(codec.mediaEncoder(sid, { encoding: "mulaw", sampleRate: 8000 }).encode(audio) as string)).toEqual({ event: "media", streamSid: sid, media: { payload: base64Of(audio) } });
     }
   });
 });
