@@ -20,9 +20,9 @@ export class ShieldedEvents implements S2sEvents {
     this.#threw = threw;
   }
 
-  audio(pcm: Uint8Array, info: MediaInfo): void {
+  audio(audio: Args<"audio">[0], info: MediaInfo): void {
     try {
-      this.#events.audio(pcm, info);
+      this.#events.audio(audio, info);
     } catch (error) {
       this.#threw("audio", error);
     }

@@ -215,8 +215,8 @@ export class S2sRunner implements ModeRunner {
     }
 
     // The service's events.
-    audio(pcm: Uint8Array, info: { readonly responseId: string; readonly itemId: string }): void {
-      this.#r.#onAudio(pcm, info.responseId, info.itemId);
+    audio(audio: AudioPayload, info: { readonly responseId: string; readonly itemId: string }): void {
+      this.#r.#onAudio(audio, info.responseId, info.itemId);
     }
     agentTranscript(delta: string, info: { readonly responseId: string; readonly itemId: string }): void {
       this.#r.#onTranscript(delta, info.responseId, info.itemId);
@@ -288,7 +288,7 @@ export class S2sRunner implements ModeRunner {
     this.#refusals.started(reply);
   }
 
-  #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
+  #onAudio(audio: AudioPayload, responseId: string, itemId: string): void {
     // Almost every delta is the reply in flight's: found without the replies' and lines' maps (a
     // reply is never a line), whose tables would be two more cold lines a delta on a loaded process.
     const current = this.#replies.current;
@@ -300,14 +300,14 @@ export class S2sRunner implements ModeRunner {
     if (reply !== undefined && reply !== this.#replies.current) return;
     const output = this.#audio?.output;
     if (output === undefined) return;
-    const ms = formatDurationMs(pcm.byteLength, output);
+    const ms = formatDurationMs(audio.byteLength, output);
     if (reply !== undefined) {
       if (reply.firstAudioAt === undefined) this.#options.thinking?.(false);
       reply.firstAudioAt ??= this.#ctx.clock.now();
       reply.audioMs += ms;
     }
     this.#playback.queued(ms, filler ? "filler" : "model");
-    this.#options.link.audio(pcm, ms);
+    this.#options.link.audio(audio, ms);
   }
 
   #onTranscript(delta: string, responseId: string, itemId: string): void {

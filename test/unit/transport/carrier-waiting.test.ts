@@ -1,3 +1,4 @@
+import { bytesOf } from "../../../src/audio/audio-payload.js";
 import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
@@ -29,7 +30,7 @@ async function call(codec: CarrierCodec, encoding: CarrierEncoding, sampleRate: 
       const encoder = codec.mediaEncoder(streamId, format);
       return {
         encode: (payload) => {
-          payloads.push(payload.slice());
+          payloads.push(bytesOf(payload).slice());
           return encoder.encode(payload);
         },
       };
