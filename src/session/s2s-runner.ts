@@ -1,5 +1,5 @@
 import type { AudioPayload } from "../audio/audio-payload.js";
-import { formatDurationMs, type SessionAudio } from "../audio/rates.js";
+import { bytesPerSample } from "../audio/rates.js";
 import { GatewayError, messageOf } from "../errors.js";
 import type { ResolvedConfig } from "../manifest/index.js";
 import type { AgentNote } from "../turn/agent-note.js";
@@ -47,8 +47,14 @@ export class S2sRunner implements ModeRunner {
   readonly #playback: PlaybackClock;
   readonly #replies: S2sReplies;
   #session: S2sSession | undefined;
-  /** What the service hears and speaks (its formats, declared to the link). */
-  #audio: SessionAudio | undefined;
+  /**
+   * The link and the service's output rate in bytes a second (0 until it opened), in fields of
+   * the runner itself: every delta reads them, and on a process running hundreds of calls each
+   * object a delta reads is a cache line cold by the call's next delta (docs/benchmarks.md,
+   * `bench:carrier-counts`).
+   */
+  readonly #link: S2sRunnerOptions["link"];
+  #outputBytesPerSecond = 0;
   readonly #lines = new OutOfBandLines();
   /** What the guardrails refuse, undone after the fact. */
   readonly #refusals: S2sRefusals;
@@ -65,6 +71,7 @@ export class S2sRunner implements ModeRunner {
   private constructor(ctx: RunnerContext, options: S2sRunnerOptions) {
     this.#ctx = ctx;
     this.#options = options;
+    this.#link = options.link;
     this.#playback = new PlaybackClock(ctx.clock);
     this.#replies = new S2sReplies(ctx.clock);
     this.#hooks = new S2sRunner.#Hooks(this);
@@ -85,8 +92,9 @@ export class S2sRunner implements ModeRunner {
       runner.#hooks,
     );
     // The service's formats, told to the link before any audio crosses.
-    runner.#audio = sessionAudioOf(runner.#session);
-    options.link.useAudio(runner.#audio);
+    const audio = sessionAudioOf(runner.#session);
+    options.link.useAudio(audio);
+    runner.#outputBytesPerSecond = bytesPerSample(audio.output) * audio.output.sampleRate;
     return runner;
   }
 
@@ -298,16 +306,18 @@ export class S2sRunner implements ModeRunner {
     if (line?.kind === "recorded") this.#timelineOf = undefined;
     if (reply !== undefined) reply.itemId ??= itemId;
     if (reply !== undefined && reply !== this.#replies.current) return;
-    const output = this.#audio?.output;
-    if (output === undefined) return;
-    const ms = formatDurationMs(audio.byteLength, output);
+    const bytesPerSecond = this.#outputBytesPerSecond;
+    if (bytesPerSecond === 0) return;
+    // formatDurationMs (audio/rates.ts) to the last bit: a sample is 1 or 2 bytes, so dividing by
+    // it first is exact and both divide the same whole number of bytes a second.
+    const ms = (audio.byteLength / bytesPerSecond) * 1000;
     if (reply !== undefined) {
       if (reply.firstAudioAt === undefined) this.#options.thinking?.(false);
       reply.firstAudioAt ??= this.#ctx.clock.now();
       reply.audioMs += ms;
     }
     this.#playback.queued(ms, filler ? "filler" : "model");
-    this.#options.link.audio(audio, ms);
+    this.#link.audio(audio, ms);
   }
 
   #onTranscript(delta: string, responseId: string, itemId: string): void {

@@ -12,7 +12,7 @@ export const AUDIBLE_GRACE_MS = 750;
 /** Model audio in a reply's timeline: [start, end) ms, and the model stream's offset (ms) at start. */
 interface ModelRange {
   readonly start: number;
-  end: number;
+  readonly end: number;
   readonly offset: number;
 }
 
@@ -24,10 +24,19 @@ export class PlaybackClock {
   #modelPlayEnd = 0;
   /** Ms of audio queued since `resetTimeline()`. */
   #timelineMs = 0;
-  /** Timeline ranges of model audio: [start, end) in the reply's timeline, and the model-stream offset at start; contiguous model audio is one range. */
+  /**
+   * Timeline ranges of model audio before the last: [start, end) in the reply's timeline, and the
+   * model-stream offset at start; contiguous model audio is one range.
+   */
   #modelRanges: ModelRange[] = [];
-  /** The last of `#modelRanges`, which model audio right after it extends: in a field, so a chunk does not read the array and its store. */
-  #lastRange: ModelRange | undefined;
+  /**
+   * The last range, which model audio right after it extends, as numbers in this object's fields
+   * (start −1: none yet): a chunk reads no array and no range object of its own, each a cache line
+   * cold by the call's next chunk on a loaded process (docs/benchmarks.md, `bench:carrier-counts`).
+   */
+  #lastStart = -1;
+  #lastEnd = 0;
+  #lastOffset = 0;
   #modelMs = 0;
   /** Epoch ms at which this timeline's first audio starts playing, by the estimate (reports can push it later). */
   #startAt: number | undefined;
@@ -45,7 +54,7 @@ export class PlaybackClock {
   resetTimeline(): void {
     this.#timelineMs = 0;
     this.#modelRanges = [];
-    this.#lastRange = undefined;
+    this.#lastStart = -1;
     this.#modelMs = 0;
     this.#startAt = undefined;
   }
@@ -58,11 +67,12 @@ export class PlaybackClock {
     if (kind === "model") {
       // Model audio right after model audio extends its range: one range per run of model audio
       // between fillers, not one per chunk (a long reply of 20 ms deltas would hold thousands).
-      const last = this.#lastRange;
-      if (last?.end === this.#timelineMs) last.end += ms;
+      if (this.#lastStart >= 0 && this.#lastEnd === this.#timelineMs) this.#lastEnd += ms;
       else {
-        this.#lastRange = { start: this.#timelineMs, end: this.#timelineMs + ms, offset: this.#modelMs };
-        this.#modelRanges.push(this.#lastRange);
+        if (this.#lastStart >= 0) this.#modelRanges.push({ start: this.#lastStart, end: this.#lastEnd, offset: this.#lastOffset });
+        this.#lastStart = this.#timelineMs;
+        this.#lastEnd = this.#timelineMs + ms;
+        this.#lastOffset = this.#modelMs;
       }
       this.#modelMs += ms;
       this.#modelPlayEnd = this.#playEnd;
@@ -149,7 +159,7 @@ export class PlaybackClock {
 
   /** Ms of the reply's model stream heard by now, given an ear lag. */
   heardModelMs(earLagMs: number): number {
-    return modelMsAt(this.#modelRanges, this.playedMs - earLagMs);
+    return modelMsAt(this.#ranges(), this.playedMs - earLagMs);
   }
 
   /**
@@ -159,8 +169,13 @@ export class PlaybackClock {
    * the next reply has reset the timeline.
    */
   timeline(): (timelineMs: number) => number {
-    const ranges = this.#modelRanges.map((range) => ({ ...range }));
+    const ranges = this.#ranges();
     return (timelineMs) => modelMsAt(ranges, timelineMs);
+  }
+
+  /** Every model range of the timeline, the last included, as it stands: later audio does not move them. */
+  #ranges(): readonly ModelRange[] {
+    return this.#lastStart < 0 ? this.#modelRanges.slice() : [...this.#modelRanges, { start: this.#lastStart, end: this.#lastEnd, offset: this.#lastOffset }];
   }
 }
 

@@ -44,6 +44,15 @@ describe("PlaybackClock.timeline: a reply's audio ms → its model ms, frozen", 
     expect(timeline(1800)).toBe(1300);
     expect(playback.timeline()(1800)).toBe(0);
   });
+
+  it("stays where it was taken: model audio that extends the run it ends in does not move it", () => {
+    const playback = new PlaybackClock(virtualClock(0));
+    playback.queued(500, "model");
+    const early = playback.timeline();
+    playback.queued(500, "model");
+    expect(early(900)).toBe(500);
+    expect(playback.timeline()(900)).toBe(900);
+  });
 });
 
 describe("PlaybackClock.playedOut: waits for the end of playback on one timer", () => {
