@@ -48,22 +48,28 @@ export interface Link {
   handshake: { resolve(): void; reject(error: Error): void } | undefined;
 }
 
-/** What the session does with the socket. */
-export interface ConnectionHooks {
+/**
+ * What the session (`owner`) does with the socket: methods of one object every connection of a
+ * process shares, each handed its connection's owner, rather than an object per session. Every
+ * service event crosses them (50 audio deltas a second on a call), and on a process running
+ * hundreds of calls each per-call object on that path is a cache line cold by the call's next
+ * delta (docs/benchmarks.md, `bench:carrier-counts`); the shared one stays cached.
+ */
+export interface ConnectionHooks<Owner> {
   /** The `session.update` for a new socket. */
-  sessionUpdate(): object;
+  sessionUpdate(owner: Owner): object;
   /** `session.updated`: replay the conversation (the socket is usable once this returns). */
-  ready(link: Link): void;
+  ready(owner: Owner, link: Link): void;
   /** A server event on a ready socket. */
-  event(link: Link, type: string, message: Record<string, unknown>): void;
+  event(owner: Owner, link: Link, type: string, message: Record<string, unknown>): void;
   /** The socket dropped: what lived on it ends with it. */
-  lost(): void;
-  reconnected(): void;
+  lost(owner: Owner): void;
+  reconnected(owner: Owner): void;
   /** Gone for good: report `error`, then `closed({expected:false})`. */
-  gaveUp(error: GatewayError): void;
+  gaveUp(owner: Owner, error: GatewayError): void;
 }
 
-export class RealtimeConnection {
+export class RealtimeConnection<Owner> {
   #link: Link | undefined;
   #generations = 0;
   /** close() was called, or the link is gone for good. */
@@ -77,7 +83,8 @@ export class RealtimeConnection {
   constructor(
     private readonly config: RealtimeConfig,
     private readonly runtime: Runtime,
-    private readonly hooks: ConnectionHooks,
+    private readonly hooks: ConnectionHooks<Owner>,
+    private readonly owner: Owner,
   ) {}
 
   get ended(): boolean {
@@ -192,7 +199,7 @@ export class RealtimeConnection {
     if (link !== this.#link) return; // abandoned, or closed by close()
     this.#link = undefined;
     if (this.#ended) return;
-    this.hooks.lost();
+    this.hooks.lost(this.owner);
     const detail = `${link.socketError?.message ?? "socket closed"} (${code}${reason === "" ? "" : ` ${reason}`})`;
     if (isTransientClose(code)) {
       this.runtime.log.warn({ code, reason }, `${VENDOR} connection dropped; reconnecting`);
@@ -222,7 +229,7 @@ export class RealtimeConnection {
     });
     if (outcome.kind === "connected") {
       this.runtime.log.debug({ attempt: this.#attempts }, `${VENDOR} reconnected`);
-      this.hooks.reconnected();
+      this.hooks.reconnected(this.owner);
     } else if (outcome.kind === "refused") {
       // A refused key (or a rejected setup) will not get better by retrying.
       this.#giveUp(outcome.error instanceof GatewayError ? outcome.error : new GatewayError("s2s", outcome.error.message, { fatal: true }));
@@ -240,7 +247,7 @@ export class RealtimeConnection {
     const link = this.#link;
     this.#link = undefined;
     link?.ws.terminate();
-    this.hooks.gaveUp(error);
+    this.hooks.gaveUp(this.owner, error);
   }
 
   #onFrame(link: Link, data: RawData, isBinary: boolean): void {
@@ -262,17 +269,17 @@ export class RealtimeConnection {
       this.runtime.log.warn({ sample: text.slice(0, 200) }, `${VENDOR} sent a message without a type; ignored`);
       return;
     }
-    if (link.ready) this.hooks.event(link, type, message);
+    if (link.ready) this.hooks.event(this.owner, link, type, message);
     else this.#onHandshakeEvent(link, type, message);
   }
 
   #onHandshakeEvent(link: Link, type: string, message: Record<string, unknown>): void {
     if (type === "session.created" && !link.updateSent) {
       link.updateSent = true;
-      this.send(link, this.hooks.sessionUpdate());
+      this.send(link, this.hooks.sessionUpdate(this.owner));
     } else if (type === "session.updated" && link.updateSent) {
       link.ready = true;
-      this.hooks.ready(link);
+      this.hooks.ready(this.owner, link);
       link.handshake?.resolve();
     } else if (type === "error") {
       // The setup itself was refused (a bad voice, tool schema, …): retrying sends the same.

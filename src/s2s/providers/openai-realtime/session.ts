@@ -44,7 +44,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   readonly outputSampleRate: number;
   readonly #bytesPerMs: number;
   readonly #events: S2sEvents;
-  readonly #conn: RealtimeConnection;
+  readonly #config: RealtimeConfig;
+  readonly #conn: RealtimeConnection<RealtimeSession>;
   readonly #inBand: InBandResponses;
   #closing: Promise<void> | undefined;
   #dropped = 0;
@@ -86,7 +87,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.outputSampleRate = wire.rate;
     this.#bytesPerMs = wire.bytesPerMs;
     this.#setup = openOptions.setup;
-    this.#conn = new RealtimeConnection(config, runtime, new RealtimeSession.#Hooks(this, config));
+    this.#config = config;
+    this.#conn = new RealtimeConnection(config, runtime, RealtimeSession.#HOOKS, this);
     this.#inBand = new InBandResponses(
       {
         ready: () => this.#conn.readyLink() !== undefined,
@@ -99,41 +101,17 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     );
   }
 
-  /**
-   * What the connection calls back into, as methods of one object rather than a closure each:
-   * every service event crosses it (50 audio deltas a second on a call), and on a process running
-   * hundreds of calls each object on that path is a cache line cold by the call's next delta
-   * (docs/benchmarks.md, `bench:carrier-counts`).
-   */
-  static readonly #Hooks = class RealtimeConnectionHooks implements ConnectionHooks {
-    readonly #s: RealtimeSession;
-    readonly #config: RealtimeConfig;
-
-    constructor(s: RealtimeSession, config: RealtimeConfig) {
-      this.#s = s;
-      this.#config = config;
-    }
-
-    sessionUpdate(): object {
-      return sessionUpdate(this.#config, this.#s.#setup, this.#s.audioFormat);
-    }
-    ready(link: Link): void {
-      this.#s.#replay(link);
-    }
-    event(link: Link, type: string, message: Record<string, unknown>): void {
-      this.#s.#onEvent(link, type, message);
-    }
-    lost(): void {
-      this.#s.#lost();
-    }
-    reconnected(): void {
-      this.#s.#events.reconnected?.();
-    }
-    gaveUp(error: GatewayError): void {
-      const events = this.#s.#events;
-      events.error(error, { fatal: true });
-      events.closed({ expected: false });
-    }
+  /** What every session's connection calls back into, with the session it belongs to (connection.ts `ConnectionHooks`). */
+  static readonly #HOOKS: ConnectionHooks<RealtimeSession> = {
+    sessionUpdate: (s) => sessionUpdate(s.#config, s.#setup, s.audioFormat),
+    ready: (s, link) => s.#replay(link),
+    event: (s, link, type, message) => s.#onEvent(link, type, message),
+    lost: (s) => s.#lost(),
+    reconnected: (s) => s.#events.reconnected?.(),
+    gaveUp: (s, error) => {
+      s.#events.error(error, { fatal: true });
+      s.#events.closed({ expected: false });
+    },
   };
 
   get droppedAudioBytes(): number {
