@@ -11,10 +11,9 @@
  *   OpenAI Realtime adapter does (the carrier's text where the link hands it on, else `base64Of`,
  *   into the frame template). The floor: `JSON.parse`, then
  *   `JSON.stringify` of the append, as the relay does.
- * - **service delta → carrier frame**: a `response.output_audio.delta` text, parsed, its audio
- *   made as the build's OpenAI adapter makes it in G.711 (the service's base64 checked and kept as
- *   text; decoded in builds before that) and handed to `CarrierBridge.audio` (framing at the
- *   carrier's rules, a mark every 250 ms, the pacer, the media frame template) as the session does. The floor: `JSON.parse`,
+ * - **service delta → carrier frame**: a `response.output_audio.delta` text, parsed, its base64
+ *   decoded and handed to `CarrierBridge.audio` (framing at the carrier's rules, a mark every
+ *   250 ms, the pacer, the media frame template) as the session does. The floor: `JSON.parse`,
  *   then `JSON.stringify` of the `media` frame and a `mark` every 250 ms, as the relay does.
  *
  * Both sides write to sockets that only count bytes. The calls share the run, frames round-robin

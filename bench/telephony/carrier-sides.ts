@@ -5,7 +5,6 @@
  * run is `reset()` then `round(i)` for every frame `i` of a call, the calls round-robin (`reset(n)`:
  * the frames of n runs at once, rounds 0 … n × `frames` − 1).
  */
-import type * as PayloadModule from "../../src/audio/audio-payload.js";
 import type * as FrameModule from "../../src/audio/base64-frame.js";
 import type { Clock, Timer } from "../../src/clock.js";
 import type * as LogModule from "../../src/log.js";
@@ -22,28 +21,13 @@ const FRAME_BYTES = 160;
 
 export async function load(root: URL) {
   const at = (path: string): string => new URL(path, root).href;
-  const [bridge, twilio, log, frame, payload] = await Promise.all([
+  const [bridge, twilio, log, frame] = await Promise.all([
     import(at("transport/carrier-bridge.js")) as Promise<typeof BridgeModule>,
     import(at("transport/carriers/twilio.js")) as Promise<typeof TwilioModule>,
     import(at("log.js")) as Promise<typeof LogModule>,
     import(at("audio/base64-frame.js")) as Promise<typeof FrameModule>,
-    import(at("audio/audio-payload.js")) as Promise<Partial<typeof PayloadModule>>,
   ]);
-  // Builds before the agent's audio stayed text kept `base64Of` beside the frame template.
-  const base64Of = payload.base64Of ?? (frame as unknown as Pick<typeof PayloadModule, "base64Of">).base64Of;
-  const checked = payload.checkedBase64Audio;
-  return {
-    CarrierBridge: bridge.CarrierBridge,
-    twilioCodec: twilio.twilioCodec,
-    silentLogger: log.silentLogger,
-    Base64Frame: frame.Base64Frame,
-    base64Of,
-    /**
-     * A service delta's audio as the build's OpenAI adapter hands it on in G.711: its text where
-     * the build keeps it (a `Base64Audio`), else the bytes decoded.
-     */
-    deltaAudio: (delta: string): unknown => (checked === undefined ? undefined : checked(delta)) ?? Buffer.from(delta, "base64"),
-  };
+  return { CarrierBridge: bridge.CarrierBridge, twilioCodec: twilio.twilioCodec, silentLogger: log.silentLogger, Base64Frame: frame.Base64Frame, base64Of: frame.base64Of };
 }
 export type Modules = Awaited<ReturnType<typeof load>>;
 
@@ -157,7 +141,7 @@ export async function gatewaySides(m: Modules, clock: BenchClock, count: number)
         clock.at += 20;
         for (const call of calls) {
           const event = JSON.parse(textOf(call.deltas[i % frames])) as { delta: string };
-          call.bridge.audio(m.deltaAudio(event.delta) as PayloadModule.AudioPayload);
+          call.bridge.audio(Buffer.from(event.delta, "base64"));
         }
       },
       written: () => calls.reduce((n, call) => n + call.socket.bytes, 0),

@@ -7,7 +7,6 @@
  * 0.36 µs written and copied out this way, against 1.0–1.2 µs through `JSON.stringify`
  * (docs/benchmarks.md, "Telephony").
  */
-import { base64TextOf, type AudioPayload } from "./audio-payload.js";
 
 /** Stands in for the audio while the template is made; its JSON spelling cannot be a base64 text. */
 const MARK = "\u0001audio\u0001";
@@ -39,11 +38,13 @@ export class Base64Frame {
     return this.#head + audio + this.#tail;
   }
 
-  /**
-   * The frame around `audio` (a carrier's `MediaEncoder`): its text as it came where it is still
-   * the peer's checked base64 (`Base64Audio`), else its bytes base64-encoded here.
-   */
-  encode(audio: AudioPayload): string {
-    return this.#head + base64TextOf(audio) + this.#tail;
+  /** The frame around `bytes`, base64-encoded here (a carrier's `MediaEncoder`). */
+  encode(bytes: Uint8Array): string {
+    return this.#head + base64Of(bytes) + this.#tail;
   }
+}
+
+/** The base64 text of `bytes` (standard alphabet, padded). */
+export function base64Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }

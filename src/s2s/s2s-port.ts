@@ -57,8 +57,8 @@ export interface S2sToolCall {
 }
 
 export interface S2sEvents {
-  /** Model audio for an item of a response: bytes, or the service's checked base64 text (G.711, which crosses untouched). */
-  audio(audio: AudioPayload, info: { readonly responseId: string; readonly itemId: string }): void;
+  /** Model audio for an item of a response. */
+  audio(pcm: Uint8Array, info: { readonly responseId: string; readonly itemId: string }): void;
   /** The model's transcript of what it says (a delta), per response. */
   agentTranscript(delta: string, info: { readonly responseId: string; readonly itemId: string }): void;
   /** The service's VAD heard the caller start / stop. */

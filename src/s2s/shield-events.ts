@@ -20,9 +20,9 @@ export class ShieldedEvents implements S2sEvents {
     this.#threw = threw;
   }
 
-  audio(audio: Args<"audio">[0], info: MediaInfo): void {
+  audio(pcm: Uint8Array, info: MediaInfo): void {
     try {
-      this.#events.audio(audio, info);
+      this.#events.audio(pcm, info);
     } catch (error) {
       this.#threw("audio", error);
     }

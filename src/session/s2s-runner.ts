@@ -223,8 +223,8 @@ export class S2sRunner implements ModeRunner {
     }
 
     // The service's events.
-    audio(audio: AudioPayload, info: { readonly responseId: string; readonly itemId: string }): void {
-      this.#r.#onAudio(audio, info.responseId, info.itemId);
+    audio(pcm: Uint8Array, info: { readonly responseId: string; readonly itemId: string }): void {
+      this.#r.#onAudio(pcm, info.responseId, info.itemId);
     }
     agentTranscript(delta: string, info: { readonly responseId: string; readonly itemId: string }): void {
       this.#r.#onTranscript(delta, info.responseId, info.itemId);
@@ -296,7 +296,7 @@ export class S2sRunner implements ModeRunner {
     this.#refusals.started(reply);
   }
 
-  #onAudio(audio: AudioPayload, responseId: string, itemId: string): void {
+  #onAudio(pcm: Uint8Array, responseId: string, itemId: string): void {
     // Almost every delta is the reply in flight's: found without the replies' and lines' maps (a
     // reply is never a line), whose tables would be two more cold lines a delta on a loaded process.
     const current = this.#replies.current;
@@ -310,14 +310,14 @@ export class S2sRunner implements ModeRunner {
     if (bytesPerSecond === 0) return;
     // formatDurationMs (audio/rates.ts) to the last bit: a sample is 1 or 2 bytes, so dividing by
     // it first is exact and both divide the same whole number of bytes a second.
-    const ms = (audio.byteLength / bytesPerSecond) * 1000;
+    const ms = (pcm.byteLength / bytesPerSecond) * 1000;
     if (reply !== undefined) {
       if (reply.firstAudioAt === undefined) this.#options.thinking?.(false);
       reply.firstAudioAt ??= this.#ctx.clock.now();
       reply.audioMs += ms;
     }
     this.#playback.queued(ms, filler ? "filler" : "model");
-    this.#link.audio(audio, ms);
+    this.#link.audio(pcm, ms);
   }
 
   #onTranscript(delta: string, responseId: string, itemId: string): void {

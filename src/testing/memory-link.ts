@@ -1,4 +1,3 @@
-import type { AudioPayload } from "../audio/audio-payload.js";
 import { DEFAULT_SESSION_AUDIO, MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
 import { systemClock } from "../clock.js";
@@ -49,7 +48,7 @@ export class MemoryLink implements ClientLink {
   /** Agent audio sent, in order; `afterEvents` is how many events had gone out before the chunk. */
   readonly audioOut: { readonly bytes: number; readonly ms: number; readonly at: number; readonly afterEvents: number }[] = [];
 
-  audio(chunk: AudioPayload, durationMs: number): void {
+  audio(chunk: Uint8Array, durationMs: number): void {
     if (this.closed === undefined) this.audioOut.push({ bytes: chunk.byteLength, ms: durationMs, at: this.#clock.now(), afterEvents: this.events.length });
   }
 

@@ -24,9 +24,6 @@ export interface OutboundFrame {
   readonly markAfter: boolean;
 }
 
-const MARK_AFTER = { markAfter: true } as const;
-const NO_MARK = { markAfter: false } as const;
-
 /** Silence in each encoding: μ-law 0xFF, A-law 0xD5 (ITU-T G.711 codes for +0), L16 zero. */
 const SILENCE: Readonly<Record<CarrierEncoding, number>> = { mulaw: 0xff, alaw: 0xd5, l16: 0 };
 
@@ -191,44 +188,23 @@ export class CarrierAudio {
       this.#pending.push(payload);
       this.#pendingBytes += payload.byteLength;
     }
+    const { multipleOf, minBytes, maxBytes } = this.#framing;
     const frames: OutboundFrame[] = [];
-    for (let size = this.#nextFrame(this.#pendingBytes); size > 0; size = this.#nextFrame(this.#pendingBytes)) {
-      frames.push({ bytes: this.#take(size), markAfter: this.#framed(size) });
+    while (this.#pendingBytes >= minBytes) {
+      const room = Math.min(this.#pendingBytes, maxBytes);
+      const toBoundary = this.#markBytes - this.#sinceMark;
+      const atBoundary = Math.max(minBytes, Math.ceil(toBoundary / multipleOf) * multipleOf);
+      let size: number;
+      if (atBoundary <= room) size = atBoundary;
+      else if (atBoundary > maxBytes) size = Math.floor(room / multipleOf) * multipleOf;
+      else size = Math.floor(Math.min(room, toBoundary - minBytes) / multipleOf) * multipleOf;
+      if (size < minBytes || size === 0) break;
+      this.#sinceMark += size;
+      const markAfter = this.#sinceMark >= this.#markBytes;
+      if (markAfter) this.#sinceMark = 0;
+      frames.push({ bytes: this.#take(size), markAfter });
     }
     return frames;
-  }
-
-  /**
-   * In passthrough, with no partial frame held and nothing to mix in: whether `bytes` of the
-   * session's G.711 leave as one frame, exactly as they came (then they are counted as framed, and
-   * the answer says whether a mark follows), or must be cut (undefined: nothing counted; `outbound`
-   * cuts them). A service's audio that is still its base64 text stays text when it is one frame.
-   */
-  wholeFrame(bytes: number): { readonly markAfter: boolean } | undefined {
-    if (!this.#passthrough || this.#pendingBytes > 0 || bytes === 0 || this.#nextFrame(bytes) !== bytes) return undefined;
-    return this.#framed(bytes) ? MARK_AFTER : NO_MARK;
-  }
-
-  /** The size of the next frame cut from `pending` bytes (0: none yet). */
-  #nextFrame(pending: number): number {
-    const { multipleOf, minBytes, maxBytes } = this.#framing;
-    if (pending < minBytes) return 0;
-    const room = Math.min(pending, maxBytes);
-    const toBoundary = this.#markBytes - this.#sinceMark;
-    const atBoundary = Math.max(minBytes, Math.ceil(toBoundary / multipleOf) * multipleOf);
-    let size: number;
-    if (atBoundary <= room) size = atBoundary;
-    else if (atBoundary > maxBytes) size = Math.floor(room / multipleOf) * multipleOf;
-    else size = Math.floor(Math.min(room, toBoundary - minBytes) / multipleOf) * multipleOf;
-    return size < minBytes ? 0 : size;
-  }
-
-  /** A frame of `size` bytes was cut: whether it ends at a mark boundary. */
-  #framed(size: number): boolean {
-    this.#sinceMark += size;
-    const markAfter = this.#sinceMark >= this.#markBytes;
-    if (markAfter) this.#sinceMark = 0;
-    return markAfter;
   }
 
   /** The first `n` pending bytes, as one array (a view, not a copy, when one pending piece holds them). */

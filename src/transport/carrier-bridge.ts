@@ -14,7 +14,6 @@
  * cursor, "agent stopped speaking" and idle timer follow the carrier.
  */
 import type { Duplex } from "node:stream";
-import type { AudioPayload } from "../audio/audio-payload.js";
 import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
@@ -213,7 +212,7 @@ export class CarrierBridge implements ClientLink {
    * edge cuts it into frames the carrier accepts, ending one at every mark boundary: a mark goes
    * out right after that frame, so marks come every MARK_EVERY_MS of audio.
    */
-  audio(chunk: AudioPayload, _durationMs?: number): void {
+  audio(chunk: Uint8Array, _durationMs?: number): void {
     if (!this.#closed) this.#outbound.audio(chunk);
   }
 

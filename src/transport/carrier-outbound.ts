@@ -5,7 +5,6 @@
  * has played is `CarrierPlayout`'s (docs/telephony.md "What happens on a call").
  */
 import type { WebSocket } from "ws";
-import { Base64Audio, bytesOf, type AudioPayload } from "../audio/audio-payload.js";
 import type { Clock } from "../clock.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { CarrierAudio, OutboundFrame } from "./carrier-audio.js";
@@ -42,13 +41,13 @@ type Stream = MediaFormat & { readonly streamId: string };
  * closures into the bridge, the pacer sends through this object's own `sendAudio`, and the
  * frames go onto the socket from here.
  */
-export class CarrierOutbound implements PacerSink<AudioPayload> {
+export class CarrierOutbound implements PacerSink {
   readonly #options: CarrierOutboundOptions;
   /** The call's audio edge, the stream and its media frame encoder, once `start` arrived. */
   #audio: CarrierAudio | undefined;
   #stream: Stream | undefined;
   #encoder: MediaEncoder | undefined;
-  readonly #pacer: Pacer<AudioPayload>;
+  readonly #pacer: Pacer;
   /** What the carrier was sent and has played. */
   readonly playout: CarrierPlayout;
   /** The agent's waiting sounds, once the mode asked for them. */
@@ -62,7 +61,7 @@ export class CarrierOutbound implements PacerSink<AudioPayload> {
     this.#ws = options.ws;
     this.#maxBacklogBytes = options.maxBacklogBytes;
     this.playout = new CarrierPlayout(options.clock, options.codec.marks);
-    this.#pacer = new Pacer<AudioPayload>(this, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
+    this.#pacer = new Pacer(this, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
   }
 
   /** The stream started: its audio edge, and its id and format for the frames. */
@@ -91,32 +90,21 @@ export class CarrierOutbound implements PacerSink<AudioPayload> {
    * Agent audio, cut into the carrier's frames; a frame ending at a mark boundary is followed by a
    * mark. A chunk that becomes more than one write (a frame cut at the boundary, the mark, the
    * rest) is batched: on a call with 20 ms deltas that is one write instead of three every 250 ms.
-   * G.711 that is still the service's base64 text and makes one whole frame is sent as that text
-   * (no decode, no encode: docs/telephony.md "What happens on a call"); anything else is cut as bytes.
    */
-  audio(chunk: AudioPayload): void {
+  audio(chunk: Uint8Array): void {
     const audio = this.#audio;
     if (audio === undefined) return;
     const mix = this.#waiting;
-    const whole = mix === undefined && chunk instanceof Base64Audio ? audio.wholeFrame(chunk.byteLength) : undefined;
-    if (whole !== undefined) {
-      if (whole.markAfter) this.#batch(() => this.#queue(audio, chunk, true));
-      else this.#queue(audio, chunk, false);
-      return;
+    const frames = mix === undefined ? audio.outbound(chunk) : audio.outbound(chunk, (samples, rate) => mix.under(samples, rate));
+    if (frames.length > 1 || frames[0]?.markAfter === true) this.#batch(() => this.#queue(audio, frames));
+    else this.#queue(audio, frames);
+  }
+
+  #queue(audio: CarrierAudio, frames: readonly OutboundFrame[]): void {
+    for (const frame of frames) {
+      this.#pacer.audio(frame.bytes, audio.ms(frame.bytes.byteLength));
+      if (frame.markAfter) this.#pacer.afterAudio(() => this.#mark());
     }
-    const bytes = bytesOf(chunk);
-    const frames = mix === undefined ? audio.outbound(bytes) : audio.outbound(bytes, (samples, rate) => mix.under(samples, rate));
-    if (frames.length > 1 || frames[0]?.markAfter === true) this.#batch(() => this.#queueFrames(audio, frames));
-    else this.#queueFrames(audio, frames);
-  }
-
-  #queueFrames(audio: CarrierAudio, frames: readonly OutboundFrame[]): void {
-    for (const frame of frames) this.#queue(audio, frame.bytes, frame.markAfter);
-  }
-
-  #queue(audio: CarrierAudio, payload: AudioPayload, markAfter: boolean): void {
-    this.#pacer.audio(payload, audio.ms(payload.byteLength));
-    if (markAfter) this.#pacer.afterAudio(() => this.#mark());
   }
 
   #batch(send: () => void): void {
@@ -182,7 +170,7 @@ export class CarrierOutbound implements PacerSink<AudioPayload> {
   }
 
   /** The pacer's sink: a frame of agent audio (or waiting sounds) leaves now. */
-  sendAudio(payload: AudioPayload): void {
+  sendAudio(payload: Uint8Array): void {
     const audio = this.#audio;
     const encoder = this.#encoder;
     if (audio === undefined || encoder === undefined) return;

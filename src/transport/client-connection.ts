@@ -55,11 +55,8 @@ export interface ClientLink {
    * client, or `undefined` from a link that shows no events (a carrier), which may drop it.
    */
   emit(body: EventBody): ServerEvent | undefined;
-  /**
-   * Queue agent audio of a known duration: bytes, or a service's checked base64 text where the
-   * audio crosses untouched (G.711 in passthrough), which a link that re-sends it as base64 keeps.
-   */
-  audio(chunk: AudioPayload, durationMs: number): void;
+  /** Queue agent audio of a known duration. */
+  audio(chunk: Uint8Array, durationMs: number): void;
   /** Close with a code and a reason (≤ 123 bytes). Idempotent. */
   close(code: number, reason: string): void;
   /** Start delivering input; frames buffered before this are drained first, in order. */

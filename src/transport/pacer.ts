@@ -1,13 +1,10 @@
 import type { Clock, Timer } from "../clock.js";
 import { AFTER_AUDIO_EVENTS, CLEARING_EVENTS, type ServerEvent } from "./protocol.js";
 
-/**
- * Where paced output goes: a socket, a carrier bridge, a test. `Audio`: what a chunk of agent
- * audio is to the sink (bytes; a carrier's may be a service's base64 text it sends on as it came).
- */
-export interface PacerSink<Audio extends Sized = Uint8Array> {
+/** Where paced output goes: a socket, a carrier bridge, a test. */
+export interface PacerSink {
   sendText(text: string): void;
-  sendAudio(chunk: Audio | Uint8Array): void;
+  sendAudio(chunk: Uint8Array): void;
   /** The feed's filler (the waiting sounds); absent: sent as audio. */
   sendFiller?(chunk: Uint8Array): void;
 }
@@ -40,13 +37,8 @@ export interface PacerFeed {
   take(ms: number, now: number, agentEndsAt: number): readonly { readonly data: Uint8Array; readonly ms: number }[];
 }
 
-/** Anything held as a chunk of audio: its size is read, never its bytes. */
-interface Sized {
-  readonly byteLength: number;
-}
-
-type Item<Audio> =
-  | { readonly kind: "audio"; readonly chunk: Audio; readonly ms: number }
+type Item =
+  | { readonly kind: "audio"; readonly chunk: Uint8Array; readonly ms: number }
   | { readonly kind: "event"; readonly text: string }
   | { readonly kind: "after"; readonly run: () => void };
 
@@ -57,11 +49,11 @@ type Item<Audio> =
  * - `reply.cancelled` / `session.reset` drop held audio and boundaries and go out at once;
  * - every other event goes out immediately, in emit order.
  */
-export class Pacer<Audio extends Sized = Uint8Array> {
-  readonly #sink: PacerSink<Audio>;
+export class Pacer {
+  readonly #sink: PacerSink;
   readonly #clock: Clock;
   readonly #leadMs: number;
-  readonly #queue: Item<Audio>[] = [];
+  readonly #queue: Item[] = [];
   /** Ms of the audio in `#queue`, kept as items come and go (read per inbound carrier frame: no walk of the queue). */
   #heldMs = 0;
   /**
@@ -78,7 +70,7 @@ export class Pacer<Audio extends Sized = Uint8Array> {
   #timer: Timer | undefined;
   #closed = false;
 
-  constructor(sink: PacerSink<Audio>, clock: Clock, options: { readonly leadMs?: number } = {}) {
+  constructor(sink: PacerSink, clock: Clock, options: { readonly leadMs?: number } = {}) {
     this.#sink = sink;
     this.#clock = clock;
     this.#leadMs = options.leadMs ?? DEFAULT_LEAD_MS;
@@ -100,7 +92,7 @@ export class Pacer<Audio extends Sized = Uint8Array> {
   }
 
   /** Queue agent audio of a known duration; it leaves as the lead allows. */
-  audio(chunk: Audio, durationMs: number): void {
+  audio(chunk: Uint8Array, durationMs: number): void {
     if (this.#closed || chunk.byteLength === 0) return;
     // The common case, every 20 ms of a call whose audio arrives in real time: nothing held, no
     // feed, no timer, within the lead. It leaves now, as `#flush` would send it, without an item
@@ -210,7 +202,7 @@ export class Pacer<Audio extends Sized = Uint8Array> {
   }
 
   /** Agent audio leaves: it plays after everything sent so far. */
-  #sent(chunk: Audio, ms: number): void {
+  #sent(chunk: Uint8Array, ms: number): void {
     this.#sink.sendAudio(chunk);
     this.#playEnd += ms;
     this.#agentEnd = this.#playEnd;

@@ -7,7 +7,6 @@
  * parse, how events and paced audio are written.
  */
 import type { WebSocket } from "ws";
-import { bytesOf, type AudioPayload } from "../audio/audio-payload.js";
 import type { SessionAudio } from "../audio/rates.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { Clock } from "../clock.js";
@@ -114,12 +113,11 @@ export abstract class SocketLink<T> implements ClientLink {
   }
 
   /** Agent audio through the edge, the waiting bed mixed under it, into the pacer. */
-  audio(chunk: AudioPayload, durationMs: number): void {
+  audio(chunk: Uint8Array, durationMs: number): void {
     const edge = this.#edge;
     if (edge === undefined) return;
     const mix = this.waiting;
-    const bytes = bytesOf(chunk);
-    const frames = mix === undefined ? edge.outbound(bytes, durationMs) : edge.outbound(bytes, durationMs, (samples, rate) => mix.under(samples, rate));
+    const frames = mix === undefined ? edge.outbound(chunk, durationMs) : edge.outbound(chunk, durationMs, (samples, rate) => mix.under(samples, rate));
     for (const frame of frames) this.pacer.audio(frame.data, frame.ms);
   }
 

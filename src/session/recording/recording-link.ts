@@ -1,4 +1,4 @@
-import { bytesOf, type AudioPayload } from "../../audio/audio-payload.js";
+import { bytesOf } from "../../audio/audio-payload.js";
 import type { SessionAudio } from "../../audio/rates.js";
 import type { EventBody } from "../../events.js";
 import type { ClientLink, ConnectionHandler } from "../../transport/client-connection.js";
@@ -52,9 +52,9 @@ export class RecordingLink implements ClientLink {
     return sent;
   }
 
-  audio(chunk: AudioPayload, durationMs: number): void {
+  audio(chunk: Uint8Array, durationMs: number): void {
     this.#inner.audio(chunk, durationMs);
-    this.#tap.agentAudio(bytesOf(chunk));
+    this.#tap.agentAudio(chunk);
   }
 
   close(code: number, reason: string): void {

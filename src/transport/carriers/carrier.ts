@@ -2,7 +2,8 @@
  * Carrier-neutral types and shared, pure helpers for the telephony codecs (docs/vendors.md (Carriers)).
  * One codec file per carrier; decoding never throws, whatever the input.
  */
-import { checkedBase64Audio, type AudioPayload } from "../../audio/audio-payload.js";
+import { Base64Audio, type AudioPayload } from "../../audio/audio-payload.js";
+import { canonicalBase64, strictBase64, strictBase64Length } from "../strict-base64.js";
 
 export type CarrierName = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
 export type CarrierEncoding = "mulaw" | "alaw" | "l16";
@@ -37,12 +38,9 @@ export interface MediaFormat {
   readonly sampleRate: number;
 }
 
-/**
- * A stream's media frames: made once a stream, its `encode` called for every frame of agent audio
- * (bytes, or a service's checked base64 text that a base64 frame carries as it came).
- */
+/** A stream's media frames: made once a stream, its `encode` called for every frame of agent audio. */
 export interface MediaEncoder {
-  encode(payload: AudioPayload): string | Uint8Array;
+  encode(payload: Uint8Array): string | Uint8Array;
 }
 
 /** How a carrier wants outbound audio cut (bytes of its payload); `minBytes` ≥ `multipleOf`. */
@@ -137,9 +135,10 @@ export function mediaPayload(b64: unknown): AudioPayload | string {
   if (typeof b64 !== "string") return "payload is not a string";
   if (b64.length === 0) return "empty payload";
   if ((b64.length / 4) * 3 > MAX_PAYLOAD_BYTES + 2) return "payload too large";
-  const payload = checkedBase64Audio(b64);
-  if (payload === undefined) return "payload is not valid base64";
-  return payload.byteLength > MAX_PAYLOAD_BYTES ? "payload too large" : payload;
+  const length = strictBase64Length(b64);
+  if (length === undefined) return "payload is not valid base64";
+  if (length > MAX_PAYLOAD_BYTES) return "payload too large";
+  return canonicalBase64(b64) ? new Base64Audio(b64, length) : (strictBase64(b64) ?? "payload is not valid base64");
 }
 
 /** Digits in a digit string read as an integer at most: 15 stay below 2^53, so every one is exact. */

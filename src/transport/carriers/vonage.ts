@@ -3,7 +3,6 @@
  * Binary frames are L16 audio (mono, 20 ms); text frames are JSON events. Vonage has no stream id
  * and no marks; the audio is the call's mix (no leg can be selected).
  */
-import { bytesOf } from "../../audio/audio-payload.js";
 import {
   MAX_PAYLOAD_BYTES,
   dtmfDigit,
@@ -19,7 +18,7 @@ import {
 } from "./carrier.js";
 
 /** Every stream's media encoder: a frame is the audio itself, a binary message of its own. */
-const BINARY_MEDIA: MediaEncoder = { encode: (payload) => new Uint8Array(bytesOf(payload)) };
+const BINARY_MEDIA: MediaEncoder = { encode: (payload) => new Uint8Array(payload) };
 
 /** The rate in `audio/l16;rate=16000`; undefined when the content type is not L16. */
 function l16Rate(contentType: string): number | undefined {

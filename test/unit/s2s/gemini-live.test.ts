@@ -1,4 +1,3 @@
-import { bytesOf } from "../../../src/audio/audio-payload.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
@@ -34,7 +33,7 @@ function recorder() {
     calls.push({ name, args });
   };
   const events: S2sEvents = {
-    audio: (pcm, info) => push("audio", Buffer.from(bytesOf(pcm)), info),
+    audio: (pcm, info) => push("audio", Buffer.from(pcm), info),
     agentTranscript: (delta, info) => push("agentTranscript", delta, info),
     speechStarted: () => push("speechStarted"),
     speechStopped: () => push("speechStopped"),

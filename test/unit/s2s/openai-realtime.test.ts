@@ -1,4 +1,4 @@
-import { Base64Audio, bytesOf } from "../../../src/audio/audio-payload.js";
+import { Base64Audio } from "../../../src/audio/audio-payload.js";
 import { describe, expect, it, vi } from "vitest";
 import { virtualClock, type VirtualClock } from "../../../src/clock.js";
 import type { S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSetup, S2sToolCall } from "../../../src/s2s/s2s-port.js";
@@ -37,8 +37,7 @@ function recorder() {
       log.push({ event, args });
     };
   const events: S2sEvents = {
-    // The bytes, the info, and the payload as the adapter handed it over.
-    audio: (pcm, info) => log.push({ event: "audio", args: [Buffer.from(bytesOf(pcm)), info, pcm] }),
+    audio: (pcm, info) => log.push({ event: "audio", args: [Buffer.from(pcm), info] }),
     agentTranscript: push("agentTranscript"),
     speechStarted: push("speechStarted"),
     speechStopped: push("speechStopped"),
@@ -70,7 +69,6 @@ interface OpenArgs {
   readonly options?: Record<string, unknown>;
   readonly adapter?: OpenAiRealtimeOptions;
   readonly env?: Readonly<Record<string, string>>;
-  readonly audioFormat?: S2sOpenOptions["audioFormat"];
 }
 
 function provider(server: FakeOpenAiRealtime, args: OpenArgs = {}) {
@@ -79,12 +77,7 @@ function provider(server: FakeOpenAiRealtime, args: OpenArgs = {}) {
 
 async function open(server: FakeOpenAiRealtime, args: OpenArgs = {}) {
   const rec = recorder();
-  const openOptions: S2sOpenOptions = {
-    setup: args.setup ?? SETUP,
-    history: args.history ?? (() => []),
-    ...(args.signal === undefined ? {} : { signal: args.signal }),
-    ...(args.audioFormat === undefined ? {} : { audioFormat: args.audioFormat }),
-  };
+  const openOptions: S2sOpenOptions = { setup: args.setup ?? SETUP, history: args.history ?? (() => []), ...(args.signal === undefined ? {} : { signal: args.signal }) };
   const session: OpenAiRealtimeSession = closing(await provider(server, args).open(openOptions, rec.events));
   return { session, rec };
 }
@@ -226,27 +219,6 @@ describe("openAiRealtime: conversation", () => {
     const [given, encoded] = sent(server, "input_audio_buffer.append");
     expect(given).toEqual({ type: "input_audio_buffer.append", audio: spelled });
     expect(encoded).toEqual({ type: "input_audio_buffer.append", audio: mic.toString("base64") });
-  });
-
-  it("audio out in G.711: a delta's canonical base64 goes on as the service's text, any other spelling as its bytes", async () => {
-    const bytes = Uint8Array.from({ length: 160 }, (_, i) => (i * 5) % 256);
-    const text = Buffer.from(bytes).toString("base64");
-    // The same bytes with a padding bit set (not what an encoder writes), and with a line break (not strict at all).
-    const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const odd = `${text.slice(0, -3)}${letters[letters.indexOf(text.at(-3) ?? "") + 1] ?? ""}==`;
-    const wrapped = `${text.slice(0, 76)}\n${text.slice(76)}`;
-    const handed = async (audioFormat: "pcmu" | "pcm16") => {
-      const server = await fake();
-      const { rec } = await open(server, { audioFormat });
-      for (const delta of [text, odd, wrapped]) server.send({ type: "response.output_audio.delta", response_id: "resp_1", item_id: "item_1", output_index: 0, content_index: 0, delta });
-      await waitFor(() => expect(rec.of("audio")).toHaveLength(3));
-      return rec.of("audio").map(([decoded, , payload]) => ({ decoded: decoded as Buffer, text: payload instanceof Base64Audio ? payload.base64 : undefined }));
-    };
-    const g711 = await handed("pcmu");
-    expect(g711.map((h) => h.text)).toEqual([text, undefined, undefined]);
-    for (const h of g711) expect(h.decoded).toEqual(Buffer.from(bytes));
-    // PCM16 is converted on its way out: decoded at once.
-    expect((await handed("pcm16")).map((h) => h.text)).toEqual([undefined, undefined, undefined]);
   });
 
   it("accepts the beta audio and transcript event names", async () => {

@@ -138,43 +138,6 @@ describe("CarrierAudio", () => {
     expect(marks).toEqual([250, 500, 750, 1000]);
   });
 
-  it("takes a passthrough chunk whole when it is one legal frame, its marks where cutting would put them", () => {
-    // What leaves, as (bytes, mark after): a chunk taken whole when it may be, else cut.
-    const framed = (audio: CarrierAudio, sizes: readonly number[], whole: boolean): string[] => {
-      const out: string[] = [];
-      for (const size of sizes) {
-        const taken = whole ? audio.wholeFrame(size) : undefined;
-        if (taken !== undefined) out.push(`${size}${taken.markAfter ? "|" : ""}`);
-        else for (const frame of audio.outbound(new Uint8Array(size).fill(0x7f))) out.push(`${frame.bytes.byteLength}${frame.markAfter ? "|" : ""}`);
-      }
-      return out;
-    };
-    const sizes = [160, 160, 800, 160, 333, 160, 2000, 160, 160, 80, 240, 1200, 160];
-    for (const codec of [twilioCodec, telnyxCodec]) {
-      const cutter = new CarrierAudio("mulaw", 8000, codec.framing?.("mulaw", 8000), 250);
-      const taker = new CarrierAudio("mulaw", 8000, codec.framing?.("mulaw", 8000), 250);
-      for (const audio of [cutter, taker]) audio.use({ input: g711("pcmu"), output: g711("pcmu") });
-      expect(framed(taker, sizes, true)).toEqual(framed(cutter, sizes, false));
-    }
-    // Twilio: 20 ms frames are taken whole, but 250 ms is not a multiple of 20: the 13th is cut at
-    // the boundary (80 bytes, the mark, 80), and one that ends exactly there is taken with its mark.
-    const twilio = new CarrierAudio("mulaw", 8000, twilioCodec.framing?.("mulaw", 8000), 250);
-    twilio.use({ input: g711("pcmu"), output: g711("pcmu") });
-    expect(Array.from({ length: 12 }, () => twilio.wholeFrame(160)?.markAfter)).toEqual(Array(12).fill(false));
-    expect(twilio.wholeFrame(160)).toBeUndefined();
-    expect(twilio.outbound(new Uint8Array(160)).map((f) => [f.bytes.byteLength, f.markAfter])).toEqual([[80, true], [80, false]]);
-    expect(Array.from({ length: 11 }, () => twilio.wholeFrame(160)?.markAfter)).toEqual(Array(11).fill(false));
-    expect(twilio.wholeFrame(160)?.markAfter).toBe(true);
-    expect(twilio.wholeFrame(2100)).toBeUndefined();
-    // Not while a partial frame waits (Telnyx's 20 ms minimum holds 10 ms), not for nothing, not when converting.
-    const telnyx = new CarrierAudio("mulaw", 8000, telnyxCodec.framing?.("mulaw", 8000), 250);
-    telnyx.use({ input: g711("pcmu"), output: g711("pcmu") });
-    expect(telnyx.outbound(new Uint8Array(80))).toEqual([]);
-    expect(telnyx.wholeFrame(160)).toBeUndefined();
-    expect(telnyx.wholeFrame(0)).toBeUndefined();
-    expect(new CarrierAudio("mulaw", 8000).wholeFrame(160)).toBeUndefined();
-  });
-
   it("never frames Telnyx audio under its documented 20 ms minimum, even from 10 ms deltas or a 260 ms one", () => {
     const audio = new CarrierAudio("mulaw", 8000, telnyxCodec.framing?.("mulaw", 8000), 250);
     const sizes: number[] = [];

@@ -393,38 +393,6 @@ describe("CarrierBridge", () => {
     expect(converted.map((g) => g.base64)).toEqual([undefined, undefined]);
   });
 
-  it("sends the service's base64 on as it came with untouched G.711, decoding only a frame it cuts at a mark boundary", async () => {
-    let decoded = 0;
-    /** A service's checked text that counts its decodes. */
-    class CountedText extends Base64Audio {
-      override get bytes(): Uint8Array {
-        decoded += 1;
-        return super.bytes;
-      }
-    }
-    const deltas = Array.from({ length: 50 }, (_, i) => Uint8Array.from({ length: 160 }, (_, j) => (i * 31 + j * 7) % 256));
-    const play = async (asText: boolean): Promise<Harness> => {
-      const h = await harness();
-      h.bridge.useAudio({ input: g711("pcmu"), output: g711("pcmu") });
-      // 1 s of 20 ms deltas in real time; 250 ms boundaries fall inside the 13th and the 38th.
-      for (const delta of deltas) {
-        h.bridge.audio(asText ? new CountedText(Buffer.from(delta).toString("base64"), delta.byteLength) : delta, 20);
-        await h.clock.advance(20);
-      }
-      h.bridge.emit({ type: "audio.completed" });
-      await h.clock.advance(1000);
-      return h;
-    };
-    const bytes = await play(false);
-    const text = await play(true);
-    expect(text.ws.sent).toEqual(bytes.ws.sent);
-    expect(decoded).toBe(2);
-    const payloads = text.ws.of("media").map((f) => (f.media as { payload: string }).payload);
-    expect(payloads.filter((payload) => deltas.some((d) => Buffer.from(d).toString("base64") === payload))).toHaveLength(48);
-    // Marks at 250, 500, 750 and 1000 ms: the segment ends on the last one.
-    expect(text.ws.of("mark")).toHaveLength(4);
-  });
-
   it("plays at the call's rate: a session speaking 8 kHz PCM16 is only encoded to μ-law", async () => {
     const unstarted = await harness({ start: false, attach: false });
     expect(() => unstarted.bridge.playbackRate).toThrow(/not started/);

@@ -1,4 +1,3 @@
-import { bytesOf } from "../../../src/audio/audio-payload.js";
 import type { WebSocket } from "ws";
 import { describe, expect, it } from "vitest";
 import { virtualClock } from "../../../src/clock.js";
@@ -30,7 +29,7 @@ async function call(codec: CarrierCodec, encoding: CarrierEncoding, sampleRate: 
       const encoder = codec.mediaEncoder(streamId, format);
       return {
         encode: (payload) => {
-          payloads.push(bytesOf(payload).slice());
+          payloads.push(payload.slice());
           return encoder.encode(payload);
         },
       };

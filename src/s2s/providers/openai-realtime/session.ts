@@ -6,7 +6,7 @@
  */
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
-import { base64TextOf, checkedBase64Audio, type AudioPayload } from "../../../audio/audio-payload.js";
+import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
 import { Base64Frame } from "../../../audio/base64-frame.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sEvents, S2sHistoryItem, S2sOpenOptions, S2sSegment, S2sSession, S2sSetup } from "../../s2s-port.js";
@@ -343,10 +343,10 @@ export class RealtimeSession implements OpenAiRealtimeSession {
       case "response.audio.delta": {
         const delta = stringAt(message, "delta");
         if (delta === undefined) return;
-        const audio = this.#audioOf(delta);
+        const pcm = Buffer.from(delta, "base64");
         const itemId = stringAt(message, "item_id") ?? "";
-        this.#itemAudio.add(itemId, audio.byteLength);
-        events.audio(audio, { responseId: stringAt(message, "response_id") ?? "", itemId });
+        this.#itemAudio.add(itemId, pcm.byteLength);
+        events.audio(pcm, { responseId: stringAt(message, "response_id") ?? "", itemId });
         return;
       }
       case "response.output_audio_transcript.delta":
@@ -387,16 +387,6 @@ export class RealtimeSession implements OpenAiRealtimeSession {
       default:
         return;
     }
-  }
-
-  /**
-   * A delta's audio. G.711 crosses the gateway untouched, so it stays the service's text where that
-   * is strict, canonical base64 (a carrier's media frame carries it as it came: no decode here, no
-   * encode there); PCM16 is converted on its way out, so it is decoded now. Text that is not strict
-   * base64 is decoded leniently, as Node reads it.
-   */
-  #audioOf(delta: string): AudioPayload {
-    return (this.audioFormat !== "pcm16" ? checkedBase64Audio(delta) : undefined) ?? Buffer.from(delta, "base64");
   }
 
   #contextDelivered(): void {

@@ -1,6 +1,6 @@
 /** Twilio only; what every carrier codec does is test/conformance/carrier.test.ts. */
 import { describe, expect, it } from "vitest";
-import { base64Of } from "../../../../src/audio/audio-payload.js";
+import { base64Of } from "../../../../src/audio/base64-frame.js";
 import { twilioCodec as codec } from "../../../../src/transport/carriers/twilio.js";
 
 const SID = "MZ18ad3ab5a668481ce02b83e7395059f0";
