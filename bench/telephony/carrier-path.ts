@@ -29,7 +29,10 @@
  * Options: --dist (the built gateway, `npm run build` first), --dist-of DIR (another checkout's
  * build), --vs DIR (a before/after: DIR's build runs beside this one's, interleaved in the same
  * process, so the machine's drift between runs falls on both; prints only), --reps N (measured
- * runs per side, default 7), --no-docs (print only). Results go
+ * runs per side, default 7), --whole (the gateway's whole path instead of its carrier edge: the
+ * bridge, a session, the s2s runner and the OpenAI Realtime adapter over an in-process socket,
+ * bench/telephony/call-sides.ts, the path `bench:carrier-counts` counts, here timed; prints only),
+ * --no-docs (print only). Results go
  * to stdout and to docs/benchmarks.md between the bench:carrier-path markers. About 30 s.
  */
 import { cpus } from "node:os";
@@ -38,6 +41,7 @@ import { resolve } from "node:path";
 import { countOption, docSection, flagValue, publishSection, runBench } from "../shared/common.js";
 import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
 import { exposeGc } from "../shared/stats.js";
+import { callSides, load as loadCall } from "./call-sides.js";
 import { BenchClock, floorSides, FRAMES_PER_RUN, gatewaySides, load, type Side } from "./carrier-sides.js";
 
 const RUN_LIMIT_MS = 120_000;
@@ -50,6 +54,20 @@ const REPS = countOption(flagValue(process.argv, "reps"), 7, "reps");
 const SOURCE = gatewaySource(process.argv);
 /** `--vs DIR`: another checkout whose build runs beside this one (a before/after). */
 const VS = flagValue(process.argv, "vs");
+/** `--whole`: the gateway's whole path rather than its carrier edge. */
+const WHOLE = process.argv.includes("--whole");
+
+type Sides = (calls: number) => Promise<{ inbound: Side; outbound: Side }>;
+
+/** A build's sides at a call count: its carrier edge, or with `--whole` its whole path. */
+async function sidesOf(root: URL, clock: BenchClock): Promise<Sides> {
+  if (WHOLE) {
+    const m = await loadCall(root);
+    return (calls) => callSides(m, clock, calls);
+  }
+  const m = await load(root);
+  return (calls) => gatewaySides(m, clock, calls);
+}
 
 const gc = exposeGc();
 
@@ -70,14 +88,14 @@ const median = (xs: readonly number[]): number => {
 
 async function main(): Promise<number> {
   const began = Date.now();
-  const modules = await load(SOURCE.gatewayRoot);
-  const vsModules = VS === undefined ? undefined : await load(pathToFileURL(`${resolve(VS, "dist")}/`));
   const clock = new BenchClock();
+  const sides = await sidesOf(SOURCE.gatewayRoot, clock);
+  const vsSides = VS === undefined ? undefined : await sidesOf(pathToFileURL(`${resolve(VS, "dist")}/`), clock);
   const cases: { name: string; calls: number; gateway: Side; floor: Side; vs: Side | undefined }[] = [];
   for (const calls of CALL_COUNTS) {
-    const gateway = await gatewaySides(modules, clock, calls);
+    const gateway = await sides(calls);
     const floor = floorSides(calls);
-    const vs = vsModules === undefined ? undefined : await gatewaySides(vsModules, clock, calls);
+    const vs = vsSides === undefined ? undefined : await vsSides(calls);
     cases.push({ name: "caller frame → service append", calls, gateway: gateway.inbound, floor: floor.inbound, vs: vs?.inbound });
     cases.push({ name: "service delta → carrier frame (marks every 250 ms)", calls, gateway: gateway.outbound, floor: floor.outbound, vs: vs?.outbound });
   }
@@ -101,7 +119,7 @@ async function main(): Promise<number> {
   const lines = [
     `Run on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, Node ${process.version}; the gateway ${gatewayFromText(SOURCE.gatewayFrom)}; ${FRAMES_PER_RUN} frames a run (${CALL_COUNTS.map((n) => `${n} calls × ${FRAMES_PER_RUN / n}`).join(", ")}), the median of ${REPS} interleaved runs, ${((Date.now() - began) / 1000).toFixed(0)} s.`,
     "",
-    `| direction | calls | floor: the relay's work (ns a frame) | gateway's carrier edge (ns a frame) | gateway − floor (ns) | ÷ floor |${vsHead}`,
+    `| direction | calls | floor: the relay's work (ns a frame) | gateway's ${WHOLE ? "whole path" : "carrier edge"} (ns a frame) | gateway − floor (ns) | ÷ floor |${vsHead}`,
     `|---|--:|--:|--:|--:|--:|${VS === undefined ? "" : "--:|--:|"}`,
   ];
   for (const [k, c] of cases.entries()) {
@@ -111,7 +129,7 @@ async function main(): Promise<number> {
     const vsCells = VS === undefined ? "" : ` ${vsNs.toFixed(0)} | ${(gatewayNs - vsNs).toFixed(0)} |`;
     lines.push(`| ${c.name} | ${c.calls} | ${floorNs.toFixed(0)} | ${gatewayNs.toFixed(0)} | ${(gatewayNs - floorNs).toFixed(0)} | ${(gatewayNs / floorNs).toFixed(2)}× |${vsCells}`);
   }
-  if (VS !== undefined) console.log(lines.join("\n"));
+  if (VS !== undefined || WHOLE) console.log(lines.join("\n"));
   else publishSection("bench:carrier-path", SECTION, lines.join("\n"));
   return 0;
 }
