@@ -11,7 +11,7 @@
  * call to a child is bounded; the whole run too.
  *
  * Options: --calls 50,100,200 (env BENCH_CALLS), --window S (BENCH_WINDOW_S, default 12),
- * --rounds R (BENCH_ROUNDS, default 3: each count's tables show its median round),
+ * --rounds R (BENCH_ROUNDS, default 5: each count's tables show its median round),
  * --dist (host the gateway built, from `dist/` as deployed: run `npm run build` first), --dist-of
  * DIR (the `dist/` of another checkout, built there: that revision's gateway under this harness, for
  * a before/after of the gateway alone), --servers floor,gateway (a subset; prints only), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
@@ -65,7 +65,7 @@ function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options 
 const ALL_SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
 
 function roundsOption(value: string | undefined): number {
-  const rounds = countOption(value, 3, "rounds");
+  const rounds = countOption(value, MAX_ROUNDS, "rounds");
   if (rounds > MAX_ROUNDS) throw new Error(`--rounds must be at most ${MAX_ROUNDS}, got ${rounds}`);
   return rounds;
 }

@@ -42,6 +42,7 @@ import { hasWorkflows, openWorkflowEngine } from "./workflow-engine.js";
 import { parseRunsPerMinute, workflowRoutes } from "./workflow-routes.js";
 import type { CallScreening } from "../session/voicemail-screen.js";
 import type { ClientLink } from "../transport/client-connection.js";
+import type * as RealtimeRoute from "./realtime-route.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
@@ -61,6 +62,9 @@ export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
 /** Session ids a client may ask to resume (protocol.md); anything else is ignored. */
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The Realtime front door (`realtime-route.ts`), imported by the first Realtime client of the process and kept for the rest. */
+let realtimeRoute: Promise<typeof RealtimeRoute> | undefined;
 
 /** A refusal on an open socket: `error.reported` first, then the close (protocol.md). */
 function refuseSocket(ws: WebSocket, clock: Clock, code: "auth" | "protocol", message: string): void {
@@ -248,8 +252,8 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (stream) return telephony.handleUpgrade(req, socket, head, url);
     if (draining) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining: connect again (to another instance)");
     if (realtime) {
-      // The Realtime front door, imported by the first Realtime client (Node caches it for the rest).
-      const { acceptRealtime, clientTools } = await import("./realtime-route.js");
+      // The Realtime front door, imported by the first Realtime client and kept (a later `import()` would resolve it again).
+      const { acceptRealtime, clientTools } = await (realtimeRoute ??= import("./realtime-route.js"));
       return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
         const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens, turns: current.config.turnTaking?.detection ?? "auto", interrupts: current.config.interruption !== "off" }) };
         acceptRealtime(ws, req, url, { ...deps, startSession: (link) => startSession(link, { transport: "realtime" }) });

@@ -18,11 +18,18 @@ async function openText(opening: ModeOpening): Promise<ModeRunner> {
   return new TextRunner(opening.ctx, loop, opening.settings.errorPhrase);
 }
 
-/** Each mode's opener, imported once (Node caches the module; later sessions await a settled promise). */
+/**
+ * Each mode's opener, imported by the first session of that mode and kept: later sessions await
+ * the settled promise. An `import()` of a module already loaded is not free: about 2.6 µs on
+ * Node 20, and with customization hooks registered (tsx, for an agent written in TypeScript) about
+ * 100 µs, a round trip to the hooks' thread for each resolution; a kept promise, about 0.1 µs.
+ */
+let pipelineOpener: Promise<ModeOpener> | undefined;
+let s2sOpener: Promise<ModeOpener> | undefined;
 const OPENERS: Readonly<Record<SessionMode, () => Promise<ModeOpener>>> = {
   text: () => Promise.resolve(openText),
-  pipeline: () => import("./pipeline-mode.js").then((m) => m.openPipeline),
-  s2s: () => import("./s2s-mode.js").then((m) => m.openS2s),
+  pipeline: () => (pipelineOpener ??= import("./pipeline-mode.js").then((m) => m.openPipeline)),
+  s2s: () => (s2sOpener ??= import("./s2s-mode.js").then((m) => m.openS2s)),
 };
 
 /** Imports what sessions of `mode` open with (its runner and provider adapters), ahead of the first one. */
