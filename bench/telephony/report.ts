@@ -56,6 +56,30 @@ export type Phase = PhaseResult | PhaseFailure;
 export const failed = (p: Phase): p is PhaseFailure => "reason" in p;
 
 /**
+ * A phase's CPU per call paced by the rig: the server's CPU per call (% of a core) over the cores
+ * the callers' and the fake's processes used in the same window. The rig does the same work
+ * whichever server it talks to, so its CPU is a clock of how fast the machine ran in those
+ * seconds; a ratio of two paced figures cancels the machine's drift between two phases (on
+ * 2026-12-06 the floor's raw CPU per call moved by ±10% from round to round, and by 2× between two
+ * runs, while its paced figure stayed within ±3%: docs/benchmarks.md, "Paced by the rig").
+ * Units: % of a core per call, per core of the rig.
+ */
+export const pacedCpu = (p: PhaseResult): number => p.cpuPercentPerCall / (p.callerCores + p.fakeCores);
+
+/** The gateway's CPU per call ÷ the floor's in one round, raw and paced (NaN when either did not run). */
+export interface RoundRatio {
+  readonly raw: number;
+  readonly paced: number;
+}
+
+export function roundRatio(round: readonly Phase[]): RoundRatio {
+  const gateway = round.find((p) => p.server === "gateway");
+  const floor = round.find((p) => p.server === "floor");
+  if (gateway === undefined || floor === undefined || failed(gateway) || failed(floor)) return { raw: Number.NaN, paced: Number.NaN };
+  return { raw: gateway.cpuPercentPerCall / floor.cpuPercentPerCall, paced: pacedCpu(gateway) / pacedCpu(floor) };
+}
+
+/**
  * Barge-in latencies: each barge-in (`speech_started` sent at t to caller c) is answered by
  * c's first `clear` in [t, t + CLEAR_MATCH_MS) before c's next barge-in. Only barge-ins sent in
  * the window count; a clear that arrived in the window and answers none is spurious.
@@ -144,11 +168,11 @@ export function summarizePhase(raw: PhaseRaw): PhaseResult {
 /** The gateway's CPU per call ÷ the floor's in each round at one count (NaN: a round where either did not run). */
 export interface RoundRatios {
   readonly calls: number;
-  readonly ratios: readonly number[];
+  readonly ratios: readonly RoundRatio[];
 }
 
 export interface Report {
-  /** At each count, the phases of the median round (by the gateway's CPU ÷ the floor's). */
+  /** At each count, the phases of the median round (by the gateway's paced CPU ÷ the floor's). */
   readonly phases: readonly Phase[];
   /** Every phase of every round, in the order run (problems are read from all of them). */
   readonly ran: readonly Phase[];
@@ -171,7 +195,7 @@ const pair = (s: Summary): string => `${ms(s.p50)} / ${ms(s.p99)}`;
 
 export function table(report: Report): string {
   const rows = [
-    "| calls | server | CPU per call (% of one core) | RSS per call (KiB) | JS heap per call (KiB) | caller frame → provider append, p50 / p99 (ms) | provider delta → caller frame, p50 / p99 (ms) | barge-in: `speech_started` → caller `clear`, p50 / p99 (ms) | barge-ins measured (missed) | CPU ÷ floor | CPU ÷ SDK |",
+    "| calls | server | CPU per call (% of one core) | RSS per call (KiB) | JS heap per call (KiB) | caller frame → provider append, p50 / p99 (ms) | provider delta → caller frame, p50 / p99 (ms) | barge-in: `speech_started` → caller `clear`, p50 / p99 (ms) | barge-ins measured (missed) | CPU ÷ floor, paced (raw) | CPU ÷ SDK, paced (raw) |",
     "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
   ];
   for (const calls of report.counts) {
@@ -184,7 +208,8 @@ export function table(report: Report): string {
         rows.push(`| ${calls} | ${LABEL[server]} | did not run: ${p.reason.replaceAll("|", "\\|")} | | | | | | | | |`);
         continue;
       }
-      const vs = (other: Phase | undefined): string => (other === undefined || failed(other) || other === p ? "" : ratio(p.cpuPercentPerCall, other.cpuPercentPerCall));
+      const vs = (other: Phase | undefined): string =>
+        other === undefined || failed(other) || other === p ? "" : `${ratio(pacedCpu(p), pacedCpu(other))} (${ratio(p.cpuPercentPerCall, other.cpuPercentPerCall)})`;
       rows.push(
         `| ${calls} | ${LABEL[server]} | ${p.cpuPercentPerCall.toFixed(3)} | ${p.rssPerCallKiB.toFixed(0)} | ${p.heapPerCallKiB.toFixed(0)} | ${pair(p.up)} | ${pair(p.down)} | ${pair(p.barge)} | ${p.barge.n} (${p.missedClears}) | ${vs(floor)} | ${vs(sdk)} |`,
       );
@@ -238,12 +263,12 @@ export function targets(report: Report): string {
     rows.push(`| ${what} | ${cells.map((c) => c.text).join(" | ")} | ${verdict} |`);
   };
   const missing = { text: "–", value: undefined };
-  row(`gateway CPU per call ≤ ${TARGETS.cpuVsFloor} × the floor's, at ${TARGETS.cpuAt.join(" and ")} calls`, TARGETS.cpuAt, (n) => {
+  row(`gateway CPU per call ≤ ${TARGETS.cpuVsFloor} × the floor's, at ${TARGETS.cpuAt.join(" and ")} calls (paced by the rig; raw in brackets)`, TARGETS.cpuAt, (n) => {
     const g = peer("gateway", n);
     const f = peer("floor", n);
-    if (g === undefined || f === undefined || !(f.cpuPercentPerCall > 0)) return missing;
-    const value = g.cpuPercentPerCall / f.cpuPercentPerCall;
-    return { text: `${value.toFixed(2)}×`, value };
+    if (g === undefined || f === undefined || !(pacedCpu(f) > 0)) return missing;
+    const { raw, paced } = roundRatio([g, f]);
+    return { text: `${paced.toFixed(2)}× (${raw.toFixed(2)}×)`, value: paced };
   }, TARGETS.cpuVsFloor);
   /** A p99 within `TARGETS.p99OverFloorMs` of the floor's in the same run: the gateway's share of the tail. */
   const p99Row = (pick: (p: PhaseResult) => Summary, what: string): void =>
@@ -280,14 +305,15 @@ export function runLine(report: Report): string {
   const rounds = report.rounds[0]?.ratios.length ?? 1;
   return (
     `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
-    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, in ${rounds} round${rounds === 1 ? "" : "s"} alternating the servers' order (the tables show each count's median round by the gateway's CPU ÷ the floor's), after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
+    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, in ${rounds} round${rounds === 1 ? "" : "s"} alternating the servers' order (the tables show each count's median round by the gateway's paced CPU ÷ the floor's), after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
   );
 }
 
-/** Each round's CPU ratio at each count: how far one round's reading can be trusted on this machine. */
+/** Each round's CPU ratios at each count: how far one round's reading can be trusted on this machine. */
 export function roundsLine(report: Report): string {
-  const cells = report.rounds.map(({ calls, ratios }) => `${calls} calls ${ratios.map((r) => (Number.isNaN(r) ? "–" : `${r.toFixed(2)}×`)).join(", ")}`);
-  return `The gateway's CPU per call ÷ the floor's in each round: ${cells.join("; ")}.`;
+  const list = (values: readonly number[]): string => values.map((r) => (Number.isNaN(r) ? "–" : `${r.toFixed(2)}×`)).join(", ");
+  const cells = report.rounds.map(({ calls, ratios }) => `${calls} calls ${list(ratios.map((r) => r.paced))} (raw ${list(ratios.map((r) => r.raw))})`);
+  return `The gateway's CPU per call ÷ the floor's in each round, paced by the rig (raw in brackets): ${cells.join("; ")}.`;
 }
 
 /** The generated part of the docs section, between the markers. */

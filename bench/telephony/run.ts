@@ -25,7 +25,7 @@ import { gatewayModules, gatewaySource } from "../shared/gateway-modules.js";
 import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
-import { contextTable, failed, LABEL, problems, roundsLine, section, summarizePhase, table, targets, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
+import { contextTable, failed, LABEL, pacedCpu, problems, roundRatio, roundsLine, section, summarizePhase, table, targets, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
 
 /** Rounds at most (`--rounds`); the run must end by itself within 2 minutes plus 3.5 a round. */
 const MAX_ROUNDS = 5;
@@ -68,14 +68,6 @@ function roundsOption(value: string | undefined): number {
   const rounds = countOption(value, MAX_ROUNDS, "rounds");
   if (rounds > MAX_ROUNDS) throw new Error(`--rounds must be at most ${MAX_ROUNDS}, got ${rounds}`);
   return rounds;
-}
-
-/** The gateway's CPU per call ÷ the floor's in one round (NaN when either did not run). */
-function roundRatio(round: readonly Phase[]): number {
-  const gateway = round.find((p) => p.server === "gateway");
-  const floor = round.find((p) => p.server === "floor");
-  if (gateway === undefined || floor === undefined || failed(gateway) || failed(floor)) return Number.NaN;
-  return gateway.cpuPercentPerCall / floor.cpuPercentPerCall;
 }
 
 /** `--servers floor,gateway`: a subset, for profiling one server or iterating on the gateway (a round runs floor, gateway, SDK, reversed every other round). */
@@ -265,13 +257,14 @@ async function main(): Promise<number> {
           const result = await phase(name, calls, options.windowMs);
           set.push(result);
           ran.push(result);
-          console.log(`bench:telephony: ${LABEL[name]}, ${calls} calls, round ${i + 1} of ${options.rounds}: ${failed(result) ? `failed (${result.reason})` : `${result.cpuPercentPerCall.toFixed(3)} % of a core per call`}`);
+          console.log(`bench:telephony: ${LABEL[name]}, ${calls} calls, round ${i + 1} of ${options.rounds}: ${failed(result) ? `failed (${result.reason})` : `${result.cpuPercentPerCall.toFixed(3)} % of a core per call, ${pacedCpu(result).toFixed(3)} paced by the rig (callers ${result.callerCores.toFixed(3)} + fake ${result.fakeCores.toFixed(3)} cores)`}`);
         }
         sets.push(set);
       }
-      // The median round by the gateway's CPU ÷ the floor's (a round where either failed sorts last).
-      const ranked = [...sets].sort((a, b) => (Number.isNaN(roundRatio(a)) ? 1 : Number.isNaN(roundRatio(b)) ? -1 : roundRatio(a) - roundRatio(b)));
-      const valid = ranked.filter((set) => !Number.isNaN(roundRatio(set)));
+      // The median round by the gateway's paced CPU ÷ the floor's (a round where either failed sorts last).
+      const paced = (set: readonly Phase[]): number => roundRatio(set).paced;
+      const ranked = [...sets].sort((a, b) => (Number.isNaN(paced(a)) ? 1 : Number.isNaN(paced(b)) ? -1 : paced(a) - paced(b)));
+      const valid = ranked.filter((set) => !Number.isNaN(paced(set)));
       phases.push(...(valid[Math.floor((valid.length - 1) / 2)] ?? ranked[0] ?? []));
       rounds.push({ calls, ratios: sets.map(roundRatio) });
     }
