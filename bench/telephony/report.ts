@@ -8,8 +8,9 @@ import { gatewayFromText } from "../shared/gateway-modules.js";
 import { summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
 import type { CallersTaken, FakeTaken, Window } from "./protocol.js";
 
-export type ServerName = "floor" | "gateway" | "sdk";
-export const LABEL: Readonly<Record<ServerName, string>> = { floor: "floor (hand-written relay)", gateway: "gateway", sdk: "Agents SDK Twilio transport" };
+/** The servers a run can measure: `vs` is a second build of the gateway (`--vs DIR`), run in the same rounds. */
+export type ServerName = "floor" | "gateway" | "vs" | "sdk";
+export const LABEL: Readonly<Record<ServerName, string>> = { floor: "floor (hand-written relay)", gateway: "gateway", vs: "gateway, the `--vs` build", sdk: "Agents SDK Twilio transport" };
 
 /**
  * The targets (issue 23, "at the floor"): CPU per call over the floor's at `cpuAt` calls; each p99
@@ -72,8 +73,9 @@ export interface RoundRatio {
   readonly paced: number;
 }
 
-export function roundRatio(round: readonly Phase[]): RoundRatio {
-  const gateway = round.find((p) => p.server === "gateway");
+/** One round's CPU ÷ the floor's for the gateway (or the `--vs` build), raw and paced; NaN where either did not run. */
+export function roundRatio(round: readonly Phase[], server: "gateway" | "vs" = "gateway"): RoundRatio {
+  const gateway = round.find((p) => p.server === server);
   const floor = round.find((p) => p.server === "floor");
   if (gateway === undefined || floor === undefined || failed(gateway) || failed(floor)) return { raw: Number.NaN, paced: Number.NaN };
   return { raw: gateway.cpuPercentPerCall / floor.cpuPercentPerCall, paced: pacedCpu(gateway) / pacedCpu(floor) };
@@ -169,6 +171,8 @@ export function summarizePhase(raw: PhaseRaw): PhaseResult {
 export interface RoundRatios {
   readonly calls: number;
   readonly ratios: readonly RoundRatio[];
+  /** The `--vs` build's, round by round (empty without `--vs`). */
+  readonly vs: readonly RoundRatio[];
 }
 
 export interface Report {
@@ -185,7 +189,7 @@ export interface Report {
   readonly gatewayFrom: "src" | "dist";
 }
 
-const SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
+const SERVERS: readonly ServerName[] = ["floor", "gateway", "vs", "sdk"];
 
 function find(report: Report, server: ServerName, calls: number): Phase | undefined {
   return report.phases.find((p) => p.server === server && p.calls === calls);
@@ -314,6 +318,27 @@ export function roundsLine(report: Report): string {
   const list = (values: readonly number[]): string => values.map((r) => (Number.isNaN(r) ? "–" : `${r.toFixed(2)}×`)).join(", ");
   const cells = report.rounds.map(({ calls, ratios }) => `${calls} calls ${list(ratios.map((r) => r.paced))} (raw ${list(ratios.map((r) => r.raw))})`);
   return `The gateway's CPU per call ÷ the floor's in each round, paced by the rig (raw in brackets): ${cells.join("; ")}.`;
+}
+
+/**
+ * With `--vs`: both builds' paced CPU ÷ the floor's in the same rounds, their means, and this build
+ * against the other (a per-frame change's before/after, the machine's drift falling on both);
+ * undefined without it.
+ */
+export function vsLine(report: Report): string | undefined {
+  if (report.rounds.every((r) => r.vs.length === 0)) return undefined;
+  const mean = (ratios: readonly RoundRatio[]): number => {
+    const valid = ratios.map((r) => r.paced).filter((r) => !Number.isNaN(r));
+    return valid.length === 0 ? Number.NaN : valid.reduce((a, b) => a + b, 0) / valid.length;
+  };
+  const list = (ratios: readonly RoundRatio[]): string => ratios.map((r) => (Number.isNaN(r.paced) ? "–" : `${r.paced.toFixed(2)}×`)).join(", ");
+  const cells = report.rounds.map(({ calls, ratios, vs }) => {
+    const [mine, theirs] = [mean(ratios), mean(vs)];
+    const change = (mine / theirs - 1) * 100;
+    const against = Number.isNaN(change) ? "–" : `${change > 0 ? "+" : change < 0 ? "−" : ""}${Math.abs(change).toFixed(1)}%`;
+    return `${calls} calls: this build ${list(ratios)} (mean ${mine.toFixed(3)}×), the \`--vs\` build ${list(vs)} (mean ${theirs.toFixed(3)}×), this build ${against} against it`;
+  });
+  return `Each gateway's CPU per call ÷ the floor's in the same rounds, paced by the rig: ${cells.join("; ")}.`;
 }
 
 /** The generated part of the docs section, between the markers. */

@@ -14,7 +14,9 @@
  * --rounds R (BENCH_ROUNDS, default 5: each count's tables show its median round),
  * --dist (host the gateway built, from `dist/` as deployed: run `npm run build` first), --dist-of
  * DIR (the `dist/` of another checkout, built there: that revision's gateway under this harness, for
- * a before/after of the gateway alone), --servers floor,gateway (a subset; prints only), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
+ * a before/after of the gateway alone), --vs DIR (another checkout's build as a second gateway in the same
+ * rounds, right after this one: each round's paced ratios of both and their means; prints only), --servers
+ * floor,gateway (a subset; prints only), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
  * function names (`keepNames`): every closure then carries a property store of its own (about
  * 256 bytes on V8), so its heap per call reads higher than the deployed build's. Results go to stdout and to docs/benchmarks.md between the
  * bench:telephony markers.
@@ -25,7 +27,7 @@ import { gatewayModules, gatewaySource } from "../shared/gateway-modules.js";
 import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
-import { contextTable, failed, LABEL, pacedCpu, problems, roundRatio, roundsLine, section, summarizePhase, table, targets, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
+import { contextTable, failed, LABEL, pacedCpu, problems, roundRatio, roundsLine, section, summarizePhase, table, targets, vsLine, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
 
 /** Rounds at most (`--rounds`); the run must end by itself within 2 minutes plus 3.5 a round. */
 const MAX_ROUNDS = 5;
@@ -47,19 +49,30 @@ interface Options {
   readonly servers: readonly ServerName[];
   /** Phases per server at each count, alternating the order: the tables show the median round. */
   readonly rounds: number;
+  /** `--vs DIR`: the module root of a second gateway build, run as server `vs` after `gateway` in every round. */
+  readonly vs: URL | undefined;
 }
 
 function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): Options {
   const list = flagValue(argv, "calls") ?? env.BENCH_CALLS ?? "50,100,200";
   const servers = serverList(flagValue(argv, "servers"));
+  const vs = vsRoot(flagValue(argv, "vs"), servers);
   return {
     counts: list.split(",").map((n) => countOption(n.trim(), 50, "calls")),
     windowMs: countOption(flagValue(argv, "window") ?? env.BENCH_WINDOW_S, 12, "window") * 1000,
-    docs: !argv.includes("--no-docs") && servers.length === ALL_SERVERS.length,
+    docs: !argv.includes("--no-docs") && servers.length === ALL_SERVERS.length && vs === undefined,
     servers,
     rounds: roundsOption(flagValue(argv, "rounds") ?? env.BENCH_ROUNDS),
+    vs,
     ...gatewaySource(argv),
   };
+}
+
+/** `--vs DIR`: that checkout's built `dist/` (judged against the floor, so the floor must run too). */
+function vsRoot(dir: string | undefined, servers: readonly ServerName[]): URL | undefined {
+  if (dir === undefined) return undefined;
+  if (!servers.includes("floor") || !servers.includes("gateway")) throw new Error("--vs compares two gateways against the floor: run the floor and the gateway too");
+  return gatewaySource(["--dist-of", dir]).gatewayRoot;
 }
 
 const ALL_SERVERS: readonly ServerName[] = ["floor", "gateway", "sdk"];
@@ -112,7 +125,7 @@ class LogTally {
   }
 }
 
-async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL): Promise<{ server: Server; close: () => Promise<void> }> {
+async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL, name: "gateway" | "vs" = "gateway"): Promise<{ server: Server; close: () => Promise<void> }> {
   const { createLogger, agent, createGateway } = await gatewayModules(root);
   const def = agent({ name: "bench-telephony", greeting: "Welcome to the bench line.", s2s: { kind: "openai-realtime", options: { url: providerUrl } }, telephony: ["twilio"] });
   const logs = new LogTally();
@@ -121,7 +134,7 @@ async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL)
   const gateway = createGateway({ agent: def, logger, env: { OPENAI_API_KEY: "test-key" }, carrierClient: { hangUp: () => Promise.resolve() } });
   const { port } = await gateway.listen(0, "127.0.0.1");
   const server: Server = {
-    name: "gateway",
+    name,
     url: `ws://127.0.0.1:${port}/telephony/twilio`,
     memory: () => Promise.resolve(meter.memory()),
     start: () => Promise.resolve(meter.start()),
@@ -202,7 +215,8 @@ async function runPhase(rig: Rig, server: Server, calls: number, windowMs: numbe
 }
 
 function print(report: Report): void {
-  console.log(`\n${table(report)}\n\n${targets(report)}\n\n${roundsLine(report)}\n\n${contextTable(report)}\n`);
+  const versus = vsLine(report);
+  console.log(`\n${table(report)}\n\n${targets(report)}\n\n${roundsLine(report)}\n\n${versus === undefined ? "" : `${versus}\n\n`}${contextTable(report)}\n`);
   for (const line of problems(report)) console.error(`bench:telephony: ${line}`);
 }
 
@@ -220,13 +234,24 @@ async function main(): Promise<number> {
     closeGateway = gateway.close;
     const idleRss: Partial<Record<ServerName, number>> = { gateway: meter.memory().rss };
     const servers = new Map<ServerName, Server | string>([["gateway", gateway.server]]);
+    if (options.vs !== undefined) {
+      // The same process hosts it (its CPU is this process's, measured while only it has calls).
+      const other = await startGateway(providerUrl, meter, options.vs, "vs");
+      console.log(`bench:telephony: the --vs gateway from ${fileURLToPath(options.vs)}`);
+      const closeFirst = closeGateway;
+      closeGateway = async () => {
+        await other.close();
+        await closeFirst();
+      };
+      servers.set("vs", other.server);
+    }
     for (const name of (["floor", "sdk"] as const).filter((n) => options.servers.includes(n))) {
       const server = await startChild(name, children[name], providerUrl);
       servers.set(name, server);
       if (typeof server === "string") console.error(`bench:telephony: ${LABEL[name]} cannot run: ${server}`);
       else idleRss[name] = (await server.memory()).rss;
     }
-    const order = options.servers;
+    const order = options.vs === undefined ? options.servers : options.servers.flatMap((n): ServerName[] => (n === "gateway" ? ["gateway", "vs"] : [n]));
     const phase = async (name: ServerName, calls: number, windowMs: number): Promise<Phase> => {
       const server = servers.get(name);
       if (server === undefined || typeof server === "string") return { server: name, calls, reason: server ?? "not started" };
@@ -266,7 +291,7 @@ async function main(): Promise<number> {
       const ranked = [...sets].sort((a, b) => (Number.isNaN(paced(a)) ? 1 : Number.isNaN(paced(b)) ? -1 : paced(a) - paced(b)));
       const valid = ranked.filter((set) => !Number.isNaN(paced(set)));
       phases.push(...(valid[Math.floor((valid.length - 1) / 2)] ?? ranked[0] ?? []));
-      rounds.push({ calls, ratios: sets.map(roundRatio) });
+      rounds.push({ calls, ratios: sets.map((set) => roundRatio(set)), vs: options.vs === undefined ? [] : sets.map((set) => roundRatio(set, "vs")) });
     }
     const report: Report = { phases, ran, rounds, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began, gatewayFrom: options.gatewayFrom };
     print(report);
