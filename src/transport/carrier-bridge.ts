@@ -6,9 +6,9 @@
  * attaches); the agent's a `CarrierOutbound` (framed for the carrier, paced, marked, mixed with
  * the waiting sounds). The bridge owns the stream's life: start, keep-alive, close and hang-up.
  *
- * Playback truth: a mark goes out after each reply segment (and every MARK_EVERY_MS within one);
- * what was sent, the marks outstanding and the estimate between echoes are a `CarrierPlayout`
- * (carrier-playout.ts). Echoes, and while marks are outstanding every inbound media frame, are
+ * Playback truth: a mark goes out after each reply segment with audio since the last mark (and
+ * every MARK_EVERY_MS within one); what was sent, the marks outstanding and the estimate between
+ * echoes are a `CarrierPlayout` (carrier-playout.ts). Echoes, and while marks are outstanding every inbound media frame, are
  * reported through the link's port (`ConnectionHandler.playback`, or the mode's own
  * `playbackProgress` when it hears the call directly), so the session's playback clock, heard
  * cursor, "agent stopped speaking" and idle timer follow the carrier.

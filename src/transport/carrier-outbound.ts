@@ -1,7 +1,7 @@
 /**
  * The agent's side of a carrier stream: its audio cut into frames the carrier accepts, paced
- * (`Pacer`), marked every MARK_EVERY_MS and at each reply segment's end, with the agent's waiting
- * sounds mixed in where it is encoded (`WaitingMix`); cleared on a barge-in. What was sent and
+ * (`Pacer`), marked every MARK_EVERY_MS and after a reply segment's last audio, with the agent's
+ * waiting sounds mixed in where it is encoded (`WaitingMix`); cleared on a barge-in. What was sent and
  * has played is `CarrierPlayout`'s (docs/telephony.md "What happens on a call").
  */
 import type { WebSocket } from "ws";

@@ -100,9 +100,13 @@ export class CarrierPlayout {
     this.#marks.push({ name, position: this.#sentMs, due });
   }
 
-  /** At a segment's end: a mark is owed unless the last one already follows everything sent. */
+  /**
+   * At a segment's end: a mark is owed when audio was sent after the last one. Not after a clear
+   * with nothing sent since, nor for a segment with no audio: such a mark follows no audio, so
+   * its echo would say nothing, at the cost of a frame each way (one per barge-in).
+   */
   get markOwed(): boolean {
-    return this.#sentMs > this.#lastMarkAt || this.#marks.length === 0;
+    return this.#sentMs > this.#lastMarkAt;
   }
 
   /** A segment's audio has all been sent: the next one starts a new timeline. */

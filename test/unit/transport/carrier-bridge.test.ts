@@ -205,6 +205,11 @@ describe("CarrierBridge", () => {
     for (const name of marks) h.ws.frame(mark(name));
     expect(h.reports().length).toBe(reports);
     expect(h.bridge.unplayedMs).toBe(0);
+    // The cancelled reply's segment ends with nothing sent since the clear: no mark follows it.
+    const sent = h.ws.sent.length;
+    h.bridge.emit({ type: "audio.completed" });
+    await h.clock.advance(100);
+    expect(h.ws.sent.length).toBe(sent);
   });
 
   it("a normal close lets the goodbye play out — closing after the last echo — then hangs up through the carrier", async () => {

@@ -37,8 +37,13 @@ describe("CarrierPlayout", () => {
 
   it("owes a mark at a segment's end only when audio followed the last one", () => {
     const playout = new CarrierPlayout(virtualClock(), true);
-    expect(playout.markOwed).toBe(true);
+    expect(playout.markOwed).toBe(false);
     sendAndMark(playout, 250);
+    expect(playout.markOwed).toBe(false);
+    playout.sent(20);
+    expect(playout.markOwed).toBe(true);
+    // A clear leaves nothing to mark until audio follows it.
+    playout.cleared();
     expect(playout.markOwed).toBe(false);
     playout.sent(20);
     expect(playout.markOwed).toBe(true);
