@@ -1,7 +1,8 @@
 /**
  * `npm run bench:telephony:heap -- [--dist | --dist-of DIR] [--calls 50,100] [--top 40] [--shapes]`: what a
  * call keeps on the gateway's heap, by kind of object. It runs bench:telephony (run.ts) for two
- * call counts with `--heapsnapshot-signal`, takes a heap snapshot in each gateway phase (14 s after
+ * call counts with `--heapsnapshot-signal` (its children inherit it), takes a heap snapshot of the gateway's
+ * process in each gateway phase (14 s after
  * the floor phase of that count ends: the calls are all up and streaming, within the 30 s window),
  * and divides the difference between the two snapshots by the difference in calls: what one
  * live call holds, free of what the process holds whatever the calls (code, modules, the harness).
@@ -78,7 +79,7 @@ function tally(path: string, shapes: boolean): Map<string, Tally> {
 /** Runs bench:telephony and snapshots its gateway phase at each call count; the snapshots' paths, in order. */
 async function capture(calls: readonly [number, number], gatewayFlags: readonly string[], dir: string): Promise<string[]> {
   const run = fileURLToPath(new URL("./run.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", "--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`, run, "--calls", calls.join(","), "--window", "30", "--no-docs", ...gatewayFlags], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`, run, "--calls", calls.join(","), "--window", "30", "--rounds", "1", "--no-docs", ...gatewayFlags], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
   const snapshots: string[] = [];
@@ -88,8 +89,11 @@ async function capture(calls: readonly [number, number], gatewayFlags: readonly 
         if (child.exitCode !== null) throw new Error(`bench:telephony ended before the gateway phase at ${n} calls:\n${out}`);
         await sleep(500);
       }
+      // The gateway runs in a process of its own (bench/telephony/gateway-host.ts), which run.ts names.
+      const pid = Number(/the gateway from .* \(process (\d+)\)/.exec(out)?.[1]);
+      if (!Number.isInteger(pid)) throw new Error(`bench:telephony did not say the gateway's process:\n${out}`);
       await sleep(SNAPSHOT_AFTER_MS);
-      child.kill("SIGUSR2");
+      process.kill(pid, "SIGUSR2");
       snapshots.push(await written(dir, snapshots.length + 1));
       console.log(`bench:telephony:heap: snapshot at ${n} calls`);
     }

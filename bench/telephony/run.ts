@@ -4,18 +4,20 @@
  * side with a minimal hand-written relay (the floor) and the OpenAI Agents SDK's Twilio transport,
  * at N = 50, 100 and 200 calls in one run, loopback only.
  *
- * This process hosts the gateway (createGateway on 127.0.0.1:0, logging at info into a sink that
- * only counts warnings). Child processes: the fake OpenAI Realtime service shared by all three
- * servers (bench/telephony/fake-realtime.ts), the callers (bench/telephony/callers.ts), the floor
- * (bench/telephony/relay.ts) and the SDK peer (bench/telephony/sdk.ts). Every phase and every
- * call to a child is bounded; the whole run too.
+ * Every server runs in a child process of its own: the gateway (bench/telephony/gateway-host.ts:
+ * createGateway on 127.0.0.1:0, logging at info into a sink that only counts warnings; with --vs, a
+ * second such process for the other build), the floor (bench/telephony/relay.ts) and the SDK peer
+ * (bench/telephony/sdk.ts). So do the fake OpenAI Realtime service shared by all of them
+ * (bench/telephony/fake-realtime.ts) and the callers (bench/telephony/callers.ts). This process only
+ * runs the phases. Every phase and every call to a child is bounded; the whole run too.
  *
  * Options: --calls 50,100,200 (env BENCH_CALLS), --window S (BENCH_WINDOW_S, default 12),
  * --rounds R (BENCH_ROUNDS, default 5: each count's tables show its median round),
  * --dist (host the gateway built, from `dist/` as deployed: run `npm run build` first), --dist-of
  * DIR (the `dist/` of another checkout, built there: that revision's gateway under this harness, for
- * a before/after of the gateway alone), --vs DIR (another checkout's build as a second gateway in the same
- * rounds, right after this one: each round's paced ratios of both and their means; prints only), --servers
+ * a before/after of the gateway alone), --vs DIR (another checkout's build as a second gateway, in a
+ * process of its own, in the same rounds, right after this one: each round's paced ratios of both and
+ * their means; prints only), --servers
  * floor,gateway (a subset; prints only), --no-docs (print only). From its sources the gateway runs through tsx, whose esbuild transform keeps
  * function names (`keepNames`): every closure then carries a property store of its own (about
  * 256 bytes on V8), so its heap per call reads higher than the deployed build's. Results go to stdout and to docs/benchmarks.md between the
@@ -23,9 +25,9 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { gatewayModules, gatewaySource } from "../shared/gateway-modules.js";
+import { gatewaySource } from "../shared/gateway-modules.js";
 import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
-import { machineBusyMs, monoMs, ProcessMeter, type MemorySample, type WindowSample } from "../shared/stats.js";
+import { machineBusyMs, monoMs, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
 import { contextTable, failed, LABEL, pacedCpu, problems, roundRatio, roundsLine, section, summarizePhase, table, targets, vsLine, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
 
@@ -105,51 +107,11 @@ interface Server {
   problems(): Promise<string[]>;
 }
 
-/** Counts the gateway's warnings and errors by message (its log lines go nowhere else). */
-class LogTally {
-  readonly #counts = new Map<string, number>();
-
-  write(line: string): boolean {
-    const level = /^\{"level":(\d+)/.exec(line)?.[1];
-    if (level !== undefined && Number(level) >= 40) {
-      const msg = (JSON.parse(line) as { msg?: string }).msg ?? "(no message)";
-      this.#counts.set(msg, (this.#counts.get(msg) ?? 0) + 1);
-    }
-    return true;
-  }
-
-  take(): string[] {
-    const list = [...this.#counts].map(([msg, n]) => `gateway log warning/error: "${msg}" (×${n})`);
-    this.#counts.clear();
-    return list;
-  }
-}
-
-async function startGateway(providerUrl: string, meter: ProcessMeter, root: URL, name: "gateway" | "vs" = "gateway"): Promise<{ server: Server; close: () => Promise<void> }> {
-  const { createLogger, agent, createGateway } = await gatewayModules(root);
-  const def = agent({ name: "bench-telephony", greeting: "Welcome to the bench line.", s2s: { kind: "openai-realtime", options: { url: providerUrl } }, telephony: ["twilio"] });
-  const logs = new LogTally();
-  // Logs at info, as deployed, written nowhere; Prometheus process metrics on. No carrier REST calls.
-  const logger = createLogger({ level: "info", destination: { write: (line: string) => logs.write(line) } });
-  const gateway = createGateway({ agent: def, logger, env: { OPENAI_API_KEY: "test-key" }, carrierClient: { hangUp: () => Promise.resolve() } });
-  const { port } = await gateway.listen(0, "127.0.0.1");
-  const server: Server = {
-    name,
-    url: `ws://127.0.0.1:${port}/telephony/twilio`,
-    memory: () => Promise.resolve(meter.memory()),
-    start: () => Promise.resolve(meter.start()),
-    stop: () => Promise.resolve(meter.stop()),
-    open: () => Promise.resolve(gateway.sessions),
-    problems: () => Promise.resolve(logs.take()),
-  };
-  return { server, close: () => gateway.close() };
-}
-
-/** A server child (floor or SDK): its URL once listening, or why it cannot run. */
-async function startChild(name: ServerName, child: ChildProcess, providerUrl: string): Promise<Server | string> {
+/** A server child: its URL once listening (`listen` takes `args`), or why it cannot run. */
+async function startChild(name: ServerName, child: ChildProcess, args: { readonly providerUrl: string; readonly root?: string }): Promise<Server | string> {
   try {
     const call = await within(connectChild(child, LABEL[name]), CHILD_START_MS, `starting ${LABEL[name]}`);
-    const url = await within(call<string>("listen", { providerUrl }), CALL_LIMIT_MS, `${LABEL[name]} listen`);
+    const url = await within(call<string>("listen", args), CALL_LIMIT_MS, `${LABEL[name]} listen`);
     const bounded = <T>(what: string, args?: unknown): Promise<T> => within(call<T>(what, args), CALL_LIMIT_MS, `${LABEL[name]} ${what}`);
     return {
       name,
@@ -223,33 +185,34 @@ function print(report: Report): void {
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2), process.env);
   const began = Date.now();
-  const children = { fake: forkBench(new URL("./fake-realtime.ts", import.meta.url)), callers: forkBench(new URL("./callers.ts", import.meta.url)), floor: forkBench(new URL("./relay.ts", import.meta.url)), sdk: forkBench(new URL("./sdk.ts", import.meta.url)) };
-  let closeGateway = (): Promise<void> => Promise.resolve();
+  // Every server is a process of its own (the gateway too: bench/telephony/gateway-host.ts), none of them this one.
+  const gatewayHost = new URL("./gateway-host.ts", import.meta.url);
+  const children = {
+    fake: forkBench(new URL("./fake-realtime.ts", import.meta.url)),
+    callers: forkBench(new URL("./callers.ts", import.meta.url)),
+    gateway: forkBench(gatewayHost),
+    vs: options.vs === undefined ? undefined : forkBench(gatewayHost),
+    floor: forkBench(new URL("./relay.ts", import.meta.url)),
+    sdk: forkBench(new URL("./sdk.ts", import.meta.url)),
+  };
   try {
     const rig: Rig = { fake: await boundedChild(children.fake, "the fake service"), callers: await boundedChild(children.callers, "the callers") };
     const providerUrl = await rig.fake<string>("url");
-    const meter = new ProcessMeter();
-    const gateway = await startGateway(providerUrl, meter, options.gatewayRoot);
-    console.log(`bench:telephony: the gateway from ${fileURLToPath(options.gatewayRoot)}`);
-    closeGateway = gateway.close;
-    const idleRss: Partial<Record<ServerName, number>> = { gateway: meter.memory().rss };
-    const servers = new Map<ServerName, Server | string>([["gateway", gateway.server]]);
-    if (options.vs !== undefined) {
-      // The same process hosts it (its CPU is this process's, measured while only it has calls).
-      const other = await startGateway(providerUrl, meter, options.vs, "vs");
-      console.log(`bench:telephony: the --vs gateway from ${fileURLToPath(options.vs)}`);
-      const closeFirst = closeGateway;
-      closeGateway = async () => {
-        await other.close();
-        await closeFirst();
-      };
-      servers.set("vs", other.server);
-    }
-    for (const name of (["floor", "sdk"] as const).filter((n) => options.servers.includes(n))) {
-      const server = await startChild(name, children[name], providerUrl);
+    const roots: Partial<Record<ServerName, URL>> = { gateway: options.gatewayRoot, ...(options.vs === undefined ? {} : { vs: options.vs }) };
+    const idleRss: Partial<Record<ServerName, number>> = {};
+    const servers = new Map<ServerName, Server | string>();
+    for (const name of ["gateway", "vs", "floor", "sdk"] as const) {
+      const child = children[name];
+      if (child === undefined || (name !== "vs" && !options.servers.includes(name))) continue;
+      const root = roots[name];
+      const server = await startChild(name, child, { providerUrl, ...(root === undefined ? {} : { root: fileURLToPath(root) }) });
       servers.set(name, server);
-      if (typeof server === "string") console.error(`bench:telephony: ${LABEL[name]} cannot run: ${server}`);
-      else idleRss[name] = (await server.memory()).rss;
+      if (typeof server === "string") {
+        console.error(`bench:telephony: ${LABEL[name]} cannot run: ${server}`);
+        continue;
+      }
+      idleRss[name] = (await server.memory()).rss;
+      if (root !== undefined) console.log(`bench:telephony: ${name === "vs" ? "the --vs gateway" : "the gateway"} from ${fileURLToPath(root)} (process ${child.pid ?? "?"})`);
     }
     const order = options.vs === undefined ? options.servers : options.servers.flatMap((n): ServerName[] => (n === "gateway" ? ["gateway", "vs"] : [n]));
     const phase = async (name: ServerName, calls: number, windowMs: number): Promise<Phase> => {
@@ -301,8 +264,7 @@ async function main(): Promise<number> {
     }
     return ran.some((p) => failed(p) && p.server !== "sdk") ? 1 : 0;
   } finally {
-    for (const child of Object.values(children)) child.kill();
-    await closeGateway();
+    for (const child of Object.values(children)) child?.kill();
   }
 }
 
