@@ -17,6 +17,16 @@ describe("Base64Frame: JSON around base64 audio, by concatenation", () => {
     }
   });
 
+  it("encodes a Buffer, a Buffer's slice and any other view of the same bytes alike", () => {
+    const whole = bytes(480, 7);
+    const expected = Buffer.from(whole.subarray(160, 320)).toString("base64");
+    const buffer = Buffer.from(whole);
+    expect(base64Of(buffer.subarray(160, 320))).toBe(expected);
+    expect(base64Of(whole.subarray(160, 320))).toBe(expected);
+    expect(base64Of(new Uint8Array(whole.buffer, 160, 160))).toBe(expected);
+    expect(base64Of(Buffer.from(whole.subarray(160, 320)))).toBe(expected);
+  });
+
   it("keeps a stranger's strings escaped, even one that spells the template's own mark", () => {
     for (const id of ['"}],\\', "\u0001audio\u0001", '\\u0001audio\\u0001"', "\u2028\ud800"]) {
       const media = new Base64Frame((payload) => ({ event: "media", streamSid: id, media: { payload } }));
