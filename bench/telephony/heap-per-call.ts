@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { countOption, flagValue, sleep } from "../shared/common.js";
 
-/** Ms after "floor …, N calls" when the gateway's N calls are up (run.ts: warm-up, ramp, then a 30 s window). */
+/** Ms after "floor …, N calls" when the gateway's N calls are up (run.ts: warm-up, ramp, 25 s to a steady state, then a 30 s window). */
 const SNAPSHOT_AFTER_MS = 14_000;
 
 interface Tally {

@@ -83,8 +83,8 @@ export const CHILD_START_MS = 30_000;
 export const CALL_LIMIT_MS = 15_000;
 /** Frames in flight at a window's end arrive before the callers hang up (ms). */
 export const DRAIN_MS = 300;
-/** The unreported warm-up each server gets before it is measured: calls, and the window (ms). */
-export const WARM_UP = { calls: 10, windowMs: 3000 } as const;
+/** The unreported warm-up each server gets before it is measured: calls, the wait from its memory sample to its window, and the window (ms). */
+export const WARM_UP = { calls: 10, windowMs: 3000, steadyMs: 1000 } as const;
 
 /** `calls` calls to `url`, placed 10 ms apart (2 s at most); each must hear the greeting within 8 s of the last. */
 export function dialPlan(url: string, calls: number): DialPlan {
