@@ -3,6 +3,8 @@
  * line (filler, never recorded), or a line recorded as the agent's once the service has spoken it
  * (the greeting, a farewell, a guardrail's replacement).
  */
+import { SmallMap } from "../small-map.js";
+
 /** "Say exactly" instructions for a line spoken in the model's own voice. */
 export function sayExactly(text: string): string {
   return `Say exactly the following, word for word, and nothing else: "${text}"`;
@@ -33,7 +35,7 @@ export class OutOfBandLines {
   /** Asked for, not started yet: oldest first. */
   #asked: OutOfBandLine[] = [];
   /** Started and not done, by response id. */
-  readonly #running = new Map<string, Running>();
+  readonly #running = new SmallMap<string, Running>();
   /** Barge-ins and cancels so far: a line started before the latest one was cut. */
   #cuts = 0;
 
@@ -66,6 +68,6 @@ export class OutOfBandLines {
 
   /** Responses speaking tool lines right now. */
   toolLines(): string[] {
-    return [...this.#running].filter(([, running]) => running.line.kind === "tool").map(([id]) => id);
+    return this.#running.entries().filter(([, running]) => running.line.kind === "tool").map(([id]) => id);
   }
 }

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import { SmallMap, SmallSet } from "../small-map.js";
 import type { GuardedOutput } from "../turn/guarded-output.js";
 import type { ToolOutcome } from "./tool-runner.js";
 
@@ -7,7 +8,8 @@ export interface Reply {
   readonly responseId: string;
   text: string;
   itemId: string | undefined;
-  calls: Map<string, Promise<ToolOutcome>>;
+  /** Its tool calls by call id, once it makes one (most replies make none). */
+  calls: Map<string, Promise<ToolOutcome>> | undefined;
   /** Barged in on (or cancelled) before the caller heard all of it. */
   interrupted: boolean;
   /** The service has finished it (`response.done`): nothing left to cancel there. */
@@ -50,8 +52,8 @@ export class S2sReplies {
   #speech: SpeechTurn | undefined;
   #current: Reply | undefined;
   #latest: Reply | undefined;
-  readonly #byResponse = new Map<string, Reply>();
-  readonly #playing = new Set<Reply>();
+  readonly #byResponse = new SmallMap<string, Reply>();
+  readonly #playing = new SmallSet<Reply>();
   /** A tool step ended and its results ask for the next response, which has not started yet. */
   #followUp = false;
 
@@ -108,7 +110,7 @@ export class S2sReplies {
       responseId,
       text: "",
       itemId: undefined,
-      calls: new Map(),
+      calls: undefined,
       interrupted: false,
       done: false,
       firstAudioAt: undefined,
@@ -161,7 +163,7 @@ export class S2sReplies {
   /** Barge-in or cancel: every reply the caller was hearing or waiting for is interrupted; none is in flight any more. */
   interrupt(): Interrupted {
     const current = this.#current;
-    const playing = [...this.#playing].filter((reply) => reply !== current);
+    const playing = this.#playing.values().filter((reply) => reply !== current);
     for (const reply of playing) reply.interrupted = true;
     this.#playing.clear();
     if (current !== undefined) current.interrupted = true;

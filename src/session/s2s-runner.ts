@@ -431,7 +431,7 @@ export class S2sRunner implements ModeRunner {
     const inFlight = reply === this.#replies.current;
     const completed = status === "completed" && inFlight && !reply.interrupted;
     // A response that only called tools is a step of the reply, not its end: the response after the results completes it.
-    const step = reply.calls.size > 0 && reply.text.trim() === "";
+    const step = reply.calls !== undefined && reply.text.trim() === "";
     // Each call answered exactly once; after a barge-in the caller's turn asks for the next response.
     // A response lost with the service link (failed) was not the caller's doing: its results still ask for one.
     const continues = completed || (status === "failed" && inFlight && !reply.interrupted);

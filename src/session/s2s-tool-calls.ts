@@ -56,8 +56,8 @@ export class S2sToolCalls {
         : this.#port.tools.call({ toolCallId: call.callId, toolName: call.name, args: call.args, signal: this.#port.signal });
     // Tool lines cover the call's silence only: once it settles, any line still being spoken stops.
     void outcome.then(() => this.#port.settled());
-    reply?.calls.set(call.callId, outcome);
-    if (reply === undefined) void this.#answer([call.callId], [outcome], true);
+    if (reply !== undefined) (reply.calls ??= new Map()).set(call.callId, outcome);
+    else void this.#answer([call.callId], [outcome], true);
   }
 
   /**
@@ -65,7 +65,7 @@ export class S2sToolCalls {
    * a step of the turn taken; `respond` asks for the next response. Undefined when it made no calls.
    */
   answer(reply: Reply, respond: boolean): Promise<void> | undefined {
-    if (reply.calls.size === 0) return undefined;
+    if (reply.calls === undefined) return undefined;
     this.#stepsSinceUser += 1;
     return this.#answer([...reply.calls.keys()], [...reply.calls.values()], respond);
   }

@@ -10,6 +10,9 @@ export interface GuardedOutputSink {
 }
 
 type OutputState = { readonly kind: "open" } | { readonly kind: "tripped"; readonly verdict: GuardrailVerdict } | { readonly kind: "stopped" };
+/** The states without data, one object each for every reply (a reply starts one; most end another). */
+const OPEN: OutputState = { kind: "open" };
+const STOPPED: OutputState = { kind: "stopped" };
 
 /** What waits for the check: a batch of the reply's words, or an action kept in order between them (a tool line). */
 type Queued = { readonly kind: "text"; readonly text: string } | { readonly kind: "action"; readonly run: () => void };
@@ -26,7 +29,7 @@ type Queued = { readonly kind: "text"; readonly text: string } | { readonly kind
 export class GuardedOutput {
   readonly #guardrails: Guardrails;
   readonly #sink: GuardedOutputSink;
-  #state: OutputState = { kind: "open" };
+  #state: OutputState = OPEN;
   #released = "";
   #queue: Queued[] = [];
   #checking = false;
@@ -80,7 +83,7 @@ export class GuardedOutput {
 
   /** The reply was cut (cancel, barge-in, reset): nothing still waiting for a check is released. */
   stop(): void {
-    if (this.#state.kind === "open") this.#state = { kind: "stopped" };
+    if (this.#state.kind === "open") this.#state = STOPPED;
     this.#queue = [];
     this.#wake();
   }

@@ -1,4 +1,5 @@
 import { Deadline, type Clock } from "../clock.js";
+import { SmallSet } from "../small-map.js";
 
 /** After agent audio stops playing, the agent still counts as audible this long (ms; docs/protocol.md "Behaviour in detail", "Held speech"). */
 export const AUDIBLE_GRACE_MS = 750;
@@ -41,7 +42,7 @@ export class PlaybackClock {
   /** Epoch ms at which this timeline's first audio starts playing, by the estimate (reports can push it later). */
   #startAt: number | undefined;
   /** `playedOut` waits, each a check that settles it when it is over; run at the end of playback and when playback is cleared. */
-  readonly #waits = new Set<() => void>();
+  readonly #waits = new SmallSet<() => void>();
   /** The end of playback, while anyone waits for it: one timer, moved later by reports and new audio. */
   readonly #end: Deadline;
 
@@ -152,7 +153,7 @@ export class PlaybackClock {
 
   /** Settle the waits that are over; the rest wait for the (possibly later) end of playback. */
   #checkWaits(): void {
-    for (const check of [...this.#waits]) check();
+    for (const check of this.#waits.values()) check();
     if (this.#waits.size === 0) this.#end.cancel();
     else this.#end.set(this.#playEnd);
   }

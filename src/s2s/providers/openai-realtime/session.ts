@@ -6,6 +6,7 @@
  */
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
+import { SmallMap } from "../../../small-map.js";
 import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
 import { Base64Frame } from "../../../audio/base64-frame.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
@@ -51,11 +52,11 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   #dropped = 0;
   #dropping = false;
   /** Responses started and not done: outOfBand per id. */
-  readonly #responses = new Map<string, boolean>();
+  readonly #responses = new SmallMap<string, boolean>();
   /** Audio bytes received per assistant item, for clamping `truncate`. */
   readonly #itemAudio = new ItemAudio();
   /** Interim user transcript per input item. */
-  readonly #userText = new Map<string, string>();
+  readonly #userText = new SmallMap<string, string>();
   /** Caller items transcribed on this socket: the ones `deleteItem` may name. */
   readonly #userItems = new Set<string>();
   /** `function_call` items by item id (their name, should `.done` omit it). */
@@ -256,7 +257,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
 
   /** The socket is gone: what lived on it (responses in flight, partial transcripts, item audio) ends with it. */
   #lost(): void {
-    for (const [responseId, outOfBand] of this.#responses) this.#events.responseDone({ responseId, outOfBand, status: "failed" });
+    for (const [responseId, outOfBand] of this.#responses.entries()) this.#events.responseDone({ responseId, outOfBand, status: "failed" });
     this.#responses.clear();
     this.#inBand.lost();
     this.#itemAudio.clear();
@@ -390,8 +391,11 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   }
 
   #contextDelivered(): void {
-    for (const callId of this.#pendingResults.keys()) this.#calls.delete(callId);
-    this.#pendingResults.clear();
+    // Most responses follow no tool results: a Map's clear() would still give it a new table.
+    if (this.#pendingResults.size > 0) {
+      for (const callId of this.#pendingResults.keys()) this.#calls.delete(callId);
+      this.#pendingResults.clear();
+    }
     this.#pendingRespond = false;
     this.#pendingNotes.length = 0;
   }
