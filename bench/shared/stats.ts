@@ -1,10 +1,10 @@
 /**
  * Small measurement helpers shared by the bench processes: a cross-process clock, percentiles,
- * and a meter for one process's CPU, memory and event-loop delay over a window.
+ * and a meter for one process's CPU, memory, event-loop delay and garbage collection over a window.
  */
 import { readFileSync } from "node:fs";
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
-import { setFlagsFromString } from "node:v8";
+import { GCProfiler, setFlagsFromString, type GCProfilerResult } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /**
@@ -68,13 +68,53 @@ export interface MemorySample {
   readonly heapUsed: number;
 }
 
-/** CPU and event-loop delay of one process over a measured window. */
+/** CPU, event-loop delay and garbage collection of one process over a measured window. */
 export interface WindowSample {
   readonly wallMs: number;
   /** User + system CPU of the whole process (all threads) during the window. */
   readonly cpuMs: number;
   readonly loopDelayP99Ms: number;
   readonly loopDelayMaxMs: number;
+  /** Absent when the window was measured from outside the process (`bench:scale`'s gateway workers). */
+  readonly gc?: GcSample;
+}
+
+/** V8's collections during a window, by `v8.GCProfiler`. */
+export interface GcSample {
+  /** Young-generation collections (scavenges), and their pauses (ms, summed). */
+  readonly scavenges: number;
+  readonly scavengeMs: number;
+  /**
+   * Bytes the scavenges moved to the old generation: old space's used size after each one less
+   * before (a scavenge only adds there). What a young collection could not free because it was
+   * still live: a turn's state that lives for seconds is copied, then promoted, then left for a
+   * full collection.
+   */
+  readonly promotedBytes: number;
+  /** Full (mark-compact) collections, and their final pauses (ms, summed). */
+  readonly fullGcs: number;
+  readonly fullGcMs: number;
+}
+
+/** What one window's collections did, from the profiler's per-collection statistics (`cost` in µs). */
+export function gcSample(result: GCProfilerResult): GcSample {
+  let scavenges = 0;
+  let scavengeMs = 0;
+  let promotedBytes = 0;
+  let fullGcs = 0;
+  let fullGcMs = 0;
+  const oldSpaceUsed = (spaces: readonly { spaceName: string; spaceUsedSize: number }[]): number => spaces.find((space) => space.spaceName === "old_space")?.spaceUsedSize ?? 0;
+  for (const gc of result.statistics) {
+    if (gc.gcType === "Scavenge") {
+      scavenges += 1;
+      scavengeMs += gc.cost / 1000;
+      promotedBytes += Math.max(0, oldSpaceUsed(gc.afterGC.heapSpaceStatistics) - oldSpaceUsed(gc.beforeGC.heapSpaceStatistics));
+    } else if (gc.gcType === "MarkSweepCompact") {
+      fullGcs += 1;
+      fullGcMs += gc.cost / 1000;
+    }
+  }
+  return { scavenges, scavengeMs, promotedBytes, fullGcs, fullGcMs };
 }
 
 /** `global.gc`, switched on at run time (so the bench needs no `--expose-gc` flag). */
@@ -94,6 +134,7 @@ const LOOP_RESOLUTION_MS = 10;
 export class ProcessMeter {
   readonly #gc = exposeGc();
   #histogram: IntervalHistogram | undefined;
+  #gcProfiler: GCProfiler | undefined;
   #cpu: NodeJS.CpuUsage | undefined;
   #startedAt = 0;
 
@@ -108,6 +149,8 @@ export class ProcessMeter {
   start(): void {
     this.#histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
     this.#histogram.enable();
+    this.#gcProfiler = new GCProfiler();
+    this.#gcProfiler.start();
     this.#cpu = process.cpuUsage();
     this.#startedAt = monoMs();
   }
@@ -116,14 +159,17 @@ export class ProcessMeter {
     const histogram = this.#histogram;
     const cpu = process.cpuUsage(this.#cpu);
     const wallMs = monoMs() - this.#startedAt;
-    if (histogram === undefined) throw new Error("ProcessMeter.stop() without start()");
+    const collections = this.#gcProfiler?.stop();
+    if (histogram === undefined || collections === undefined) throw new Error("ProcessMeter.stop() without start()");
     histogram.disable();
     this.#histogram = undefined;
+    this.#gcProfiler = undefined;
     return {
       wallMs,
       cpuMs: (cpu.user + cpu.system) / 1000,
       loopDelayP99Ms: Math.max(0, histogram.percentile(99) / 1e6 - LOOP_RESOLUTION_MS),
       loopDelayMaxMs: Math.max(0, histogram.max / 1e6 - LOOP_RESOLUTION_MS),
+      gc: gcSample(collections),
     };
   }
 }

@@ -5,7 +5,7 @@
 import { cpus } from "node:os";
 import { ms, ratio } from "../shared/common.js";
 import { gatewayFromText } from "../shared/gateway-modules.js";
-import { summarize, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
+import { summarize, type GcSample, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
 import type { CallersTaken, FakeTaken, Window } from "./protocol.js";
 
 /** The servers a run can measure: `vs` is a second build of the gateway (`--vs DIR`), run in the same rounds. */
@@ -39,6 +39,8 @@ export interface PhaseResult {
   readonly marksReceived: number;
   readonly marksEchoed: number;
   readonly loopDelayP99Ms: number;
+  /** The server's collections in the window, each figure a second (bench/shared/stats.ts, `GcSample`). */
+  readonly gcPerSecond: GcSample | undefined;
   /** Cores used by the callers' and the fake's processes, and by everything else on the machine. */
   readonly callerCores: number;
   readonly fakeCores: number;
@@ -158,6 +160,7 @@ export function summarizePhase(raw: PhaseRaw): PhaseResult {
     marksReceived: callers.marksReceived,
     marksEchoed: callers.marksEchoed,
     loopDelayP99Ms: sample.loopDelayP99Ms,
+    gcPerSecond: sample.gc === undefined ? undefined : perSecond(sample.gc, sample.wallMs),
     callerCores: cores(raw.callerMs),
     fakeCores: cores(raw.fakeMs),
     otherCores: cores(raw.machineMs - sample.cpuMs - raw.callerMs - raw.fakeMs),
@@ -222,11 +225,27 @@ export function table(report: Report): string {
   return rows.join("\n");
 }
 
+/** Each of a window's collection figures, a second. */
+function perSecond(gc: GcSample, wallMs: number): GcSample {
+  const rate = (value: number): number => (value * 1000) / wallMs;
+  return { scavenges: rate(gc.scavenges), scavengeMs: rate(gc.scavengeMs), promotedBytes: rate(gc.promotedBytes), fullGcs: rate(gc.fullGcs), fullGcMs: rate(gc.fullGcMs) };
+}
+
+/** Scavenges a second: how many, their pause (ms) and what they promoted (KiB). */
+function scavenges(gc: GcSample | undefined): string {
+  return gc === undefined ? "–" : `${gc.scavenges.toFixed(1)} / ${gc.scavengeMs.toFixed(1)} / ${(gc.promotedBytes / 1024).toFixed(0)}`;
+}
+
+/** Full collections a second, with their pause (ms) a second. */
+function fullGcs(gc: GcSample | undefined): string {
+  return gc === undefined ? "–" : `${gc.fullGcs.toFixed(2)} (${gc.fullGcMs.toFixed(1)})`;
+}
+
 /** What else the machine did, per phase: the context the figures above need. */
 export function contextTable(report: Report): string {
   const rows = [
-    "| calls | server | event-loop delay p99 (ms) | frames measured up / down | frames lost up / down | marks received / echoed by the callers | spurious clears | callers' process (cores) | fake service (cores) | other load on the machine (cores, ≈) |",
-    "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    "| calls | server | event-loop delay p99 (ms) | scavenges a second: count / pause (ms) / promoted (KiB) | full GCs a second (pause, ms) | frames measured up / down | frames lost up / down | marks received / echoed by the callers | spurious clears | callers' process (cores) | fake service (cores) | other load on the machine (cores, ≈) |",
+    "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
   ];
   for (const calls of report.counts) {
     for (const server of SERVERS) {
@@ -234,7 +253,7 @@ export function contextTable(report: Report): string {
       if (p === undefined || failed(p)) continue;
       const other = Number.isNaN(p.otherCores) ? "–" : Math.max(0, p.otherCores).toFixed(2);
       rows.push(
-        `| ${calls} | ${LABEL[server]} | ${ms(p.loopDelayP99Ms)} | ${p.up.n} / ${p.down.n} | ${p.upLost} / ${p.downLost} | ${p.marksReceived} / ${p.marksEchoed} | ${p.spuriousClears} | ${p.callerCores.toFixed(2)} | ${p.fakeCores.toFixed(2)} | ${other} |`,
+        `| ${calls} | ${LABEL[server]} | ${ms(p.loopDelayP99Ms)} | ${scavenges(p.gcPerSecond)} | ${fullGcs(p.gcPerSecond)} | ${p.up.n} / ${p.down.n} | ${p.upLost} / ${p.downLost} | ${p.marksReceived} / ${p.marksEchoed} | ${p.spuriousClears} | ${p.callerCores.toFixed(2)} | ${p.fakeCores.toFixed(2)} | ${other} |`,
       );
     }
   }
