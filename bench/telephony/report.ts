@@ -83,6 +83,28 @@ export function roundRatio(round: readonly Phase[], server: "gateway" | "vs" = "
   return { raw: gateway.cpuPercentPerCall / floor.cpuPercentPerCall, paced: pacedCpu(gateway) / pacedCpu(floor) };
 }
 
+/** The gateway's p99 less the floor's in one round, for each tail the targets judge (ms; NaN where either did not run or measured none). */
+export interface RoundTails {
+  readonly down: number;
+  readonly barge: number;
+}
+
+export function roundTails(round: readonly Phase[]): RoundTails {
+  const gateway = round.find((p) => p.server === "gateway");
+  const floor = round.find((p) => p.server === "floor");
+  if (gateway === undefined || floor === undefined || failed(gateway) || failed(floor)) return { down: Number.NaN, barge: Number.NaN };
+  const over = (pick: (p: PhaseResult) => Summary): number => (pick(gateway).n === 0 || pick(floor).n === 0 ? Number.NaN : pick(gateway).p99 - pick(floor).p99);
+  return { down: over((p) => p.down), barge: over((p) => p.barge) };
+}
+
+/** The median of the numbers that are not NaN (NaN when none is). */
+function medianOf(values: readonly number[]): number {
+  const valid = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (valid.length === 0) return Number.NaN;
+  const mid = valid.length / 2;
+  return Number.isInteger(mid) ? ((valid[mid - 1] ?? 0) + (valid[mid] ?? 0)) / 2 : (valid[Math.floor(mid)] ?? Number.NaN);
+}
+
 /**
  * Barge-in latencies: each barge-in (`speech_started` sent at t to caller c) is answered by
  * c's first `clear` in [t, t + CLEAR_MATCH_MS) before c's next barge-in. Only barge-ins sent in
@@ -174,6 +196,8 @@ export function summarizePhase(raw: PhaseRaw): PhaseResult {
 export interface RoundRatios {
   readonly calls: number;
   readonly ratios: readonly RoundRatio[];
+  /** The gateway's tails over the floor's, round by round. */
+  readonly tails: readonly RoundTails[];
   /** The `--vs` build's, round by round (empty without `--vs`). */
   readonly vs: readonly RoundRatio[];
 }
@@ -293,17 +317,20 @@ export function targets(report: Report): string {
     const { raw, paced } = roundRatio([g, f]);
     return { text: `${paced.toFixed(2)}× (${raw.toFixed(2)}×)`, value: paced };
   }, TARGETS.cpuVsFloor);
-  /** A p99 within `TARGETS.p99OverFloorMs` of the floor's in the same run: the gateway's share of the tail. */
-  const p99Row = (pick: (p: PhaseResult) => Summary, what: string): void =>
-    row(`${what}: gateway p99 − floor p99 ≤ ${TARGETS.p99OverFloorMs} ms at ${TARGETS.latencyAt} calls (ms; the two p99s in brackets)`, [TARGETS.latencyAt], (n) => {
-      const g = peer("gateway", n);
-      const f = peer("floor", n);
-      if (g === undefined || f === undefined || pick(g).n === 0 || pick(f).n === 0) return missing;
-      const value = pick(g).p99 - pick(f).p99;
-      return { text: `${ms(value)} (${ms(pick(g).p99)} − ${ms(pick(f).p99)})`, value };
+  /**
+   * A p99 within `TARGETS.p99OverFloorMs` of the floor's in the same round: the gateway's share of
+   * the tail, judged by the median over the rounds of that difference (a tail is the most a round's
+   * noise moves: one busy round does not decide it, as the median round decides the CPU bar).
+   */
+  const p99Row = (tail: keyof RoundTails, what: string): void =>
+    row(`${what}: gateway p99 − floor p99 ≤ ${TARGETS.p99OverFloorMs} ms at ${TARGETS.latencyAt} calls (ms: the median of the rounds' differences, each round's in brackets)`, [TARGETS.latencyAt], (n) => {
+      const each = report.rounds.find((r) => r.calls === n)?.tails.map((t) => t[tail]) ?? [];
+      const value = medianOf(each);
+      if (Number.isNaN(value)) return missing;
+      return { text: `${ms(value)} (${each.map((v) => (Number.isNaN(v) ? "–" : ms(v))).join(", ")})`, value };
     }, TARGETS.p99OverFloorMs);
-  p99Row((p) => p.down, "provider audio → caller frame");
-  p99Row((p) => p.barge, "barge-in (`speech_started` → `clear`)");
+  p99Row("down", "provider audio → caller frame");
+  p99Row("barge", "barge-in (`speech_started` → `clear`)");
   row(`gateway RSS per call ≤ ${TARGETS.rssPerCallKiB} KiB, at ${TARGETS.cpuAt.join(" and ")} calls`, TARGETS.cpuAt, (n) => {
     const g = peer("gateway", n);
     return g === undefined ? missing : { text: g.rssPerCallKiB.toFixed(0), value: g.rssPerCallKiB };

@@ -29,7 +29,7 @@ import { gatewaySource } from "../shared/gateway-modules.js";
 import { countOption, docSection, flagValue, forkBench, runBench, sleep, within, writeSection } from "../shared/common.js";
 import { machineBusyMs, monoMs, type MemorySample, type WindowSample } from "../shared/stats.js";
 import { boundedChild, CALL_LIMIT_MS, CHILD_START_MS, connectChild, DRAIN_MS, dialPlan, WARM_UP, type Call, type CallersTaken, type FakeTaken } from "./protocol.js";
-import { contextTable, failed, LABEL, pacedCpu, problems, roundRatio, roundsLine, section, summarizePhase, table, targets, vsLine, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
+import { contextTable, failed, LABEL, pacedCpu, problems, roundRatio, roundsLine, roundTails, section, summarizePhase, table, targets, vsLine, type Phase, type Report, type RoundRatios, type ServerName } from "./report.js";
 
 /** Rounds at most (`--rounds`); the run must end by itself within 2 minutes plus 8 a round. */
 const MAX_ROUNDS = 5;
@@ -263,7 +263,7 @@ async function main(): Promise<number> {
       const ranked = [...sets].sort((a, b) => (Number.isNaN(paced(a)) ? 1 : Number.isNaN(paced(b)) ? -1 : paced(a) - paced(b)));
       const valid = ranked.filter((set) => !Number.isNaN(paced(set)));
       phases.push(...(valid[Math.floor((valid.length - 1) / 2)] ?? ranked[0] ?? []));
-      rounds.push({ calls, ratios: sets.map((set) => roundRatio(set)), vs: options.vs === undefined ? [] : sets.map((set) => roundRatio(set, "vs")) });
+      rounds.push({ calls, ratios: sets.map((set) => roundRatio(set)), tails: sets.map((set) => roundTails(set)), vs: options.vs === undefined ? [] : sets.map((set) => roundRatio(set, "vs")) });
     }
     const report: Report = { phases, ran, rounds, counts: options.counts, windowMs: options.windowMs, idleRss, elapsedMs: Date.now() - began, gatewayFrom: options.gatewayFrom };
     print(report);
