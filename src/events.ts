@@ -38,6 +38,13 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
+ * The events that re-send what came before plus a little (the reply or the caller's words so
+ * far), many a second while someone speaks. Metrics and traces read neither: a session builds one
+ * only when its link shows it or an observer takes it (`ClientLink.shows`).
+ */
+export type TranscriptSnapshot = "agent-transcript.updated" | "user-transcript.updated";
+
+/**
  * Every event's body (without its `meta`), keyed by type. Built on first use (`eventBodySchemas`):
  * the gateway never parses its own events, so only conformance checks and the types need them
  * (about 0.5 MiB of an idle gateway's heap, issue 23). `satisfies` keeps the keys and

@@ -57,6 +57,10 @@ class CallLink implements ClientLink {
   readonly playbackRate = 24_000;
   handler: ConnectionHandler | undefined;
   audioBytes = 0;
+  /** Shows its caller no events, as a carrier's link (the session then builds no transcript snapshot). */
+  shows(): boolean {
+    return false;
+  }
   emit(): undefined {
     return undefined;
   }

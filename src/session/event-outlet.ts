@@ -6,6 +6,7 @@
 import type { ErrorCode, GatewayError } from "../errors.js";
 import type { AgentEvents, SessionMode } from "../manifest/index.js";
 import type { ClientLink } from "../transport/client-connection.js";
+import type { TranscriptSnapshot } from "../events.js";
 import type { EventBody } from "../transport/protocol.js";
 import type { SessionMetrics } from "./metrics-port.js";
 import { EventObservers } from "./observers.js";
@@ -14,7 +15,7 @@ import { TurnTracer } from "./turn-tracer.js";
 
 export interface EventOutletOptions extends SessionIdentity {
   readonly metrics: SessionMetrics;
-  readonly link: Pick<ClientLink, "emit">;
+  readonly link: Pick<ClientLink, "emit" | "shows">;
   /** The agent's `events` observers (none: nothing is done per event for them). */
   readonly observers: AgentEvents | undefined;
 }
@@ -23,7 +24,7 @@ export class EventOutlet {
   readonly #mode: SessionMode;
   readonly #transport: string;
   readonly #metrics: SessionMetrics;
-  readonly #link: Pick<ClientLink, "emit">;
+  readonly #link: Pick<ClientLink, "emit" | "shows">;
   readonly #tracer: TurnTracer;
   readonly #observers: EventObservers | undefined;
   #open = true;
@@ -49,6 +50,11 @@ export class EventOutlet {
     this.#tracer.event(event);
     const sent = this.#link.emit(event);
     this.#observers?.observe(event, sent);
+  }
+
+  /** Someone takes a snapshot of this type: the link shows it, or an observer receives it (metrics and traces read none). */
+  wants(type: TranscriptSnapshot): boolean {
+    return this.#open && ((this.#link.shows?.(type) ?? true) || this.#observers?.observes(type) === true);
   }
 
   /** A problem the client should know of; the session goes on. */

@@ -2,7 +2,7 @@ import type { AudioPayload } from "../audio/audio-payload.js";
 import type { Clock } from "../clock.js";
 import type { GatewayError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { EventBody } from "../events.js";
+import type { EventBody, TranscriptSnapshot } from "../events.js";
 import type { OutOfBandAsk, OutOfBandSink } from "../transport/protocol.js";
 import type { AgentNote } from "../turn/agent-note.js";
 import type { Guardrails } from "../turn/guardrails.js";
@@ -76,6 +76,8 @@ export interface RunnerContext {
   readonly clock: Clock;
   readonly log: Logger;
   emit(event: EventBody): void;
+  /** Someone takes this snapshot: build it only then (a phone line without recording or observers takes none). */
+  wants(type: TranscriptSnapshot): boolean;
   /** Conversational activity (re-arms the idle timer). */
   activity(): void;
   /** Before a model reply: false when the session's usage limit ends it instead. */

@@ -116,6 +116,11 @@ export class EventObservers {
     this.#defer = options.defer ?? ((run) => void setImmediate(run));
   }
 
+  /** Some observer of this session receives events of `type`. */
+  observes(type: EventType): boolean {
+    return this.#byType.has(type);
+  }
+
   /** The event types some observer of this session receives. */
   get observedTypes(): readonly EventType[] {
     return [...this.#byType.keys()];

@@ -78,7 +78,10 @@ export class S2sRefusals {
   started(reply: Reply): void {
     const { ctx } = this.#port;
     const output = new GuardedOutput(ctx.guardrails, {
-      release: () => ctx.emit({ type: "agent-transcript.updated", text: output.released.trim() }),
+      release: () => {
+        // The reply so far, flattened: built only for a link or observer that takes it, not for every word on a phone line.
+        if (ctx.wants("agent-transcript.updated")) ctx.emit({ type: "agent-transcript.updated", text: output.released.trim() });
+      },
       tripped: (verdict) => this.#refuseOutput(reply, verdict),
     });
     reply.output = output;

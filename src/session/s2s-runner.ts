@@ -352,7 +352,7 @@ export class S2sRunner implements ModeRunner {
   }
 
   #onUserTranscript(text: string, final: boolean, itemId: string | undefined): void {
-    if (!final) this.#ctx.emit({ type: "user-transcript.updated", text });
+    if (!final && this.#ctx.wants("user-transcript.updated")) this.#ctx.emit({ type: "user-transcript.updated", text });
     this.#refusals.heard(text, final, itemId);
   }
 

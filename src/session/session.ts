@@ -1,7 +1,7 @@
 import { CLOSE, GatewayError, messageOf, type CloseCode } from "../errors.js";
 import { bytesOf, type AudioPayload } from "../audio/audio-payload.js";
 import type { Clock } from "../clock.js";
-import type { EventBody } from "../events.js";
+import type { EventBody, TranscriptSnapshot } from "../events.js";
 import type { Logger } from "../log.js";
 import type { ToolInvocation } from "../pipeline/tool-port.js";
 import type { ClientLink } from "../transport/client-connection.js";
@@ -321,6 +321,9 @@ export class Session {
     }
     emit(event: EventBody): void {
       this.#s.#events.emit(event);
+    }
+    wants(type: TranscriptSnapshot): boolean {
+      return this.#s.#events.wants(type);
     }
     activity(): void {
       this.#s.#touch();

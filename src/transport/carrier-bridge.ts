@@ -200,6 +200,11 @@ export class CarrierBridge implements ClientLink {
 
   // ── ClientLink: session → carrier ─────────────────────────────────────────────────────
 
+  /** A carrier's caller sees no events. */
+  shows(): boolean {
+    return false;
+  }
+
   /** A carrier takes no events: only the ones that move audio matter here (nothing is stamped, nothing returned). */
   emit(body: EventBody): undefined {
     if (body.type === "reply.cancelled" || body.type === "session.reset") this.#outbound.clear();

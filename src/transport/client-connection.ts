@@ -11,7 +11,7 @@ import { subscribed, type EventSubscription } from "./event-subscription.js";
 import { clipReason } from "./peer-socket.js";
 import { SocketLink } from "./socket-link.js";
 import type { WaitingCues } from "./waiting-mix.js";
-import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
+import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type EventType, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
 
 /** What a session does with a connection's input. */
 export interface ConnectionHandler {
@@ -55,6 +55,12 @@ export interface ClientLink {
    * client, or `undefined` from a link that shows no events (a carrier), which may drop it.
    */
   emit(body: EventBody): ServerEvent | undefined;
+  /**
+   * Whether the link sends events of `type` on to its client (absent: every type): a carrier's
+   * sends none, a browser socket the types its client chose (`?events=`). What an event does to
+   * the audio (a barge-in's flush) happens either way.
+   */
+  shows?(type: EventType): boolean;
   /** Queue agent audio of a known duration. */
   audio(chunk: Uint8Array, durationMs: number): void;
   /** Close with a code and a reason (≤ 123 bytes). Idempotent. */
@@ -147,6 +153,10 @@ export class ClientConnection extends SocketLink<Buffered> {
     });
     this.#limits = limits;
     this.#events = options.events ?? "all";
+  }
+
+  shows(type: EventType): boolean {
+    return subscribed(this.#events, type);
   }
 
   /** Sends the event if the client chose it (`?events=`); what it does to the audio applies either way. */

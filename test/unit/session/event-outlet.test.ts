@@ -7,7 +7,7 @@ import { EventOutlet } from "../../../src/session/event-outlet.js";
 import { noMetrics, type SessionMetrics } from "../../../src/session/metrics-port.js";
 import { stamp, type EventBody, type ServerEvent } from "../../../src/transport/protocol.js";
 
-function outlet(observers?: AgentEvents) {
+function outlet(observers?: AgentEvents, shows?: (type: string) => boolean) {
   const clock = virtualClock();
   const order: string[] = [];
   const errors: string[] = [];
@@ -21,12 +21,24 @@ function outlet(observers?: AgentEvents) {
       order.push(`link ${body.type}`);
       return stamp(body, clock.now());
     },
+    ...(shows === undefined ? {} : { shows }),
   };
   const events = new EventOutlet({ clock, log: silentLogger, sessionId: "s1", agentName: "a", mode: "text", transport: "websocket", metrics, link, observers });
   return { events, order, errors };
 }
 
 describe("EventOutlet", () => {
+  it("wants a transcript snapshot when the link shows it or an observer takes it, and not once closed", () => {
+    expect(outlet().events.wants("agent-transcript.updated")).toBe(true);
+    expect(outlet(undefined, () => false).events.wants("agent-transcript.updated")).toBe(false);
+    expect(outlet(undefined, (type) => type === "user-transcript.updated").events.wants("user-transcript.updated")).toBe(true);
+    const observed = outlet({ "agent-transcript.updated": () => undefined }, () => false).events;
+    expect(observed.wants("agent-transcript.updated")).toBe(true);
+    expect(observed.wants("user-transcript.updated")).toBe(false);
+    observed.close();
+    expect(observed.wants("agent-transcript.updated")).toBe(false);
+  });
+
   it("counts an event, then sends it, then hands it to the observers (off the session's path)", async () => {
     const seen: string[] = [];
     const { events, order } = outlet({ "session.reset": (event) => void seen.push(event.type) });

@@ -219,6 +219,36 @@ describe("speech-to-speech sessions", () => {
     expect(link.of("error.reported").at(-1)).toMatchObject({ code: "connection", fatal: true });
     expect(link.closed?.code).toBe(1011);
   });
+
+  it("builds no transcript snapshot for a link that shows none (a phone line), and commits the same lines", async () => {
+    const { link, fake, clock } = await s2sSession({ greeting: "" });
+    // As a carrier's link: it sends its caller no events (those that move audio still reach it).
+    Object.assign(link, { shows: () => false });
+    fake.events.speechStarted();
+    fake.events.userTranscript("where is", { final: false });
+    fake.events.userTranscript("where is my order", { final: true });
+    fake.events.speechStopped();
+    const reply = fake.start();
+    fake.speak(reply, "It shipped.", 300);
+    fake.done(reply);
+    await clock.advance(400);
+    expect(link.types()).not.toContain("user-transcript.updated");
+    expect(link.types()).not.toContain("agent-transcript.updated");
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["where is my order"]);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["It shipped."]);
+  });
+
+  it("still builds the snapshots a link shows", async () => {
+    const { link, fake, clock } = await s2sSession({ greeting: "" });
+    Object.assign(link, { shows: (type: string) => type === "agent-transcript.updated" });
+    fake.events.userTranscript("where is", { final: false });
+    const reply = fake.start();
+    fake.speak(reply, "It shipped.", 300);
+    fake.done(reply);
+    await clock.advance(400);
+    expect(link.types()).not.toContain("user-transcript.updated");
+    expect(link.of("agent-transcript.updated").map((e) => e.text)).toEqual(["It shipped."]);
+  });
 });
 
 describe("the service handshake", () => {

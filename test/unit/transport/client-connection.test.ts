@@ -56,3 +56,14 @@ describe("ClientConnection playback reports", () => {
     expect(playback.playedMs).toBe(played);
   });
 });
+
+describe("ClientConnection events", () => {
+  it("shows the event types its client chose (?events=), and every type without a choice", () => {
+    const clock = virtualClock();
+    const chosen = new ClientConnection(new FakeBrowser() as unknown as WebSocket, { clock, log: silentLogger, events: new Set(["reply.cancelled", "agent-transcript.committed"]) });
+    expect(chosen.shows("agent-transcript.committed")).toBe(true);
+    expect(chosen.shows("agent-transcript.updated")).toBe(false);
+    const all = new ClientConnection(new FakeBrowser() as unknown as WebSocket, { clock, log: silentLogger });
+    expect(all.shows("agent-transcript.updated")).toBe(true);
+  });
+});
