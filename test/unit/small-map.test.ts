@@ -2,28 +2,44 @@ import { describe, expect, it } from "vitest";
 import { seededRandom } from "../../src/manifest/index.js";
 import { SmallMap, SmallSet } from "../../src/small-map.js";
 
+/**
+ * 5,000 random operations on one of `keys` each (45% add, 45% delete, 3% clear, else none),
+ * seeded so a failure repeats; `check` compares the two collections after each.
+ */
+function randomOperations<K>(seed: number, keys: readonly K[], ops: { add(key: K, step: number): void; delete(key: K): void; clear(): void; check(key: K): void }): void {
+  const next = seededRandom(seed);
+  for (let step = 0; step < 5_000; step++) {
+    const key = keys[Math.floor(next() * keys.length)] as K;
+    const roll = next();
+    if (roll < 0.45) ops.add(key, step);
+    else if (roll < 0.9) ops.delete(key);
+    else if (roll < 0.93) ops.clear();
+    ops.check(key);
+  }
+}
+
 describe("SmallMap", () => {
   it("answers as a Map does, in insertion order, through random sets, deletes and clears", () => {
-    const next = seededRandom(7);
     const small = new SmallMap<string, number>();
     const map = new Map<string, number>();
-    for (let step = 0; step < 5_000; step++) {
-      const key = `k${Math.floor(next() * 6)}`;
-      const roll = next();
-      if (roll < 0.45) {
+    randomOperations(7, ["k0", "k1", "k2", "k3", "k4", "k5"], {
+      add: (key, step) => {
         expect(small.set(key, step)).toBe(small);
         map.set(key, step);
-      } else if (roll < 0.9) expect(small.delete(key)).toBe(map.delete(key));
-      else if (roll < 0.93) {
+      },
+      delete: (key) => expect(small.delete(key)).toBe(map.delete(key)),
+      clear: () => {
         small.clear();
         map.clear();
-      }
-      expect(small.size).toBe(map.size);
-      expect(small.has(key)).toBe(map.has(key));
-      expect(small.get(key)).toBe(map.get(key));
-      expect(small.entries()).toEqual([...map.entries()]);
-      expect(small.keys()).toEqual([...map.keys()]);
-    }
+      },
+      check: (key) => {
+        expect(small.size).toBe(map.size);
+        expect(small.has(key)).toBe(map.has(key));
+        expect(small.get(key)).toBe(map.get(key));
+        expect(small.entries()).toEqual([...map.entries()]);
+        expect(small.keys()).toEqual([...map.keys()]);
+      },
+    });
   });
 
   it("keeps a replaced key where it was", () => {
@@ -55,25 +71,28 @@ describe("SmallMap", () => {
 
 describe("SmallSet", () => {
   it("answers as a Set does, in insertion order, through random adds, deletes and clears", () => {
-    const next = seededRandom(11);
     const small = new SmallSet<object>();
     const set = new Set<object>();
-    const members = Array.from({ length: 5 }, (_, i) => ({ i }));
-    for (let step = 0; step < 5_000; step++) {
-      const member = members[Math.floor(next() * members.length)] ?? {};
-      const roll = next();
-      if (roll < 0.45) {
-        expect(small.add(member)).toBe(small);
-        set.add(member);
-      } else if (roll < 0.9) expect(small.delete(member)).toBe(set.delete(member));
-      else if (roll < 0.93) {
-        small.clear();
-        set.clear();
-      }
-      expect(small.size).toBe(set.size);
-      expect(small.has(member)).toBe(set.has(member));
-      expect(small.values()).toEqual([...set.values()]);
-    }
+    randomOperations(
+      11,
+      Array.from({ length: 5 }, (_, i) => ({ i })),
+      {
+        add: (member) => {
+          expect(small.add(member)).toBe(small);
+          set.add(member);
+        },
+        delete: (member) => expect(small.delete(member)).toBe(set.delete(member)),
+        clear: () => {
+          small.clear();
+          set.clear();
+        },
+        check: (member) => {
+          expect(small.size).toBe(set.size);
+          expect(small.has(member)).toBe(set.has(member));
+          expect(small.values()).toEqual([...set.values()]);
+        },
+      },
+    );
   });
 
   it("lets a member's own check delete it while the members are gone through", () => {
