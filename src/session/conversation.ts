@@ -1,6 +1,7 @@
 import type { ModelMessage } from "ai";
 import { DialogStore } from "../manifest/index.js";
-import { trimHistory } from "../pipeline/history.js";
+import { historyChars, MAX_HISTORY_CHARS, MAX_HISTORY_MESSAGES, messageChars, trimHistory } from "../pipeline/history.js";
+import { SnapshotList, type ListSnapshot } from "../snapshot-list.js";
 import type { SessionRecord, ToolCallRecord, TranscriptLine } from "./store.js";
 
 // ── Per-session bounds (docs/protocol.md, "Per-session bounds") ──────────────────────────────
@@ -86,10 +87,13 @@ function clipRecord(record: ToolCallRecord): ToolCallRecord {
  * above; the dialogs' positions hold one state name per registered dialog).
  */
 export class Conversation {
-  #history: ModelMessage[] = [];
-  #transcript: TranscriptLine[] = [];
+  // Lists whose snapshots cost O(1): the resume record is saved after every reply.
+  #history = new SnapshotList<ModelMessage>();
+  /** The history's text, as `messageChars` counts it: kept as messages come and go, so a turn does not re-measure the conversation. */
+  #historyChars = 0;
+  #transcript = new SnapshotList<TranscriptLine>();
   #transcriptChars = 0;
-  #toolCalls: ToolCallRecord[] = [];
+  #toolCalls = new SnapshotList<ToolCallRecord>();
   #dialogs = new DialogStore();
   #epoch = 0;
 
@@ -97,8 +101,9 @@ export class Conversation {
     return this.#epoch;
   }
 
+  /** The model history (an array built once per change). */
   get history(): readonly ModelMessage[] {
-    return this.#history;
+    return this.#history.toArray();
   }
 
   /**
@@ -117,7 +122,8 @@ export class Conversation {
   append(epoch: number, messages: readonly ModelMessage[]): boolean {
     if (epoch !== this.#epoch) return false;
     this.#history.push(...messages);
-    this.#history = trimHistory(this.#history);
+    for (const message of messages) this.#historyChars += messageChars(message);
+    this.#trimHistory();
     return true;
   }
 
@@ -129,8 +135,9 @@ export class Conversation {
   replace(epoch: number, old: readonly ModelMessage[], next: readonly ModelMessage[]): boolean {
     if (epoch !== this.#epoch || old.length === 0) return false;
     const at = this.#history.indexOf(old[0] as ModelMessage);
-    if (at === -1 || old.some((message, i) => this.#history[at + i] !== message)) return false;
+    if (at === -1 || old.some((message, i) => this.#history.at(at + i) !== message)) return false;
     this.#history.splice(at, old.length, ...next);
+    this.#historyChars += historyChars(next) - historyChars(old);
     return true;
   }
 
@@ -145,46 +152,71 @@ export class Conversation {
     if (epoch !== this.#epoch) return;
     const index = this.#toolCalls.findIndex((r) => r.toolCallId === record.toolCallId);
     if (index === -1) this.#toolCalls.push(clipRecord(record));
-    else this.#toolCalls[index] = clipRecord({ ...this.#toolCalls[index], ...record });
-    if (this.#toolCalls.length > MAX_TOOL_RECORDS) this.#toolCalls.splice(0, this.#toolCalls.length - MAX_TOOL_RECORDS);
+    else this.#toolCalls.set(index, clipRecord({ ...this.#toolCalls.at(index), ...record }));
+    this.#toolCalls.dropFront(this.#toolCalls.length - MAX_TOOL_RECORDS);
   }
 
   /** Discard everything; work of the old epoch can no longer write here. */
   reset(): void {
     this.#epoch += 1;
-    this.#history = [];
-    this.#transcript = [];
+    this.#history.clear();
+    this.#historyChars = 0;
+    this.#transcript.clear();
     this.#transcriptChars = 0;
-    this.#toolCalls = [];
+    this.#toolCalls.clear();
     this.#dialogs = new DialogStore();
   }
 
   /** Take a stored record over, bounded as if it had been built here (a store may hold an older, larger one). */
   restore(record: SessionRecord): void {
-    this.#history = trimHistory(record.history);
-    this.#transcript = [];
+    const history = trimHistory(record.history);
+    this.#history = new SnapshotList(history);
+    this.#historyChars = historyChars(history);
+    this.#transcript = new SnapshotList();
     this.#transcriptChars = 0;
     for (const line of record.transcript.slice(-MAX_TRANSCRIPT_LINES)) this.#pushLine(line);
-    this.#toolCalls = record.toolCalls.slice(-MAX_TOOL_RECORDS).map(clipRecord);
+    this.#toolCalls = new SnapshotList(record.toolCalls.slice(-MAX_TOOL_RECORDS).map(clipRecord));
     this.#dialogs = DialogStore.from(record.dialogs);
   }
 
-  record(sessionId: string, agent: string, now: number, resumeKeyHash?: string): SessionRecord {
-    return {
-      sessionId,
-      agent,
-      transcript: [...this.#transcript],
-      toolCalls: [...this.#toolCalls],
-      history: [...this.#history],
-      ...(this.#dialogs.empty ? {} : { dialogs: this.#dialogs.toJSON() }),
-      ...(resumeKeyHash === undefined ? {} : { resumeKeyHash }),
-      updatedAt: now,
-    };
+  /** The record to save, in O(1) however long the conversation: its lists are snapshots (SavedRecord). */
+  record(sessionId: string, agent: string, now: number, extras: { readonly resumeKeyHash?: string | undefined; readonly speaking?: string | undefined } = {}): SavedRecord {
+    const lists = { transcript: this.#transcript.snapshot(), toolCalls: this.#toolCalls.snapshot(), history: this.#history.snapshot() };
+    const dialogs = this.#dialogs.empty ? undefined : this.#dialogs.toJSON();
+    return new SavedRecord(sessionId, agent, now, lists, extras.resumeKeyHash, extras.speaking, dialogs);
   }
 
   /** What `history.restored` carries. */
   restoredEvent(): { messages: TranscriptLine[]; toolCalls: ToolCallRecord[] } {
     return { messages: [...this.#transcript], toolCalls: [...this.#toolCalls] };
+  }
+
+  /**
+   * Drop the oldest turns whole until both history caps hold: trimHistory's cut (the earliest
+   * user message from which the rest fits, else the last user message), found from the front
+   * with the running character count, so only the dropped messages are measured.
+   */
+  #trimHistory(): void {
+    const history = this.#history;
+    if (history.length <= MAX_HISTORY_MESSAGES && this.#historyChars <= MAX_HISTORY_CHARS) return;
+    let chars = this.#historyChars;
+    let lastUser = 0;
+    let charsFromLastUser = chars;
+    for (let i = 0; i < history.length; i++) {
+      const message = history.at(i) as ModelMessage;
+      if (i > 0 && message.role === "user") {
+        if (history.length - i <= MAX_HISTORY_MESSAGES && chars <= MAX_HISTORY_CHARS) {
+          history.dropFront(i);
+          this.#historyChars = chars;
+          return;
+        }
+        lastUser = i;
+        charsFromLastUser = chars;
+      }
+      chars -= messageChars(message);
+    }
+    history.dropFront(lastUser);
+    this.#historyChars = charsFromLastUser;
   }
 
   /** Keep the newest lines within both transcript caps: the oldest whole lines go; one line over the char budget is clipped. */
@@ -195,12 +227,67 @@ export class Conversation {
     let drop = 0;
     let chars = this.#transcriptChars;
     while (this.#transcript.length - drop > MAX_TRANSCRIPT_LINES || chars > MAX_TRANSCRIPT_CHARS) {
-      chars -= this.#transcript[drop]?.text.length ?? 0;
+      chars -= this.#transcript.at(drop)?.text.length ?? 0;
       drop += 1;
     }
     if (drop > 0) {
-      this.#transcript.splice(0, drop);
+      this.#transcript.dropFront(drop);
       this.#transcriptChars = chars;
     }
+  }
+}
+
+interface RecordLists {
+  readonly transcript: ListSnapshot<TranscriptLine>;
+  readonly toolCalls: ListSnapshot<ToolCallRecord>;
+  readonly history: ListSnapshot<ModelMessage>;
+}
+
+
+/**
+ * A saved record whose lists are snapshots, made into arrays at their first read (a resume) or
+ * by `JSON.stringify`, not at every save. The lists are getters on the prototype, so spreading
+ * or `structuredClone` would lose them: only a store that says it takes snapshots
+ * (`SessionStore.takesSnapshots`) gets one; any other gets `plain()`.
+ */
+export class SavedRecord implements SessionRecord {
+  readonly sessionId: string;
+  readonly agent: string;
+  readonly updatedAt: number;
+  declare readonly dialogs?: Readonly<Record<string, string>>;
+  declare readonly speaking?: string;
+  declare readonly resumeKeyHash?: string;
+  readonly #lists: RecordLists;
+
+  constructor(sessionId: string, agent: string, updatedAt: number, lists: RecordLists, resumeKeyHash?: string, speaking?: string, dialogs?: Readonly<Record<string, string>>) {
+    this.sessionId = sessionId;
+    this.agent = agent;
+    this.updatedAt = updatedAt;
+    this.#lists = lists;
+    // Absent, not undefined, when not given: as a plain record reads.
+    if (resumeKeyHash !== undefined) this.resumeKeyHash = resumeKeyHash;
+    if (speaking !== undefined) this.speaking = speaking;
+    if (dialogs !== undefined) this.dialogs = dialogs;
+  }
+
+  get transcript(): readonly TranscriptLine[] {
+    return this.#lists.transcript.toArray();
+  }
+
+  get toolCalls(): readonly ToolCallRecord[] {
+    return this.#lists.toolCalls.toArray();
+  }
+
+  get history(): readonly ModelMessage[] {
+    return this.#lists.history.toArray();
+  }
+
+  /** The record as a plain object, its lists arrays. */
+  plain(): SessionRecord {
+    return { ...this, transcript: this.transcript, toolCalls: this.toolCalls, history: this.history };
+  }
+
+  toJSON(): SessionRecord {
+    return this.plain();
   }
 }

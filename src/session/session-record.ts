@@ -47,7 +47,8 @@ export class SessionRecord {
       // A record cut at a reset with nothing after it: nothing to resume.
       if (conversation.empty) return await store.delete(sessionId);
       const speaking = this.#deps.speaking();
-      await store.save({ ...conversation.record(sessionId, agentName, clock.now(), resumeKeyHash), ...(speaking === undefined ? {} : { speaking }) }, graceMs);
+      const record = conversation.record(sessionId, agentName, clock.now(), { resumeKeyHash, speaking });
+      await store.save(store.takesSnapshots === true ? record : record.plain(), graceMs);
     } catch (error) {
       this.#deps.log.warn({ err: error }, "session record not saved");
     }

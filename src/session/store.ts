@@ -42,6 +42,12 @@ export interface SessionRecord {
  * (Redis) lets a client resume on another gateway instance.
  */
 export interface SessionStore {
+  /**
+   * The store keeps records in this process and only reads their fields (never spreads or clones
+   * them): it may be given the conversation's snapshot as it is, its lists made into arrays at
+   * their first read, instead of a copy made at every save. Any other store gets plain objects.
+   */
+  readonly takesSnapshots?: boolean;
   load(sessionId: string): Promise<SessionRecord | undefined>;
   save(record: SessionRecord, ttlMs: number): Promise<void>;
   delete(sessionId: string): Promise<void>;
@@ -69,6 +75,7 @@ export interface MemorySessionStoreOptions {
  * is also the record closest to expiry.
  */
 export class MemorySessionStore implements SessionStore {
+  readonly takesSnapshots = true;
   readonly #records = new Map<string, { record: SessionRecord; expiry: Deadline }>();
   readonly #clock: Clock;
   readonly #maxRecords: number;

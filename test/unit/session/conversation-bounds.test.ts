@@ -1,6 +1,7 @@
 import type { ModelMessage } from "ai";
 import { describe, expect, it } from "vitest";
-import { MAX_HISTORY_CHARS, historyChars } from "../../../src/pipeline/history.js";
+import { seededRandom } from "../../../src/manifest/index.js";
+import { MAX_HISTORY_CHARS, historyChars, trimHistory } from "../../../src/pipeline/history.js";
 import {
   Conversation,
   MAX_RECORD_TEXT_CHARS,
@@ -75,6 +76,87 @@ describe("a conversation's bounds", () => {
     expect(historyChars(c.history)).toBeLessThanOrEqual(MAX_HISTORY_CHARS);
     expect(c.history[0]?.role).toBe("user");
     expect(c.history).toHaveLength(10);
+  });
+
+  it("trims the history on append as trimHistory does, and each saved record keeps the conversation it saw", () => {
+    // Appends of whole turns and of single messages (some tool calls, some texts long enough for
+    // the character cap), heard corrections, lines and tool records; a record saved every few
+    // steps is read only at the end, after all the changes that followed it.
+    const next = seededRandom(23);
+    const c = new Conversation();
+    let model: ModelMessage[] = [];
+    const lines: { role: "user" | "assistant"; text: string }[] = [];
+    const saved: { record: ReturnType<Conversation["record"]>; history: ModelMessage[]; transcript: typeof lines }[] = [];
+    const text = (step: number): string => `${step}`.padEnd(next() < 0.1 ? 30_000 : 1 + Math.floor(next() * 200), "t");
+    for (let step = 0; step < 3_000; step++) {
+      const roll = next();
+      if (roll < 0.5) {
+        const messages: ModelMessage[] = [{ role: "user", content: text(step) }];
+        if (next() < 0.3) {
+          const id = `call_${step}`;
+          messages.push(
+            { role: "assistant", content: [{ type: "tool-call", toolCallId: id, toolName: "lookup", input: { q: text(step) } }] },
+            { role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: "lookup", output: { type: "text", value: text(step) } }] },
+          );
+        }
+        messages.push({ role: "assistant", content: text(step) });
+        expect(c.append(c.epoch, messages)).toBe(true);
+        model = trimHistory([...model, ...messages]);
+      } else if (roll < 0.6) {
+        const message: ModelMessage = { role: "assistant", content: text(step) };
+        c.append(c.epoch, [message]);
+        model = trimHistory([...model, message]);
+      } else if (roll < 0.7 && model.length > 0) {
+        // A heard correction of the newest message.
+        const old = model.slice(-1);
+        const corrected: ModelMessage[] = [{ role: "assistant", content: `heard ${step}` }];
+        expect(c.replace(c.epoch, old, corrected)).toBe(true);
+        model = [...model.slice(0, -1), ...corrected];
+      } else if (roll < 0.85) {
+        const line = { role: next() < 0.5 ? ("user" as const) : ("assistant" as const), text: text(step) };
+        c.commit(c.epoch, line);
+        lines.push(line);
+      } else {
+        saved.push({ record: c.record("s", "a", step), history: model, transcript: [...lines] });
+      }
+      expect(c.history).toEqual(model);
+    }
+    expect(saved.length).toBeGreaterThan(300);
+    for (const { record, history, transcript } of saved) {
+      expect(record.history).toEqual(history);
+      // Within the caps, the transcript is the newest lines.
+      expect(record.transcript).toEqual(transcript.slice(-record.transcript.length));
+      expect(chars(record.transcript)).toBeLessThanOrEqual(MAX_TRANSCRIPT_CHARS);
+    }
+  });
+
+  it("keeps the newest turn whole when it alone is over the character cap, and counts on from there", () => {
+    const c = new Conversation();
+    const huge = (tag: string): ModelMessage[] => [
+      { role: "user", content: `${tag} question` },
+      { role: "assistant", content: tag.padEnd(MAX_HISTORY_CHARS, "x") },
+    ];
+    const small: ModelMessage[] = [{ role: "user", content: "short" }, { role: "assistant", content: "answer" }];
+    c.append(c.epoch, small);
+    c.append(c.epoch, huge("first"));
+    expect(c.history).toEqual(huge("first"));
+    c.append(c.epoch, huge("second"));
+    expect(c.history).toEqual(huge("second"));
+    c.append(c.epoch, small);
+    expect(c.history).toEqual(small);
+    c.append(c.epoch, small);
+    expect(c.history).toEqual([...small, ...small]);
+  });
+
+  it("saves a record that JSON writes whole, as a shared store keeps it", () => {
+    const c = new Conversation();
+    c.commit(c.epoch, { role: "user", text: "hello" });
+    c.append(c.epoch, [{ role: "user", content: "hello" }]);
+    c.recordTool(c.epoch, { toolCallId: "c1", toolName: "t", args: {} });
+    const record = c.record("s", "a", 5, { resumeKeyHash: "h", speaking: "roster.billing" });
+    const plain = { sessionId: "s", agent: "a", transcript: [{ role: "user", text: "hello" }], toolCalls: [{ toolCallId: "c1", toolName: "t", args: {} }], history: [{ role: "user", content: "hello" }], speaking: "roster.billing", resumeKeyHash: "h", updatedAt: 5 };
+    expect(JSON.parse(JSON.stringify(record))).toEqual(plain);
+    expect(record).toMatchObject({ transcript: plain.transcript, toolCalls: plain.toolCalls, history: plain.history, speaking: "roster.billing" });
   });
 
   it("bounds a restored record the same way", () => {
