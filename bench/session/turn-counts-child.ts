@@ -26,8 +26,13 @@ const BARGE_AT_MS = 500;
 /** The caller speaks this long; after a reply that played out, this long passes (past the 750 ms audible grace). */
 const USER_MS = 300;
 const GAP_MS = 1500;
-/** Rounds before the counted ones (6,000 turns at 50 sessions): the JIT optimizes a turn's code over the first few thousand turns, and its work is not a turn's. */
-const WARM_UP_ROUNDS = 40;
+/**
+ * Rounds before the counted ones (12,000 turns at 50 sessions): the JIT optimizes a turn's code
+ * over the first few thousand turns, and its work is not a turn's. Each session also passes the
+ * points a long call passes once: its transcript at the cap (200 lines, turn 100) and the first
+ * compaction of its list (turn 200, src/snapshot-list.ts), where V8 re-optimizes what inlined it.
+ */
+const WARM_UP_ROUNDS = 80;
 /** A reply's audio as the scripted service speaks it (24 kHz PCM16), made once: what the harness allocates is not the gateway's. */
 const REPLY_AUDIO = new Uint8Array(48 * REPLY_MS);
 

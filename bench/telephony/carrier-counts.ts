@@ -31,7 +31,7 @@ import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { countOption, docSection, flagValue, publishSection, runBench } from "../shared/common.js";
-import { COUNT_ROWS, counted, perUnit, pooled, simulatedCaches, transpiledChild, type Counts } from "../shared/cachegrind.js";
+import { COUNT_ROWS, counted, minus, perUnit, pooled, simulatedCaches, transpiledChild, type Counts } from "../shared/cachegrind.js";
 import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
 import type { CountedDirection, CountedSide } from "./carrier-counts-child.js";
 import { FRAMES_PER_RUN } from "./carrier-sides.js";
@@ -48,9 +48,7 @@ const CHILD_SOURCES = ["telephony/carrier-counts-child.ts", "telephony/carrier-s
 /** A frame's counts: the side's work over the frames between its two processes, less the prep process's (making the frames). */
 const perFrame = (more: Counts, less: Counts, prepMore: Counts, prepLess: Counts): Counts => {
   const frames = (RUNS[1] - RUNS[0]) * FRAMES_PER_RUN;
-  const side = perUnit(more, less, frames);
-  const prep = perUnit(prepMore, prepLess, frames);
-  return { instructions: side.instructions - prep.instructions, i1: side.i1 - prep.i1, d1: side.d1 - prep.d1, l2: side.l2 - prep.l2 };
+  return minus(perUnit(more, less, frames), perUnit(prepMore, prepLess, frames));
 };
 
 async function parent(): Promise<number> {
