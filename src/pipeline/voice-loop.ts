@@ -16,7 +16,7 @@ import { Utterances, type Utterance } from "./utterance.js";
 import { VoiceReply, type VoiceReplyDeps } from "./voice-reply.js";
 
 /** The session's ports for the loop; most pass through to each reply (voice-reply.ts, reply-gate.ts). */
-export interface VoiceLoopDeps extends Pick<VoiceReplyDeps, "clock" | "log" | "settings" | "tts" | "ledger" | "guardrails" | "emit" | "audio" | "admitTurn" | "toolCovering" | "toolsRunning"> {
+export interface VoiceLoopDeps extends Pick<VoiceReplyDeps, "clock" | "log" | "settings" | "tts" | "ledger" | "guardrails" | "emit" | "wants" | "audio" | "admitTurn" | "toolCovering" | "toolsRunning"> {
   readonly reply: ReplyLoop;
   readonly stt: SttSession;
   /** Conversational activity (re-arms the idle timer). */
@@ -252,7 +252,7 @@ export class VoiceLoop {
       return;
     }
     if (utterance.held && !audible) this.#utterances.release(utterance);
-    if (!utterance.held) this.#deps.emit({ type: "user-transcript.updated", text: utterance.transcript.text });
+    if (!utterance.held && this.#deps.wants("user-transcript.updated")) this.#deps.emit({ type: "user-transcript.updated", text: utterance.transcript.text });
   }
 
   /** A held utterance ends as `text`: only acknowledgements, said while the reply is still heard, are not a turn (overlap.ts). */
@@ -343,7 +343,7 @@ export class VoiceLoop {
     this.#playback.resetTimeline();
     const reply = new VoiceReply(
       {
-        // The loop's own ports (clock, log, settings, tts, ledger, guardrails, emit, audio, admitTurn, tool state) pass through.
+        // The loop's own ports (clock, log, settings, tts, ledger, guardrails, emit, wants, audio, admitTurn, tool state) pass through.
         ...this.#deps,
         model: this.#deps.reply,
         playback: this.#playback,
@@ -394,7 +394,7 @@ export class VoiceLoop {
     const utterance = this.#utterances.current;
     if (utterance !== undefined) {
       this.#utterances.release(utterance);
-      this.#deps.emit({ type: "user-transcript.updated", text: utterance.transcript.text });
+      if (this.#deps.wants("user-transcript.updated")) this.#deps.emit({ type: "user-transcript.updated", text: utterance.transcript.text });
     }
   }
 

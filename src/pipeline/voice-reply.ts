@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import type { TranscriptSnapshot } from "../events.js";
 import { GuardedOutput } from "../turn/guarded-output.js";
 import { ReplyHeard, type HeardOutcome } from "../turn/heard-correction.js";
 import type { Guardrails } from "../turn/guardrails.js";
@@ -33,6 +34,8 @@ export interface VoiceReplyDeps extends ReplyGateDeps {
   readonly userSpeaking: () => boolean;
   /** The reply settled as heard: the silence between turns starts. */
   readonly settled: () => void;
+  /** Someone takes this transcript snapshot (the client's link shows it, or an observer): otherwise it is not built. */
+  readonly wants: (type: TranscriptSnapshot) => boolean;
 }
 
 /**
@@ -335,7 +338,7 @@ export class VoiceReply {
   }
 
   #snapshot(): void {
-    if (!this.gate.open) return;
+    if (!this.gate.open || !this.#deps.wants("agent-transcript.updated")) return;
     this.#deps.emit({ type: "agent-transcript.updated", text: joinSpoken([...this.#shown, this.#live]) });
   }
 }

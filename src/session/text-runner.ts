@@ -67,7 +67,7 @@ export class TextRunner implements ModeRunner {
   greet(text: string): void {
     if (text === "") return;
     const { ledger } = this.#ctx;
-    this.#ctx.emit({ type: "agent-transcript.updated", text });
+    if (this.#ctx.wants("agent-transcript.updated")) this.#ctx.emit({ type: "agent-transcript.updated", text });
     ledger.settle(ledger.epoch, { status: "spoken", text, messages: [{ role: "assistant", content: text }], report: false });
   }
 
@@ -182,7 +182,7 @@ export class TextRunner implements ModeRunner {
   }
 
   #snapshot(): void {
-    this.#ctx.emit({ type: "agent-transcript.updated", text: joinSpoken([...this.#shown, this.#modelText]) });
+    if (this.#ctx.wants("agent-transcript.updated")) this.#ctx.emit({ type: "agent-transcript.updated", text: joinSpoken([...this.#shown, this.#modelText]) });
   }
 
   #settle(epoch: number, turnId: string, result: ReplyResult, firstTokenMs: number | undefined, output: GuardedOutput): void {
@@ -202,7 +202,7 @@ export class TextRunner implements ModeRunner {
     if (result.status === "failed") {
       this.#ctx.log.warn({ err: result.error }, "llm failed");
       ledger.modelFailed(result.error);
-      this.#ctx.emit({ type: "agent-transcript.updated", text: this.#errorPhrase });
+      if (this.#ctx.wants("agent-transcript.updated")) this.#ctx.emit({ type: "agent-transcript.updated", text: this.#errorPhrase });
       ledger.settle(epoch, { status: "failed", text: this.#errorPhrase, record: false, messages, ...settled });
       return;
     }

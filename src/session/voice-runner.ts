@@ -104,6 +104,7 @@ export class VoiceRunner implements ModeRunner {
       ledger: ctx.ledger,
       guardrails: ctx.guardrails,
       emit: (event) => ctx.emit(event),
+      wants: (type) => ctx.wants(type),
       audio: (pcm, ms) => options.audio(pcm, ms),
       activity: () => ctx.activity(),
       admitTurn: () => ctx.admitTurn(),

@@ -133,6 +133,22 @@ describe("pipeline turns", () => {
     expect(tts.spoken.join(" ").replace(/\s+/g, " ")).toContain("As I was saying");
     expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello"]);
   });
+
+  it("builds no transcript snapshot for a link that shows none (a phone line), and commits the same lines", async () => {
+    const { link, stt, clock, started } = voiceSession(def(), { script });
+    // As a carrier's link: it sends its caller no events (those that move audio still reach it).
+    Object.assign(link, { shows: () => false });
+    await started;
+    await clock.advance(2000);
+    stt.current.speechStarted();
+    stt.current.partial("hello");
+    stt.current.final("hello", true);
+    await clock.advance(10_000);
+    expect(link.types()).not.toContain("user-transcript.updated");
+    expect(link.types()).not.toContain("agent-transcript.updated");
+    expect(link.of("user-transcript.committed").map((e) => e.text)).toEqual(["hello"]);
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Hi there.", expect.stringMatching(/^Hello! I can help/)]);
+  });
 });
 
 const speech = (ms: number): Uint8Array => new Uint8Array(32 * ms).fill(1);

@@ -34,6 +34,15 @@ describe("a text session", () => {
     expect(link.of("agent-transcript.updated").at(-1)?.text).toContain("Let me check.");
   });
 
+  it("builds no reply snapshot for a link that shows none, and commits the same lines", async () => {
+    const def = withTools(agent({ name: "shop", mode: "text", greeting: "Welcome!" }), { lookup });
+    const { link, say } = textSession(def, { script });
+    Object.assign(link, { shows: () => false });
+    await say("where is order A17");
+    expect(link.types()).not.toContain("agent-transcript.updated");
+    expect(link.of("agent-transcript.committed").map((e) => e.text)).toEqual(["Welcome!", "One moment. Found it: Order A17 ships Friday."]);
+  });
+
   it("takes a voice agent as it stands: its speech settings are left out, its tools, gate and greeting kept", async () => {
     const def = withTools(
       agent({
