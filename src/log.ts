@@ -108,27 +108,36 @@ export class LogThrottle {
     this.#intervalMs = intervalMs;
   }
 
-  warn(log: Logger, fields: Record<string, unknown>, message: string): void {
-    this.#write(log, "warn", fields, message);
+  /** `log` is a pino logger, or any log with the level (a provider adapter's `ProviderLog` has `warn`). */
+  warn(log: LevelLog<"warn">, fields: Record<string, unknown>, message: string): void {
+    if (this.#admits(message)) log.warn(this.#counted(message, fields), message);
   }
 
-  info(log: Logger, fields: Record<string, unknown>, message: string): void {
-    this.#write(log, "info", fields, message);
+  info(log: LevelLog<"info">, fields: Record<string, unknown>, message: string): void {
+    if (this.#admits(message)) log.info(this.#counted(message, fields), message);
   }
 
-  error(log: Logger, fields: Record<string, unknown>, message: string): void {
-    this.#write(log, "error", fields, message);
+  error(log: LevelLog<"error">, fields: Record<string, unknown>, message: string): void {
+    if (this.#admits(message)) log.error(this.#counted(message, fields), message);
   }
 
-  #write(log: Logger, level: "warn" | "info" | "error", fields: Record<string, unknown>, message: string): void {
-    const now = this.#now();
+  /** Whether a line of this kind may be written now; if not, it is counted. */
+  #admits(message: string): boolean {
     const kind = this.#kinds.get(message);
-    if (kind !== undefined && now < kind.until) {
+    if (kind !== undefined && this.#now() < kind.until) {
       kind.suppressed += 1;
-      return;
+      return false;
     }
-    const suppressed = kind?.suppressed ?? 0;
-    this.#kinds.set(message, { until: now + this.#intervalMs, suppressed: 0 });
-    log[level](suppressed > 0 ? { ...fields, suppressed } : fields, message);
+    return true;
+  }
+
+  /** The line's fields with the count of its kind's suppressed lines; the kind's interval starts again. */
+  #counted(message: string, fields: Record<string, unknown>): Record<string, unknown> {
+    const suppressed = this.#kinds.get(message)?.suppressed ?? 0;
+    this.#kinds.set(message, { until: this.#now() + this.#intervalMs, suppressed: 0 });
+    return suppressed > 0 ? { ...fields, suppressed } : fields;
   }
 }
+
+/** A log that writes at `level` (pino's `Logger` has them all). */
+export type LevelLog<L extends "warn" | "info" | "error"> = Readonly<Record<L, (fields: object, message: string) => void>>;

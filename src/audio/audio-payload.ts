@@ -10,7 +10,7 @@ import { base64Of } from "./base64-frame.js";
 
 /** Audio as the peer's base64 text; `bytes` decodes it the first time it is read. */
 export class Base64Audio {
-  /** Strict and canonical base64 (transport/strict-base64.ts): exactly what `base64Of(bytes)` writes. */
+  /** Strict and canonical base64 (audio/strict-base64.ts): exactly what `base64Of(bytes)` writes. */
   readonly base64: string;
   /** The bytes `base64` decodes to, counted without decoding. */
   readonly byteLength: number;

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { CommandSchemas, MAX_USER_TEXT_CHARS } from "../transport/protocol.js";
-import { strictBase64 } from "../transport/strict-base64.js";
+import { strictBase64 } from "../audio/strict-base64.js";
 import { outOfBandRequest, type OutOfBandRequest } from "./out-of-band-request.js";
 import { parseRealtimeAudioFormat, type RealtimeAudioFormat } from "./audio-format.js";
 import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES } from "./frame-limits.js";

@@ -1,4 +1,4 @@
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { bytesToSamples } from "../../src/audio/pcm.js";
 import type { TtsSession, TtsStreamEvents, WordTiming } from "../../src/pipeline/tts-port.js";
 import { textFromPcm } from "../../fakes/tts-pcm.js";
@@ -85,4 +85,32 @@ export async function expectNearestRates(
     asked(offered);
     expect(textFromPcm(rec.pcm(), offered)).toBe("Hi. ");
   }
+}
+
+/** Base64 texts Node's lenient decoder would take as some bytes and a strict one refuses: a URL-safe letter, a stray `=`, a space. */
+export const NOT_BASE64 = ["AAA-AAAA", "AA=AAAAA", "AAAA AAA"] as const;
+
+/**
+ * Speaks TWO_PUSHES on one stream and, while its context is open, has the vendor send each of
+ * NOT_BASE64 as that context's audio (`audioMessage` writes the vendor's message): the stream must
+ * end done with only the words' audio, and the adapter warn once (`warnings` counts its lines).
+ */
+export async function expectBadAudioDropped(
+  session: TtsSession,
+  server: { readonly messages: readonly Record<string, unknown>[]; sendRaw(text: string): void },
+  audioMessage: (contextId: unknown, data: string) => object,
+  warnings: () => number,
+): Promise<TtsRecorder> {
+  const rec = ttsRecorder();
+  const stream = session.stream(rec.events);
+  stream.push(TWO_PUSHES[0]);
+  await vi.waitFor(() => expect(server.messages.length).toBeGreaterThan(0), { timeout: 3000, interval: 5 });
+  const contextId = server.messages[0]?.context_id;
+  for (const data of NOT_BASE64) server.sendRaw(JSON.stringify(audioMessage(contextId, data)));
+  await vi.waitFor(() => expect(warnings()).toBe(1), { timeout: 3000, interval: 5 });
+  stream.push(TWO_PUSHES[1]);
+  stream.end();
+  expect(await rec.ended).toBe("done");
+  expect(warnings()).toBe(1);
+  return rec;
 }

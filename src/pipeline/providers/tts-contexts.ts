@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { GatewayError, messageOf } from "../../errors.js";
 import { guardStream, type TtsSession, type TtsStream, type TtsStreamEvents } from "../tts-port.js";
 import type { ProviderLog } from "../../providers/provider-log.js";
+import { ServiceAudio } from "../../audio/service-audio.js";
 import { ReconnectingSocket, type TtsSocketTarget } from "./tts-socket.js";
 
 /** One stream, and the context carrying (part of) it now. */
@@ -157,6 +158,8 @@ export class ContextStreams<C extends { readonly id: string }> {
 export abstract class ContextSocketSession<C extends { readonly id: string }> implements TtsSession {
   abstract readonly sampleRate: number;
   protected readonly log: ProviderLog;
+  /** The vendor's base64 audio chunks, decoded strictly. */
+  protected readonly audio: ServiceAudio;
   protected readonly streams: ContextStreams<C>;
   protected readonly socket: ReconnectingSocket;
   readonly #vendor: string;
@@ -170,6 +173,7 @@ export abstract class ContextSocketSession<C extends { readonly id: string }> im
   ) {
     this.#vendor = target.vendor;
     this.log = target.log;
+    this.audio = new ServiceAudio(target.vendor, target.log, () => target.clock.now());
     this.streams = new ContextStreams(target.vendor, target.log, {
       accept: (text) => this.accept(text),
       sync: (state) => this.sync(state),

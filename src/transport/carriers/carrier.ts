@@ -3,7 +3,7 @@
  * One codec file per carrier; decoding never throws, whatever the input.
  */
 import { Base64Audio, type AudioPayload } from "../../audio/audio-payload.js";
-import { canonicalBase64, strictBase64, strictBase64Length } from "../strict-base64.js";
+import { canonicalBase64, strictBase64, strictBase64Length } from "../../audio/strict-base64.js";
 
 export type CarrierName = "twilio" | "telnyx" | "plivo" | "exotel" | "vonage";
 export type CarrierEncoding = "mulaw" | "alaw" | "l16";

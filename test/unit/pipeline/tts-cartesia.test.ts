@@ -1,9 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { cartesiaTts, type CartesiaTtsOptions } from "../../../src/pipeline/providers/tts/cartesia.js";
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { CARTESIA_FAKE_VERSION, startFakeCartesia, textFromPcm, type FakeCartesia, type FakeCartesiaOptions } from "../../../fakes/cartesia.js";
 import { closeAfterEach } from "../../helpers/cleanups.js";
-import { expectNearestRates, expectTwoPushes, speak, ttsRecorder, TWO_PUSHES } from "../../helpers/tts-recorder.js";
+import { expectBadAudioDropped, expectNearestRates, expectTwoPushes, speak, ttsRecorder, TWO_PUSHES } from "../../helpers/tts-recorder.js";
 
 const KEY = { CARTESIA_API_KEY: "test-key" };
 
@@ -40,6 +40,15 @@ describe("cartesiaTts", () => {
     expect(server.connections[0]!.headers["cartesia-version"]).toBe(CARTESIA_FAKE_VERSION);
     expect(server.connections[0]!.headers.authorization).toBe("Bearer test-key");
     expect(server.violations).toEqual([]);
+  });
+
+  it("drops audio that is not strict base64, with one warning; the words' audio plays", async () => {
+    const server = await fake();
+    const warn = vi.fn();
+    const session = await open(server, 16000, {}, { log: { debug: () => undefined, warn } });
+    const chunk = (context_id: unknown, data: string) => ({ type: "chunk", context_id, status_code: 206, done: false, step_time: 1, data });
+    const rec = await expectBadAudioDropped(session, server, chunk, () => warn.mock.calls.filter(([, m]) => String(m).includes("not base64")).length);
+    expectTwoPushes(rec, "Hello there, how are you?");
   });
 
   it("sends model, voice (a voice id, as 2026-08-14 declares it) and language from the options", async () => {

@@ -5,7 +5,7 @@ import { ELEVENLABS_FINAL_TIMEOUT_MS, ELEVENLABS_MAX_CONTEXTS, elevenLabsTts, ty
 import type { TtsSession } from "../../../src/pipeline/tts-port.js";
 import { startFakeElevenLabs, textFromPcm, type FakeElevenLabs, type FakeElevenLabsOptions } from "../../../fakes/elevenlabs.js";
 import { closeAfterEach } from "../../helpers/cleanups.js";
-import { expectNearestRates, expectTwoPushes, speak, ttsRecorder, TWO_PUSHES, type TtsRecorder } from "../../helpers/tts-recorder.js";
+import { expectBadAudioDropped, expectNearestRates, expectTwoPushes, speak, ttsRecorder, TWO_PUSHES, type TtsRecorder } from "../../helpers/tts-recorder.js";
 
 const KEY = { ELEVENLABS_API_KEY: "test-key" };
 const VOICE = "voice-abc";
@@ -47,6 +47,14 @@ describe("elevenLabsTts (multi-stream-input)", () => {
       { context_id: id, close_context: true },
     ]);
     expect(server.violations).toEqual([]);
+  });
+
+  it("drops audio that is not strict base64, with one warning; the words' audio plays", async () => {
+    const server = await fake();
+    const warn = vi.fn();
+    const session = await open(server, 16000, {}, { log: { debug: () => undefined, warn } });
+    const rec = await expectBadAudioDropped(session, server, (contextId, audio) => ({ audio, isFinal: null, contextId }), () => warn.mock.calls.filter(([, m]) => String(m).includes("not base64")).length);
+    expectTwoPushes(rec, "Hello there, how are you? ");
   });
 
   it("sends voice settings, model and language from the options", async () => {

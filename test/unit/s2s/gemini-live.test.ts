@@ -339,6 +339,20 @@ describe("geminiLive: audio, transcripts and responses", () => {
     expect(rec.of("error")).toEqual([]);
   });
 
+  it("drops model audio that is not strict base64, with one warning, and plays the rest", async () => {
+    const logs = logRecorder();
+    const { rec } = await openSession({ runtime: { log: logs.log } });
+    const good = Buffer.alloc(480, 5).toString("base64");
+    // Node's decoder would take each of these as some bytes: a URL-safe letter, a stray '=', a space.
+    for (const data of ["AAA-AAAA", "AA=AAAAA", "AAAA AAA"]) fake.send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: "audio/pcm;rate=24000", data } }] } } });
+    fake.send({ serverContent: { modelTurn: { parts: [{ inlineData: { mimeType: "audio/pcm;rate=24000", data: good } }] } } });
+    fake.send({ serverContent: { turnComplete: true } });
+    await rec.waitFor("responseDone");
+    expect(Buffer.concat(rec.of("audio").map((c) => c.args[0] as Uint8Array)).equals(Buffer.alloc(480, 5))).toBe(true);
+    expect(logs.lines.filter((l) => l.msg.includes("not base64"))).toHaveLength(1);
+    expect(rec.of("error")).toEqual([]);
+  });
+
   it("reports an in-band error message as a non-fatal error", async () => {
     const { rec } = await openSession();
     fake.send({ error: { code: 400, message: "bad request", status: "INVALID_ARGUMENT" } });

@@ -418,6 +418,20 @@ describe("openAiRealtime: conversation", () => {
     await waitFor(() => expect(rec.transcript()).toBe("Still here."));
   });
 
+  it("drops an audio delta that is not strict base64, with one warning, and plays the rest", async () => {
+    const server = await fake();
+    const warn = vi.fn();
+    const { rec } = await open(server, { adapter: { log: { debug: () => undefined, warn } } });
+    const at = { response_id: "resp_1", item_id: "item_1", output_index: 0, content_index: 0 };
+    // Node's decoder would take each of these as some bytes: a URL-safe letter, a stray '=', a space.
+    for (const delta of ["AAA-AAAA", "AA=AAAAA", "AAAA AAA"]) server.send({ type: "response.output_audio.delta", ...at, delta });
+    server.send({ type: "response.output_audio.delta", ...at, delta: Buffer.alloc(480, 5).toString("base64") });
+    await waitFor(() => expect(rec.audio().length).toBe(480));
+    expect(rec.audio().equals(Buffer.alloc(480, 5))).toBe(true);
+    expect(warn.mock.calls.filter(([, message]) => String(message).includes("not base64"))).toEqual([[{ itemId: "item_1", chars: 8 }, "OpenAI Realtime sent audio that is not base64; dropped"]]);
+    expect(rec.errors()).toEqual([]);
+  });
+
   it("ignores a malformed frame with a warning", async () => {
     const server = await fake();
     const warn = vi.fn();

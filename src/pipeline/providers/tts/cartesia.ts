@@ -199,8 +199,10 @@ class CartesiaSession extends ContextSocketSession<Context> {
   }
 
   private onChunk(state: Stream, base64: string): void {
-    const pcm = new Uint8Array(Buffer.from(base64, "base64"));
-    if (pcm.length === 0) return;
+    const decoded = this.audio.decode(base64);
+    if (decoded === undefined || decoded.length === 0) return;
+    // A copy: the decoder's bytes may share Node's pool slab with others.
+    const pcm = new Uint8Array(decoded);
     this.socket.progress(); // the reconnect budget starts over
     state.deliveredBytes += pcm.length;
     state.guard.events.audio(pcm);

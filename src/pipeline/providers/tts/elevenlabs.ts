@@ -303,8 +303,10 @@ class ElevenLabsSession extends ContextSocketSession<Context> {
   }
 
   private onAudio(state: Stream, context: Context, base64: string, alignment: unknown): void {
-    const pcm = new Uint8Array(Buffer.from(base64, "base64"));
-    if (pcm.length === 0) return;
+    const decoded = this.audio.decode(base64, { contextId: context.id });
+    if (decoded === undefined || decoded.length === 0) return;
+    // A copy: the decoder's bytes may share Node's pool slab with others.
+    const pcm = new Uint8Array(decoded);
     this.socket.progress(); // the reconnect budget starts over
     const chunkStartMs = durationMs(state.deliveredBytes, this.sampleRate);
     state.deliveredBytes += pcm.length;

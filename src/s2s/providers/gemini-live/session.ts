@@ -3,6 +3,7 @@
  * messages mapped onto it (the mapping and its gaps: the header of `gemini-live.ts`).
  */
 import { GatewayError } from "../../../errors.js";
+import { ServiceAudio } from "../../../audio/service-audio.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
 import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
 import { Base64Frame } from "../../../audio/base64-frame.js";
@@ -51,6 +52,8 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
   readonly inputSampleRate = GEMINI_INPUT_RATE;
   readonly outputSampleRate = GEMINI_OUTPUT_RATE;
   readonly #speech: CallerSpeech;
+  /** The model's `inlineData` audio, decoded strictly. */
+  readonly #audio: ServiceAudio;
   #turn: Turn | undefined;
   #responses = 0;
   readonly #callNames = new Map<string, { name: string; wireId: string | undefined }>();
@@ -69,6 +72,7 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
   private constructor(settings: GeminiLiveSettings, runtime: Runtime, options: S2sOpenOptions, events: S2sEvents) {
     super(settings, runtime, options, events);
     this.#speech = new CallerSpeech(this.events);
+    this.#audio = new ServiceAudio("gemini-live", runtime.log, () => runtime.clock.now());
   }
 
   protected busy(): boolean {
@@ -292,8 +296,8 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
       }
       const turn = this.#modelOutput(link);
       if (turn.muted) continue;
-      const pcm = Buffer.from(data, "base64");
-      if (pcm.byteLength > 0) this.events.audio(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength), { responseId: turn.id, itemId: turn.id });
+      const pcm = this.#audio.decode(data, { turn: turn.id });
+      if (pcm !== undefined && pcm.byteLength > 0) this.events.audio(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength), { responseId: turn.id, itemId: turn.id });
     }
   }
 

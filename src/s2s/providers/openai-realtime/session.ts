@@ -6,6 +6,7 @@
  */
 import { GatewayError, messageOf } from "../../../errors.js";
 import { sendAudioOrDrop } from "../../../providers/ws-backlog.js";
+import { ServiceAudio } from "../../../audio/service-audio.js";
 import { SmallMap } from "../../../small-map.js";
 import { base64TextOf, type AudioPayload } from "../../../audio/audio-payload.js";
 import { Base64Frame } from "../../../audio/base64-frame.js";
@@ -48,6 +49,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   readonly #config: RealtimeConfig;
   readonly #conn: RealtimeConnection<RealtimeSession>;
   readonly #inBand: InBandResponses;
+  /** The model's audio deltas, decoded strictly. */
+  readonly #audio: ServiceAudio;
   #closing: Promise<void> | undefined;
   #dropped = 0;
   #dropping = false;
@@ -90,6 +93,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     this.#setup = openOptions.setup;
     this.#config = config;
     this.#conn = new RealtimeConnection(config, runtime, RealtimeSession.#HOOKS, this);
+    this.#audio = new ServiceAudio(VENDOR, runtime.log, () => runtime.clock.now());
     this.#inBand = new InBandResponses(
       {
         ready: () => this.#conn.readyLink() !== undefined,
@@ -344,8 +348,9 @@ export class RealtimeSession implements OpenAiRealtimeSession {
       case "response.audio.delta": {
         const delta = stringAt(message, "delta");
         if (delta === undefined) return;
-        const pcm = Buffer.from(delta, "base64");
         const itemId = stringAt(message, "item_id") ?? "";
+        const pcm = this.#audio.decode(delta, { itemId });
+        if (pcm === undefined) return;
         this.#itemAudio.add(itemId, pcm.byteLength);
         events.audio(pcm, { responseId: stringAt(message, "response_id") ?? "", itemId });
         return;

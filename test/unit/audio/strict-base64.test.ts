@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalBase64, strictBase64, strictBase64Length } from "../../src/transport/strict-base64.js";
+import { canonicalBase64, strictBase64, strictBase64Length } from "../../../src/audio/strict-base64.js";
 
 /** The definition strictBase64 replaces on the hot path: RFC 4648 §4 base64, padded. */
 const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

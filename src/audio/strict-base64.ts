@@ -8,7 +8,7 @@
  * URL-safe `-` and `_`, and reads a character above U+00FF by its low byte. So a text is strict
  * exactly when it is ASCII, holds neither `-` nor `_`, is a whole number of 4-character groups, and
  * decodes to the bytes its padding promises: a skipped or early-stopping character always yields
- * fewer (test/unit/strict-base64.test.ts holds this against the regular expression).
+ * fewer (test/unit/audio/strict-base64.test.ts holds this against the regular expression).
  */
 export function strictBase64(text: string): Buffer | undefined {
   const length = strictShape(text);
