@@ -24,6 +24,15 @@ export function rawText(data: RawData): string {
   return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString("utf8");
 }
 
+/** The first `chars` characters of a parsed message as JSON, for a log line (a vendor's message can be large). */
+export function jsonSample(message: unknown, chars = 200): string {
+  try {
+    return String(JSON.stringify(message)).slice(0, chars);
+  } catch {
+    return typeof message;
+  }
+}
+
 /** A frame's size in bytes. */
 export function rawLength(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);

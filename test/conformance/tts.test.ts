@@ -497,10 +497,11 @@ describe.each(SOCKETS)("TTS socket streams: $name", (adapter) => {
     stream.push("Still fine after noise. ");
     stream.end();
     await rec.firstAudio;
-    served.sendRaw("{not json");
+    for (let i = 0; i < 3; i++) served.sendRaw("{not json");
     served.sendRaw(adapter.strayFrame!);
     expect(await rec.ended).toBe("done");
     expect(textFromPcm(rec.pcm(), session.sampleRate)).toBe("Still fine after noise. ");
-    expect(warnings.some((w) => /malformed JSON/.test(w))).toBe(true);
+    // Logged once an interval, however many come.
+    expect(warnings.filter((w) => /malformed JSON/.test(w))).toHaveLength(1);
   });
 });

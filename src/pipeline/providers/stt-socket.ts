@@ -13,7 +13,7 @@ import type { IncomingMessage } from "node:http";
 import type { RawData, WebSocket } from "ws";
 import { systemClock, type Clock, type Timer } from "../../clock.js";
 import { GatewayError, messageOf } from "../../errors.js";
-import type { Logger } from "../../log.js";
+import { LogThrottle, type Logger } from "../../log.js";
 import type { SttEvents } from "../stt-port.js";
 import { isKeyRefused, isRetryableStatus, sttKeyRefused } from "../../providers/key-refusal.js";
 import { NO_LOG, type ProviderLog } from "../../providers/provider-log.js";
@@ -129,6 +129,8 @@ export class SttSocket {
   #opening: OpenDeadline<void> | undefined;
   readonly #closed: Promise<void>;
   #resolveClosed!: () => void;
+  /** Frames the vendor should not send (not JSON): at most a line every 10 s. */
+  readonly #warnings: LogThrottle;
 
   constructor(
     readonly ws: WebSocket,
@@ -138,6 +140,7 @@ export class SttSocket {
     private readonly handlers: SttSocketHandlers,
   ) {
     this.events = shieldSttEvents(events, runtime.log);
+    this.#warnings = new LogThrottle(() => runtime.clock.now());
     this.#closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
     ws.binaryType = "nodebuffer";
     ws.on("unexpected-response", (_req, res: IncomingMessage) => this.#onUnexpectedResponse(res));
@@ -246,7 +249,7 @@ export class SttSocket {
     try {
       message = JSON.parse(rawText(data));
     } catch (error) {
-      this.runtime.log.warn({ err: messageOf(error) }, `${this.config.vendor} sent malformed JSON; ignored`);
+      this.#warnings.warn(this.runtime.log, { err: messageOf(error) }, `${this.config.vendor} sent malformed JSON; ignored`);
       return;
     }
     this.handlers.message(message);

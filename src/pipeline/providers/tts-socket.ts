@@ -9,6 +9,7 @@
  */
 import { WebSocket, type RawData } from "ws";
 import { GatewayError, messageOf } from "../../errors.js";
+import { LogThrottle } from "../../log.js";
 import { isKeyRefused, ttsKeyRefused } from "../../providers/key-refusal.js";
 import { reconnect } from "../../providers/reconnect.js";
 import { retrying, type Retrying, type RetryOptions } from "./provider-runtime.js";
@@ -92,11 +93,15 @@ export class ReconnectingSocket {
   /** Reconnect attempts since audio last arrived, across drops; the budget is `retryDelaysMs.length`. */
   #attempts = 0;
   #lastFailure = "";
+  /** Frames the vendor should not send (binary, not JSON, not an object), on any of the session's sockets: a line a kind every 10 s at most. */
+  readonly #warnings: LogThrottle;
 
   constructor(
     private readonly target: TtsSocketTarget,
     private readonly hooks: ReconnectingSocketHooks,
-  ) {}
+  ) {
+    this.#warnings = new LogThrottle(() => target.clock.now());
+  }
 
   /** `close()` was called: the session is over. */
   get closed(): boolean {
@@ -157,18 +162,18 @@ export class ReconnectingSocket {
   #onMessage(data: RawData, isBinary: boolean): void {
     const { vendor, log } = this.target;
     if (isBinary) {
-      log.warn({ bytes: rawLength(data) }, `${vendor} sent a binary frame; ignored`);
+      this.#warnings.warn(log, { bytes: rawLength(data) }, `${vendor} sent a binary frame; ignored`);
       return;
     }
     let message: unknown;
     try {
       message = JSON.parse(rawText(data));
     } catch {
-      log.warn({ sample: rawText(data).slice(0, 200) }, `${vendor} sent malformed JSON; ignored`);
+      this.#warnings.warn(log, { sample: rawText(data).slice(0, 200) }, `${vendor} sent malformed JSON; ignored`);
       return;
     }
     if (!isRecord(message)) {
-      log.warn({ sample: rawText(data).slice(0, 200) }, `${vendor} sent a non-object message; ignored`);
+      this.#warnings.warn(log, { sample: rawText(data).slice(0, 200) }, `${vendor} sent a non-object message; ignored`);
       return;
     }
     this.hooks.message(message);

@@ -170,7 +170,8 @@ describe("assemblyAiStt: turns", () => {
     const warnings: string[] = [];
     const log = { debug: () => {}, warn: (_obj: object, msg?: string) => warnings.push(msg ?? "") };
     const rec = await openSession({}, {}, { log });
-    fake.sendRaw("{oops");
+    // Malformed frames are logged once an interval, however many come.
+    for (let i = 0; i < 3; i++) fake.sendRaw("{oops");
     fake.sendRaw(JSON.stringify({ error: "something odd" }));
     fake.partial("fine");
     await rec.waitFor("partial");

@@ -39,10 +39,11 @@ import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../../stt-port.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey, type ParamValue } from "../provider-options.js";
+import { LogThrottle } from "../../../log.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, keyRefused, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
-import { isRecord } from "../../../providers/ws-frames.js";
+import { isRecord, jsonSample } from "../../../providers/ws-frames.js";
 
 /** The streaming endpoint, API version v3 (the SDK's `defaultStreamingUrl`, src/services/streaming/service.ts). */
 export const ASSEMBLYAI_STREAMING_URL = "wss://streaming.assemblyai.com/v3/ws";
@@ -183,6 +184,8 @@ class AssemblyAiSession implements SttSession {
   readonly #socket: SttSocket;
   readonly #events: SttEvents;
   readonly #log: ProviderLog;
+  /** Messages the vendor should not send (not an object): at most a line every 10 s. */
+  readonly #warnings: LogThrottle;
   /** Audio not sent yet because it is under the 50 ms frame minimum. */
   #buffer: Uint8Array = new Uint8Array(0);
   /** The highest turn_order already handed over as a final. */
@@ -207,6 +210,7 @@ class AssemblyAiSession implements SttSession {
     private readonly formatWaitMs: number,
   ) {
     this.#log = runtime.log;
+    this.#warnings = new LogThrottle(() => runtime.clock.now());
     // The session is usable once the server sends `Begin` (the SDK's `connect()` resolves on it), not when the socket opens.
     this.#socket = new SttSocket(ws, { vendor: "assemblyai", keyVariable, readyPhrase: "begin a session" }, runtime, events, {
       message: (message) => this.#onMessage(message),
@@ -271,7 +275,7 @@ class AssemblyAiSession implements SttSession {
 
   #onMessage(message: unknown): void {
     if (!isRecord(message)) {
-      this.#log.warn({ message }, "assemblyai sent a non-object message; ignored");
+      this.#warnings.warn(this.#log, { sample: jsonSample(message) }, "assemblyai sent a non-object message; ignored");
       return;
     }
     if (typeof message.error === "string") {

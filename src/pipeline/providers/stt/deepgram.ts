@@ -39,10 +39,11 @@ import type { ProviderDescriptor } from "../../../manifest/index.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "../../stt-port.js";
 import type { Env } from "../keys.js";
 import { optionsOf, providerKey, type ParamValue } from "../provider-options.js";
+import { LogThrottle } from "../../../log.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
-import { isRecord } from "../../../providers/ws-frames.js";
+import { isRecord, jsonSample } from "../../../providers/ws-frames.js";
 
 /** The live transcription endpoint, API version v1 (`@deepgram/sdk` 5.13: environment wss://api.deepgram.com + "/v1/listen"). */
 export const DEEPGRAM_LISTEN_URL = "wss://api.deepgram.com/v1/listen";
@@ -152,6 +153,8 @@ class DeepgramSession implements SttSession {
   readonly #events: SttEvents;
   readonly #log: ProviderLog;
   readonly #clock: Clock;
+  /** Messages the vendor should not send (no type): at most a line every 10 s. */
+  readonly #warnings: LogThrottle;
   /** The latest interim: the hypothesis for the audio after the last `is_final` result. */
   #interim = "";
   /** Something was heard since the last end of turn. */
@@ -169,6 +172,7 @@ class DeepgramSession implements SttSession {
   ) {
     this.#log = runtime.log;
     this.#clock = runtime.clock;
+    this.#warnings = new LogThrottle(() => runtime.clock.now());
     this.#lastActivity = runtime.clock.now();
     // A refusal at upgrade gives its reason in the `dg-error` header (the body is the fallback).
     this.#socket = new SttSocket(ws, { vendor: "deepgram", keyVariable, readyPhrase: "open", refusalHeader: "dg-error" }, runtime, events, {
@@ -219,7 +223,7 @@ class DeepgramSession implements SttSession {
 
   #onMessage(message: unknown): void {
     if (!isRecord(message) || typeof message.type !== "string") {
-      this.#log.warn({ message }, "deepgram sent a message without a type; ignored");
+      this.#warnings.warn(this.#log, { sample: jsonSample(message) }, "deepgram sent a message without a type; ignored");
       return;
     }
     switch (message.type) {

@@ -9,6 +9,7 @@ import type { Clock } from "../../../clock.js";
 import { GatewayError, messageOf } from "../../../errors.js";
 import { isTransientClose } from "../../../providers/close-codes.js";
 import { isKeyRefused, isRetryableStatus } from "../../../providers/key-refusal.js";
+import type { LogThrottle } from "../../../log.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { abortReason, openDeadline, type SocketFactory } from "../../../providers/ws-connect.js";
 import { isRecord, rawText } from "../../../providers/ws-frames.js";
@@ -32,6 +33,8 @@ export interface DialOptions {
   readonly connect: SocketFactory;
   readonly clock: Clock;
   readonly log: ProviderLog;
+  /** The session's: frames the service should not send are logged at most once a kind every 10 s. */
+  readonly warnings: LogThrottle;
   readonly openTimeoutMs: number;
   readonly id: number;
   /** The resumption handle the `setup` carries, if any. */
@@ -92,7 +95,7 @@ export function dialLink(options: DialOptions): Promise<void> {
   });
   ws.on("message", (data: RawData) => {
     if (link.retired || !options.current(link)) return;
-    const message = parse(data, log);
+    const message = parse(data, log, options.warnings);
     if (message === undefined) return;
     if (!link.ready) {
       if (!("setupComplete" in message)) {
@@ -114,14 +117,14 @@ export function dialLink(options: DialOptions): Promise<void> {
   return opening.promise;
 }
 
-function parse(data: RawData, log: ProviderLog): Record<string, unknown> | undefined {
+function parse(data: RawData, log: ProviderLog, warnings: LogThrottle): Record<string, unknown> | undefined {
   // Frames may be text or binary, both UTF-8 JSON (docs/vendors.md (Gemini Live), "Messages").
   try {
     const message: unknown = JSON.parse(rawText(data));
     if (isRecord(message)) return message;
-    log.warn({}, "gemini-live: a frame that is not a JSON object; ignored");
+    warnings.warn(log, {}, "gemini-live: a frame that is not a JSON object; ignored");
   } catch (error) {
-    log.warn({ err: messageOf(error) }, "gemini-live: malformed JSON frame; ignored");
+    warnings.warn(log, { err: messageOf(error) }, "gemini-live: malformed JSON frame; ignored");
   }
   return undefined;
 }

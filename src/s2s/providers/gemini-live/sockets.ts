@@ -7,6 +7,7 @@
 import type { Clock } from "../../../clock.js";
 import { GatewayError, messageOf } from "../../../errors.js";
 import { isTransientClose } from "../../../providers/close-codes.js";
+import { LogThrottle } from "../../../log.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { isRetryable, reconnect } from "../../../providers/reconnect.js";
 import { closeGracefully, type SocketFactory } from "../../../providers/ws-connect.js";
@@ -35,6 +36,8 @@ export abstract class GeminiSockets {
   protected state: State = "open";
   protected link: Link | undefined;
   #links = 0;
+  /** Frames the service should not send, on any of the session's sockets: a line a kind every 10 s at most. */
+  readonly #warnings: LogThrottle;
   /** Aborted by `close()`: stops a reconnect's wait or dial. */
   protected readonly stop = new AbortController();
   protected handle: string | undefined;
@@ -48,6 +51,7 @@ export abstract class GeminiSockets {
     events: S2sEvents,
   ) {
     this.events = new ShieldedEvents(events, (event, error) => runtime.log.warn({ err: messageOf(error), event }, "an s2s event handler threw; ignored"));
+    this.#warnings = new LogThrottle(() => runtime.clock.now());
     this.goAway = new GoAwaySwitch<Link>(runtime.clock, runtime.log, {
       current: () => (this.state === "open" ? this.link : undefined),
       busy: () => this.busy(),
@@ -78,6 +82,7 @@ export abstract class GeminiSockets {
       connect: this.runtime.connect,
       clock: this.runtime.clock,
       log: this.runtime.log,
+      warnings: this.#warnings,
       openTimeoutMs: this.runtime.openTimeoutMs,
       id: ++this.#links,
       handle,

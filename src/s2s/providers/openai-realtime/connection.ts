@@ -10,6 +10,7 @@ import { WebSocket, type RawData } from "ws";
 import type { Clock } from "../../../clock.js";
 import { GatewayError, messageOf } from "../../../errors.js";
 import { isTransientClose, isVendorClose } from "../../../providers/close-codes.js";
+import { LogThrottle } from "../../../log.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { reconnect } from "../../../providers/reconnect.js";
 import { abortReason, closeGracefully, openDeadline, type SocketFactory } from "../../../providers/ws-connect.js";
@@ -79,13 +80,17 @@ export class RealtimeConnection<Owner> {
   /** Reconnect attempts since the link last proved healthy; the budget is `reconnectDelaysMs.length`. */
   #attempts = 0;
   #lastFailure = "";
+  /** Frames the service should not send (binary, not JSON, no type): at most a line a kind every 10 s. */
+  readonly #warnings: LogThrottle;
 
   constructor(
     private readonly config: RealtimeConfig,
     private readonly runtime: Runtime,
     private readonly hooks: ConnectionHooks<Owner>,
     private readonly owner: Owner,
-  ) {}
+  ) {
+    this.#warnings = new LogThrottle(() => runtime.clock.now());
+  }
 
   get ended(): boolean {
     return this.#ended;
@@ -254,19 +259,19 @@ export class RealtimeConnection<Owner> {
     if (link !== this.#link) return;
     const text = rawText(data);
     if (isBinary) {
-      this.runtime.log.warn({ bytes: text.length }, `${VENDOR} sent a binary frame; ignored`);
+      this.#warnings.warn(this.runtime.log, { bytes: text.length }, `${VENDOR} sent a binary frame; ignored`);
       return;
     }
     let message: unknown;
     try {
       message = JSON.parse(text);
     } catch (error) {
-      this.runtime.log.warn({ err: messageOf(error), sample: text.slice(0, 200) }, `${VENDOR} sent malformed JSON; ignored`);
+      this.#warnings.warn(this.runtime.log, { err: messageOf(error), sample: text.slice(0, 200) }, `${VENDOR} sent malformed JSON; ignored`);
       return;
     }
     const type = isRecord(message) ? message.type : undefined;
     if (!isRecord(message) || typeof type !== "string") {
-      this.runtime.log.warn({ sample: text.slice(0, 200) }, `${VENDOR} sent a message without a type; ignored`);
+      this.#warnings.warn(this.runtime.log, { sample: text.slice(0, 200) }, `${VENDOR} sent a message without a type; ignored`);
       return;
     }
     if (link.ready) this.hooks.event(this.owner, link, type, message);
