@@ -1,6 +1,8 @@
 /**
  * One counted process of `bench:turn-counts` (bench/session/turn-counts.ts), run by it under
- * cachegrind as plain JavaScript. Arguments: `sessions:rounds` and the URL of a build's `dist/`.
+ * cachegrind as plain JavaScript. Arguments: `sessions:rounds`, the URL of a build's `dist/`, and
+ * `alloc` to sample what the counted rounds allocate instead (bench/shared/allocation.ts: printed
+ * as JSON, the last line of output; run outside cachegrind).
  *
  * `sessions` speech-to-speech sessions, as a deployed gateway runs them (logs at info written
  * nowhere, its Prometheus metrics, the in-memory session store), each on the package's scripted
@@ -9,8 +11,9 @@
  * A round is three turns of every session, as bench:telephony's callers take them: the caller
  * speaks (speech started and stopped, a final transcript), a reply of 1 s of audio (one chunk) starts; two
  * replies play out, the third is barged in on 500 ms into it. Warm-up rounds (the JIT's work),
- * the heap collected, then `rounds` rounds. Imports only node builtins and the build.
+ * the heap collected, then `rounds` rounds. Imports only node builtins, the allocation sampler and the build.
  */
+import { sampleAllocations } from "../shared/allocation.js";
 import type * as ClockModule from "../../src/clock.js";
 import type * as LogModule from "../../src/log.js";
 import type * as ManifestModule from "../../src/manifest/index.js";
@@ -84,11 +87,11 @@ interface Line {
   readonly fake: FakeModule.FakeS2s;
 }
 
-async function main(spec: string, root: string | undefined): Promise<void> {
+async function main(spec: string, root: string | undefined, mode: string | undefined): Promise<void> {
   const [sessionsText, roundsText] = spec.split(":");
   const sessions = Number(sessionsText);
   const rounds = Number(roundsText);
-  if (root === undefined || !(sessions > 0) || !(rounds >= 0)) throw new Error("usage: turn-counts-child sessions:rounds DIST_URL");
+  if (root === undefined || !(sessions > 0) || !(rounds >= 0) || (mode !== undefined && mode !== "alloc")) throw new Error("usage: turn-counts-child sessions:rounds DIST_URL [alloc]");
   const m = await load(new URL(root));
   const def = m.agent({ name: "bench-turns", greeting: "", s2s: { kind: "openai-realtime", options: {} } });
   const config = m.toAgentConfig(def);
@@ -148,7 +151,11 @@ async function main(spec: string, root: string | undefined): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (gc === undefined) throw new Error("run with --expose-gc");
   gc();
-  for (let r = 0; r < rounds; r++) await round();
+  const counted = async (): Promise<void> => {
+    for (let r = 0; r < rounds; r++) await round();
+  };
+  if (mode === "alloc") console.log(JSON.stringify(await sampleAllocations(counted)));
+  else await counted();
 }
 
-await main(process.argv[2] ?? "", process.argv[3]);
+await main(process.argv[2] ?? "", process.argv[3], process.argv[4]);

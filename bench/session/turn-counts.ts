@@ -17,15 +17,20 @@
  * of instructions a turn), so the first row leaves it out (shared/cachegrind.ts) and is the one to
  * judge by; a build's reading of it moved by up to 10% between runs, so repeat one that moves.
  *
+ * A third process of each build runs the same rounds outside cachegrind, with the same flags, and
+ * samples what they allocate (bench/shared/allocation.ts): bytes a turn, the harness's included.
+ *
  * Needs `valgrind` and `setarch`. Options: --dist, --dist-of DIR (a build is counted), --vs DIR
- * (another build beside this one; prints only), --sessions N, --no-docs. Results go to stdout and
- * to docs/benchmarks.md between the bench:turn-counts markers. About a minute and a half on 2 cores.
+ * (another build beside this one; prints only), --sessions N, --sites N (print each build's N
+ * sites that allocated most), --no-docs. Results go to stdout and to docs/benchmarks.md between
+ * the bench:turn-counts markers. About a minute and a half on 2 cores.
  */
 import { rmSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { COUNT_ROWS, counted, perUnit, pooled, simulatedCaches, transpiledChild, type Counts } from "../shared/cachegrind.js";
+import type { Allocation } from "../shared/allocation.js";
+import { COUNT_ROWS, counted, perUnit, pooled, sampled, simulatedCaches, transpiledChild, type Counts } from "../shared/cachegrind.js";
 import { countOption, docSection, flagValue, publishSection, runBench } from "../shared/common.js";
 import { gatewayFromText, gatewaySource } from "../shared/gateway-modules.js";
 
@@ -43,11 +48,15 @@ async function parent(): Promise<number> {
   const vs = flagValue(process.argv, "vs");
   const sessions = countOption(flagValue(process.argv, "sessions"), 50, "sessions");
   const builds = [{ name: "this build", root: source.gatewayRoot.href }, ...(vs === undefined ? [] : [{ name: vs, root: pathToFileURL(`${resolve(vs, "dist")}/`).href }])];
-  const child = transpiledChild(["session/turn-counts-child.ts"]);
+  const sites = flagValue(process.argv, "sites") === undefined ? 0 : countOption(flagValue(process.argv, "sites"), 0, "sites");
+  const child = transpiledChild(["session/turn-counts-child.ts", "shared/allocation.ts"]);
   const jobs = builds.flatMap((build) => ROUNDS.map((rounds) => () => counted(caches, child.entry, [`${sessions}:${rounds}`, build.root])));
-  console.log(`bench:turn-counts: ${jobs.length} processes under cachegrind, ${cpus().length} at a time`);
-  const results = await pooled(jobs, cpus().length).finally(() => rmSync(child.dir, { recursive: true, force: true }));
+  console.log(`bench:turn-counts: ${jobs.length} processes under cachegrind, ${cpus().length} at a time, then one a build sampling its allocations`);
   const turns = (ROUNDS[1] - ROUNDS[0]) * TURNS_PER_ROUND * sessions;
+  // Sampled after the counted ones: a loaded machine moves what cachegrind counts (docs/benchmarks.md).
+  const [results, allocations] = await pooled(jobs, cpus().length)
+    .then(async (counts) => [counts, await pooled(builds.map((build) => () => sampled(child.entry, [`${sessions}:${ROUNDS[1] - ROUNDS[0]}`, build.root, "alloc"])), 1)] as const)
+    .finally(() => rmSync(child.dir, { recursive: true, force: true }));
   const perTurn = builds.map((_, b): Counts => perUnit(results[2 * b + 1] as Counts, results[2 * b] as Counts, turns));
   const [mine, other] = perTurn as [Counts, Counts | undefined];
   const lines = [
@@ -62,9 +71,18 @@ async function parent(): Promise<number> {
     const digits = key === "instructions" || key === "running" || key === "compiling" ? 0 : 1;
     lines.push(`| ${label} | ${mine[key].toFixed(digits)} |${other === undefined ? "" : ` ${other[key].toFixed(digits)} | ${(mine[key] - other[key]).toFixed(digits)} |`}`);
   }
+  const [mineBytes, otherBytes] = allocations.map((allocation) => allocation.bytes / turns) as [number, number | undefined];
+  lines.push(`| bytes allocated (sampled; the harness's included) | ${mineBytes.toFixed(0)} |${otherBytes === undefined ? "" : ` ${otherBytes.toFixed(0)} | ${(mineBytes - otherBytes).toFixed(0)} |`}`);
+  if (sites > 0) for (const [b, allocation] of allocations.entries()) console.log(siteTable(builds[b]?.name ?? "", allocation, turns, sites));
   if (vs !== undefined) console.log(lines.join("\n"));
   else publishSection("bench:turn-counts", SECTION, lines.join("\n"));
   return 0;
+}
+
+/** A build's `count` sites that allocated most, in bytes a turn. */
+function siteTable(name: string, allocation: Allocation, turns: number, count: number): string {
+  const rows = allocation.sites.slice(0, count).map(({ site, bytes }) => `| ${(bytes / turns).toFixed(0)} | ${site} |`);
+  return [`\nbench:turn-counts: where ${name} allocated (bytes a turn; a frame inlines what it calls)`, "", "| bytes | site (‹ its caller) |", "|--:|---|", ...rows].join("\n");
 }
 
 runBench("bench:turn-counts", RUN_LIMIT_MS, parent);

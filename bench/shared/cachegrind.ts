@@ -26,6 +26,7 @@ import { machine, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import type { Allocation } from "./allocation.js";
 
 /**
  * Node's flags for a counted process: V8 single-threaded (its compiler and GC on the main thread,
@@ -182,6 +183,30 @@ export function counted(caches: SimulatedCaches, entry: string, childArgs: reado
       }
     });
   }).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+/**
+ * Run one process (`entry`, a transpiled child that samples its work with `sampleAllocations` and
+ * prints the result as its last line of output) with the counted processes' flags, not under
+ * cachegrind: what it allocated (bench/shared/allocation.ts).
+ */
+export function sampled(entry: string, childArgs: readonly string[]): Promise<Allocation> {
+  return new Promise<Allocation>((done, fail) => {
+    const proc = spawn(process.execPath, [...NODE_FLAGS, entry, ...childArgs], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    proc.stdout.setEncoding("utf8").on("data", (text: string) => (out += text));
+    proc.stderr.setEncoding("utf8").on("data", (text: string) => (err += text));
+    proc.on("error", fail);
+    proc.on("close", (code) => {
+      if (code !== 0) return fail(new Error(`sampled run ${childArgs.join(" ")} exited ${code}:\n${err.slice(-2000)}`));
+      try {
+        done(JSON.parse(out.trim().split("\n").at(-1) ?? "") as Allocation);
+      } catch (error) {
+        fail(new Error(`sampled run ${childArgs.join(" ")} printed no allocation: ${error instanceof Error ? error.message : String(error)}`));
+      }
+    });
+  });
 }
 
 /** Run `jobs` at most `width` at a time. */
