@@ -5,7 +5,7 @@
  * as JSON, the last line of output; run outside cachegrind).
  *
  * `sessions` speech-to-speech sessions, as a deployed gateway runs them (logs at info written
- * nowhere, its Prometheus metrics, the in-memory session store), each on the package's scripted
+ * nowhere, its Prometheus metrics, one in-memory session store for all), each on the package's scripted
  * service (testing/fake-s2s.ts) and a link that, like a carrier's, takes events without stamping
  * or keeping them (`CallLink`), under virtual time.
  * A round is three turns of every session, as bench:telephony's callers take them: the caller
@@ -98,6 +98,8 @@ async function main(spec: string, root: string | undefined, mode: string | undef
   const clock = m.virtualClock(0);
   const metrics = new m.GatewayMetrics({ processMetrics: false });
   const logger = m.createLogger({ level: "info", destination: { write: () => {} } });
+  // One store for every session, as a gateway keeps (src/server/index.ts).
+  const store = new m.MemorySessionStore(clock);
   const lines: Line[] = [];
   for (let s = 0; s < sessions; s++) {
     const link = new CallLink();
@@ -108,7 +110,7 @@ async function main(spec: string, root: string | undefined, mode: string | undef
       clock,
       log: logger.child({ sessionId: `bench-${s}`, agent: def.name, mode: "s2s" }),
       metrics,
-      store: new m.MemorySessionStore(clock),
+      store,
       transport: "twilio",
       resolveModel: () => {
         throw new Error("an s2s session has no language model");
