@@ -10,7 +10,7 @@ import { createTypeScriptImportResolver } from "eslint-import-resolver-typescrip
 import importX from "eslint-plugin-import-x";
 import tseslint from "typescript-eslint";
 
-const bottom = ["./src/providers", "./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts", "./src/clock.ts", "./src/events.ts", "./src/small-map.ts", "./src/snapshot-list.ts"];
+const bottom = ["./src/providers", "./src/manifest", "./src/audio", "./src/errors.ts", "./src/log.ts", "./src/log-redaction.ts", "./src/clock.ts", "./src/events.ts", "./src/small-map.ts", "./src/snapshot-list.ts"];
 const above = (...dirs) => dirs.map((d) => `./src/${d}`);
 const upperTier = above("session", "server", "cli.ts", "index.ts", "testing", "ai.ts");
 

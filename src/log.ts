@@ -2,11 +2,13 @@ import { createRequire } from "node:module";
 import { pino, type DestinationStream, type Logger } from "pino";
 import type PinoPretty from "pino-pretty";
 
+import { redactingLogger } from "./log-redaction.js";
+
 export type { Logger } from "pino";
 
 /**
- * Paths pino redacts wherever they appear in a log object: keys, tokens and authorization
- * headers never reach a log line.
+ * Paths censored wherever they appear in a log object (log-redaction.ts): keys, tokens and
+ * authorization headers never reach a log line.
  */
 export const REDACT_PATHS = [
   "apiKey",
@@ -27,6 +29,11 @@ export const REDACT_PATHS = [
   "secret",
   "*.secret",
 ];
+
+/** What a log line writes in place of a secret. */
+export const REDACTED = "[redacted]";
+
+
 
 /** `json`: one JSON object a line (for machines). `pretty`: time, level, message and fields (pino-pretty, for people). */
 export type LogFormat = "json" | "pretty";
@@ -74,11 +81,11 @@ function prettyDestination(destination: DestinationStream | undefined): Destinat
 
 /** The gateway's root logger, secrets redacted in either format. One child per session. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const settings = { level: options.level ?? process.env.LOG_LEVEL ?? "info", redact: { paths: REDACT_PATHS, censor: "[redacted]" } };
+  const level = options.level ?? process.env.LOG_LEVEL ?? "info";
   const chooses = options.format === undefined && options.destination === undefined;
   const format = options.format ?? (chooses ? logFormat() : "json");
-  const logger =
-    format === "pretty" ? pino(settings, prettyDestination(options.destination)) : options.destination === undefined ? pino(settings) : pino(settings, options.destination);
+  const destination = format === "pretty" ? prettyDestination(options.destination) : options.destination;
+  const logger = redactingLogger((formatters) => (destination === undefined ? pino({ level, formatters }) : pino({ level, formatters }, destination)), REDACT_PATHS, REDACTED);
   const asked = process.env.LOG_FORMAT?.trim() ?? "";
   if (chooses && asked !== "" && !["json", "pretty"].includes(asked.toLowerCase())) {
     logger.warn({ LOG_FORMAT: asked, format }, "LOG_FORMAT is neither json nor pretty; chose the format by whether stdout is a terminal");

@@ -1,5 +1,6 @@
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../../src/manifest/index.js";
 import { TallyCounter, TallyGauge, TallyHistogram } from "../../../src/server/tallies.js";
 
 const BOUNDS = [0.05, 0.1, 0.2, 0.5, 1, 2.5];
@@ -32,15 +33,9 @@ function pair() {
 
 type Pair = ReturnType<typeof pair>;
 
-/** A seeded stream of observations (xorshift: the same every run), applied to both sides. */
+/** A seeded stream of observations (the same every run), applied to both sides. */
 function observe(metrics: Pair, steps: number, seed: number): void {
-  let state = seed;
-  const next = (): number => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
+  const next = seededRandom(seed);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
   const modes = ["s2s", "pipeline", "text"];
   for (let i = 0; i < steps; i++) {
