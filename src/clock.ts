@@ -105,17 +105,97 @@ export interface VirtualClock extends Clock {
   pending(): number;
 }
 
+/** A timer of the virtual clock: due `at` (epoch ms), ordered by `at` then `id` (the order they were set). */
+interface VirtualTimer {
+  readonly id: number;
+  readonly at: number;
+  readonly fn: () => void;
+}
+
+function before(a: VirtualTimer, b: VirtualTimer): boolean {
+  return a.at < b.at || (a.at === b.at && a.id < b.id);
+}
+
+/**
+ * The virtual clock's timers, earliest first: a binary heap, so finding the next due timer is
+ * O(log n) rather than a scan of every timer at every step (a test of 50 sessions holds hundreds).
+ * A cancelled timer leaves the live set at once and the heap when it reaches the top, or when
+ * the cancelled outnumber the live.
+ */
+class TimerQueue {
+  readonly #heap: VirtualTimer[] = [];
+  readonly #live = new Map<number, VirtualTimer>();
+
+  get size(): number {
+    return this.#live.size;
+  }
+
+  add(timer: VirtualTimer): void {
+    this.#live.set(timer.id, timer);
+    const heap = this.#heap;
+    let i = heap.push(timer) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(timer, heap[parent] as VirtualTimer)) break;
+      heap[i] = heap[parent] as VirtualTimer;
+      i = parent;
+    }
+    heap[i] = timer;
+  }
+
+  cancel(id: number): void {
+    this.#live.delete(id);
+    // Cancelled timers far in the future would otherwise stay until time reaches them: rebuilt once they are most of the heap.
+    if (this.#heap.length > 2 * this.#live.size + 64) {
+      this.#heap.length = 0;
+      for (const timer of this.#live.values()) this.add(timer);
+    }
+  }
+
+  /** The earliest live timer due at or before `target`, taken off; undefined when none is. */
+  takeDue(target: number): VirtualTimer | undefined {
+    for (;;) {
+      const top = this.#heap[0];
+      if (top === undefined) return undefined;
+      if (this.#live.has(top.id)) {
+        if (top.at > target) return undefined;
+        this.#live.delete(top.id);
+        this.#pop();
+        return top;
+      }
+      this.#pop();
+    }
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop() as VirtualTimer;
+    if (heap.length === 0) return;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && before(heap[right] as VirtualTimer, heap[left] as VirtualTimer) ? right : left;
+      if (!before(heap[child] as VirtualTimer, last)) break;
+      heap[i] = heap[child] as VirtualTimer;
+      i = child;
+    }
+    heap[i] = last;
+  }
+}
+
 /** Build a virtual clock starting at `start` (ms since the epoch). */
 export function virtualClock(start = 1_700_000_000_000): VirtualClock {
   let now = start;
   let sequence = 0;
-  const timers = new Map<number, { at: number; fn: () => void }>();
+  const timers = new TimerQueue();
   const clock: VirtualClock = {
     now: () => now,
     setTimeout(fn, ms) {
       const id = ++sequence;
-      timers.set(id, { at: now + Math.max(0, ms), fn });
-      return { cancel: () => timers.delete(id) };
+      timers.add({ id, at: now + Math.max(0, ms), fn });
+      return { cancel: () => timers.cancel(id) };
     },
     sleep(ms, signal) {
       return sleepWith(clock, ms, signal);
@@ -125,19 +205,10 @@ export function virtualClock(start = 1_700_000_000_000): VirtualClock {
       for (;;) {
         // Let promise chains and I/O callbacks settle so timers they arm are seen in this advance.
         await settle();
-        let nextId: number | undefined;
-        let nextAt = Number.POSITIVE_INFINITY;
-        for (const [id, timer] of timers) {
-          if (timer.at <= target && (timer.at < nextAt || (timer.at === nextAt && id < (nextId ?? Infinity)))) {
-            nextId = id;
-            nextAt = timer.at;
-          }
-        }
-        if (nextId === undefined) break;
-        const timer = timers.get(nextId);
-        timers.delete(nextId);
-        now = Math.max(now, nextAt);
-        timer?.fn();
+        const timer = timers.takeDue(target);
+        if (timer === undefined) break;
+        now = Math.max(now, timer.at);
+        timer.fn();
       }
       now = target;
       await settle();
