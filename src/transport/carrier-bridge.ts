@@ -18,6 +18,7 @@ import type { WebSocket } from "ws";
 import type { Clock, Timer } from "../clock.js";
 import { CLOSE } from "../errors.js";
 import { LogThrottle, type Logger } from "../log.js";
+import { SmallMap } from "../small-map.js";
 import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
@@ -37,6 +38,9 @@ import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./
 const KEEPALIVE_MS = 60;
 /** The carrier must send `start` within this (ms). */
 export const CARRIER_START_TIMEOUT_MS = 10_000;
+/** Reasons for ignored frames a bridge tells apart (the codecs have about a dozen); past them, `OTHER_REASONS`. */
+export const IGNORED_REASONS = 16;
+export const OTHER_REASONS = "other reasons";
 /**
  * A carrier stream's input budget (input-budget.ts): 20 ms media is 50 frames a second, marks and
  * digits add a few; a burst holds the largest frame a codec accepts (a 1 MiB payload in base64).
@@ -107,8 +111,12 @@ export class CarrierBridge implements ClientLink {
   #closeInfo: { code: number; reason: string } | undefined;
   #stopped = false;
   #startTimer: Timer | undefined;
-  /** Frames the codec ignored, by reason (first of each logged). */
-  readonly ignored = new Map<string, number>();
+  /**
+   * Frames the codec ignored, by reason (the first of each logged at debug). A reason may quote
+   * the peer (an encoding's or a track's name), so at most `IGNORED_REASONS` are told apart and
+   * the rest are counted under `OTHER_REASONS`: a peer inventing names cannot grow this.
+   */
+  readonly ignored = new SmallMap<string, number>();
   readonly started: Promise<CarrierCall>;
   readonly ready: Promise<AnnouncedFormat>;
   readonly hungUp: Promise<void>;
@@ -333,7 +341,8 @@ export class CarrierBridge implements ClientLink {
     this.#resolveStarted(call);
   }
 
-  #ignore(reason: string): void {
+  #ignore(given: string): void {
+    const reason = this.ignored.size < IGNORED_REASONS || this.ignored.has(given) ? given : OTHER_REASONS;
     const seen = this.ignored.get(reason) ?? 0;
     this.ignored.set(reason, seen + 1);
     if (seen === 0) this.#log.debug({ reason }, "carrier frame ignored");

@@ -6,7 +6,7 @@ import { silentLogger } from "../../../src/log.js";
 import { encodeMulaw } from "../../../src/audio/g711.js";
 import { samplesToBytes } from "../../../src/audio/pcm.js";
 import { g711, pcm16 } from "../../../src/audio/rates.js";
-import { CarrierBridge } from "../../../src/transport/carrier-bridge.js";
+import { CarrierBridge, IGNORED_REASONS, OTHER_REASONS } from "../../../src/transport/carrier-bridge.js";
 import { MARK_EVERY_MS } from "../../../src/transport/carrier-playout.js";
 import { DEFAULT_LIMITS } from "../../../src/transport/protocol.js";
 import { twilioCodec } from "../../../src/transport/carriers/twilio.js";
@@ -100,7 +100,7 @@ describe("CarrierBridge", () => {
 
   it("ignores malformed, unknown and outbound-track frames without throwing, and counts them", async () => {
     const h = await harness();
-    const count = (): number => [...h.bridge.ignored.values()].reduce((a, b) => a + b, 0);
+    const count = (): number => h.bridge.ignored.entries().reduce((a, [, b]) => a + b, 0);
     const before = count();
     h.ws.emit("message", Buffer.from("{not json"), false);
     h.ws.emit("message", Buffer.from([1, 2, 3]), true);
@@ -109,6 +109,18 @@ describe("CarrierBridge", () => {
     h.ws.frame({ event: "surprise" });
     expect(h.audio).toHaveLength(0);
     expect(count() - before).toBe(5);
+    expect(h.ws.closedWith).toBeUndefined();
+  });
+
+  it("tells apart a bounded number of reasons for ignored frames, however many names a peer invents (300 frames, within the input budget's burst)", async () => {
+    const h = await harness();
+    const count = (): number => h.bridge.ignored.entries().reduce((a, [, b]) => a + b, 0);
+    const before = count();
+    for (let i = 0; i < 300; i++) h.ws.frame({ event: "media", streamSid: SID, media: { track: `track-${i}`, payload: "//8=" } });
+    expect(count() - before).toBe(300);
+    expect(h.bridge.ignored.size).toBe(IGNORED_REASONS + 1);
+    expect(h.bridge.ignored.get(OTHER_REASONS)).toBeGreaterThan(250);
+    expect(h.audio).toHaveLength(0);
     expect(h.ws.closedWith).toBeUndefined();
   });
 
