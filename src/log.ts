@@ -3,6 +3,7 @@ import { pino, type DestinationStream, type Logger } from "pino";
 import type PinoPretty from "pino-pretty";
 
 import { redactingLogger } from "./log-redaction.js";
+import { SmallMap } from "./small-map.js";
 
 export type { Logger } from "pino";
 
@@ -108,7 +109,8 @@ export const LOG_THROTTLE_MS = 10_000;
 export class LogThrottle {
   readonly #now: () => number;
   readonly #intervalMs: number;
-  readonly #kinds = new Map<string, { until: number; suppressed: number }>();
+  /** A few kinds at most (constant messages), and most throttles never write a line: no hash table for them. */
+  readonly #kinds = new SmallMap<string, { until: number; suppressed: number }>();
 
   constructor(now: () => number, intervalMs = LOG_THROTTLE_MS) {
     this.#now = now;

@@ -20,6 +20,7 @@ import type { ToolAnswer, ToolInvocation } from "../pipeline/tool-port.js";
 import type { EventBody } from "../events.js";
 import type { Conversation } from "./conversation.js";
 import { MAX_TOOL_RESULT_CHARS, truncateToolResult } from "./conversation.js";
+import { SmallMap } from "../small-map.js";
 
 /** How a call ended. */
 export type ToolStatus = "ok" | "failed" | "refused" | "invalid" | "unknown" | "timeout" | "cancelled";
@@ -144,7 +145,8 @@ function linkedSignal(parent: AbortSignal, clock: Clock, ms: number): { signal: 
 export class ToolRunner {
   readonly #deps: ToolRunnerDeps;
   readonly #hooks: ToolRunnerHooks;
-  readonly #clientCalls = new Map<string, ClientCall>();
+  /** Calls the page runs, in flight: none for most agents, a few at most. */
+  readonly #clientCalls = new SmallMap<string, ClientCall>();
   #running = 0;
   #covering = 0;
 
@@ -165,7 +167,7 @@ export class ToolRunner {
 
   /** Calls waiting on the page. */
   get pendingClientCalls(): number {
-    return [...this.#clientCalls.values()].filter((c) => !c.settled).length;
+    return this.#clientCalls.entries().filter(([, c]) => !c.settled).length;
   }
 
   /** Settle a clientTool call from a `tool_result` command. False when no such call waits. */

@@ -11,6 +11,7 @@
 import { SpanStatusCode, context, trace, type Attributes, type Span } from "@opentelemetry/api";
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
+import { SmallMap } from "../small-map.js";
 
 /**
  * The gateway's tracer, got once: the API hands out a proxy that delegates to the SDK's tracer
@@ -23,7 +24,8 @@ export class TurnTracer {
   readonly #clock: Clock;
   readonly #attributes: Attributes;
   #turn: { span: Span; committedAt: number } | undefined;
-  readonly #tools = new Map<string, Span>();
+  /** Tool calls in flight (spans only when recording): none on most turns, a few at most. */
+  readonly #tools = new SmallMap<string, Span>();
 
   constructor(clock: Clock, attributes: Attributes) {
     this.#clock = clock;
@@ -89,7 +91,7 @@ export class TurnTracer {
 
   /** The session ended: close whatever is still open. */
   close(): void {
-    for (const span of this.#tools.values()) span.end(this.#clock.now());
+    for (const [, span] of this.#tools.entries()) span.end(this.#clock.now());
     this.#tools.clear();
     this.#endTurn();
   }

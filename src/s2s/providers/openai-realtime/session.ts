@@ -66,8 +66,8 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   readonly #callItems = new Map<string, string>();
   /** Tool calls made, by call_id (re-declared before their result on a newer socket). */
   readonly #calls = new Map<string, ToolCallRecord>();
-  /** Results sent whose follow-up response has not started yet, by call_id. */
-  readonly #pendingResults = new Map<string, string>();
+  /** Results sent whose follow-up response has not started yet, by call_id (none on most turns). */
+  readonly #pendingResults = new SmallMap<string, string>();
   #pendingRespond = false;
   /** Notes sent and not yet followed by a response: a drop before that re-sends them on the next socket (the replay carries only committed lines). */
   readonly #pendingNotes: string[] = [];
@@ -286,7 +286,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
     if (this.#segmentPending) this.#conn.send(link, segmentUpdate(this.#setup));
     this.#segmentPending = false;
     for (const item of history) this.#conn.send(link, historyItem(item));
-    for (const [callId, output] of this.#pendingResults) this.#sendToolResult(link, callId, output);
+    for (const [callId, output] of this.#pendingResults.entries()) this.#sendToolResult(link, callId, output);
     for (const text of this.#pendingNotes) this.#conn.send(link, noteItem(text));
     for (const message of this.#queuedOutOfBand.splice(0)) this.#conn.send(link, message);
     // Everything is in the conversation now: a plain response answers it all (held ones coalesce with it).
@@ -396,7 +396,6 @@ export class RealtimeSession implements OpenAiRealtimeSession {
   }
 
   #contextDelivered(): void {
-    // Most responses follow no tool results: a Map's clear() would still give it a new table.
     if (this.#pendingResults.size > 0) {
       for (const callId of this.#pendingResults.keys()) this.#calls.delete(callId);
       this.#pendingResults.clear();
