@@ -1,5 +1,5 @@
 /**
- * `npm run bench:telephony:heap -- [--dist | --dist-of DIR] [--calls 50,100] [--top 40] [--shapes]`: what a
+ * `npm run bench:telephony:heap -- [--dist | --dist-of DIR] [--calls 50,100] [--top 40] [--shapes] [--owners] [--from A,B]`: what a
  * call keeps on the gateway's heap, by kind of object. It runs bench:telephony (run.ts) for two
  * call counts with `--heapsnapshot-signal` (its children inherit it), takes a heap snapshot of the gateway's
  * process in each gateway phase (14 s after
@@ -9,7 +9,8 @@
  * Counts of objects are exact whatever the machine's load; bytes in flight (buffers, queued
  * frames) vary with it. Run it on each build (`--dist-of <checkout>` for another revision's
  * `dist/`) and compare the tables: the node types, then closures and objects by name (`--shapes`:
- * plain objects by their first property names).
+ * plain objects by their first property names; `--owners`: every node by what holds it). `--from`
+ * reads two snapshots already taken (the gateway's, at the two counts of `--calls`) instead of running.
  * Prints only (no docs section): docs/benchmarks.md quotes it with the command.
  */
 import { spawn } from "node:child_process";
@@ -76,6 +77,75 @@ function tally(path: string, shapes: boolean): Map<string, Tally> {
   return out;
 }
 
+/** Names that say nothing of who holds a node: `--owners` looks past them, up the retainers. */
+const ANONYMOUS = new Set(["", "(anonymous)", "Object", "Array", "Map", "Set", "SmallMap", "SmallSet", "Promise", "system / Context"]);
+/** How far up its retainers `--owners` looks for a node's owner. */
+const OWNER_DEPTH = 6;
+
+/**
+ * `--owners`: every node (code left out) counted under what holds it, `type @ Owner.path`: the
+ * nearest object or closure up its retainers with a name of its own (a class, a named function),
+ * and the edges from it, so `array @ LogThrottle.#kinds.table` is the hash table of the `Map` in
+ * a `LogThrottle`'s `#kinds`. A node's retainer is the edge to it from an object or a closure if
+ * there is one, else from an array or a scope context (weak edges, maps and prototypes left
+ * out). Finds what a class keeps through its collections, closures and contexts, which the
+ * by-name table counts only as `Array`, `Map` or a context.
+ */
+function ownerTally(path: string): Map<string, Tally> {
+  const snapshot = JSON.parse(readFileSync(path, "utf8")) as Snapshot;
+  const { node_fields: fields, node_types: [types], edge_fields: edgeFields, edge_types: [edgeTypes] } = snapshot.snapshot.meta;
+  const [typeAt, nameAt, sizeAt, edgeCountAt] = ["type", "name", "self_size", "edge_count"].map((field) => fields.indexOf(field)) as [number, number, number, number];
+  const [edgeTypeAt, edgeNameAt, toAt] = ["type", "name_or_index", "to_node"].map((field) => edgeFields.indexOf(field)) as [number, number, number];
+  const [weak, shortcut, element, hidden] = ["weak", "shortcut", "element", "hidden"].map((type) => edgeTypes.indexOf(type));
+  const { nodes, edges, strings } = snapshot;
+  const count = nodes.length / fields.length;
+  const typeOf = (node: number): string => types[nodes[node * fields.length + typeAt]!]!;
+  const nameOf = (node: number): string => strings[nodes[node * fields.length + nameAt]!]!;
+  const retainer = new Int32Array(count).fill(-1);
+  const rank = new Int8Array(count);
+  const via: string[] = new Array<string>(count);
+  let edge = 0;
+  for (let node = 0; node < count; node++) {
+    const type = typeOf(node);
+    const name = nameOf(node);
+    const holderRank = (type === "object" || type === "closure") && !name.startsWith("system /") ? 3 : type === "array" || name === "system / Context" ? 2 : 1;
+    const edgeCount = nodes[node * fields.length + edgeCountAt]!;
+    for (let e = 0; e < edgeCount; e++, edge += edgeFields.length) {
+      const edgeType = edges[edge + edgeTypeAt]!;
+      if (edgeType === weak || edgeType === shortcut) continue;
+      const label = edgeType === element || edgeType === hidden ? "[]" : strings[edges[edge + edgeNameAt]!]!;
+      if (label === "map" || label === "__proto__") continue;
+      const to = edges[edge + toAt]! / fields.length;
+      if (holderRank > rank[to]!) {
+        retainer[to] = node;
+        rank[to] = holderRank;
+        via[to] = label;
+      }
+    }
+  }
+  const owner = (node: number): string => {
+    const path: string[] = [];
+    for (let at = node, depth = 0; depth < OWNER_DEPTH; depth++) {
+      const holder = retainer[at]!;
+      if (holder < 0) break;
+      path.unshift(via[at]!);
+      const type = typeOf(holder);
+      if ((type === "object" || type === "closure") && !ANONYMOUS.has(nameOf(holder)) && !nameOf(holder).startsWith("system /")) return `${nameOf(holder).slice(0, 40)}.${path.join(".")}`;
+      at = holder;
+    }
+    return `?.${path.join(".")}`;
+  };
+  const out = new Map<string, Tally>();
+  for (let node = 0; node < count; node++) {
+    const type = typeOf(node);
+    if (type === "code") continue;
+    const key = `${type === "object" ? `object: ${nameOf(node).slice(0, 40) || "(anonymous)"}` : type} @ ${owner(node)}`;
+    const was = out.get(key) ?? { count: 0, bytes: 0 };
+    out.set(key, { count: was.count + 1, bytes: was.bytes + nodes[node * fields.length + sizeAt]! });
+  }
+  return out;
+}
+
 /** Runs bench:telephony and snapshots its gateway phase at each call count; the snapshots' paths, in order. */
 async function capture(calls: readonly [number, number], gatewayFlags: readonly string[], dir: string): Promise<string[]> {
   const run = fileURLToPath(new URL("./run.ts", import.meta.url));
@@ -124,14 +194,21 @@ async function main(): Promise<void> {
   const top = countOption(flagValue(argv, "top"), 40, "top");
   const shapes = argv.includes("--shapes");
   const gatewayFlags = argv.includes("--dist") ? ["--dist"] : flagValue(argv, "dist-of") !== undefined ? ["--dist-of", flagValue(argv, "dist-of")!] : [];
+  const owners = argv.includes("--owners");
   const dir = mkdtempSync(join(tmpdir(), "bench-heap-"));
   try {
-    const [before, after] = (await capture([low, high], gatewayFlags, dir)).map((path) => tally(path, shapes)) as [Map<string, Tally>, Map<string, Tally>];
-    const perCall = [...new Set([...before.keys(), ...after.keys()])].map((key) => {
-      const a = before.get(key) ?? { count: 0, bytes: 0 };
-      const b = after.get(key) ?? { count: 0, bytes: 0 };
-      return { key, count: (b.count - a.count) / (high - low), bytes: (b.bytes - a.bytes) / (high - low) };
-    });
+    const given = flagValue(argv, "from")?.split(",");
+    const paths = given ?? (await capture([low, high], gatewayFlags, dir));
+    if (paths.length !== 2) throw new Error("--from takes two snapshots of the gateway, at the two counts of --calls: A.heapsnapshot,B.heapsnapshot");
+    const difference = (tallies: Map<string, Tally>[]): { key: string; count: number; bytes: number }[] => {
+      const [before, after] = tallies as [Map<string, Tally>, Map<string, Tally>];
+      return [...new Set([...before.keys(), ...after.keys()])].map((key) => {
+        const a = before.get(key) ?? { count: 0, bytes: 0 };
+        const b = after.get(key) ?? { count: 0, bytes: 0 };
+        return { key, count: (b.count - a.count) / (high - low), bytes: (b.bytes - a.bytes) / (high - low) };
+      });
+    };
+    const perCall = difference(paths.map((path) => tally(path, shapes)));
     const types = perCall.filter((row) => !row.key.includes(": "));
     const total = types.reduce((sum, row) => sum + row.bytes, 0);
     console.log(`\nbench:telephony:heap (${gatewayFlags.join(" ") || "sources"}): per call, from ${low} to ${high} live calls: ${(total / 1024).toFixed(1)} KiB\n`);
@@ -140,6 +217,12 @@ async function main(): Promise<void> {
     console.log("\n| closure or object, by name | per call | bytes per call |\n|---|--:|--:|");
     const named = perCall.filter((row) => row.key.includes(": ") && Math.abs(row.count) >= 0.5);
     for (const row of named.sort((p, q) => q.count - p.count).slice(0, top)) console.log(`| ${row.key} | ${row.count.toFixed(1)} | ${row.bytes.toFixed(0)} |`);
+    if (owners) {
+      // Source text V8 loaded between the snapshots is the process's, not a call's (under half a node a call).
+      const held = difference(paths.map(ownerTally)).filter((row) => Math.abs(row.count) >= 0.5);
+      console.log("\n| node, by what holds it | per call | bytes per call |\n|---|--:|--:|");
+      for (const row of held.sort((p, q) => q.bytes - p.bytes).slice(0, top)) console.log(`| ${row.key} | ${row.count.toFixed(1)} | ${row.bytes.toFixed(0)} |`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
