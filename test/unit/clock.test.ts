@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { virtualClock, type Clock, type Timer } from "../../src/clock.js";
+import { systemClock, virtualClock, type Clock, type Timer } from "../../src/clock.js";
 import { seededRandom } from "../../src/manifest/index.js";
 
 /**
@@ -94,5 +94,17 @@ describe("virtualClock", () => {
     await clock.advance(3_600_000);
     expect(fired).toBe(1);
     kept.cancel();
+  });
+});
+
+describe("systemClock", () => {
+  it("runs a timer once after its delay, and never one cancelled before it was due", async () => {
+    const fired: string[] = [];
+    const kept = systemClock.setTimeout(() => fired.push("kept"), 5);
+    const cancelled = systemClock.setTimeout(() => fired.push("cancelled"), 1);
+    cancelled.cancel();
+    await systemClock.sleep(30);
+    kept.cancel(); // after it ran: nothing happens
+    expect(fired).toEqual(["kept"]);
   });
 });
