@@ -4,6 +4,7 @@ import type PinoPretty from "pino-pretty";
 
 import { redactingLogger } from "./log-redaction.js";
 import { SmallMap } from "./small-map.js";
+import { spread } from "./spread.js";
 
 export type { Logger } from "pino";
 
@@ -144,7 +145,7 @@ export class LogThrottle {
   #counted(message: string, fields: Record<string, unknown>): Record<string, unknown> {
     const suppressed = this.#kinds.get(message)?.suppressed ?? 0;
     this.#kinds.set(message, { until: this.#now() + this.#intervalMs, suppressed: 0 });
-    return suppressed > 0 ? { ...fields, suppressed } : fields;
+    return suppressed > 0 ? spread(fields, { suppressed }) : fields;
   }
 }
 

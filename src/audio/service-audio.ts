@@ -1,5 +1,6 @@
 import { LogThrottle, type LevelLog } from "../log.js";
 import { strictBase64 } from "./strict-base64.js";
+import { spread } from "../spread.js";
 
 /**
  * A service's audio sent as base64 inside JSON (OpenAI Realtime's `delta`, Gemini Live's
@@ -25,7 +26,7 @@ export class ServiceAudio {
   /** The chunk's bytes; undefined (and a warning) when `text` is not strict base64. */
   decode(text: string, fields: Record<string, unknown> = {}): Buffer | undefined {
     const bytes = strictBase64(text);
-    if (bytes === undefined) this.#throttle.warn(this.#log, { ...fields, chars: text.length }, this.#message);
+    if (bytes === undefined) this.#throttle.warn(this.#log, spread(fields, { chars: text.length }), this.#message);
     return bytes;
   }
 }

@@ -10,6 +10,7 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE } from "../audio/rates.js";
+import { spread } from "../spread.js";
 
 /** 20 ms of 16 kHz PCM16: the frames mic audio is sent in. */
 const MIC_FRAME_BYTES = (MIC_SAMPLE_RATE / 50) * 2;
@@ -53,7 +54,7 @@ export function findAudioTools(path: string | undefined): AudioTools {
   const alsa = (rate: number): string[] => ["-q", "-t", "raw", "-f", "S16_LE", "-r", String(rate), "-c", "1"];
   const recorder = onPath("rec", path) ? { command: "rec", args: sox(MIC_SAMPLE_RATE) } : onPath("arecord", path) ? { command: "arecord", args: alsa(MIC_SAMPLE_RATE) } : undefined;
   const player = onPath("play", path) ? { command: "play", args: sox(PLAYBACK_SAMPLE_RATE) } : onPath("aplay", path) ? { command: "aplay", args: [...alsa(PLAYBACK_SAMPLE_RATE), "-"] } : undefined;
-  return { ...(recorder === undefined ? {} : { recorder }), ...(player === undefined ? {} : { player }) };
+  return spread(recorder === undefined ? {} : { recorder }, player === undefined ? {} : { player });
 }
 
 /** Why --voice cannot run with these tools, or undefined when it can. */

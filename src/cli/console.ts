@@ -19,6 +19,7 @@ import { findAudioTools, Microphone, Speaker, voiceRefusal, type AudioTool } fro
 import { loadDotEnv, noteDotEnv } from "./env.js";
 import { describeEvent } from "./events.js";
 import { TranscriptWriter, TurnTracker } from "./console-transcript.js";
+import { spread } from "../spread.js";
 
 /** How long the greeting may take (ms; a pipeline greeting ends once its audio has played). */
 const GREETING_MS = 30_000;
@@ -141,7 +142,7 @@ async function runConsole(agentPath: string, values: Values): Promise<number> {
   let leaving = false;
   let ended: { readonly code: number; readonly reason: string; readonly byUs: boolean } | undefined;
   const sessionEnded = session.closed.then((close) => {
-    ended = { ...close, byUs: leaving };
+    ended = spread(close, { byUs: leaving });
     turns.end();
     rl?.close();
   });

@@ -11,6 +11,7 @@ import type { Toolset } from "./toolset.js";
 import type { AnyWorkflowDef } from "./workflow.js";
 import type { OutboundCall } from "./workflow-calls.js";
 import type { Carrier } from "./providers.js";
+import { spread } from "../spread.js";
 
 /**
  * A phone session's line, as the carrier's signed voice webhook named it (docs/telephony.md "The
@@ -135,5 +136,5 @@ export function agent<Session = unknown>(options: AgentOptions<Session>): AgentD
       },
     ]);
   }
-  return Object.freeze({ ...options, tools: Object.freeze({}) });
+  return Object.freeze(spread(options, { tools: Object.freeze({}) }));
 }

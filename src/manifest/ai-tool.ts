@@ -1,6 +1,7 @@
 import { jsonSchema, tool as aiTool, type JSONValue, type Tool, type ToolExecutionOptions } from "ai";
 import { kindOf, ToolDefinitionError } from "./errors.js";
 import { isToolDef, TOOL_SHAPE, toToolResult, type ToolContext, type ToolDef, type ToolMap } from "./tool-def.js";
+import { spread } from "../spread.js";
 
 /**
  * What the program finds in `toolResults`: the details with the text added. When the details
@@ -27,7 +28,7 @@ function outputOf(result: { text?: string; details?: unknown }): unknown {
         "the result's details have their own `text` field, which the AI SDK output's `text` would overwrite. Rename the field in details.",
       );
     }
-    return { ...details, text };
+    return spread(details, { text });
   }
   return details === undefined ? { text } : { details, text };
 }

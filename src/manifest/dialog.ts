@@ -30,6 +30,7 @@ import {
   type ToolResult,
   type ToolReturn,
 } from "./tool-def.js";
+import { spread } from "../spread.js";
 
 const DIALOG = Symbol.for("switchboard.dialog");
 
@@ -292,9 +293,9 @@ export function dialog<Name extends string>(options: DialogOptions<Name>): Dialo
       if (Object.hasOwn(details, "dialog")) {
         throw new ToolDefinitionError(`dialog ${id}: the result's details have their own \`dialog\` field, which the dialog's position would overwrite. Rename the field in details.`);
       }
-      carried = { ...details, dialog: here };
+      carried = spread(details, { dialog: here });
     } else carried = { details, dialog: here };
-    return { ...result, text: `${resultText(result)}\n${positionLine(id, here)}`, details: carried };
+    return spread(result, { text: `${resultText(result)}\n${positionLine(id, here)}`, details: carried });
   };
 
   const self: Dialog<Name> = {
@@ -338,15 +339,14 @@ export function dialog<Name extends string>(options: DialogOptions<Name>): Dialo
         }
         return event;
       };
-      const def: ToolDef<ArgsOf<P>, DialogDetails<Details, Name>, Session> = tool<P, DialogDetails<Details, Name>, Session>({
-        ...rest,
+      const def: ToolDef<ArgsOf<P>, DialogDetails<Details, Name>, Session> = tool<P, DialogDetails<Details, Name>, Session>(spread(rest, {
         // The dialog decides first: "not in this state" is where the conversation is, before any rule of the tool's own.
         // A gate never throws: with no store it lets the call through to `execute`, which fails it saying why.
-        gate: (ctx) => {
+        gate: (ctx: ToolContext<Session>) => {
           const store = findStore(ctx);
           return (store === undefined ? undefined : refusalAt(store, allowed)) ?? gate?.(ctx);
         },
-        execute: async (args, ctx) => {
+        execute: async (args: ArgsOf<P>, ctx: ToolContext<Session>) => {
           const store = storeFor(ctx, id);
           // Checked again here, so a host that calls `execute` without the gate (the AI SDK, a direct call) is refused too.
           const refusal = refusalAt(store, allowed);
@@ -357,7 +357,7 @@ export function dialog<Name extends string>(options: DialogOptions<Name>): Dialo
           if (event !== undefined) send(store, event);
           return withPosition(result, position(store)) as ToolReturn<DialogDetails<Details, Name>>;
         },
-      });
+      }));
       const info: DialogToolInfo = { dialog: self, allowedIn: [...allowedIn] };
       return Object.defineProperty(def, DIALOG_TOOL, { value: info, enumerable: false });
     },

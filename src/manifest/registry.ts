@@ -1,6 +1,7 @@
 import { IssueList, ToolDefinitionError, kindOf } from "./errors.js";
 import { isToolDef, TOOL_SHAPE, type AnyToolDef, type ToolMap } from "./tool-def.js";
 import { isWorkflowDeclaration, isWorkflowDef, type AnyWorkflowDef } from "./workflow.js";
+import { spread } from "../spread.js";
 
 /** path → module namespace: what `import.meta.glob` (eager) and a generated import list give. */
 export type ToolModules = Readonly<Record<string, unknown>>;
@@ -220,7 +221,7 @@ export function withTools<D extends object>(def: D, registry: ToolRegistry): D &
   }
   issues.throwIfAny("Invalid tools");
   for (const [name, tool] of Object.entries(registry)) toolNames.set(tool, name);
-  return { ...def, tools: Object.freeze({ ...existing, ...registry }) };
+  return spread(def, { tools: Object.freeze(spread(existing, registry)) });
 }
 
 /**
@@ -274,6 +275,6 @@ export function withWorkflows<D extends object>(
     }
     merged[name] = wf;
   }
-  return { ...def, workflows: Object.freeze(merged) };
+  return spread(def, { workflows: Object.freeze(merged) });
 }
 

@@ -2,6 +2,7 @@ import type { AgentConfig } from "./agent-config.js";
 import { DEFAULTS } from "./defaults.js";
 import { resolveVoicemail, type ResolvedVoicemail } from "./voicemail-config.js";
 import { DEFAULT_MAX_AUDIO_MINUTES, type RecordingDestination, type RedactionRule } from "./recording.js";
+import { spread } from "../spread.js";
 
 type Defined<T> = Exclude<T, undefined>;
 type TurnTaking = Defined<AgentConfig["turnTaking"]>;
@@ -72,7 +73,7 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
   if (resolved === undefined) {
     const fresh = resolve(config);
     // The groups resolve() built; values taken from the config as they are (nudge, dtmf) stay the config's.
-    resolved = Object.freeze({ ...fresh, turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence), recording: fresh.recording && Object.freeze(fresh.recording), voicemail: fresh.voicemail && Object.freeze(fresh.voicemail) });
+    resolved = Object.freeze(spread(fresh, { turnTaking: Object.freeze(fresh.turnTaking), interruption: Object.freeze(fresh.interruption), silence: Object.freeze(fresh.silence), recording: fresh.recording && Object.freeze(fresh.recording), voicemail: fresh.voicemail && Object.freeze(fresh.voicemail) }));
     RESOLVED.set(config, resolved);
   }
   return resolved;

@@ -20,6 +20,7 @@ import { VOICE_PRESET_NAMES, isVoicePreset } from "./voice-presets.js";
 import { transferIssues } from "./transfer-config.js";
 import { recordingIssues } from "./recording.js";
 import { voicemailIssues } from "./voicemail-config.js";
+import { spread } from "../spread.js";
 
 /** What `toAgentConfig` may be told besides the source. */
 export interface ToAgentConfigOptions {
@@ -230,7 +231,7 @@ function serializable(source: Record<string, unknown>): Record<string, unknown> 
         Object.entries(value as Record<string, unknown>).map(([name, server]) => {
           if (typeof server !== "object" || server === null) return [name, server];
           const { headers: _headers, url, ...rest } = server as Record<string, unknown>;
-          return [name, typeof url === "function" || url === undefined ? rest : { ...rest, url }];
+          return [name, typeof url === "function" || url === undefined ? rest : spread(rest, { url })];
         }),
       );
       continue;

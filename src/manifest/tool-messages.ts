@@ -1,4 +1,5 @@
 import { ToolDefinitionError } from "./errors.js";
+import { spread } from "../spread.js";
 
 /** A condition on one top-level tool argument. Ordering ops match numbers only. */
 export interface ToolMessageCondition {
@@ -95,7 +96,7 @@ function conditions(when: ToolMessageWhen | undefined, where: string): readonly 
 }
 
 function withWhen<T extends object>(base: T, when: readonly ToolMessageCondition[] | undefined): T {
-  return when === undefined ? base : { ...base, when };
+  return when === undefined ? base : spread(base, { when });
 }
 
 function normalizeStart(input: NonNullable<ToolMessagesInput["start"]>): ToolStartMessage[] {
@@ -104,7 +105,7 @@ function normalizeStart(input: NonNullable<ToolMessagesInput["start"]>): ToolSta
     const where = `messages.start[${i}]`;
     if (typeof item === "string") return { content: content(item, where) };
     const message = withWhen<ToolStartMessage>({ content: content(item.content, where) }, conditions(item.when, where));
-    return item.blocking === true ? { ...message, blocking: true } : message;
+    return item.blocking === true ? spread(message, { blocking: true }) : message;
   });
 }
 

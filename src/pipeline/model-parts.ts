@@ -18,6 +18,7 @@
 import { AISDKError, getErrorMessage, type LanguageModelV4Content, type LanguageModelV4StreamPart, type SharedV4ProviderMetadata, type LanguageModelV4ToolCall, type LanguageModelV4ToolChoice, type LanguageModelV4Usage } from "@ai-sdk/provider";
 import { asSchema, isProviderStreamError, safeParseJSON, safeValidateTypes } from "@ai-sdk/provider-utils";
 import { InvalidToolInputError, NoSuchToolError, StreamProviderError, ToolCallNotFoundForApprovalError, ToolChoiceViolationError, type Experimental_LanguageModelStreamPart, type LanguageModelUsage, type ToolSet } from "ai";
+import { spread } from "../spread.js";
 
 /** A part of one model call's stream, as the reply loop reads it. */
 export type ModelCallPart = Experimental_LanguageModelStreamPart<ToolSet>;
@@ -186,7 +187,7 @@ export class ModelPartMapper {
       case "tool-input-start": {
         if (this.#withhold) return undefined;
         const tool = own(this.#context.tools, chunk.toolName);
-        out.push({ ...chunk, dynamic: chunk.dynamic ?? tool?.type === "dynamic", title: tool?.title, ...(tool?.metadata != null ? { toolMetadata: tool.metadata } : {}) } as ModelCallPart);
+        out.push(spread(chunk, { dynamic: chunk.dynamic ?? tool?.type === "dynamic", title: tool?.title, ...(tool?.metadata != null ? { toolMetadata: tool.metadata } : {}) }) as ModelCallPart);
         return undefined;
       }
       case "tool-input-delta":

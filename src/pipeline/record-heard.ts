@@ -1,5 +1,6 @@
 import type { ModelMessage } from "ai";
 import { countWords } from "./barge-in.js";
+import { spread } from "../spread.js";
 
 /** The marker an interrupted reply's recorded text ends with (docs/protocol.md "Behaviour in detail", "History of an interrupted reply"). */
 export const INTERRUPTED = "[interrupted]";
@@ -43,10 +44,10 @@ function keepWords(messages: readonly ModelMessage[], partialText: string | unde
       }
       const text = keepText(part.text);
       if (text.trim() === "") continue;
-      kept.push({ ...part, text });
+      kept.push(spread(part, { text }));
       lastText = { message: out.length, part: kept.length - 1 };
     }
-    if (kept.length > 0) out.push({ ...message, content: kept });
+    if (kept.length > 0) out.push(spread(message, { content: kept }));
   }
   if (partialText !== undefined) {
     const text = keepText(partialText);
@@ -71,8 +72,8 @@ export function recordHeard(messages: readonly ModelMessage[], partialText: stri
     const message = out[lastText.message] as Extract<ModelMessage, { role: "assistant" }>;
     const content = [...(message.content as AssistantPart[])];
     const part = content[lastText.part] as Extract<AssistantPart, { type: "text" }>;
-    content[lastText.part] = { ...part, text: `${part.text.trimEnd()} ${INTERRUPTED}` };
-    out[lastText.message] = { ...message, content };
+    content[lastText.part] = spread(part, { text: `${part.text.trimEnd()} ${INTERRUPTED}` });
+    out[lastText.message] = spread(message, { content });
   }
   return out;
 }
@@ -87,7 +88,7 @@ export function recordReplaced(messages: readonly ModelMessage[], partialText: s
   const last = out.at(-1);
   if (last?.role === "assistant") {
     const content: AssistantPart[] = typeof last.content === "string" ? [{ type: "text", text: last.content }] : [...last.content];
-    out[out.length - 1] = { ...last, content: [...content, { type: "text", text: replacement }] };
+    out[out.length - 1] = spread(last, { content: [...content, { type: "text", text: replacement }] });
   } else {
     out.push({ role: "assistant", content: [{ type: "text", text: replacement }] });
   }

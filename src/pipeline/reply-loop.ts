@@ -3,6 +3,7 @@ import type { Clock } from "../clock.js";
 import { aiToolSet, type ToolAnswer, type ToolDeclaration, type ToolInvoker } from "./tool-port.js";
 import { joinSpoken } from "./join-spoken.js";
 import { readStep, stepPrompt, StepReader, toolResults, type StepRecord, type StepUsage } from "./step-reader.js";
+import { spread } from "../spread.js";
 
 /** The LLM settings of one agent (config.md), already defaulted. */
 export interface ReplySettings {
@@ -113,7 +114,7 @@ export class ReplyLoop {
    * prompt (the history is the caller's, unchanged). A reply in flight keeps the agent it began with.
    */
   switchAgent(agent: ReplyAgentDeps): void {
-    this.#deps = { ...this.#deps, ...agent };
+    this.#deps = spread(this.#deps, agent);
     this.#toolSet = aiToolSet(agent.tools);
   }
 

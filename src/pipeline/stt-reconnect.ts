@@ -13,6 +13,7 @@ import { GatewayError } from "../errors.js";
 import type { ProviderLog } from "../providers/provider-log.js";
 import { isRetryable, reconnect } from "../providers/reconnect.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "./stt-port.js";
+import { spread } from "../spread.js";
 
 /**
  * Waits (ms) before the reconnects that follow the first one, which is made at once: a drop
@@ -206,7 +207,7 @@ class ReconnectingSttSession implements SttSession {
   async #reopen(attempt: number): Promise<void> {
     this.#options.log.warn({ attempt }, "stt reconnect");
     const link: Link = { session: undefined, retired: false };
-    const session = await this.#provider.open({ ...this.#openOptions, signal: this.#stop.signal }, this.#eventsOf(link));
+    const session = await this.#provider.open(spread(this.#openOptions, { signal: this.#stop.signal }), this.#eventsOf(link));
     if (this.#stop.signal.aborted || link.retired) {
       link.retired = true;
       await session.close().catch(() => undefined);

@@ -14,6 +14,7 @@ import { mergeContinuation, normalize, type TurnInput } from "./turn-input.js";
 import { TurnQueue } from "./turn-queue.js";
 import { Utterances, type Utterance } from "./utterance.js";
 import { VoiceReply, type VoiceReplyDeps } from "./voice-reply.js";
+import { spread } from "../spread.js";
 
 /** The session's ports for the loop; most pass through to each reply (voice-reply.ts, reply-gate.ts). */
 export interface VoiceLoopDeps extends Pick<VoiceReplyDeps, "clock" | "log" | "settings" | "tts" | "ledger" | "guardrails" | "emit" | "wants" | "audio" | "admitTurn" | "toolCovering" | "toolsRunning"> {
@@ -342,9 +343,7 @@ export class VoiceLoop {
     const ref: { reply?: VoiceReply } = {};
     this.#playback.resetTimeline();
     const reply = new VoiceReply(
-      {
-        // The loop's own ports (clock, log, settings, tts, ledger, guardrails, emit, wants, audio, admitTurn, tool state) pass through.
-        ...this.#deps,
+      spread(this.#deps, {
         model: this.#deps.reply,
         playback: this.#playback,
         userSpeaking: () => this.userSpeaking,
@@ -359,7 +358,7 @@ export class VoiceLoop {
         settled: () => {
           if (!this.#closed) this.#nudger.arm();
         },
-      },
+      }),
       Math.max(clock.now() + settings.startSpeakingFloorMs, this.#holdUntil),
     );
     ref.reply = reply;

@@ -11,12 +11,13 @@ import { EAR_LAG_MS } from "./heard-cursor.js";
 import { joinSpoken } from "./join-spoken.js";
 import { recordHeard, recordReplaced } from "./record-heard.js";
 import type { ReplyLoop, ReplyObserver, ReplyResult } from "./reply-loop.js";
-import { ReplyGate, type ReplyGateDeps } from "./reply-gate.js";
+import { ReplyGate, type ReplyGateDeps, type SpeechKind } from "./reply-gate.js";
 import { SentenceBatcher } from "./sentence-batcher.js";
 import { DeadAirCover } from "./silence.js";
 import type { TtsStream } from "./tts-port.js";
 import { promptFor, type TurnInput } from "./turn-input.js";
 import type { VoiceSettings } from "./voice-settings.js";
+import { spread } from "../spread.js";
 
 /** What a reply needs from the loop that runs it: its gate's ports (reply-gate.ts), and the turn's. */
 export interface VoiceReplyDeps extends ReplyGateDeps {
@@ -84,13 +85,12 @@ export class VoiceReply {
     this.id = deps.ledger.nextTurnId();
     this.epoch = deps.ledger.epoch;
     this.gate = new ReplyGate(
-      {
-        ...deps,
-        sent: (kind) => {
+      spread(deps, {
+        sent: (kind: SpeechKind) => {
           deps.sent(kind);
           this.#deadAir.arm();
         },
-      },
+      }),
       releaseAt,
     );
     this.#deadAir = new DeadAirCover(

@@ -10,6 +10,7 @@ import { strictBase64 } from "../audio/strict-base64.js";
 import { outOfBandRequest, type OutOfBandRequest } from "./out-of-band-request.js";
 import { parseRealtimeAudioFormat, type RealtimeAudioFormat } from "./audio-format.js";
 import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES } from "./frame-limits.js";
+import { spread } from "../spread.js";
 
 export { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES };
 
@@ -180,7 +181,7 @@ function schemaProblem(type: string, error: z.ZodError, eventId: string | undefi
   const issue = error.issues[0];
   const path = [...(under === undefined ? [] : [under]), ...(issue?.path ?? [])];
   const param = path.length === 0 ? undefined : path.join(".");
-  return refuse("invalid_value", `${type}: ${param === undefined ? "" : `${param}: `}${issue?.message ?? "invalid"}`, { ...(param === undefined ? {} : { param }), eventId });
+  return refuse("invalid_value", `${type}: ${param === undefined ? "" : `${param}: `}${issue?.message ?? "invalid"}`, spread(param === undefined ? {} : { param }, { eventId }));
 }
 
 /** `audio/pcm` at 24 kHz, `audio/pcmu` or `audio/pcma` (audio-format.ts); anything else refused by name. */
@@ -252,14 +253,9 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
     }
     return refuse("unknown_parameter", `session.update: session.${field} is not a Realtime field this gateway knows`, { param: `session.${field}`, eventId });
   }
-  const update: SessionUpdate = {
-    ...(outputModalities === undefined ? {} : { outputModalities }),
-    ...(tools === undefined ? {} : { tools }),
-    ...(inputFormat === undefined ? {} : { inputFormat }),
-    ...(outputFormat === undefined ? {} : { outputFormat }),
-    ...(turnDetection === undefined ? {} : { turnDetection }),
+  const update: SessionUpdate = spread(outputModalities === undefined ? {} : { outputModalities }, tools === undefined ? {} : { tools }, inputFormat === undefined ? {} : { inputFormat }, outputFormat === undefined ? {} : { outputFormat }, turnDetection === undefined ? {} : { turnDetection }, {
     ignored,
-  };
+  });
   return { kind: "event", event: { type: "session.update", ...(eventId === undefined ? {} : { eventId }), update } };
 }
 

@@ -13,6 +13,7 @@
 import type { RealtimeErrorBody } from "./client-events.js";
 import * as server from "./server-events.js";
 import type { FunctionCallItem, RealtimeServerEvent, RealtimeToolView } from "./server-events.js";
+import { spread } from "../spread.js";
 
 /** One of the agent's clientTools, as a client may declare it: the agent's description and JSON Schema. */
 export interface ClientToolSpec {
@@ -101,7 +102,7 @@ export class ClientTools {
     this.#waiting.add(call.callId);
     this.#shown = [this.#shown, at.shown].filter((part) => part !== "").join(" ");
     const started: FunctionCallItem = { type: "function_call", id: call.id, callId: call.callId, name: call.name, arguments: "", status: "in_progress" };
-    const done: FunctionCallItem = { ...started, arguments: JSON.stringify(call.args ?? {}), status: "completed" };
+    const done: FunctionCallItem = spread(started, { arguments: JSON.stringify(call.args ?? {}), status: "completed" });
     send(server.outputItemAdded(eventId(), at.responseId, started, at.outputIndex));
     send(server.itemAdded(eventId(), started, at.previous));
     send(server.argumentsDelta(eventId(), at.responseId, done, at.outputIndex));

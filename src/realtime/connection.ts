@@ -25,6 +25,7 @@ import type { ClientToolSpec } from "./client-tools.js";
 import { MAX_APPEND_AUDIO_BYTES, MAX_REALTIME_FRAME_BYTES, parseClientEvent, type ParsedClientEvent } from "./client-events.js";
 import type { Modality } from "./server-events.js";
 import type { AgentTurns } from "./session-settings.js";
+import { spread } from "../spread.js";
 
 /** The Realtime API's default audio, and what the link's edge speaks: PCM16 at 24 kHz (docs/realtime.md "Audio"). */
 export const REALTIME_SAMPLE_RATE = PLAYBACK_SAMPLE_RATE;
@@ -72,7 +73,7 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
   #handler: ConnectionHandler | undefined;
 
   constructor(ws: WebSocket, options: RealtimeConnectionOptions) {
-    const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+    const limits: Limits = spread(DEFAULT_LIMITS, options.limits);
     super(ws, {
       clock: options.clock,
       log: options.log,

@@ -13,6 +13,7 @@ import * as server from "./server-events.js";
 import type { ConversationItem, MessageItem, Modality, RealtimeServerEvent, ResponseStatus, StatusDetails } from "./server-events.js";
 import { appendedText } from "./text-deltas.js";
 import type { ReplyUsage } from "./usage.js";
+import { spread } from "../spread.js";
 
 interface OpenResponse {
   readonly id: string;
@@ -139,7 +140,7 @@ export class ResponseStream {
     if (call !== undefined) {
       const id = this.#ports.id("item");
       const previous = items.place(id);
-      const item = this.#ports.tools.call(this.#ports.send, this.#ports.eventId, { responseId: response.id, outputIndex: output.length, previous, shown: response.text }, { ...call, id });
+      const item = this.#ports.tools.call(this.#ports.send, this.#ports.eventId, { responseId: response.id, outputIndex: output.length, previous, shown: response.text }, spread(call, { id }));
       output.push(item);
       items.done(item, previous);
     }

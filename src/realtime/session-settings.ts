@@ -6,6 +6,7 @@
 import { PCM24, type RealtimeAudioFormat } from "./audio-format.js";
 import type { SessionUpdate } from "./client-events.js";
 import type { Modality } from "./server-events.js";
+import { spread } from "../spread.js";
 
 /** How the agent takes spoken turns: its own turn-taking (`auto`, shown as `server_vad`), or push-to-talk (`manual`, `turn_detection: null`). */
 export type AgentTurns = "auto" | "manual";
@@ -58,7 +59,7 @@ export function applySessionUpdate(update: SessionUpdate, current: RealtimeSetti
   if (audioSent && !sameFormat(output, current.output)) {
     return { code: "active_response", message: "session.update: audio.output.format cannot change once a response's audio has started: send it after response.done", param: "session.audio.output.format" };
   }
-  return { ...current, input: update.inputFormat ?? current.input, output };
+  return spread(current, { input: update.inputFormat ?? current.input, output });
 }
 
 /** Server VAD as the session shows it: the agent answers each turn itself, and cuts its reply at a barge-in unless its `interruption` is `"off"`. */

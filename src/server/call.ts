@@ -18,6 +18,7 @@ import type { Command, ServerEvent } from "../transport/protocol.js";
 import { createGateway } from "./index.js";
 import type { LoadedAgent } from "./loader.js";
 import { chooseProviders, missingKey } from "./offline.js";
+import { spread } from "../spread.js";
 
 /** Silence after the caller's audio, so the recognizer hears the end of the turn (ms). */
 const TRAILING_SILENCE_MS = 2000;
@@ -227,7 +228,7 @@ export interface CallResult {
  */
 export async function callAgent(agent: LoadedAgent, recording: { readonly sampleRate: number; readonly samples: Int16Array }, options: CallOptions = {}): Promise<CallResult> {
   const audio: Int16Array[] = [];
-  const connection = await connectAgent(agent, { ...options, requireStt: true, onAudio: (pcm) => audio.push(pcm) });
+  const connection = await connectAgent(agent, spread(options, { requireStt: true, onAudio: (pcm: Int16Array) => audio.push(pcm) }));
   const { events } = connection;
   const timeoutMs = options.timeoutMs ?? 60_000;
   let answered = false;

@@ -31,6 +31,7 @@ import { gatewayRoutes } from "./routes.js";
 import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { chooseRealtimeProtocol, REALTIME_PATH } from "./realtime-handshake.js";
 import { MAX_REALTIME_FRAME_BYTES } from "../realtime/frame-limits.js";
+import type { RealtimeConnection } from "../realtime/connection.js";
 import { MemoryCoordinator, type Coordinator } from "./coordination.js";
 import { carrierClient } from "./telephony/carrier-client.js";
 import type { Gateway, GatewayOptions, ReloadedAgent } from "./gateway-types.js";
@@ -43,6 +44,7 @@ import { parseRunsPerMinute, workflowRoutes } from "./workflow-routes.js";
 import type { CallScreening } from "../session/voicemail-screen.js";
 import type { ClientLink } from "../transport/client-connection.js";
 import type * as RealtimeRoute from "./realtime-route.js";
+import { spread } from "../spread.js";
 
 /** How long a draining gateway lets live sessions run before closing them 1001 (ms). */
 export const DRAIN_DEADLINE_MS = 30_000;
@@ -83,7 +85,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
   const clock = options.clock ?? systemClock;
   const env: Env = options.env ?? process.env;
   const log = options.logger ?? createLogger();
-  const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits: Limits = spread(DEFAULT_LIMITS, options.limits);
   const redisUrl = options.store === undefined && env.SWITCHBOARD_REDIS_URL !== undefined && env.SWITCHBOARD_REDIS_URL !== "" ? env.SWITCHBOARD_REDIS_URL : undefined;
   const redis = redisUrl === undefined ? undefined : new RedisSessionStore({ url: redisUrl, log });
   const store: SessionStore = options.store ?? redis ?? new MemorySessionStore(clock);
@@ -256,7 +258,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
       const { acceptRealtime, clientTools } = await (realtimeRoute ??= import("./realtime-route.js"));
       return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
         const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens, turns: current.config.turnTaking?.detection ?? "auto", interrupts: current.config.interruption !== "off" }) };
-        acceptRealtime(ws, req, url, { ...deps, startSession: (link) => startSession(link, { transport: "realtime" }) });
+        acceptRealtime(ws, req, url, spread(deps, { startSession: (link: RealtimeConnection) => startSession(link, { transport: "realtime" }) }));
       });
     }
     wss.handleUpgrade(req, socket, head, (ws) => {

@@ -1,16 +1,16 @@
 import { LLM_KEY_VARIABLES, type Env } from "../pipeline/providers/llm/index.js";
 import { OFFLINE_PROVIDERS, resolveTeam, type AgentConfig, type ProviderDescriptor, type ResolvedAgentDef, type Team } from "../manifest/index.js";
+import { spread } from "../spread.js";
 
 /** Keys each network provider kind reads, by slot and kind (the offline kinds need none). */
-const KEY_VARIABLES: Readonly<Record<string, readonly string[]>> = {
-  ...LLM_KEY_VARIABLES,
+const KEY_VARIABLES: Readonly<Record<string, readonly string[]>> = spread(LLM_KEY_VARIABLES, {
   deepgram: ["DEEPGRAM_API_KEY"],
   assemblyai: ["ASSEMBLYAI_API_KEY"],
   cartesia: ["CARTESIA_API_KEY"],
   elevenlabs: ["ELEVENLABS_API_KEY"],
   "openai-realtime": ["OPENAI_API_KEY"],
   "gemini-live": ["GOOGLE_API_KEY", "GEMINI_API_KEY"],
-};
+});
 
 /** The keys a descriptor needs that the environment lacks (one name per provider). */
 export function missingKey(descriptor: ProviderDescriptor, env: Env): string | undefined {
@@ -46,7 +46,7 @@ function missingKeys(config: AgentConfig, env: Env, where = ""): string[] {
 function offlineConfig(config: AgentConfig): AgentConfig {
   const llm = config.llm?.kind === "scripted" ? config.llm : OFFLINE_PROVIDERS.llm;
   const swapped: AgentConfig =
-    config.mode === "text" ? { ...config, llm } : { ...config, mode: "pipeline", stt: OFFLINE_PROVIDERS.stt, llm, tts: OFFLINE_PROVIDERS.tts };
+    config.mode === "text" ? spread(config, { llm }) : spread(config, { mode: "pipeline", stt: OFFLINE_PROVIDERS.stt, llm, tts: OFFLINE_PROVIDERS.tts });
   if (config.mode !== "text") delete (swapped as { s2s?: unknown }).s2s;
   return swapped;
 }

@@ -22,6 +22,7 @@ import type { GatewayMetrics } from "./metrics.js";
 import { PUBLIC_DIR, publicFileAt, serveStatic } from "./static.js";
 import type { Telephony } from "./telephony/index.js";
 import { WORKFLOWS_PATH, type WorkflowRoutes } from "./workflow-routes.js";
+import { spread } from "../spread.js";
 
 export interface RoutesDeps {
   readonly clock: Clock;
@@ -134,7 +135,7 @@ export function gatewayRoutes(deps: RoutesDeps): RequestHandler {
           return json(res, 401, { error: "send your API key as Authorization: Bearer <key>" }, { "www-authenticate": "Bearer" });
         }
         const minted = mintToken(apiKey, deps.tokenAgent, clock.now(), deps.tokenTtlMs);
-        return json(res, 201, { ...minted, agent: deps.tokenAgent, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` });
+        return json(res, 201, spread(minted, { agent: deps.tokenAgent, sessionUrl: `${wsBase(req)}/websocket?token=${minted.token}` }));
       }
       case "POST /v1/calls":
         if (!(await budget.admit(req.socket.remoteAddress))) return tooMany(res, budget.refusal);

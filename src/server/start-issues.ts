@@ -12,6 +12,7 @@ import { didYouMean } from "../manifest/errors.js";
 import { missingKey } from "./offline.js";
 import { hasWorkflows } from "./workflow-engine.js";
 import { RESERVED_WORKFLOW_NAMES } from "./workflow-routes.js";
+import { spread } from "../spread.js";
 
 /** The agent as a session holds it. */
 export interface StartableAgent {
@@ -27,7 +28,7 @@ const STAND_IN_KEY = "switchboard-check-stand-in-key";
 /** `env`, plus a stand-in for the key `descriptor` needs and `env` lacks. */
 function withStandInKey(descriptor: ProviderDescriptor, env: Env): Env {
   const variable = missingKey(descriptor, env);
-  return variable === undefined ? env : { ...env, [variable]: STAND_IN_KEY };
+  return variable === undefined ? env : spread(env, { [variable]: STAND_IN_KEY });
 }
 
 /** A scripted model's script refused (`scriptedModel`'s ConfigError), as issues under `prefix` (`offline.json`). */

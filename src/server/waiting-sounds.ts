@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { decodeWaitingSound, MAX_WAITING_SOUND_BYTES, type WaitingSound, type WaitingSounds } from "../audio/waiting-sound.js";
 import { messageOf } from "../errors.js";
 import { ConfigError, DEFAULTS, type AgentConfig } from "../manifest/index.js";
+import { spread } from "../spread.js";
 
 type Issue = { readonly path: string; readonly message: string };
 
@@ -44,10 +45,7 @@ export async function loadWaitingSounds(dir: string, config: AgentConfig): Promi
   const thinking = waiting.thinking === undefined ? undefined : await soundAt(dir, waiting.thinking.file, "waitingAudio.thinking.file", issues);
   const ambience = waiting.ambience === undefined ? undefined : await soundAt(dir, waiting.ambience.file, "waitingAudio.ambience.file", issues);
   if (issues.length > 0) throw new ConfigError(`Invalid agent "${config.name}"`, issues);
-  return {
-    ...(thinking === undefined || waiting.thinking === undefined
+  return spread(thinking === undefined || waiting.thinking === undefined
       ? {}
-      : { thinking: { sound: thinking, gain: waiting.thinking.volume ?? defaults.thinkingVolume, afterMs: waiting.thinking.afterMs ?? defaults.thinkingAfterMs } }),
-    ...(ambience === undefined || waiting.ambience === undefined ? {} : { ambience: { sound: ambience, gain: waiting.ambience.volume ?? defaults.ambienceVolume } }),
-  };
+      : { thinking: { sound: thinking, gain: waiting.thinking.volume ?? defaults.thinkingVolume, afterMs: waiting.thinking.afterMs ?? defaults.thinkingAfterMs } }, ambience === undefined || waiting.ambience === undefined ? {} : { ambience: { sound: ambience, gain: waiting.ambience.volume ?? defaults.ambienceVolume } });
 }

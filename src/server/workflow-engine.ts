@@ -9,6 +9,7 @@ import type { Logger } from "../log.js";
 import type { AnyWorkflowDef } from "../manifest/index.js";
 import type { CallPlacer, WorkflowEngine } from "../workflows/engine.js";
 import { workflowSettings } from "../workflows/settings.js";
+import { spread } from "../spread.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -40,14 +41,13 @@ export async function openWorkflowEngine(options: OpenWorkflowEngineOptions): Pr
   const settings = workflowSettings(options.env, options.cwd);
   // Loaded only for an agent with workflows: a gateway without any never holds the SDK in memory.
   const { createWorkflowEngine } = await import("../workflows/workflow-sdk.js");
-  const engine = await createWorkflowEngine({
-    ...settings.runsIn,
+  const engine = await createWorkflowEngine(spread(settings.runsIn, {
     workflows: options.workflows ?? {},
     retentionDays: settings.retentionDays,
     clock: options.clock,
     log: options.log,
     ...(options.calls === undefined ? {} : { calls: options.calls }),
-  });
-  options.log.info({ ...engine.where, workflows: [...engine.workflows.keys()] }, "workflow engine open");
+  }));
+  options.log.info(spread(engine.where, { workflows: [...engine.workflows.keys()] }), "workflow engine open");
   return engine;
 }

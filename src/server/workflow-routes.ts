@@ -25,6 +25,7 @@ import type { Coordinator } from "./coordination.js";
 import { json, tooMany } from "./json-reply.js";
 import { readBody } from "./telephony/http.js";
 import { StreamSlots, streamRunEvents } from "./workflow-stream.js";
+import { spread } from "../spread.js";
 
 /** The path the API lives under; an agent route may not take it (routes.ts). */
 export const WORKFLOWS_PATH = "/workflows";
@@ -83,8 +84,8 @@ export interface WorkflowRoutes {
 }
 
 /** A run as the API answers it. */
-function runBody(run: RunInfo): Record<string, unknown> {
-  return { ...run, ended: ENDED.has(run.status) };
+function runBody(run: RunInfo): RunInfo & { readonly ended: boolean } {
+  return spread(run, { ended: ENDED.has(run.status) });
 }
 
 function refuse(res: ServerResponse, error: unknown): void {

@@ -3,6 +3,7 @@ import { DialogStore } from "../manifest/index.js";
 import { historyChars, MAX_HISTORY_CHARS, MAX_HISTORY_MESSAGES, messageChars, trimHistory } from "../pipeline/history.js";
 import { SnapshotList, type ListSnapshot } from "../snapshot-list.js";
 import type { SessionRecord, ToolCallRecord, TranscriptLine } from "./store.js";
+import { spread } from "../spread.js";
 
 // ── Per-session bounds (docs/protocol.md, "Per-session bounds") ──────────────────────────────
 // What one session may hold is bounded, so a client cannot exhaust the gateway's memory: the
@@ -77,7 +78,7 @@ function clipRecord(record: ToolCallRecord): ToolCallRecord {
   }
   const result = record.result === undefined ? undefined : clipText(record.result, MAX_RECORD_TEXT_CHARS);
   if (args === record.args && result === record.result) return record;
-  return { ...record, args, ...(result === undefined ? {} : { result }) };
+  return spread(record, { args, ...(result === undefined ? {} : { result }) });
 }
 
 /**
@@ -152,7 +153,7 @@ export class Conversation {
     if (epoch !== this.#epoch) return;
     const index = this.#toolCalls.findIndex((r) => r.toolCallId === record.toolCallId);
     if (index === -1) this.#toolCalls.push(clipRecord(record));
-    else this.#toolCalls.set(index, clipRecord({ ...this.#toolCalls.at(index), ...record }));
+    else this.#toolCalls.set(index, clipRecord(spread(this.#toolCalls.at(index), record)));
     this.#toolCalls.dropFront(this.#toolCalls.length - MAX_TOOL_RECORDS);
   }
 
@@ -221,7 +222,7 @@ export class Conversation {
 
   /** Keep the newest lines within both transcript caps: the oldest whole lines go; one line over the char budget is clipped. */
   #pushLine(line: TranscriptLine): void {
-    const kept = line.text.length <= MAX_TRANSCRIPT_CHARS ? line : { ...line, text: clipText(line.text, MAX_TRANSCRIPT_CHARS) };
+    const kept = line.text.length <= MAX_TRANSCRIPT_CHARS ? line : spread(line, { text: clipText(line.text, MAX_TRANSCRIPT_CHARS) });
     this.#transcript.push(kept);
     this.#transcriptChars += kept.text.length;
     let drop = 0;
@@ -284,7 +285,7 @@ export class SavedRecord implements SessionRecord {
 
   /** The record as a plain object, its lists arrays. */
   plain(): SessionRecord {
-    return { ...this, transcript: this.transcript, toolCalls: this.toolCalls, history: this.history };
+    return spread(this, { transcript: this.transcript, toolCalls: this.toolCalls, history: this.history });
   }
 
   toJSON(): SessionRecord {

@@ -6,6 +6,7 @@ import type { ReplyAgentDeps, ReplyLoop, ReplySettings } from "../pipeline/reply
 import type { ToolDeclaration, ToolInvoker } from "../pipeline/tool-port.js";
 import type { SegmentSwitcher } from "./hand-off.js";
 import type { VoiceSwitch } from "./voice-switch.js";
+import { spread } from "../spread.js";
 
 /** A tool table's list as a model or a speech service is told it (name, description, JSON Schema). */
 export function declared(table: ToolTable): ToolDeclaration[] {
@@ -43,7 +44,7 @@ export function replyAgentDeps(agent: Omit<ReplyAgent, "invoke" | "clock">): Rep
 /** A reply loop over one agent. The loop brings the AI SDK (~6 MB): loaded by the first session that needs it, not by an idle or s2s gateway. */
 export async function openReplyLoop(agent: ReplyAgent): Promise<ReplyLoop> {
   const { ReplyLoop } = await import("../pipeline/reply-loop.js");
-  return new ReplyLoop({ ...replyAgentDeps(agent), invoke: agent.invoke, clock: agent.clock });
+  return new ReplyLoop(spread(replyAgentDeps(agent), { invoke: agent.invoke, clock: agent.clock }));
 }
 
 /**

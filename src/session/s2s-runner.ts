@@ -12,6 +12,7 @@ import { S2sReplies, turnLatencies, type Reply } from "./s2s-replies.js";
 import { OutOfBandLines, sayExactly, type OutOfBandLine } from "./s2s-lines.js";
 import { S2sToolCalls, type S2sToolCallsPort } from "./s2s-tool-calls.js";
 import type { ToolLine, ToolRunner } from "./tool-runner.js";
+import { spread } from "../spread.js";
 
 export interface S2sRunnerOptions {
   /** The config with every default applied (manifest `resolveConfig`). */
@@ -446,7 +447,7 @@ export class S2sRunner implements ModeRunner {
     const heard = completed && !reply.interrupted;
     this.#replies.ended(reply, step, continues);
     const { ledger } = this.#ctx;
-    const settledUsage = usage === undefined ? undefined : { ...usage, steps: 1 };
+    const settledUsage = usage === undefined ? undefined : spread(usage, { steps: 1 });
     reply.output?.stop();
     if (step) ledger.step({ status: heard ? "completed" : "cancelled", usage: settledUsage });
     else ledger.settle(ledger.epoch, { status: heard ? "completed" : "cancelled", text: reply.text.trim(), usage: settledUsage, more: this.#replies.pending, metrics: { turnId: ledger.nextTurnId(), ...turnLatencies(reply, this.#playback.startedAt) } });

@@ -15,6 +15,7 @@ import type { VoiceProviders } from "./voice-runner.js";
 import type { Session } from "./session.js";
 import type { CallScreening } from "./voicemail-screen.js";
 import type { WorkflowEngine } from "../workflows/index.js";
+import { spread } from "../spread.js";
 
 /** What a session runs: the agent as the host holds it. */
 export interface SessionAgent {
@@ -82,7 +83,7 @@ export interface SessionDeps {
 
 /** What the agent's `sessionContext` and `onSessionEnd` learn of the call beyond the session: `outbound` and `phone`, each only when known. */
 export function callInfo(deps: Pick<SessionDeps, "outbound" | "phone">): { outbound?: OutboundCall; phone?: PhoneLine } {
-  return { ...(deps.outbound === undefined ? {} : { outbound: deps.outbound }), ...(deps.phone === undefined ? {} : { phone: deps.phone }) };
+  return spread(deps.outbound === undefined ? {} : { outbound: deps.outbound }, deps.phone === undefined ? {} : { phone: deps.phone });
 }
 
 /** A fresh session id: 22 URL-safe characters. */

@@ -32,6 +32,7 @@ import { VoicemailScreen } from "./voicemail-screen.js";
 import type { SessionPort } from "./session-port.js";
 import { WorkflowNotes } from "./workflow-notes.js";
 import type { AgentNote } from "../turn/agent-note.js";
+import { spread } from "../spread.js";
 
 type Phase = "starting" | "live" | "ended";
 
@@ -88,11 +89,11 @@ export class Session {
     this.#settings = resolveConfig(deps.agent.config);
     this.#log = deps.log.child({ sessionId: this.id, agent: deps.agent.config.name, mode: this.mode });
     const identity: SessionIdentity = { clock: deps.clock, log: this.#log, sessionId: this.id, agentName: deps.agent.config.name, mode: this.mode, transport: deps.transport ?? "websocket" };
-    this.#recorder = CallRecorder.for(this.#settings.recording, { ...identity, history: () => this.#conversation.history });
-    if (this.#recorder !== undefined) this.#deps = { ...deps, link: this.#recorder.tap(deps.link) };
+    this.#recorder = CallRecorder.for(this.#settings.recording, spread(identity, { history: () => this.#conversation.history }));
+    if (this.#recorder !== undefined) this.#deps = spread(deps, { link: this.#recorder.tap(deps.link) });
     this.#team = deps.agent.team ?? resolveTeam(deps.agent.def, deps.agent.config, { warn: (message) => this.#log.warn({ detail: message }, "agent config warning") });
     const { store, resumeGraceMs: graceMs = RESUME_GRACE_MS } = deps;
-    this.#record = new SessionRecord({ ...identity, store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#parts?.handOff.speaking });
+    this.#record = new SessionRecord(spread(identity, { store, conversation: this.#conversation, resumeKeyHash: this.resumeKeyHash, graceMs, speaking: () => this.#parts?.handOff.speaking }));
     this.#state = new StateProjection(deps.agent.def, this.#log, (state) => this.#events.emit({ type: "state.updated", state }));
     this.#usage = new UsageMeter(deps.agent.config.usageLimits?.totalTokens);
     // One port for every part (each reads only its own hooks): one object, its hooks methods.
@@ -106,7 +107,7 @@ export class Session {
     this.#screen = VoicemailScreen.for(this.#settings.voicemail, this.mode === "text" || deps.resumeId !== undefined ? undefined : deps.screening, port);
     this.#workflows = WorkflowNotes.for(deps.workflows, Object.keys(deps.agent.def.workflows ?? {}), identity, port);
     this.#metrics = deps.metrics ?? noMetrics;
-    this.#events = new EventOutlet({ ...identity, metrics: this.#metrics, link: this.#deps.link, observers: deps.agent.def.events });
+    this.#events = new EventOutlet(spread(identity, { metrics: this.#metrics, link: this.#deps.link, observers: deps.agent.def.events }));
     this.#endedPromise = new Promise((resolve) => {
       this.#resolveEnded = resolve;
     });

@@ -11,6 +11,7 @@ import type { OutOfBandAsk, OutOfBandSink } from "../transport/protocol.js";
 import type { ModeRunner, RunnerContext } from "./mode-runner.js";
 import { respondOutOfBand } from "./out-of-band.js";
 import type { ToolLine } from "./tool-runner.js";
+import { spread } from "../spread.js";
 
 /**
  * Text mode: `user_text` in, the reply loop's text out as `agent-transcript.*` snapshots (tool
@@ -178,7 +179,7 @@ export class TextRunner implements ModeRunner {
     if (this.#reply === controller) this.#reply = undefined;
     if (epoch !== ledger.epoch || this.#closed) return;
     // A note's messages are recorded with its reply (as a spoken turn's prompt is), whatever the reply's end.
-    this.#settle(epoch, turnId, prompt.length === 0 ? result : { ...result, messages: [...prompt, ...result.messages] }, firstTokenMs, output);
+    this.#settle(epoch, turnId, prompt.length === 0 ? result : spread(result, { messages: [...prompt, ...result.messages] }), firstTokenMs, output);
   }
 
   #snapshot(): void {

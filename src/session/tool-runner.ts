@@ -21,6 +21,7 @@ import type { EventBody } from "../events.js";
 import type { Conversation } from "./conversation.js";
 import { MAX_TOOL_RESULT_CHARS, truncateToolResult } from "./conversation.js";
 import { SmallMap } from "../small-map.js";
+import { spread } from "../spread.js";
 
 /** How a call ended. */
 export type ToolStatus = "ok" | "failed" | "refused" | "invalid" | "unknown" | "timeout" | "cancelled";
@@ -311,7 +312,7 @@ export class ToolRunner {
       // The result is cut first, so the guidance is never what the cap cuts off.
       const guidance = `\n[guidance] ${line.content}`;
       const text = `${truncateToolResult(resultText(result), MAX_TOOL_RESULT_CHARS - guidance.length)}${guidance}`;
-      return this.#settle(settledStatus, { ...result, text });
+      return this.#settle(settledStatus, spread(result, { text }));
     }
     this.#say({ toolCallId, kind, text: line.content }, false);
     return this.#settle(settledStatus, result, line.content);

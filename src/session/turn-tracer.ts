@@ -12,6 +12,7 @@ import { SpanStatusCode, context, trace, type Attributes, type Span } from "@ope
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import { SmallMap } from "../small-map.js";
+import { spread } from "../spread.js";
 
 /**
  * The gateway's tracer, got once: the API hands out a proxy that delegates to the SDK's tracer
@@ -46,7 +47,7 @@ export class TurnTracer {
         const parent = this.#turn === undefined ? context.active() : trace.setSpan(context.active(), this.#turn.span);
         const span = tracer.startSpan(
           `switchboard.tool ${event.toolName}`,
-          { startTime: this.#clock.now(), attributes: { ...this.#attributes, "switchboard.tool.name": event.toolName, "switchboard.tool.call_id": event.toolCallId } },
+          { startTime: this.#clock.now(), attributes: spread(this.#attributes, { "switchboard.tool.name": event.toolName, "switchboard.tool.call_id": event.toolCallId }) },
           parent,
         );
         this.#tools.set(event.toolCallId, span);

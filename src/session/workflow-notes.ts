@@ -16,6 +16,7 @@ import { NOTE_TOOL_NAME, type AgentNote } from "../turn/agent-note.js";
 import { WorkflowRequestError, type EndStatus, type RunEnd, type RunInfo, type WorkflowEngine } from "../workflows/engine.js";
 import type { Conversation } from "./conversation.js";
 import type { SessionIdentity } from "./session-deps.js";
+import { spread } from "../spread.js";
 
 /** Ended runs one note tells (runs): more are counted in it, not listed. */
 export const MAX_PENDING_NOTES = 4;
@@ -166,7 +167,7 @@ export class WorkflowNotes {
     }
     let runId: string;
     try {
-      ({ runId } = await this.#engine.start(name, input, { ...(options.key === undefined ? {} : { key: options.key }), context: this.#context }));
+      ({ runId } = await this.#engine.start(name, input, spread(options.key === undefined ? {} : { key: options.key }, { context: this.#context })));
     } catch (error) {
       if (error instanceof WorkflowRequestError) throw new Error(`workflow "${name}" was not started: ${error.message}`, { cause: error });
       throw error;

@@ -9,6 +9,7 @@ import { Session } from "../session/session.js";
 import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { MemoryLink } from "./memory-link.js";
 import type { WorkflowEngine } from "../workflows/index.js";
+import { spread } from "../spread.js";
 
 export interface TextSessionOptions {
   /**
@@ -56,7 +57,7 @@ export function textSession<S>(agentDef: ResolvedAgentDef<S>, options: TextSessi
   // checked as written, then every config made textual (a scripted llm with a script of its own is kept).
   const textual = (config: AgentConfig): AgentConfig => {
     const kept = Object.fromEntries(Object.entries(config).filter(([field]) => !VOICE_ONLY_FIELDS.includes(field))) as AgentConfig;
-    return { ...kept, mode: "text", llm: config.llm?.kind === "scripted" ? config.llm : { kind: "scripted", options: {} } };
+    return spread(kept, { mode: "text", llm: config.llm?.kind === "scripted" ? config.llm : { kind: "scripted", options: {} } });
   };
   const team = resolveTeam(def, toAgentConfig(def, { warn: () => {} }), { warn: () => {}, adapt: textual });
   const config = team.root.config;

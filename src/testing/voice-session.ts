@@ -10,6 +10,7 @@ import { MemorySessionStore, type SessionStore } from "../session/store.js";
 import { FakeStt, FakeTts, fakeVad } from "./fake-speech.js";
 import { MemoryLink } from "./memory-link.js";
 import type { WorkflowEngine } from "../workflows/index.js";
+import { spread } from "../spread.js";
 
 export interface VoiceSessionOptions {
   readonly script?: Script;
@@ -65,7 +66,7 @@ export function voiceSession(agentDef: ResolvedAgentDef<unknown>, options: Voice
   stt.unavailable = options.sttUnavailable ?? false;
   const tts = new FakeTts(clock, { msPerChar: options.msPerChar ?? 50, latencyMs: options.ttsLatencyMs ?? 0, ...(options.ttsLevel === undefined ? {} : { level: options.ttsLevel }), ...(options.ttsSampleRate === undefined ? {} : { sampleRate: options.ttsSampleRate }) });
   const config = toAgentConfig(
-    { ...(def as AgentConfigSource), stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } },
+    spread(def as AgentConfigSource, { stt: { kind: "deepgram", options: {} }, tts: { kind: "cartesia", options: {} }, llm: { kind: "scripted", options: {} } }),
     { warn: () => {} },
   );
   const sleep = (ms: number, signal?: AbortSignal): Promise<void> => clock.sleep(ms, signal);

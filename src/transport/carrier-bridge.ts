@@ -33,6 +33,7 @@ import { MARK_EVERY_MS } from "./carrier-playout.js";
 import { KeepAlive, onPeerMessage } from "./keepalive.js";
 import type { WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, MAX_BUFFERED_MS, type EventBody, type Limits } from "./protocol.js";
+import { spread } from "../spread.js";
 
 /** While a mark is outstanding, the agent still counts as audible for at least this long (ms) per report. */
 const KEEPALIVE_MS = 60;
@@ -130,7 +131,7 @@ export class CarrierBridge implements ClientLink {
     this.#codec = options.codec;
     this.#clock = options.clock;
     this.#log = options.log.child({ carrier: options.codec.carrier });
-    this.#limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.#limits = spread(DEFAULT_LIMITS, options.limits);
     this.#inbound = new CarrierInbound({ audioBytes: this.#limits.preStartAudioBytes, commands: this.#limits.preStartCommands }, this.#log);
     const socket = options.socket;
     this.#outbound = new CarrierOutbound({

@@ -12,6 +12,7 @@ import { clipReason } from "./peer-socket.js";
 import { SocketLink } from "./socket-link.js";
 import type { WaitingCues } from "./waiting-mix.js";
 import { DEFAULT_LIMITS, parseCommand, stamp, MAX_BUFFERED_MS, type EventBody, type EventType, type Limits, type ServerEvent, type SessionCommand } from "./protocol.js";
+import { spread } from "../spread.js";
 
 /** What a session does with a connection's input. */
 export interface ConnectionHandler {
@@ -135,7 +136,7 @@ export class ClientConnection extends SocketLink<Buffered> {
   readonly #events: EventSubscription;
 
   constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat; events?: EventSubscription }) {
-    const limits: Limits = { ...DEFAULT_LIMITS, ...options.limits };
+    const limits: Limits = spread(DEFAULT_LIMITS, options.limits);
     const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
     super(ws, {
       clock: options.clock,

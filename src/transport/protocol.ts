@@ -150,6 +150,7 @@ export function parseCommand(text: string): ParsedFrame {
 
 export { eventBodySchemas, EVENT_TYPES, type EventBody, type EventMeta, type EventOf, type EventType, type ServerEvent } from "../events.js";
 import { eventBodySchemas, EVENT_TYPES, type EventBody, type EventType, type ServerEvent } from "../events.js";
+import { spread } from "../spread.js";
 
 let serverEvents: z.ZodDiscriminatedUnion<[z.ZodObject, ...z.ZodObject[]]> | undefined;
 
@@ -225,7 +226,7 @@ export function ulid(now: number): string {
 
 /** Stamp an event once with its meta (id sortable within a process, `at` from the given clock). */
 export function stamp(body: EventBody, now: number): ServerEvent {
-  return { ...body, meta: { id: `evt_${ulid(now)}`, at: now } };
+  return spread(body, { meta: { id: `evt_${ulid(now)}`, at: now } });
 }
 
 /** The events that wait behind held audio, and the ones that clear it and go out at once. */

@@ -1,4 +1,5 @@
 import type { ModelMessage } from "ai";
+import { spread } from "../spread.js";
 
 /**
  * A listener's own word on where it stopped playing a reply: `conversation.item.truncate`'s
@@ -71,7 +72,7 @@ export class ReplyHeard {
     if (words >= record.words) return "unchanged";
     const next = record.rebuild(words);
     if (!correct(record.epoch, record.messages, next)) return "unchanged";
-    this.#record = { ...record, messages: next, words };
+    this.#record = spread(record, { messages: next, words });
     return "corrected";
   }
 }

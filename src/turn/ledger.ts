@@ -2,6 +2,7 @@ import type { ModelMessage } from "ai";
 import { messageOf } from "../errors.js";
 import type { EventBody } from "../events.js";
 import { REFUSED_TURN_PROMPT } from "./guardrails.js";
+import { spread } from "../spread.js";
 
 /**
  * The conversation as a turn writes it. `epoch` counts resets: a write carrying an older epoch is
@@ -153,7 +154,7 @@ export class TurnLedger {
   /** A step of a reply settled (an s2s response that only called tools): accounted, nothing shown or recorded. */
   step(info: SettledInfo): void {
     if (info.usage !== undefined) this.#stepUsage = addUsage(this.#stepUsage, info.usage);
-    this.#hooks.replySettled({ ...info, step: true });
+    this.#hooks.replySettled(spread(info, { step: true }));
   }
 
   /** A reply settled. False (nothing written or emitted) when the conversation was reset since `epoch`. */

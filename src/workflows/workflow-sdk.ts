@@ -35,6 +35,7 @@ import { DEFAULT_RETENTION_DAYS, PRUNE_INTERVAL_MS } from "./retention.js";
 import { bodyContext, PLACE_RETRY, PLACE_STEP, placeCall, stepRunner, type Envelope } from "./run-body.js";
 import type { RunStore } from "./run-store.js";
 import { BRIDGE, createdFirst, decodeOutput, registerStep, stepId, workflowBundle, workflowId, workflowName, type Bridge } from "./sdk-contract.js";
+import { spread } from "../spread.js";
 
 export type WorkflowEngineOptions = RunsIn & {
   /** The workflows it runs, by the name they are started under. */
@@ -70,7 +71,7 @@ export async function createWorkflowEngine(options: WorkflowEngineOptions): Prom
   if (engineOpen) throw new Error("a workflow engine is already open in this process (the Workflow SDK keeps one per process): close it first");
   const clock = options.clock ?? systemClock;
   const log = options.log ?? silentLogger;
-  const limits: WorkflowLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const limits: WorkflowLimits = spread(DEFAULT_LIMITS, options.limits);
   const retentionDays = options.retentionDays ?? DEFAULT_RETENTION_DAYS;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new Error(`retentionDays: ${retentionDays} is not a whole number of days ≥ 1`);
   const defs = new Map<string, AnyWorkflowDef>();

@@ -15,6 +15,7 @@ import { reconnect } from "../../providers/reconnect.js";
 import { retrying, type Retrying, type RetryOptions } from "./provider-runtime.js";
 import { closeGracefully, newWebSocket, openDeadline } from "../../providers/ws-connect.js";
 import { isRecord, rawLength, rawText } from "../../providers/ws-frames.js";
+import { spread } from "../../spread.js";
 
 /** Runtime knobs (not user config) of a socket TTS adapter. */
 export interface TtsSocketOptions extends RetryOptions {
@@ -33,7 +34,7 @@ export interface TtsSocketTarget extends Retrying {
 
 /** `TtsSocketOptions` with the defaults filled in. */
 export function ttsSocketRuntime(options: TtsSocketOptions): Omit<TtsSocketTarget, "vendor" | "url" | "headers" | "keyVariable"> {
-  return { ...retrying(options), connectTimeoutMs: options.connectTimeoutMs ?? 10_000 };
+  return spread(retrying(options), { connectTimeoutMs: options.connectTimeoutMs ?? 10_000 });
 }
 
 /** How long a clean close may take before the socket is dropped (ms). */

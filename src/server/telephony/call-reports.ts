@@ -14,6 +14,7 @@ import type { CallOutcome } from "../../manifest/index.js";
 import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Coordinator } from "../coordination.js";
 import { TICKET } from "./answered-calls.js";
+import { spread } from "../../spread.js";
 
 /** What the ticket's report record holds. */
 interface Report {
@@ -66,7 +67,7 @@ export class CallReports {
   async answered(ticket: string, callId: string | undefined): Promise<boolean> {
     const report = await this.#take(ticket);
     if (report === undefined) return false;
-    await this.#put(ticket, { ...report, answered: true, ...(callId === undefined ? {} : { callId }) });
+    await this.#put(ticket, spread(report, { answered: true, ...(callId === undefined ? {} : { callId }) }));
     return true;
   }
 

@@ -20,6 +20,7 @@ import { send } from "./http.js";
 import type { PlacedCalls } from "./placed-calls.js";
 import { hangupTwiml } from "./transfer-instructions.js";
 import { dialReport, type CallTransfers } from "./transfers.js";
+import { spread } from "../../spread.js";
 
 export interface CarrierCallbackDeps {
   readonly log: Logger;
@@ -168,7 +169,7 @@ export class CarrierCallbacks {
       res.end();
       return;
     }
-    const back = await tickets.issue({ ...outcome.call, resume: outcome.resume });
+    const back = await tickets.issue(spread(outcome.call, { resume: outcome.resume }));
     if (back === undefined) return send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call back now\n");
     streamTo(req, res, carrier, back);
   }

@@ -18,6 +18,7 @@
  */
 import type { CarrierName } from "../../transport/carriers/index.js";
 import { webhookField } from "./answered-calls.js";
+import { spread } from "../../spread.js";
 
 /** A SIP URI's longest kept length (characters): RFC 3261 sets none; 256 bounds what a ticket stores. */
 export const MAX_SIP_URI_CHARS = 256;
@@ -73,5 +74,5 @@ export function webhookNumbers(carrier: CarrierName, url: URL, body: string): We
   };
   const from = read("from");
   const to = read("to");
-  return { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }), dropped };
+  return spread(from === undefined ? {} : { from }, to === undefined ? {} : { to }, { dropped });
 }

@@ -51,6 +51,7 @@ import type { CallScreening } from "../../session/voicemail-screen.js";
 import { CallReports } from "./call-reports.js";
 import { WorkflowCalls } from "./workflow-calls.js";
 import { PLACEMENT_TTL_MS } from "./placed-calls.js";
+import { spread } from "../../spread.js";
 
 /** A call with no duration limit still gets a bound in the carriers' instructions (s). */
 const UNLIMITED_CALL_S = 4 * 3600;
@@ -328,7 +329,7 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
           return true;
         }
         // A workflow's call: its session reports the outcome from now on.
-        if (await reports.answered(placedTicket, callId)) placed = { ...placed, report: placedTicket };
+        if (await reports.answered(placedTicket, callId)) placed = spread(placed, { report: placedTicket });
       }
       const phone = placed === undefined ? inboundNumbers(carrier, url, body) : { direction: "outbound" as const, from: placing?.from, to: placing?.to };
       ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), line: webhookLine(carrier, url, body, placed !== undefined), phone, placed });

@@ -6,6 +6,7 @@
  * whatever a stranger sent.
  */
 import { createHash, createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from "node:crypto";
+import { spread } from "../../spread.js";
 
 /** Telnyx rejects timestamps further than this from now (s). */
 export const TELNYX_TOLERANCE_S = 300;
@@ -149,7 +150,7 @@ export function validVonageSignature(secret: string, authorization: string | und
   let claims: { alg?: unknown; iat?: unknown; payload_hash?: unknown };
   try {
     const head = JSON.parse(Buffer.from(header, "base64url").toString("utf8")) as { alg?: unknown };
-    claims = { ...(JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as object), alg: head.alg };
+    claims = spread(JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as object, { alg: head.alg });
   } catch {
     return false;
   }

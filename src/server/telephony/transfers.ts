@@ -43,6 +43,7 @@ import {
   whisperTwiml,
   type WarmUrls,
 } from "./transfer-instructions.js";
+import { spread } from "../../spread.js";
 
 /** How long a transfer document waits for its carrier's fetch (ms): the carrier asks within seconds of the REST call. */
 export const TRANSFER_DOCUMENT_TTL_MS = 120_000;
@@ -226,7 +227,7 @@ export class CallTransfers {
   async bringBack(call: CallRef, resume: { readonly sessionId: string; readonly notice: string }, httpBase: string): Promise<void> {
     const { client, tickets, telnyxStream } = this.#deps;
     if (client.transfer === undefined) throw new Error("no REST API on this call");
-    const ticket = await tickets.issue({ ...call, resume });
+    const ticket = await tickets.issue(spread(call, { resume }));
     if (ticket === undefined) throw new Error("the caller's return could not be kept");
     await client.transfer(call, { kind: "texml", texml: telnyxStream(httpBase, ticket) });
   }

@@ -5,6 +5,7 @@
 import { compileJsonSchema, ConfigError, didYouMean, tool, toolset, type AnyToolDef, type ConfigIssue, type Toolset, type TransferConfig, type TransferTarget } from "../../manifest/index.js";
 import { CalculationError, evaluate } from "./calculator.js";
 import { transferCallTool, type TransferAnswer } from "./transfer-call.js";
+import { spread } from "../../spread.js";
 
 export { CalculationError, evaluate, MAX_EXPRESSION_LENGTH, MAX_NESTING_DEPTH } from "./calculator.js";
 export { MAX_SUMMARY_CHARS, type TransferAnswer } from "./transfer-call.js";
@@ -31,7 +32,7 @@ const EXAMPLE_ZONES = '"Europe/Paris" or "America/New_York"';
 /** A formatter for `timeZone`, or undefined when the zone is not a valid IANA name. */
 function zoneFormatter(timeZone: string, options: Intl.DateTimeFormatOptions): Intl.DateTimeFormat | undefined {
   try {
-    return new Intl.DateTimeFormat("en-US", { ...options, timeZone });
+    return new Intl.DateTimeFormat("en-US", spread(options, { timeZone }));
   } catch {
     return undefined;
   }

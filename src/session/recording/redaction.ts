@@ -1,4 +1,5 @@
 import type { RedactionRule } from "../../manifest/index.js";
+import { spread } from "../../spread.js";
 
 /**
  * Redaction of the call record (docs/config.md "Recording", `redact`): each rule finds spans of
@@ -167,7 +168,7 @@ export class Redactor {
   text(text: string): Redacted {
     if (this.#rules.length === 0 || text === "") return { text, rules: [] };
     const found: (Span & { name: string })[] = [];
-    for (const rule of this.#rules) for (const span of rule.find(text)) found.push({ ...span, name: rule.name });
+    for (const rule of this.#rules) for (const span of rule.find(text)) found.push(spread(span, { name: rule.name }));
     if (found.length === 0) return { text, rules: [] };
     found.sort((a, b) => a.start - b.start || b.end - a.end);
     let out = "";

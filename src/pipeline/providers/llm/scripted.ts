@@ -22,6 +22,7 @@ import type {
   SharedV4Warning,
 } from "@ai-sdk/provider";
 import { compileScript, groupNamesOf, PLACEHOLDER, RESULT, type CompiledRule, type CompiledScript, type Script } from "./script.js";
+import { spread } from "../../../spread.js";
 
 export type ScriptedSleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -106,7 +107,7 @@ function replyToUser(script: CompiledScript, call: LanguageModelV4CallOptions): 
   const missing = rule.calls.filter((scripted) => !offered.has(scripted.tool)).map((scripted) => scripted.tool);
   if (missing.length > 0) {
     const message = `scripted model: tool ${missing.map((name) => JSON.stringify(name)).join(", ")} is not offered in this call, so the rule's tool calls were skipped.`;
-    return { ...textReply(sayOrFallback, delayMs), warnings: [{ type: "other", message }] };
+    return spread(textReply(sayOrFallback, delayMs), { warnings: [{ type: "other", message }] });
   }
   // Ids are unique within the conversation and depend only on the prompt, keeping replies deterministic.
   const earlier = countToolCalls(call.prompt);
@@ -126,7 +127,7 @@ function replyAfterTools(script: CompiledScript, prompt: LanguageModelV4Prompt):
   const result = results.join(" ");
   if (rule === undefined) return textReply(result === "" ? script.fallback : result, script.delayMs);
   const match = rule.pattern?.exec(userText) ?? undefined;
-  const groups = { ...groupsOf(rule.pattern, match), [RESULT]: result };
+  const groups = spread(groupsOf(rule.pattern, match), { [RESULT]: result });
   return textReply(renderTemplate(rule.rule.then ?? `{${RESULT}}`, groups), rule.rule.delayMs ?? script.delayMs);
 }
 

@@ -44,6 +44,7 @@ import type { ProviderLog } from "../../../providers/provider-log.js";
 import { keytermsOf } from "../stt-keyterms.js";
 import { dialStt, keyRefused, sttFailure, SttSocket, sttRuntime, throwIfAborted, type SttFailure, type SttRuntime, type SttSocketOptions } from "../stt-socket.js";
 import { isRecord, jsonSample } from "../../../providers/ws-frames.js";
+import { spread } from "../../../spread.js";
 
 /** The streaming endpoint, API version v3 (the SDK's `defaultStreamingUrl`, src/services/streaming/service.ts). */
 export const ASSEMBLYAI_STREAMING_URL = "wss://streaming.assemblyai.com/v3/ws";
@@ -333,7 +334,7 @@ class AssemblyAiSession implements SttSession {
     this.#pending = undefined;
     fallback?.timer.cancel();
     const text = textOf(message);
-    this.#finalTurn(order, text, { ...fallback?.info, ...info });
+    this.#finalTurn(order, text, spread(fallback?.info, info));
   }
 
   #flushPendingTurn(): void {

@@ -6,6 +6,7 @@ import { adapterFor, type AdapterTable } from "../../../providers/registry.js";
 import { assemblyAiStt } from "./assemblyai.js";
 import { deepgramStt } from "./deepgram.js";
 import { localStt } from "./local.js";
+import { spread } from "../../../spread.js";
 
 /**
  * The local recognizer's binary when the descriptor names none (default `pocketsphinx_continuous`
@@ -20,7 +21,7 @@ const STT: AdapterTable<ProviderDescriptor, [Env, { log?: ProviderLog }], SttPro
   assemblyai: (descriptor, env, runtime) => assemblyAiStt(descriptor, env, runtime),
   local: (descriptor, env, runtime) => {
     const binary = env[POCKETSPHINX_ENV];
-    return localStt(descriptor, { ...runtime, ...(binary === undefined || binary === "" ? {} : { binary }) });
+    return localStt(descriptor, spread(runtime, binary === undefined || binary === "" ? {} : { binary }));
   },
 };
 

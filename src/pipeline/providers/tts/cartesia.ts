@@ -25,6 +25,7 @@ import { optionsOf, providerKey } from "../provider-options.js";
 import { ContextSocketSession, nearestRate, spokenUpTo, type StreamState } from "../tts-contexts.js";
 import { ttsSocketRuntime, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
 import { isRecord } from "../../../providers/ws-frames.js";
+import { spread } from "../../../spread.js";
 
 /** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`). */
 export type CartesiaTtsOptions = TtsSocketOptions;
@@ -141,13 +142,13 @@ class CartesiaSession extends ContextSocketSession<Context> {
       this.streams.bind(state, context);
     }
     if (context.sentChars < state.text.length) {
-      this.socket.send({ ...this.base, context_id: context.id, transcript: state.text.slice(context.sentChars), continue: true });
+      this.socket.send(spread(this.base, { context_id: context.id, transcript: state.text.slice(context.sentChars), continue: true }));
       context.sentChars = state.text.length;
     }
     if (state.ended && !context.ended) {
       // docs/vendors.md (Cartesia): a context whose last text is not known in advance ends with
       // `transcript: ""` and `continue: false`.
-      this.socket.send({ ...this.base, context_id: context.id, transcript: "", continue: false });
+      this.socket.send(spread(this.base, { context_id: context.id, transcript: "", continue: false }));
       context.ended = true;
     }
   }

@@ -48,6 +48,7 @@ import { optionsOf, providerKey } from "../provider-options.js";
 import { ContextSocketSession, nearestRate, spokenUpTo, type StreamState } from "../tts-contexts.js";
 import { ttsSocketRuntime, type TtsSocketOptions, type TtsSocketTarget } from "../tts-socket.js";
 import { isRecord } from "../../../providers/ws-frames.js";
+import { spread } from "../../../spread.js";
 
 /** Logging, time, the reconnect budget and the connect timeout (see `TtsSocketOptions`), and: */
 export interface ElevenLabsTtsOptions extends TtsSocketOptions {
@@ -103,10 +104,7 @@ export function elevenLabsTts(descriptor: ProviderDescriptor, env: Env, options:
     ...ttsSocketRuntime(options),
   };
   const finalTimeoutMs = options.finalTimeoutMs ?? ELEVENLABS_FINAL_TIMEOUT_MS;
-  const opening = {
-    ...(voiceSettings === undefined ? {} : { voice_settings: voiceSettings }),
-    ...(generationConfig === undefined ? {} : { generation_config: generationConfig }),
-  };
+  const opening = spread(voiceSettings === undefined ? {} : { voice_settings: voiceSettings }, generationConfig === undefined ? {} : { generation_config: generationConfig });
   return {
     kind: "elevenlabs",
     async open(openOptions: TtsOpenOptions): Promise<TtsSession> {
@@ -120,7 +118,7 @@ export function elevenLabsTts(descriptor: ProviderDescriptor, env: Env, options:
         ...(language === undefined ? {} : { language_code: language }),
       });
       const url = `${origin}/v1/text-to-speech/${encodeURIComponent(voiceId)}/multi-stream-input?${query.toString()}`;
-      const session = new ElevenLabsSession({ socket: { ...socket, url }, opening, finalTimeoutMs }, sampleRate);
+      const session = new ElevenLabsSession({ socket: spread(socket, { url }), opening, finalTimeoutMs }, sampleRate);
       await session.start(openOptions.signal);
       return session;
     },

@@ -11,6 +11,7 @@ import { Worker } from "node:worker_threads";
 import { GatewayError, messageOf } from "../../../errors.js";
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { LOCAL_TTS_WORKER, type LocalVoice, type Speech, type WorkerReply, type WorkerRequest } from "./local-worker.js";
+import { spread } from "../../../spread.js";
 
 /** Workers in the shared pool: at most this many, and no more than the cores. */
 const MAX_WORKERS = 2;
@@ -235,5 +236,5 @@ function startWorker(): Worker {
   // (ERR_UNKNOWN_FILE_EXTENSION), so the worker registers tsx's loader itself, then imports the entry.
   const tsx = import.meta.resolve("tsx/esm/api");
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(bootstrap, { ...options, eval: true });
+  return new Worker(bootstrap, spread(options, { eval: true }));
 }

@@ -25,6 +25,7 @@ import type { Env } from "../keys.js";
 import { optionsOf, providerKey } from "../provider-options.js";
 import { retrying, type Retrying, type RetryOptions } from "../provider-runtime.js";
 import { reconnect } from "../../../providers/reconnect.js";
+import { spread } from "../../../spread.js";
 
 /** Runtime knobs: logging, time and the retry budget (`RetryOptions`: a retry re-sends the segment in progress), and: */
 export interface OpenAiTtsOptions extends RetryOptions {
@@ -218,7 +219,7 @@ class OpenAiStream implements TtsStream {
       const response = await this.config.fetch(this.config.url, {
         method: "POST",
         headers: { Authorization: `Bearer ${this.config.apiKey}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ ...this.config.body, input }),
+        body: JSON.stringify(spread(this.config.body, { input })),
         signal: controller.signal,
       });
       timer.cancel();

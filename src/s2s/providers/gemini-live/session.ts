@@ -14,6 +14,7 @@ import { openAborted, type Link } from "./link.js";
 import { GeminiSockets, type Runtime } from "./sockets.js";
 import { GEMINI_INPUT_RATE, GEMINI_OUTPUT_RATE, INPUT_MIME, type GeminiLiveSettings } from "./settings.js";
 import { historyTurns } from "./setup.js";
+import { spread } from "../../../spread.js";
 
 /** `realtimeInput` audio, every 20 ms of a call: written around a template (audio/base64-frame.ts); the data last. */
 const REALTIME_AUDIO = new Base64Frame((data) => ({ realtimeInput: { audio: { mimeType: INPUT_MIME, data } } }));
@@ -115,7 +116,7 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
     // No out-of-band responses on Gemini: a user turn carrying the instructions, which Gemini
     // keeps in its context (there is no `conversation:"none"`); see the header.
     const turns = options.instructions === undefined ? [] : [{ role: "user", parts: [{ text: options.instructions }] }];
-    const message = { clientContent: { ...(turns.length > 0 ? { turns } : {}), turnComplete: true } };
+    const message = { clientContent: spread(turns.length > 0 ? { turns } : {}, { turnComplete: true }) };
     this.#request({ kind: "ask", message, outOfBand: options.outOfBand === true, typed: false, sentOn: undefined });
   }
 
@@ -151,11 +152,10 @@ export class GeminiLiveSession extends GeminiSockets implements S2sSession {
     const responses = results.map((result): FunctionResponse => {
       const call = this.#callNames.get(result.callId);
       if (call === undefined) this.runtime.log.warn({ callId: result.callId }, "gemini-live: a tool result for an unknown call");
-      return {
-        ...(call === undefined ? { id: result.callId } : call.wireId === undefined ? {} : { id: call.wireId }),
+      return spread(call === undefined ? { id: result.callId } : call.wireId === undefined ? {} : { id: call.wireId }, {
         name: call?.name ?? "",
         response: { output: result.output },
-      };
+      });
     });
     this.#request({ kind: "tools", message: { toolResponse: { functionResponses: responses } }, sentOn: undefined });
   }

@@ -3,6 +3,7 @@ import type { JSONSchema7, JSONSchema7Definition, JSONSchema7TypeName } from "js
 import { NO_LOG, type ProviderLog } from "../../../providers/provider-log.js";
 import type { S2sHistoryItem, S2sSetup, S2sTool } from "../../s2s-port.js";
 import type { GeminiLiveSettings } from "./settings.js";
+import { spread } from "../../../spread.js";
 
 // ---- setup (docs/vendors.md (Gemini Live), "Setup": the first message, once per socket) ----
 
@@ -72,7 +73,7 @@ export function toGeminiSchema(definition: JSONSchema7Definition): GeminiSchema 
   if (types.includes("null") || values?.includes(null) === true) out.nullable = true;
   const concrete = types.filter((t) => t !== "null");
   if (concrete.length > 1) {
-    out.anyOf = concrete.map((t) => toGeminiSchema({ ...schema, type: t, description: undefined }));
+    out.anyOf = concrete.map((t) => toGeminiSchema(spread(schema, { type: t, description: undefined })));
     return out;
   }
   const type = concrete[0] ?? (schema.properties !== undefined ? "object" : schema.items !== undefined ? "array" : undefined);
@@ -112,7 +113,7 @@ function mergeAllOf(schema: JSONSchema7): JSONSchema7 {
     if (typeof part === "boolean") continue;
     const flat = part.allOf === undefined ? part : mergeAllOf(part);
     for (const [key, value] of Object.entries(flat) as [keyof JSONSchema7, unknown][]) {
-      if (key === "properties") merged.properties = { ...merged.properties, ...flat.properties };
+      if (key === "properties") merged.properties = spread(merged.properties ?? {}, flat.properties ?? {});
       else if (key === "required") merged.required = [...new Set([...(merged.required ?? []), ...(flat.required ?? [])])];
       else if (merged[key] === undefined) (merged as Record<string, unknown>)[key] = value;
     }

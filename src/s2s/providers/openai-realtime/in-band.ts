@@ -13,6 +13,7 @@
 import type { ProviderLog } from "../../../providers/provider-log.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import { VENDOR } from "./config.js";
+import { spread } from "../../../spread.js";
 
 /**
  * Our in-band `response.create`s carry `metadata: {switchboard_request: <its event_id>}`; the service
@@ -92,7 +93,7 @@ export class InBandResponses {
     if (request === undefined) return;
     const eventId = `${CREATE_EVENT_PREFIX}${++this.#eventSeq}`;
     this.#slot = { state: "requested", request, eventId };
-    this.outlet.send({ type: "response.create", event_id: eventId, response: { ...request.response, metadata: { [REQUEST_METADATA_KEY]: eventId } } });
+    this.outlet.send({ type: "response.create", event_id: eventId, response: spread(request.response, { metadata: { [REQUEST_METADATA_KEY]: eventId } }) });
   }
 
   /** An in-band `response.created`: the slot runs it. */

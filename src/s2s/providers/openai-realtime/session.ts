@@ -18,6 +18,7 @@ import { RealtimeConnection, type ConnectionHooks, type Link, type Runtime } fro
 import { InBandResponses, type InBandRequest } from "./in-band.js";
 import { ItemAudio } from "./item-audio.js";
 import { errorText, historyItem, isOutOfBand, noteItem, OOB_METADATA, parseArgs, readStatus, readUsage, segmentUpdate, sessionUpdate } from "./wire.js";
+import { spread } from "../../../spread.js";
 
 /** `input_audio_buffer.append`, every 20 ms of a call: written around a template (audio/base64-frame.ts). */
 const APPEND = new Base64Frame((audio) => ({ type: "input_audio_buffer.append", audio }));
@@ -237,7 +238,7 @@ export class RealtimeSession implements OpenAiRealtimeSession {
 
   /** A hand-off: one `session.update` with the new agent's part; a socket set up later gets it in its own. */
   update(segment: S2sSegment): void {
-    this.#setup = { ...this.#setup, ...segment };
+    this.#setup = spread(this.#setup, segment);
     const link = this.#conn.readyLink();
     if (link !== undefined) this.#conn.send(link, segmentUpdate(segment));
     this.#segmentPending = link === undefined;

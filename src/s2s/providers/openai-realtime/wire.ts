@@ -5,6 +5,7 @@ import { isTransientClose } from "../../../providers/close-codes.js";
 import { recordAt, stringAt } from "../../../providers/ws-frames.js";
 import type { S2sAudioFormat, S2sHistoryItem, S2sSegment, S2sSetup } from "../../s2s-port.js";
 import { VENDOR, wireFormat, type RealtimeConfig } from "./config.js";
+import { spread } from "../../../spread.js";
 
 /** Tags our out-of-band responses (docs/vendors.md (OpenAI Realtime), "Out of band": `metadata`, up to 16 string pairs). */
 export const OOB_METADATA = { switchboard: "oob" } as const;
@@ -27,7 +28,7 @@ export function sessionUpdate(config: RealtimeConfig, setup: S2sSetup, format: S
           format: wire,
           ...(transcription === undefined ? {} : { transcription }),
           // The port has no commit: the service's VAD ends turns and starts responses.
-          turn_detection: { ...config.turnDetection, create_response: true, interrupt_response: setup.interruptResponse },
+          turn_detection: spread(config.turnDetection, { create_response: true, interrupt_response: setup.interruptResponse }),
         },
         output: { format: wire, voice: config.voice },
       },

@@ -1,3 +1,4 @@
+import { spread } from "../../../spread.js";
 /** What every carrier REST call shares: the injected fetch, a per-request timeout, errors that name the carrier's answer. */
 
 /** The carrier answered, and not 2xx: it did not do what was asked (unlike a timeout or a network error, after which it may have). */
@@ -38,7 +39,7 @@ const MAX_ANSWER_CHARS = 64 * 1024;
  * every field it reads). Throws as `send` does when it is not 2xx.
  */
 export async function sendForJson(ctx: RestContext, what: string, url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<Record<string, unknown>> {
-  const response = await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(ctx.timeoutMs) });
+  const response = await ctx.fetch(url, spread(init, { signal: AbortSignal.timeout(ctx.timeoutMs) }));
   const text = (await response.text().catch(() => "")).slice(0, MAX_ANSWER_CHARS);
   if (!response.ok) throw new CarrierRefusal(`${what} answered ${response.status}: ${text.slice(0, 200)}`, response.status);
   try {
@@ -51,7 +52,7 @@ export async function sendForJson(ctx: RestContext, what: string, url: string, i
 
 /** Send one request; throws naming `what` and the carrier's status (and the start of its body) when it is not 2xx. */
 export async function send(ctx: RestContext, what: string, url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<void> {
-  const response = await ctx.fetch(url, { ...init, signal: AbortSignal.timeout(ctx.timeoutMs) });
+  const response = await ctx.fetch(url, spread(init, { signal: AbortSignal.timeout(ctx.timeoutMs) }));
   if (response.ok) {
     await response.body?.cancel().catch(() => {});
     return;
