@@ -13,7 +13,6 @@ import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Functi
 import { asSchema } from "@ai-sdk/provider-utils";
 import { MissingToolResultsError, type LanguageModel, type ModelMessage, type ToolChoice, type ToolSet } from "ai";
 import type { ModelRequest } from "./model-call.js";
-import { spread } from "../spread.js";
 
 type AssistantContent = Extract<LanguageModelV4Message, { role: "assistant" }>["content"];
 type ToolContent = Extract<LanguageModelV4Message, { role: "tool" }>["content"];
@@ -154,9 +153,13 @@ export async function directCallOptions(request: ModelRequest, signal: AbortSign
   const tools = await providerTools(request.tools);
   if (tools === null) return undefined;
   // The SDK also sends `responseFormat`, `providerOptions`, `headers` and `includeRawChunks`, all undefined here.
-  return spread(request.temperature === undefined ? {} : { temperature: request.temperature }, request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }, tools === undefined ? {} : { tools }, {
+  // Its properties first: a literal that starts with a spread and adds to it gets a hidden class of its own (src/spread.ts).
+  return {
     toolChoice: providerToolChoice(request.toolChoice),
     prompt,
     abortSignal: signal,
-  });
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
+    ...(tools === undefined ? {} : { tools }),
+  };
 }

@@ -253,9 +253,14 @@ function sessionUpdate(session: Record<string, unknown>, eventId: string | undef
     }
     return refuse("unknown_parameter", `session.update: session.${field} is not a Realtime field this gateway knows`, { param: `session.${field}`, eventId });
   }
-  const update: SessionUpdate = spread(outputModalities === undefined ? {} : { outputModalities }, tools === undefined ? {} : { tools }, inputFormat === undefined ? {} : { inputFormat }, outputFormat === undefined ? {} : { outputFormat }, turnDetection === undefined ? {} : { turnDetection }, {
+  const update: SessionUpdate = {
     ignored,
-  });
+    ...(outputModalities === undefined ? {} : { outputModalities }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(inputFormat === undefined ? {} : { inputFormat }),
+    ...(outputFormat === undefined ? {} : { outputFormat }),
+    ...(turnDetection === undefined ? {} : { turnDetection }),
+  };
   return { kind: "event", event: { type: "session.update", ...(eventId === undefined ? {} : { eventId }), update } };
 }
 
