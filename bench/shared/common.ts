@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { send, type Arrival, type FromLoad, type FromRelay, type LoadPlan, type LoadTally, type ServerCall, type ToLoad, type ToRelay } from "./protocol.js";
@@ -18,6 +19,23 @@ import { machineBusyMs, ProcessMeter, type MemorySample, type WindowSample } fro
  */
 export function isOpenCarrierNotice(message: string | undefined): boolean {
   return message?.startsWith("unauthenticated telephony entry points") === true;
+}
+
+/**
+ * How ws masks and unmasks frames in the bench's processes: in native code when the optional
+ * `bufferutil` loads (ws takes it for frames of 32 bytes and more), else in a JavaScript loop
+ * (about ten times the time: docs/benchmarks.md, "Frames unmasked natively"). Every server in a
+ * run loads the same ws, so this is one line of a run's context.
+ */
+export function wsMasking(): string {
+  if (process.env.WS_NO_BUFFER_UTIL) return "in JavaScript (WS_NO_BUFFER_UTIL is set)";
+  try {
+    const fromWs = createRequire(createRequire(import.meta.url).resolve("ws"));
+    const { unmask } = fromWs("bufferutil") as { unmask: () => void };
+    return /\[native code\]/.test(Function.prototype.toString.call(unmask)) ? "native (bufferutil)" : "in JavaScript (bufferutil's fallback)";
+  } catch {
+    return "in JavaScript (no bufferutil)";
+  }
 }
 
 /** The value after `--name` in argv, if any. */

@@ -3,7 +3,7 @@
  * matching, and the report (table, targets, docs section) of bench/telephony/run.ts.
  */
 import { cpus } from "node:os";
-import { ms, ratio } from "../shared/common.js";
+import { ms, ratio, wsMasking } from "../shared/common.js";
 import { gatewayFromText } from "../shared/gateway-modules.js";
 import { summarize, type GcSample, type MemorySample, type Summary, type WindowSample } from "../shared/stats.js";
 import type { CallersTaken, FakeTaken, Window } from "./protocol.js";
@@ -355,7 +355,7 @@ export function runLine(report: Report): string {
   const rounds = report.rounds[0]?.ratios.length ?? 1;
   return (
     `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${cpu[0]?.model.trim() ?? "unknown CPU"} (${cpu.length} cores), Node ${process.version}, ` +
-    `${process.platform}/${process.arch}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, in ${rounds} round${rounds === 1 ? "" : "s"} alternating the servers' order (the tables show each count's median round by the gateway's paced CPU ÷ the floor's), after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
+    `${process.platform}/${process.arch}, ws masking frames ${wsMasking()}; ${report.counts.join(", ")} calls per server, a ${(report.windowMs / 1000).toFixed(0)} s window each, in ${rounds} round${rounds === 1 ? "" : "s"} alternating the servers' order (the tables show each count's median round by the gateway's paced CPU ÷ the floor's), after a 10-call warm-up per server; the gateway ${gatewayFromText(report.gatewayFrom)}; ${(report.elapsedMs / 1000).toFixed(0)} s in all.`
   );
 }
 
