@@ -5,9 +5,9 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { wsMasking as wsMaskingOf } from "../../src/server/ws-masking.js";
 import { send, type Arrival, type FromLoad, type FromRelay, type LoadPlan, type LoadTally, type ServerCall, type ToLoad, type ToRelay } from "./protocol.js";
 import { machineBusyMs, ProcessMeter, type MemorySample, type WindowSample } from "./stats.js";
 
@@ -22,20 +22,12 @@ export function isOpenCarrierNotice(message: string | undefined): boolean {
 }
 
 /**
- * How ws masks and unmasks frames in the bench's processes: in native code when the optional
- * `bufferutil` loads (ws takes it for frames of 32 bytes and more), else in a JavaScript loop
- * (about ten times the time: docs/benchmarks.md, "Frames unmasked natively"). Every server in a
- * run loads the same ws, so this is one line of a run's context.
+ * How ws masks and unmasks frames in the bench's processes (src/server/ws-masking.ts): every
+ * server in a run loads the same ws, so this is one line of a run's context.
  */
 export function wsMasking(): string {
-  if (process.env.WS_NO_BUFFER_UTIL) return "in JavaScript (WS_NO_BUFFER_UTIL is set)";
-  try {
-    const fromWs = createRequire(createRequire(import.meta.url).resolve("ws"));
-    const { unmask } = fromWs("bufferutil") as { unmask: () => void };
-    return /\[native code\]/.test(Function.prototype.toString.call(unmask)) ? "native (bufferutil)" : "in JavaScript (bufferutil's fallback)";
-  } catch {
-    return "in JavaScript (no bufferutil)";
-  }
+  const masking = wsMaskingOf();
+  return masking.native ? "native (bufferutil)" : `in JavaScript (${masking.why})`;
 }
 
 /** The value after `--name` in argv, if any. */

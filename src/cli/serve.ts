@@ -7,6 +7,7 @@ import { createLogger, type Logger } from "../log.js";
 import type { Gateway, GatewayOptions } from "../server/gateway-types.js";
 import type { LoadedAgent } from "../server/loader.js";
 import { clusterCoordinator, clusterMetrics, joinCluster, prepareWorker, runPrimary } from "../server/workers.js";
+import { wsMasking } from "../server/ws-masking.js";
 import { describe, EXIT, fail, flag, text, type Command, type Values } from "./command.js";
 import { dotEnvFor, type DotEnvResult } from "./env.js";
 
@@ -131,6 +132,9 @@ async function serve(path: string, values: Values, loaded: DotEnvResult): Promis
   if (host !== "127.0.0.1" && host !== "localhost" && host !== "::1" && (process.env.SWITCHBOARD_API_KEY ?? "") === "") {
     log.warn({ host }, "auth is off on a non-loopback address: set SWITCHBOARD_API_KEY");
   }
+  // Said once: by the process, or by the first of its workers.
+  const masking = wsMasking();
+  if (!masking.native && (!worker || cluster.worker?.id === 1)) log.warn({ why: masking.why }, "ws masks WebSocket frames in JavaScript, about ten times bufferutil's CPU: npm install bufferutil (docs/deploy.md)");
   const listening = await listenOn(gateway, host, port);
   if (typeof listening === "number") return listening;
   const { url, title, open, serves } = listening;

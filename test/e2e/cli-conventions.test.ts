@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { serve, type Served } from "../helpers/serve.js";
 
 const run = promisify(execFile);
@@ -97,5 +97,18 @@ describe("the switchboard CLI", () => {
       .map((line) => JSON.parse(line) as { files: string[]; variables: number });
     expect(loaded).toEqual([expect.objectContaining({ files: [expect.stringMatching(/sb-cli-.*\/\.env$/) as string], variables: 1 })]);
     expect(served.output()).not.toContain("SECRET-0001");
+  }, 60_000);
+
+  it("serve says, once, when ws masks frames in JavaScript, and why", async () => {
+    const running = await serve([await textAgent()], { WS_NO_BUFFER_UTIL: "1" });
+    served = running;
+    // stderr's lines may arrive after the banner on stdout.
+    await vi.waitFor(() => expect(running.output()).toContain("ws masks WebSocket frames in JavaScript"), { timeout: 5_000 });
+    const said = running
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("ws masks WebSocket frames in JavaScript"))
+      .map((line) => JSON.parse(line) as { level: number; why: string });
+    expect(said).toEqual([expect.objectContaining({ level: 40, why: "WS_NO_BUFFER_UTIL is set" })]);
   }, 60_000);
 });

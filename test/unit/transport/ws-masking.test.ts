@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
+import { wsMasking } from "../../../src/server/ws-masking.js";
 
 // ws masks every frame a client sends and unmasks every frame it receives from one (RFC 6455
 // §5.3) in a JavaScript loop unless the optional dependency `bufferutil` loads: about ten times
@@ -15,10 +16,15 @@ interface BufferUtil {
 const fromWs = createRequire(createRequire(import.meta.url).resolve("ws"));
 
 describe("ws frame masking", () => {
-  it.runIf(PREBUILT.has(`${process.platform}-${process.arch}`) && !process.env.WS_NO_BUFFER_UTIL)("ws has bufferutil's native mask and unmask to take", () => {
+  it.runIf(PREBUILT.has(`${process.platform}-${process.arch}`) && !process.env.WS_NO_BUFFER_UTIL)("ws has bufferutil's native mask and unmask to take, and the gateway says so", () => {
     const native = fromWs("bufferutil") as BufferUtil;
     expect(Function.prototype.toString.call(native.unmask)).toContain("[native code]");
     expect(Function.prototype.toString.call(native.mask)).toContain("[native code]");
+    expect(wsMasking({})).toEqual({ native: true });
+  });
+
+  it("WS_NO_BUFFER_UTIL, which ws reads, is JavaScript masking and says why", () => {
+    expect(wsMasking({ WS_NO_BUFFER_UTIL: "1" })).toEqual({ native: false, why: "WS_NO_BUFFER_UTIL is set" });
   });
 
   it("what ws unmasks is the frame the client masked, whichever way it masks", () => {
