@@ -7,25 +7,32 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import process from "node:process";
-import { callCommand } from "./cli/call.js";
-import { checkCommand } from "./cli/check.js";
 import { describe, EXIT, fail, type Command } from "./cli/command.js";
-import { consoleCommand } from "./cli/console.js";
-import { devCommand } from "./cli/dev.js";
-import { initCommand } from "./cli/init.js";
-import { serveCommand, startCommand } from "./cli/serve.js";
 
-const COMMANDS: readonly Command[] = [serveCommand, startCommand, devCommand, checkCommand, callCommand, consoleCommand, initCommand];
+/**
+ * Each command's module, loaded when that command runs (or help lists them all): `serve` does not
+ * carry the console's audio, `init`'s templates or `check`'s reports in the memory of an idle
+ * gateway (docs/benchmarks.md, "Idle memory"). In the order help lists them.
+ */
+const COMMANDS: readonly { readonly name: string; readonly load: () => Promise<Command> }[] = [
+  { name: "serve", load: async () => (await import("./cli/serve.js")).serveCommand },
+  { name: "start", load: async () => (await import("./cli/serve.js")).startCommand },
+  { name: "dev", load: async () => (await import("./cli/dev.js")).devCommand },
+  { name: "check", load: async () => (await import("./cli/check.js")).checkCommand },
+  { name: "call", load: async () => (await import("./cli/call.js")).callCommand },
+  { name: "console", load: async () => (await import("./cli/console.js")).consoleCommand },
+  { name: "init", load: async () => (await import("./cli/init.js")).initCommand },
+];
 
 function usageLine(command: Command): string {
   return `${command.name}${command.args === "" ? "" : ` ${command.args}`}`;
 }
 
 /** The overview: every command with its options. */
-function usage(): string {
+function usage(commands: readonly Command[]): string {
   const lines = ["Usage: switchboard <command> [options]", "", "Commands:"];
   let previous = "";
-  for (const command of COMMANDS) {
+  for (const command of commands) {
     const same = command.optionHelp !== "" && command.optionHelp === previous;
     lines.push(`  ${usageLine(command).padEnd(28)}${command.summary}${same ? " (options as above)" : ""}`);
     if (command.optionHelp !== "" && !same) lines.push(command.optionHelp.trimEnd());
@@ -53,10 +60,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (name === "help" || name === "--help" || name === "-h") {
     const about = COMMANDS.find((c) => c.name === rest[0]);
-    process.stdout.write(about === undefined ? usage() : commandUsage(about));
+    process.stdout.write(about === undefined ? usage(await Promise.all(COMMANDS.map((c) => c.load()))) : commandUsage(await about.load()));
     return EXIT.ok;
   }
-  const command = COMMANDS.find((c) => c.name === name);
+  const command = await COMMANDS.find((c) => c.name === name)?.load();
   if (command === undefined) return fail(`unknown command "${name}"; the commands are ${COMMANDS.map((c) => c.name).join(", ")} (switchboard --help).`, EXIT.usage);
   if (rest.includes("--help") || rest.includes("-h")) {
     process.stdout.write(commandUsage(command));

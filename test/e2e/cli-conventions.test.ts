@@ -3,7 +3,7 @@
 // environment, reported by name, never by value.
 import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:net";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -97,6 +97,21 @@ describe("the switchboard CLI", () => {
       .map((line) => JSON.parse(line) as { files: string[]; variables: number });
     expect(loaded).toEqual([expect.objectContaining({ files: [expect.stringMatching(/sb-cli-.*\/\.env$/) as string], variables: 1 })]);
     expect(served.output()).not.toContain("SECRET-0001");
+  }, 60_000);
+
+  it("loads only the module of the command it runs; help loads them all", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "sb-cli-"));
+    // A module hook after tsx's, noting every module of src/cli the process loads (hooks run on a thread of their own: into a file).
+    const hook = `import { appendFileSync } from "node:fs"; export async function load(url, context, next) { if (url.includes("/src/cli")) appendFileSync(process.env.SB_LOADED, url + "\\n"); return next(url, context); }`;
+    const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});`;
+    const loaded = async (args: readonly string[]): Promise<string[]> => {
+      const file = join(dir, `${args.join("-")}.txt`);
+      await run(process.execPath, ["--import", tsx, "--import", `data:text/javascript,${encodeURIComponent(register)}`, cli, ...args], { cwd: root, env: { ...process.env, SB_LOADED: file }, timeout: 60_000 });
+      const text = await readFile(file, "utf8");
+      return [...new Set(text.split("\n").filter((line) => line !== "").map((url) => url.slice(url.indexOf("/src/") + 1)))].sort();
+    };
+    expect(await loaded(["serve", "--help"])).toEqual(["src/cli.ts", "src/cli/command.ts", "src/cli/env.ts", "src/cli/serve.ts"]);
+    expect(await loaded(["--help"])).toEqual(expect.arrayContaining(["src/cli/call.ts", "src/cli/check.ts", "src/cli/console.ts", "src/cli/dev.ts", "src/cli/init.ts", "src/cli/serve.ts"]));
   }, 60_000);
 
   it("serve says, once, when ws masks frames in JavaScript, and why", async () => {
