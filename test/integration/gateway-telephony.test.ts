@@ -150,6 +150,15 @@ describe("telephony endpoints", () => {
     await expect(FakeCarrier.dial({ url: `${ws}/telephony/telnyx`, dialect: "telnyx" })).rejects.toThrow(/404/);
   });
 
+  it("an agent that takes no calls answers the telephony paths the same (what answers carriers loads on the first such request)", async () => {
+    const { base, ws } = await gatewayFor(agent({ name: "desk", text: true, greeting: "", llm: { kind: "scripted", options: {} } }));
+    const [first, second] = await Promise.all([fetch(`${base}/telephony/twilio/voice`, { method: "POST", body: "" }), fetch(`${base}/telephony/vonage/voice`)]);
+    expect([first.status, second.status]).toEqual([404, 404]);
+    expect(await first.text()).toBe("carrier twilio is not enabled for agent desk: add it to the agent's telephony field\n");
+    expect(await second.text()).toMatch(/carrier vonage is not enabled/);
+    await expect(FakeCarrier.dial({ url: `${ws}/telephony/twilio` })).rejects.toThrow(/404/);
+  });
+
   it("validates X-Twilio-Signature on the webhook and the stream upgrade, refusing bad ones with 403 and logging no secret", async () => {
     const lines: string[] = [];
     const logger = createLogger({ level: "debug", destination: new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) }) });

@@ -43,8 +43,11 @@ describe("the built package", () => {
     expect(JSON.parse(out)).toEqual({ ai: "function", all: ["t"], name: "a", outcome: { status: "ok", result: { text: "pong" } } });
   });
 
-  /** What a gateway serving `agentSource` (an `agent(...)` expression) loads by the time it listens: packages, and the package's own modules (`dist/…`). */
-  async function loadedBy(agentSource: string): Promise<{ readonly packages: Set<string>; readonly modules: Set<string> }> {
+  /**
+   * What a gateway serving `agentSource` (an `agent(...)` expression) loads by the time it listens,
+   * then has run `then` (statements; `port` is its port): packages, and the package's own modules (`dist/…`).
+   */
+  async function loadedBy(agentSource: string, then = ""): Promise<{ readonly packages: Set<string>; readonly modules: Set<string> }> {
     // A resolve hook in the child lists every package and every module of the package the import pulls in.
     const hook = `data:text/javascript,${encodeURIComponent(`
       export async function resolve(specifier, context, next) {
@@ -61,7 +64,8 @@ describe("the built package", () => {
       register(${JSON.stringify(hook)});
       const { createGateway, agent } = await import("switchboard");
       const gateway = createGateway({ agent: ${agentSource}, env: { OPENAI_API_KEY: "k" }, processMetrics: false });
-      await gateway.listen(0);
+      const { port } = await gateway.listen(0);
+      ${then}
       await gateway.close();
       // Packages required (CommonJS, or ES through require) bypass the resolve hook: list them from the require cache.
       const { createRequire } = await import("node:module");
@@ -94,6 +98,16 @@ describe("the built package", () => {
       expect(modules.has(module), module).toBe(false);
     }
     expect(packages.has("@echogarden/speex-resampler-wasm")).toBe(false);
+  });
+
+  it("a gateway that mounts no carrier does not load what answers carriers; one that does loads it ahead of the first call", async () => {
+    const answering = ["server/telephony/answering.js", "transport/carrier-bridge.js", "server/telephony/transfers.js", "server/telephony/callbacks.js"];
+    // A request the gateway does not route (a 404) is no telephony webhook either.
+    const { modules: idle } = await loadedBy('agent({ name: "idle", text: true, greeting: "", llm: { kind: "openai", options: { model: "m" } } })', 'await (await fetch(`http://127.0.0.1:${port}/favicon.ico`)).text();');
+    expect(idle.has("server/telephony/index.js")).toBe(true);
+    for (const module of answering) expect(idle.has(module), module).toBe(false);
+    const { modules: phone } = await loadedBy('agent({ name: "phone", greeting: "", llm: { kind: "openai", options: { model: "m" } }, telephony: ["twilio"] })');
+    for (const module of answering) expect(phone.has(module), module).toBe(true);
   });
 
   it("ships declarations for every export path", async () => {

@@ -20,46 +20,32 @@
  * | plivo   | GET/POST /telephony/plivo/voice → XML     | PLIVO_AUTH_TOKEN (X-Plivo-Signature-V3) |
  * | vonage  | GET/POST /telephony/vonage/voice → NCCO   | VONAGE_SIGNATURE_SECRET (HS256 JWT) |
  * | exotel  | GET /telephony/exotel/voice → {url}       | EXOTEL_API_KEY + EXOTEL_API_TOKEN (Basic, on the stream) |
+ *
+ * This module settles at start what does not wait for a call (the mounted carriers, who may use
+ * them, the secrets read and checked, the entry points logged); what answers the carriers is
+ * answering.ts, loaded ahead when the agent mounts a carrier or has workflows, else by the first
+ * request to a telephony path (a gateway that takes no calls does not hold it).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { WebSocket } from "ws";
 import type { Clock } from "../../clock.js";
-import { LogThrottle, type Logger } from "../../log.js";
-import { CARRIERS, E164, resolveConfig, type AgentConfig, type CallOutcome, type OutboundCall, type PhoneLine } from "../../manifest/index.js";
-import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.js";
-import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
-import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
+import type { Logger } from "../../log.js";
+import { CARRIERS, E164, type AgentConfig, type OutboundCall, type PhoneLine } from "../../manifest/index.js";
+import type { CarrierBridge, CarrierCall } from "../../transport/carrier-bridge.js";
+import type { CarrierName } from "../../transport/carriers/index.js";
 import type { Limits } from "../../transport/protocol.js";
-import { keyMatches } from "../auth.js";
 import type { Coordinator } from "../coordination.js";
-import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
-import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookLine, type AnsweredCall, type CallNumbers } from "./answered-calls.js";
-import { webhookNumbers } from "./caller-numbers.js";
+import type { AnsweredCall } from "./answered-calls.js";
+import type { CallAnswering } from "./answering.js";
 import type { CarrierClient } from "./carrier-client.js";
-import { streamInstructions, type StreamTarget } from "./instructions.js";
-import { CallTransfers, TRANSFER_PATH } from "./transfers.js";
-import { describeEntryPoints, logEntryPoints, SECRET_VARIABLE, type CarrierAccess, type EntryPoint } from "./entry-points.js";
-import { firstHeader, nonEmpty, publicUrl, readBody, send } from "./http.js";
-import { validTwilioSignature } from "./signatures.js";
-import { WebhookVerifier, type Verification } from "./webhook-verifier.js";
-import { PlacedCalls, type Placement } from "./placed-calls.js";
-import { CarrierCallbacks } from "./callbacks.js";
-import { CarrierVerdicts } from "./amd-verdicts.js";
-import { callPlacing, DEFAULT_CALLS_PER_MINUTE, outboundCalls } from "./outbound-calls.js";
+import { describeEntryPoints, logEntryPoints, type CarrierAccess, type EntryPoint } from "./entry-points.js";
+import { nonEmpty, publicUrl } from "./http.js";
+import { WebhookVerifier } from "./webhook-verifier.js";
 import type { CallScreening } from "../../session/voicemail-screen.js";
-import { CallReports } from "./call-reports.js";
 import { WorkflowCalls } from "./workflow-calls.js";
-import { PLACEMENT_TTL_MS } from "./placed-calls.js";
-import { spread } from "../../spread.js";
 
-/** A call with no duration limit still gets a bound in the carriers' instructions (s). */
-const UNLIMITED_CALL_S = 4 * 3600;
-
-/** A carrier's answering-machine verdict on a call the gateway placed: `/telephony/<carrier>/amd/<placement ticket>`. */
-const AMD_PATH = /^\/telephony\/(twilio|telnyx|plivo|vonage)\/amd\/([^/]+)$/;
-/** A carrier's status report on a call a workflow placed: `/telephony/<carrier>/status/<placement ticket>`. */
-const STATUS_PATH = /^\/telephony\/(twilio|telnyx)\/status\/([^/]+)$/;
+/** `WS /telephony/<carrier>[/<ticket>]`: a carrier's stream. */
+export const STREAM_PATH = /^\/telephony\/([a-z]+)(?:\/([^/]*))?$/;
 
 /** A call a workflow placed, as its session runs it: what it sees, and what it tells when it ends. */
 export interface PlacedSession {
@@ -138,21 +124,11 @@ export function parseOpenCarriers(value: string | undefined): CarrierName[] {
 }
 
 export function createTelephony(deps: TelephonyDeps): Telephony {
-  const { config, env, clock, log } = deps;
+  const { config, env, log } = deps;
   const carriers = mountedCarriers(config);
-  const mounted = new Set<string>(carriers);
-  const tickets = new CallTickets(deps.coordinator, deps.ticketTtlMs);
-  const placements = new PlacedCalls(deps.coordinator);
-  const verdicts = new CarrierVerdicts(deps.coordinator, clock, log);
-  /** Refusals strangers cause, at most one line per kind every 10 s. */
-  const throttle = new LogThrottle(() => clock.now());
-  // Oversized frames reach the codec (which ignores them) rather than closing the call: ws closes past maxPayload.
-  const wss = gatewaySocketServer(2 * MAX_TEXT_FRAME_CHARS);
-  const base = publicUrl(env.SWITCHBOARD_PUBLIC_URL);
-  const webhooks = new WebhookVerifier(env, clock);
-  const { exotelAuth, twilioToken, secretSet } = webhooks;
-  const maxCallMs = resolveConfig(config).maxCallDurationMs;
-  const maxCallS = maxCallMs === 0 ? UNLIMITED_CALL_S : maxCallMs / 1000;
+  // Read (and checked: a malformed key throws, naming its variable) at start, whatever is loaded later.
+  const webhooks = new WebhookVerifier(env, deps.clock);
+  const { secretSet } = webhooks;
   const accessOf = (carrier: CarrierName): CarrierAccess => {
     if (secretSet[carrier]) return carrier === "exotel" ? "basic" : "signed";
     return !deps.authOn || deps.openCarriers.includes(carrier) ? "open" : "refused";
@@ -160,300 +136,32 @@ export function createTelephony(deps: TelephonyDeps): Telephony {
   const access: Partial<Record<CarrierName, CarrierAccess>> = Object.fromEntries(carriers.map((c) => [c, accessOf(c)]));
   const entryPoints = describeEntryPoints(carriers, access);
   logEntryPoints(log, carriers, access, nonEmpty(env.TELNYX_API_KEY) !== undefined);
-
-  /** The public base URL the carrier reached us at: SWITCHBOARD_PUBLIC_URL, else the proxy's headers. */
-  function publicBase(req: IncomingMessage, scheme: "http" | "ws"): string {
-    const secure = base !== undefined ? base.protocol === "https:" : firstHeader(req.headers["x-forwarded-proto"])?.split(",")[0]?.trim() === "https";
-    const host = base !== undefined ? base.host : (firstHeader(req.headers["x-forwarded-host"]) ?? req.headers.host ?? "localhost");
-    return `${scheme}${secure ? "s" : ""}://${host}`;
-  }
-
-  const transfers = new CallTransfers({
-    client: deps.client,
-    coordinator: deps.coordinator,
-    tickets,
-    log,
-    telnyxStream: (httpBase, ticket) => streamInstructions("telnyx", { url: `${httpBase.replace(/^http/, "ws")}/telephony/telnyx/${ticket}`, parameters: { agent: config.name } }, maxCallS).body,
-  });
-
-  const bindMs = (maxCallS + 60) * 1000;
-  const reports = new CallReports(deps.coordinator, PLACEMENT_TTL_MS + bindMs);
-  const placing = callPlacing({
-    log,
-    config,
-    voicemail: resolveConfig(config).voicemail,
-    mounted,
-    access,
-    client: deps.client,
-    placements,
-    coordinator: deps.coordinator,
-    perMinute: deps.callsPerMinute ?? DEFAULT_CALLS_PER_MINUTE,
-    draining: deps.draining,
-    reports,
-  });
-  const placeCall = outboundCalls({ apiKey: deps.apiKey, config, log, place: placing, httpBase: (req) => publicBase(req, "http") });
+  const base = publicUrl(env.SWITCHBOARD_PUBLIC_URL);
   const callsFrom = nonEmpty(env.SWITCHBOARD_CALLS_FROM);
   if (callsFrom !== undefined && !E164.test(callsFrom)) throw new Error(`SWITCHBOARD_CALLS_FROM: ${JSON.stringify(callsFrom)} is not an E.164 number; set the number workflows call from, e.g. "+14155550100"`);
+
+  /** What answers the carriers (answering.ts), loaded once: ahead when calls may come, else on first use. */
+  let answering: Promise<CallAnswering> | undefined;
+  const answer = (): Promise<CallAnswering> => (answering ??= import("./answering.js").then((m) => m.callAnswering(deps, { carriers, access, webhooks, base, workflowCalls })));
   const workflowCalls =
-    deps.workflowCalls === true ? new WorkflowCalls({ log, place: placing, mounted: carriers, publicUrl: base, from: callsFrom }) : undefined;
-  const reportOutcome = (token: string, outcome: CallOutcome): Promise<boolean> => workflowCalls?.report(token, outcome) ?? Promise.resolve(false);
-
-  function target(req: IncomingMessage, carrier: CarrierName, ticket: string | undefined): StreamTarget {
-    return { url: `${publicBase(req, "ws")}/telephony/${carrier}${ticket === undefined ? "" : `/${ticket}`}`, parameters: { agent: config.name } };
-  }
-
-  function refused(res: ServerResponse, carrier: string, status: number, why: string): void {
-    throttle.warn(log, { carrier, why }, "telephony webhook refused");
-    send(res, status, "text/plain; charset=utf-8", `${why}\n`);
-  }
-
-  /**
-   * A callback of a signed carrier (after a call was answered or placed): its body and signature
-   * once verified, or undefined once answered with the refusal (413 too large, 404 for a carrier not
-   * mounted or not signed, 403 for a signature that does not verify).
-   */
-  async function signedCallback(req: IncomingMessage, res: ServerResponse, url: URL, carrier: CarrierName, method: string): Promise<{ body: string; signature: string } | undefined> {
-    const body = await readBody(req);
-    if (body === undefined) return void send(res, 413, "text/plain; charset=utf-8", "request body too large\n");
-    if (!mounted.has(carrier) || access[carrier] !== "signed") return void send(res, 404, "text/plain; charset=utf-8", "not found\n");
-    const verified = verify(carrier, req, url, method, body);
-    if ("refusal" in verified) return void refused(res, carrier, 403, verified.refusal);
-    return { body, signature: verified.signature };
-  }
-
-  /** The signed webhook's signature (its replay key), or why it does not verify: over the URL the carrier requested. */
-  function verify(carrier: CarrierName, req: IncomingMessage, url: URL, method: string, body: string): Verification {
-    return webhooks.verify(carrier, req, `${publicBase(req, "http")}${req.url ?? url.pathname}`, method, body);
-  }
-
-  /** The numbers a signed webhook of a call the carrier brought names; a value that is no number is dropped and logged (the field, never the value). */
-  function inboundNumbers(carrier: CarrierName, url: URL, body: string): CallNumbers {
-    const { dropped, ...numbers } = webhookNumbers(carrier, url, body);
-    if (dropped.length > 0) throttle.warn(log, { carrier, fields: dropped }, "telephony webhook: a number that is not E.164, a SIP URI or a client id was dropped");
-    return { direction: "inbound", ...numbers };
-  }
-
-  /** Answer with the call instructions that stream the call to `stream`, in `carrier`'s terms. */
-  function answerStream(res: ServerResponse, carrier: CarrierName, stream: StreamTarget): void {
-    const { type, body } = streamInstructions(carrier, stream, maxCallS);
-    send(res, 200, type, body);
-  }
-
-  const callbacks = new CarrierCallbacks({
-    log,
-    coordinator: deps.coordinator,
-    tickets,
-    transfers,
-    placements,
-    verdicts,
-    reports,
-    report: reportOutcome,
-    bindMs,
-    signed: signedCallback,
-    refused,
-    httpBase: (req) => publicBase(req, "http"),
-    streamTo: (req, res, carrier, ticket) => answerStream(res, carrier, target(req, carrier, ticket)),
-  });
-
-  async function handleRequest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
-    const status = STATUS_PATH.exec(url.pathname);
-    if (status !== null) {
-      await callbacks.status(req, res, url, status[1] as CarrierName, status[2] ?? "");
-      return true;
-    }
-    const amd = AMD_PATH.exec(url.pathname);
-    if (amd !== null) {
-      await callbacks.amd(req, res, url, amd[1] as CarrierName, amd[2] ?? "");
-      return true;
-    }
-    const transferred = TRANSFER_PATH.exec(url.pathname);
-    if (transferred !== null) {
-      await callbacks.transfer(req, res, url, transferred[1] as CarrierName, transferred[2] ?? "", transferred[3] ?? "");
-      return true;
-    }
-    const match = /^\/telephony\/([a-z]+)\/voice$/.exec(url.pathname);
-    if (match === null) return false;
-    const carrier = match[1] as CarrierName;
-    if (!Object.hasOwn(CARRIER_CODECS, carrier)) return false;
-    if (!mounted.has(carrier)) {
-      send(res, 404, "text/plain; charset=utf-8", `carrier ${carrier} is not enabled for agent ${config.name}: add it to the agent's telephony field\n`);
-      return true;
-    }
-    const method = req.method ?? "GET";
-    const allowed = carrier === "twilio" || carrier === "telnyx" ? ["POST"] : carrier === "exotel" ? ["GET"] : ["GET", "POST"];
-    if (!allowed.includes(method)) {
-      res.writeHead(405, { allow: allowed.join(", ") });
-      res.end();
-      return true;
-    }
-    const body = await readBody(req);
-    if (body === undefined) {
-      send(res, 413, "text/plain; charset=utf-8", "webhook body too large\n");
-      return true;
-    }
-    if (deps.draining()) {
-      send(res, 503, "text/plain; charset=utf-8", "gateway draining\n");
-      return true;
-    }
-    const how = access[carrier] ?? "refused";
-    if (how !== "signed" && url.searchParams.has("placed")) {
-      refused(res, carrier, 403, `a placed call's webhook must be signed: set ${SECRET_VARIABLE[carrier]}`);
-      return true;
-    }
-    if (how === "refused") {
-      refused(res, carrier, 403, `calls from ${carrier} are refused: auth is on and nothing authenticates ${carrier}; set ${SECRET_VARIABLE[carrier]} (or list ${carrier} in SWITCHBOARD_OPEN_CARRIERS if your network authenticates it)`);
-      return true;
-    }
-    let ticket: string | undefined;
-    if (how === "signed") {
-      const verified = verify(carrier, req, url, method, body);
-      if ("refusal" in verified) {
-        refused(res, carrier, 403, verified.refusal);
-        return true;
-      }
-      // A signed request seen before is a replay: answering it again would mint a second ticket.
-      if (!(await firstUse(deps.coordinator, carrier, verified.signature))) {
-        refused(res, carrier, 403, "this signed webhook was already answered: a replayed request mints nothing");
-        return true;
-      }
-      const callId = webhookCallId(carrier, url, body);
-      // A call the gateway placed names its placement: redeemed once, for this call.
-      const placedTicket = url.searchParams.get("placed");
-      let placed: AnsweredCall["placed"];
-      let placing: Placement | undefined;
-      if (placedTicket !== null) {
-        placing = await placements.answered(placedTicket, carrier, callId, bindMs);
-        placed = placing === undefined ? undefined : { carrierDetection: placing.carrierDetection, ...(placing.outbound === undefined ? {} : { outbound: placing.outbound }) };
-        if (placed === undefined) {
-          refused(res, carrier, 403, "this call was not placed by this gateway, or its placement expired or was already answered");
-          return true;
-        }
-        // A workflow's call: its session reports the outcome from now on.
-        if (await reports.answered(placedTicket, callId)) placed = spread(placed, { report: placedTicket });
-      }
-      const phone = placed === undefined ? inboundNumbers(carrier, url, body) : { direction: "outbound" as const, from: placing?.from, to: placing?.to };
-      ticket = await tickets.issue({ carrier, callId, accountId: webhookAccountId(carrier, url, body), line: webhookLine(carrier, url, body, placed !== undefined), phone, placed });
-      if (ticket === undefined) {
-        log.error({ carrier }, "call ticket not stored");
-        send(res, 503, "text/plain; charset=utf-8", "the gateway could not take this call now; try again\n");
-        return true;
-      }
-    }
-    log.info({ carrier, access: how }, "telephony webhook answered");
-    answerStream(res, carrier, target(req, carrier, ticket));
-    return true;
-  }
-
-  const STREAM = /^\/telephony\/([a-z]+)(?:\/([^/]*))?$/;
-
-  function isStream(url: URL): boolean {
-    const match = STREAM.exec(url.pathname);
-    return match !== null && Object.hasOwn(CARRIER_CODECS, match[1] ?? "");
-  }
-
-  function refuseStream(socket: Duplex, carrier: CarrierName, req: IncomingMessage, status: number, message: string, why: string): void {
-    throttle.warn(log, { carrier, remote: req.socket.remoteAddress, why }, "telephony stream refused");
-    refuseUpgrade(socket, status, message, why);
-  }
-
-  async function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
-    const match = STREAM.exec(url.pathname);
-    const carrier = match?.[1] as CarrierName;
-    const ticket = match?.[2];
-    if (!mounted.has(carrier)) return refuseUpgrade(socket, 404, "Not Found");
-    if (deps.draining()) return refuseUpgrade(socket, 503, "Service Unavailable", "gateway draining");
-    const how = access[carrier] ?? "refused";
-    if (how === "refused") return refuseStream(socket, carrier, req, 403, "Forbidden", `auth is on and nothing authenticates ${carrier}: set ${SECRET_VARIABLE[carrier]}`);
-    let answered: AnsweredCall | undefined;
-    if (how === "basic") {
-      const presented = /^Basic\s+(.+)$/i.exec(firstHeader(req.headers.authorization) ?? "")?.[1];
-      const decoded = presented === undefined ? undefined : Buffer.from(presented, "base64").toString("utf8");
-      if (exotelAuth === undefined || !keyMatches(exotelAuth, decoded)) return refuseStream(socket, carrier, req, 401, "Unauthorized", "Exotel Basic auth does not match EXOTEL_API_KEY:EXOTEL_API_TOKEN");
-    } else if (how === "signed") {
-      if (ticket === undefined || ticket === "") return refuseStream(socket, carrier, req, 401, "Unauthorized", `a ${carrier} stream needs the ticket its signed webhook minted (/telephony/${carrier}/<ticket>)`);
-      // Twilio signs the upgrade too: over the exact wss:// URL from the TwiML (ticket included), no parameters.
-      if (carrier === "twilio" && !validTwilioSignature(twilioToken ?? "", firstHeader(req.headers["x-twilio-signature"]), `${publicBase(req, "ws")}${req.url ?? url.pathname}`, [])) {
-        return refuseStream(socket, carrier, req, 403, "Forbidden", "X-Twilio-Signature does not match");
-      }
-      // Single use: the first upgrade that presents it takes it, so a replayed upgrade finds nothing.
-      answered = await tickets.redeem(carrier, ticket);
-      if (answered === undefined) return refuseStream(socket, carrier, req, 403, "Forbidden", "the call ticket is unknown, expired or already used");
-    } else if (ticket !== undefined) {
-      return refuseUpgrade(socket, 404, "Not Found");
-    }
-    const httpBase = publicBase(req, "http");
-    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, socket, carrier, answered, httpBase));
-  }
-
-  async function accept(ws: WebSocket, socket: Duplex, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {
-    const callId = answered?.callId;
-    const transfer = callId === undefined ? undefined : transfers.port({ carrier, callId, accountId: answered?.accountId, line: answered?.line }, httpBase);
-    const bridge = new CarrierBridge(ws, {
-      codec: CARRIER_CODECS[carrier],
-      clock,
-      log,
-      socket,
-      limits: deps.limits,
-      // The REST API acts only on the call the verified webhook named.
-      ...(callId === undefined ? {} : { hangUp: () => deps.client.hangUp({ carrier, callId }) }),
-      ...(transfer === undefined ? {} : { transfer }),
-    });
-    let call: CarrierCall;
-    try {
-      call = await bridge.started;
-    } catch {
-      return; // refused or hung up before start: the bridge closed and logged it
-    }
-    if (callId !== undefined && call.callId !== undefined && call.callId !== callId) {
-      throttle.warn(log, { carrier, answered: callId, streamed: call.callId }, "telephony stream refused: not the call its ticket was minted for");
-      bridge.refuse("this stream is not the call its ticket was minted for");
-      return;
-    }
-    const placed = answered?.placed;
-    const screening: CallScreening = {
-      placed: placed !== undefined,
-      ...(placed?.carrierDetection === true && callId !== undefined ? { carrierVerdicts: (listener) => verdicts.watch(callId, listener) } : {}),
-    };
-    const report = placed?.report;
-    const session: PlacedSession | undefined =
-      placed?.outbound === undefined && report === undefined
-        ? undefined
-        : {
-            outbound: placed?.outbound,
-            ...(report === undefined
-              ? {}
-              : {
-                  ended: ({ sessionId, answeredBy }) => {
-                    void (async () => {
-                      const taken = await reports.sessionEnded(report);
-                      if (taken === undefined) return;
-                      await reportOutcome(taken.token, { status: "answered", answeredBy, sessionId, ...(taken.callId === undefined ? {} : { callId: taken.callId }) });
-                    })().catch((err: unknown) => log.error({ err }, "workflow call outcome not reported"));
-                  },
-                }),
-          };
-    // The line as the verified webhook (or the placement) named it: never the stream's own `start`.
-    const numbers = answered?.phone;
-    const phone: PhoneLine | undefined =
-      numbers === undefined
-        ? undefined
-        : { carrier, direction: numbers.direction, ...(numbers.from === undefined ? {} : { from: numbers.from }), ...(numbers.to === undefined ? {} : { to: numbers.to }), ...(callId === undefined ? {} : { callId }) };
-    deps.startSession(bridge, call, answered?.resume, screening, session, phone);
-  }
+    deps.workflowCalls === true ? new WorkflowCalls({ log, place: async (fields, options) => (await answer()).placing(fields, options), mounted: carriers, publicUrl: base, from: callsFrom }) : undefined;
+  if (carriers.length > 0 || workflowCalls !== undefined) answer().catch((err: unknown) => log.error({ err }, "telephony could not be loaded"));
 
   return {
     carriers,
     access,
     entryPoints,
-    handleRequest,
-    placeCall,
     workflowCalls,
-    isStream,
-    handleUpgrade,
+    // Every webhook and callback is under /telephony/; any other path is not one (and loads nothing).
+    handleRequest: async (req, res, url) => url.pathname.startsWith("/telephony/") && (await answer()).handleRequest(req, res, url),
+    placeCall: async (req, res) => (await answer()).placeCall(req, res),
+    isStream(url) {
+      const match = STREAM_PATH.exec(url.pathname);
+      return match !== null && (CARRIERS as readonly string[]).includes(match[1] ?? "");
+    },
+    handleUpgrade: async (req, socket, head, url) => (await answer()).handleUpgrade(req, socket, head, url),
     async close() {
-      for (const client of wss.clients) client.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      if (answering !== undefined) await (await answering).close();
     },
   };
 }
-
