@@ -3,14 +3,53 @@
  * goes in a handshake header), and waiting for it under a deadline on the injected clock and the
  * caller's abort signal. What a refusal at upgrade means: `key-refusal.ts`.
  */
+import type { Socket } from "node:net";
 import { WebSocket, type ClientOptions } from "ws";
 import type { Clock } from "../clock.js";
+import { WholeTextFrames } from "./text-frame.js";
 
 /** Builds a provider socket (tests inject one, e.g. a subclass with a large `bufferedAmount`). */
 export type SocketFactory = (url: string, options: ClientOptions) => WebSocket;
 
+type SendOptions = Exclude<Parameters<WebSocket["send"]>[1], ((err?: Error) => void) | undefined>;
+type SendCallback = (err?: Error) => void;
+
+/**
+ * A provider socket whose text frames leave whole (`text-frame.ts`): once open, `send(text)` with
+ * no options or callback writes one masked frame onto the socket the upgrade response came on
+ * (ws's public `upgrade` event), rather than through ws's sender. Anything else (binary, options,
+ * a callback, a socket not open, an extension negotiated) is ws's own `send`.
+ */
+export class ProviderSocket extends WebSocket {
+  #frames: WholeTextFrames | undefined;
+
+  constructor(url: string, options: ClientOptions) {
+    super(url, options);
+    let socket: Socket | undefined;
+    this.once("upgrade", (response) => {
+      socket = response.socket;
+    });
+    // Registered first, so it runs before any other `open` listener sends.
+    this.once("open", () => {
+      if (socket !== undefined && this.extensions === "") this.#frames = new WholeTextFrames(socket, true);
+    });
+  }
+
+  override send(data: Parameters<WebSocket["send"]>[0], cb?: SendCallback): void;
+  override send(data: Parameters<WebSocket["send"]>[0], options: SendOptions, cb?: SendCallback): void;
+  override send(data: Parameters<WebSocket["send"]>[0], options?: SendOptions | SendCallback, cb?: SendCallback): void {
+    const frames = this.#frames;
+    if (frames !== undefined && typeof data === "string" && options === undefined && this.readyState === WebSocket.OPEN) {
+      frames.send(data);
+      return;
+    }
+    if (typeof options === "function") super.send(data, options);
+    else super.send(data, options ?? {}, cb);
+  }
+}
+
 /** Audio is binary or base64: permessage-deflate would cost CPU and a zlib context per socket for little gain. */
-export const newWebSocket: SocketFactory = (url, options) => new WebSocket(url, { perMessageDeflate: false, ...options });
+export const newWebSocket: SocketFactory = (url, options) => new ProviderSocket(url, { perMessageDeflate: false, ...options });
 
 /**
  * Close cleanly (1000), or drop the socket if the close handshake takes longer than `timeoutMs`;

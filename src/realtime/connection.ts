@@ -10,6 +10,7 @@
  *   (the same ordering and 1.5 s lead as `/websocket`, so the session's playback estimate holds) →
  *   the client's output format as it leaves → the binding → Realtime events.
  */
+import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import { DEFAULT_SESSION_AUDIO, PLAYBACK_SAMPLE_RATE, type SessionAudio } from "../audio/rates.js";
 import type { Clock } from "../clock.js";
@@ -64,6 +65,8 @@ export interface RealtimeConnectionOptions {
   readonly turns?: AgentTurns;
   /** The agent's `interruption` is not `"off"` (binding.ts; default true). */
   readonly interrupts?: boolean;
+  /** The socket under ws (`SocketLinkOptions.socket`). */
+  readonly socket?: Pick<Writable, "write">;
 }
 
 export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
@@ -81,6 +84,7 @@ export class RealtimeConnection extends SocketLink<ParsedClientEvent> {
       format: { codec: "pcm16", sampleRate: REALTIME_SAMPLE_RATE },
       limits,
       budget: realtimeBudget(limits),
+      socket: options.socket,
     });
     this.#binding = new RealtimeBinding({
       modality: options.modality,

@@ -287,7 +287,7 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     const events = parseEventSubscription(url.searchParams.get("events"));
     if (events !== "all" && "error" in events) return refuseSocket(ws, clock, "protocol", events.error);
     // Listening (and buffering) starts now: frames sent right after the upgrade are kept.
-    const connection = new ClientConnection(ws, { clock, log, limits, format, events });
+    const connection = new ClientConnection(ws, { clock, log, limits, format, events, socket: req.socket });
     // A session is resumed (or taken over) only by a client holding its resume key, issued with
     // `session.configured`: the id alone is not a secret, and every client holds a valid token. An
     // unknown id, or a wrong key, gets a fresh session and is told so — the same answer for both.

@@ -105,6 +105,7 @@ export function acceptRealtime(ws: WebSocket, req: IncomingMessage, url: URL, de
     outOfBand: agent.mode !== "s2s",
     ...(agent.turns === undefined ? {} : { turns: agent.turns }),
     ...(agent.interrupts === undefined ? {} : { interrupts: agent.interrupts }),
+    socket: req.socket,
   });
   deps.startSession(link);
 }

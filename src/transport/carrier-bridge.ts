@@ -21,6 +21,7 @@ import { LogThrottle, type Logger } from "../log.js";
 import { SmallMap } from "../small-map.js";
 import { MIC_SAMPLE_RATE, PLAYBACK_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
 import type { TransferMode, TransferTarget } from "../manifest/index.js";
+import { WholeTextFrames } from "../providers/text-frame.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { AnnouncedFormat } from "./audio-edge.js";
 import { CarrierAudio, carrierFormatProblem } from "./carrier-audio.js";
@@ -66,11 +67,12 @@ export interface CarrierBridgeOptions {
   readonly leadMs?: number;
   readonly startTimeoutMs?: number;
   /**
-   * The stream's socket under ws (TCP, or TLS), as the upgrade handed it over: frames written
-   * together (a chunk cut at a mark boundary, its mark and the rest) are corked into one write.
-   * Absent: each frame is its own write.
+   * The stream's socket under ws (TCP, or TLS), as the upgrade handed it over: text frames are
+   * written onto it whole (`providers/text-frame.ts`), and frames written together (a chunk cut at
+   * a mark boundary, its mark and the rest) are corked into one write. Absent: each frame goes
+   * through ws's `send`, each its own write.
    */
-  readonly socket?: Pick<Duplex, "cork" | "uncork"> | undefined;
+  readonly socket?: Pick<Duplex, "cork" | "uncork" | "write"> | undefined;
   /**
    * Hang the call up through the carrier's API after the gateway closed the stream (end_call,
    * idle timeout, call duration limit, a fatal error). Never called when the caller hung up or
@@ -145,6 +147,8 @@ export class CarrierBridge implements ClientLink {
         this.#finish(CLOSE.policy, "audio backlog exceeded", false);
       },
       batch: socket === undefined ? undefined : (send) => corked(socket, send),
+      // The gateway's servers never negotiate compression (server/upgrade.ts); were one to, ws would queue its frames.
+      frames: socket === undefined || ws.extensions !== "" ? undefined : new WholeTextFrames(socket, false),
     });
     this.started = new Promise<CarrierCall>((resolve, reject) => {
       this.#resolveStarted = resolve;

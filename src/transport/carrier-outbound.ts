@@ -6,6 +6,7 @@
  */
 import type { WebSocket } from "ws";
 import type { Clock } from "../clock.js";
+import type { WholeTextFrames } from "../providers/text-frame.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
 import type { CarrierAudio, OutboundFrame } from "./carrier-audio.js";
 import { CarrierPlayout } from "./carrier-playout.js";
@@ -29,6 +30,8 @@ export interface CarrierOutboundOptions {
    * frames: a frame cut at a mark boundary, its mark and the rest of the chunk.
    */
   readonly batch?: ((send: () => void) => void) | undefined;
+  /** Text frames written whole onto the stream's socket; absent: through `ws.send`. */
+  readonly frames?: WholeTextFrames | undefined;
 }
 
 /** The stream as its `start` described it: its id and audio. */
@@ -53,12 +56,14 @@ export class CarrierOutbound implements PacerSink {
   /** The agent's waiting sounds, once the mode asked for them. */
   #waiting: WaitingMix | undefined;
   readonly #ws: CarrierOutboundOptions["ws"];
+  readonly #frames: WholeTextFrames | undefined;
   readonly #maxBacklogBytes: number;
   #closed = false;
 
   constructor(options: CarrierOutboundOptions) {
     this.#options = options;
     this.#ws = options.ws;
+    this.#frames = options.frames;
     this.#maxBacklogBytes = options.maxBacklogBytes;
     this.playout = new CarrierPlayout(options.clock, options.codec.marks);
     this.#pacer = new Pacer(this, options.clock, options.leadMs === undefined ? {} : { leadMs: options.leadMs });
@@ -196,7 +201,9 @@ export class CarrierOutbound implements PacerSink {
   #write(data: string | Uint8Array): void {
     const ws = this.#ws;
     if (this.#closed || ws.readyState !== ws.OPEN) return;
-    ws.send(data);
+    const frames = this.#frames;
+    if (frames !== undefined && typeof data === "string") frames.send(data);
+    else ws.send(data);
     if (ws.bufferedAmount > this.#maxBacklogBytes) this.#options.overflow(ws.bufferedAmount);
   }
 }

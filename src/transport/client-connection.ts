@@ -1,3 +1,4 @@
+import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import type { AudioPayload } from "../audio/audio-payload.js";
 import { MIC_SAMPLE_RATE, type G711Format, type SessionAudio } from "../audio/rates.js";
@@ -135,7 +136,7 @@ export class ClientConnection extends SocketLink<Buffered> {
   /** The events this client is sent (`?events=`); the others are not stamped or serialized. */
   readonly #events: EventSubscription;
 
-  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat; events?: EventSubscription }) {
+  constructor(ws: WebSocket, options: { clock: Clock; log: Logger; limits?: Partial<Limits>; leadMs?: number; format?: ClientAudioFormat; events?: EventSubscription; socket?: Pick<Writable, "write"> }) {
     const limits: Limits = spread(DEFAULT_LIMITS, options.limits);
     const format = options.format ?? { codec: "pcm16", sampleRate: MIC_SAMPLE_RATE };
     super(ws, {
@@ -151,6 +152,7 @@ export class ClientConnection extends SocketLink<Buffered> {
         textBytesPerSecond: limits.maxTextBytesPerSecond,
         burstSeconds: limits.inputBurstSeconds,
       },
+      socket: options.socket,
     });
     this.#limits = limits;
     this.#events = options.events ?? "all";

@@ -1,6 +1,8 @@
+import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import type { Clock } from "../clock.js";
 import { CLOSE } from "../errors.js";
+import { WholeTextFrames } from "../providers/text-frame.js";
 import { LogThrottle, type Logger } from "../log.js";
 import type { ConnectionHandler } from "./client-connection.js";
 import { InputBudget, type InputBudgetLimits } from "./input-budget.js";
@@ -21,6 +23,11 @@ export interface PeerSocketOptions<T> {
   readonly limits: Limits;
   /** The peer's input budget (transport/input-budget.ts). */
   readonly budget: InputBudgetLimits;
+  /**
+   * The socket under ws, as the upgrade handed it over: text frames are written onto it whole
+   * (`providers/text-frame.ts`). Absent: through ws's `send`.
+   */
+  readonly socket?: Pick<Writable, "write"> | undefined;
   /** One frame, once the budget lets it in. */
   readonly receive: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void;
   /** Frames dropped over the budget (at most once a second): tell the peer. */
@@ -43,6 +50,7 @@ export interface PeerSocketOptions<T> {
  */
 export class PeerSocket<T> {
   readonly #ws: WebSocket;
+  readonly #frames: WholeTextFrames | undefined;
   readonly #log: Logger;
   readonly #limits: Limits;
   readonly #options: PeerSocketOptions<T>;
@@ -59,6 +67,8 @@ export class PeerSocket<T> {
 
   constructor(ws: WebSocket, options: PeerSocketOptions<T>) {
     this.#ws = ws;
+    // The gateway's servers never negotiate compression (server/upgrade.ts); were one to, ws would queue its frames.
+    this.#frames = options.socket === undefined || ws.extensions !== "" ? undefined : new WholeTextFrames(options.socket, false);
     this.#log = options.log;
     this.#limits = options.limits;
     this.#options = options;
@@ -126,7 +136,9 @@ export class PeerSocket<T> {
   /** Send a frame; a peer that stopped reading (its backlog over the limit) is closed 1008 with `reason`. */
   write(data: string | Uint8Array, reason: string): void {
     if (this.#closed || this.#ws.readyState !== this.#ws.OPEN) return;
-    this.#ws.send(data);
+    const frames = this.#frames;
+    if (frames !== undefined && typeof data === "string") frames.send(data);
+    else this.#ws.send(data);
     if (this.#ws.bufferedAmount > this.#limits.maxBacklogBytes) {
       this.throttle.warn(this.#log, { backlog: this.#ws.bufferedAmount }, "client stopped reading");
       this.close(CLOSE.policy, reason);

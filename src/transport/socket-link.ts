@@ -6,6 +6,7 @@
  * the agent's audio (transport/waiting-mix.ts). A subclass keeps only its wire format: how frames
  * parse, how events and paced audio are written.
  */
+import type { Writable } from "node:stream";
 import type { WebSocket } from "ws";
 import type { SessionAudio } from "../audio/rates.js";
 import type { WaitingSounds } from "../audio/waiting-sound.js";
@@ -29,6 +30,11 @@ export interface SocketLinkOptions {
   readonly limits: Limits;
   /** The peer's input budget (transport/input-budget.ts). */
   readonly budget: InputBudgetLimits;
+  /**
+   * The socket under ws, as the upgrade handed it over: text frames are written onto it whole
+   * (`providers/text-frame.ts`). Absent: through ws's `send`.
+   */
+  readonly socket?: Pick<Writable, "write"> | undefined;
 }
 
 /**
@@ -65,6 +71,7 @@ export abstract class SocketLink<T> implements ClientLink {
       log: options.log,
       limits: options.limits,
       budget: options.budget,
+      socket: options.socket,
       receive: (data, isBinary) => this.receive(data, isBinary),
       dropped: (count) => this.dropped(count),
       audioBytesOf: (item) => this.audioBytesOf(item),

@@ -6,6 +6,8 @@ import { EventEmitter } from "node:events";
 export class FakeCarrierSocket extends EventEmitter {
   readonly OPEN = 1;
   readyState = 1;
+  /** No extension negotiated: the bridge writes text frames whole onto `socket`. */
+  readonly extensions = "";
   bufferedAmount = 0;
   /** The JSON frames the bridge sent, parsed (binary frames are not JSON: not recorded). */
   readonly sent: Record<string, unknown>[] = [];
@@ -16,8 +18,16 @@ export class FakeCarrierSocket extends EventEmitter {
   readonly writeOf: number[] = [];
   #corks = 0;
   #pending = false;
-  /** The TCP socket under it (the bridge's `socket` option): sends between `cork` and the last `uncork` leave in one write, as Node's `Writable.cork` nests. */
+  /**
+   * The TCP socket under it (the bridge's `socket` option): writes between `cork` and the last
+   * `uncork` leave in one write, as Node's `Writable.cork` nests. A write is one whole text frame
+   * from the server (RFC 6455 §5.2, unmasked), read back and recorded as a send.
+   */
   readonly socket = {
+    write: (chunk: Uint8Array): boolean => {
+      this.send(unframe(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+      return true;
+    },
     cork: (): void => {
       this.#corks += 1;
     },
@@ -73,4 +83,15 @@ export class FakeCarrierSocket extends EventEmitter {
   of(event: string): Record<string, unknown>[] {
     return this.sent.filter((f) => f.event === event);
   }
+}
+
+/** The text of one whole, unmasked text frame (what the bridge writes onto the socket). */
+function unframe(frame: Buffer): string {
+  if (frame[0] !== 0x81) throw new Error(`not a final text frame: first byte ${frame[0]}`);
+  const second = frame[1] ?? 0;
+  if ((second & 0x80) !== 0) throw new Error("a server's frame is never masked");
+  const short = second & 0x7f;
+  const [length, at] = short === 126 ? [frame.readUInt16BE(2), 4] : short === 127 ? [Number(frame.readBigUInt64BE(2)), 10] : [short, 2];
+  if (frame.byteLength !== at + length) throw new Error(`frame of ${frame.byteLength} bytes says ${length} of payload after ${at}`);
+  return frame.toString("utf8", at);
 }
