@@ -94,6 +94,22 @@ describe("textFrame (RFC 6455 §5.2)", () => {
     // 3,000 keys cross a refill of the 8 KiB pool; random 32-bit keys almost never repeat.
     expect(keys.size).toBeGreaterThan(2990);
   });
+
+  it("masks every payload size alike, a byte or a 32-bit word at a time, ASCII or not", () => {
+    for (const size of [0, 1, 3, 4, 5, 63, 64, 65, 125, 126, 127, 263, 1001, 0xffff, 0x10000, 70_001]) {
+      for (const filler of ["a", "é"]) {
+        const text = filler.repeat(size);
+        const frame = textFrame(text, true);
+        const bytes = Buffer.byteLength(text);
+        const at = bytes <= 125 ? 2 : bytes <= 0xffff ? 4 : 10;
+        expect(frame[1]! & 0x80).toBe(0x80);
+        expect(frame.byteLength).toBe(at + 4 + bytes);
+        const key = frame.subarray(at, at + 4);
+        const payload = Buffer.from(frame.subarray(at + 4).map((byte, j) => byte ^ (key[j % 4] as number)));
+        expect(payload.toString("utf8")).toBe(text);
+      }
+    }
+  });
 });
 
 describe("text frames written whole, read by ws", () => {
