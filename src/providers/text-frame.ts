@@ -90,22 +90,41 @@ export function textFrame(text: string, masked: boolean): Buffer {
 /** Set the MASK bit, write a fresh key just before the payload at `payloadAt`, and XOR the payload with it (§5.3). */
 function mask(frame: Buffer, payloadAt: number, length: number): void {
   frame[1] = (frame[1] as number) | MASK_BIT;
+  keys.writeInto(frame, payloadAt - 4);
+  xorWithKey(frame, payloadAt, length);
+}
+
+/**
+ * XOR the `length` bytes at `payloadAt` with the 4-byte mask key just before them (§5.3: byte i
+ * with key byte i mod 4), in place: masking and unmasking are the same operation. A payload of
+ * `MIN_WORD_MASK_BYTES` and more goes a 32-bit word at a time from its first 4-byte-aligned byte
+ * (a socket's chunk puts the payload anywhere), the key rotated to that byte.
+ */
+export function xorWithKey(frame: Buffer, payloadAt: number, length: number): void {
   const keyAt = payloadAt - 4;
-  keys.writeInto(frame, keyAt);
   const k0 = frame[keyAt] as number;
   const k1 = frame[keyAt + 1] as number;
   const k2 = frame[keyAt + 2] as number;
   const k3 = frame[keyAt + 3] as number;
   const end = payloadAt + length;
   let i = payloadAt;
-  const from = frame.byteOffset + payloadAt;
-  if (LITTLE_ENDIAN && (from & 3) === 0 && length >= MIN_WORD_MASK_BYTES) {
-    // Four bytes a step through a 32-bit view of the payload (aligned: Node's pool hands out 8-byte-aligned slices), the key as
-    // the word its bytes make in memory.
-    const words = new Int32Array(frame.buffer, from, length >>> 2);
-    const key = k0 | (k1 << 8) | (k2 << 16) | (k3 << 24);
+  if (LITTLE_ENDIAN && length >= MIN_WORD_MASK_BYTES) {
+    const lead = (4 - ((frame.byteOffset + payloadAt) & 3)) & 3;
+    if (lead > 0) frame[i] = (frame[i] as number) ^ k0;
+    if (lead > 1) frame[i + 1] = (frame[i + 1] as number) ^ k1;
+    if (lead > 2) frame[i + 2] = (frame[i + 2] as number) ^ k2;
+    i += lead;
+    // The key as the word its bytes make in memory from the first aligned byte, which takes key byte `lead`.
+    const shift = lead * 8;
+    const word = k0 | (k1 << 8) | (k2 << 16) | (k3 << 24);
+    const key = shift === 0 ? word : (word >>> shift) | (word << (32 - shift));
+    const words = new Int32Array(frame.buffer, frame.byteOffset + i, (end - i) >>> 2);
     for (let w = 0; w < words.length; w++) words[w] = (words[w] as number) ^ key;
-    i += words.length * 4;
+    const done = words.length * 4;
+    // The tail continues the key where the words left it: the words covered a multiple of 4 bytes after `lead`.
+    const tail = i + done;
+    for (let t = tail, j = lead; t < end; t++, j++) frame[t] = (frame[t] as number) ^ (frame[keyAt + (j & 3)] as number);
+    return;
   }
   for (; i + 4 <= end; i += 4) {
     frame[i] = (frame[i] as number) ^ k0;

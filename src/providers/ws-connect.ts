@@ -6,7 +6,11 @@
 import type { Socket } from "node:net";
 import { WebSocket, type ClientOptions } from "ws";
 import type { Clock } from "../clock.js";
+import { readTextFramesWhole } from "./text-frame-reader.js";
 import { WholeTextFrames } from "./text-frame.js";
+
+/** ws's default `maxPayload` for a client (bytes): what a provider socket accepts unless its options say. */
+const WS_CLIENT_MAX_PAYLOAD = 100 * 1024 * 1024;
 
 /** Builds a provider socket (tests inject one, e.g. a subclass with a large `bufferedAmount`). */
 export type SocketFactory = (url: string, options: ClientOptions) => WebSocket;
@@ -18,7 +22,8 @@ type SendCallback = (err?: Error) => void;
  * A provider socket whose text frames leave whole (`text-frame.ts`): once open, `send(text)` with
  * no options or callback writes one masked frame onto the socket the upgrade response came on
  * (ws's public `upgrade` event), rather than through ws's sender. Anything else (binary, options,
- * a callback, a socket not open, an extension negotiated) is ws's own `send`.
+ * a callback, a socket not open, an extension negotiated) is ws's own `send`. And its text frames
+ * are read whole (`text-frame-reader.ts`).
  */
 export class ProviderSocket extends WebSocket {
   #frames: WholeTextFrames | undefined;
@@ -31,7 +36,9 @@ export class ProviderSocket extends WebSocket {
     });
     // Registered first, so it runs before any other `open` listener sends.
     this.once("open", () => {
-      if (socket !== undefined && this.extensions === "") this.#frames = new WholeTextFrames(socket, true);
+      if (socket === undefined || this.extensions !== "") return;
+      this.#frames = new WholeTextFrames(socket, true);
+      readTextFramesWhole(this, socket, false, options.maxPayload ?? WS_CLIENT_MAX_PAYLOAD);
     });
   }
 

@@ -28,7 +28,7 @@ import { chooseTeamProviders } from "./offline.js";
 import { serveRequests, serveUpgrades } from "./entry.js";
 import { agentRoutes, agentRouteTable, routeEntryPoints, type AgentRouteTable } from "./agent-routes.js";
 import { gatewayRoutes } from "./routes.js";
-import { gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
+import { acceptUpgrade, gatewaySocketServer, refuseUpgrade } from "./upgrade.js";
 import { chooseRealtimeProtocol, REALTIME_PATH } from "./realtime-handshake.js";
 import { MAX_REALTIME_FRAME_BYTES } from "../realtime/frame-limits.js";
 import type { RealtimeConnection } from "../realtime/connection.js";
@@ -256,12 +256,12 @@ export function createGateway<S = unknown>(options: GatewayOptions<S>): Gateway 
     if (realtime) {
       // The Realtime front door, imported by the first Realtime client and kept (a later `import()` would resolve it again).
       const { acceptRealtime, clientTools } = await (realtimeRoute ??= import("./realtime-route.js"));
-      return realtimeWss.handleUpgrade(req, socket, head, (ws) => {
+      return acceptUpgrade(realtimeWss, req, socket, head, (ws) => {
         const deps = { clock, log, throttle, limits, apiKey, allowedOrigins, tokenAgent: config.name, agent: () => ({ name: current.config.name, mode: sessionMode(current.config), clientTools: clientTools(current.team), tokenLimit: current.config.usageLimits?.totalTokens, turns: current.config.turnTaking?.detection ?? "auto", interrupts: current.config.interruption !== "off" }) };
         acceptRealtime(ws, req, url, spread(deps, { startSession: (link: RealtimeConnection) => startSession(link, { transport: "realtime" }) }));
       });
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    acceptUpgrade(wss, req, socket, head, (ws) => {
       accept(ws, req, url).catch((err: unknown) => {
         log.error({ err }, "session refused");
         ws.close(CLOSE.internal, "session could not start");

@@ -1,5 +1,7 @@
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type ServerOptions } from "ws";
+import { WebSocketServer, type ServerOptions, type WebSocket } from "ws";
+import { readTextFramesWhole } from "../providers/text-frame-reader.js";
 
 /**
  * How long a close handshake may take before the socket is destroyed (ms). ws waits 30 s by
@@ -23,6 +25,17 @@ export function gatewaySocketServer(maxPayload: number, handleProtocols?: (offer
     ...(handleProtocols === undefined ? {} : { handleProtocols }),
   };
   return new WebSocketServer(options);
+}
+
+/**
+ * Complete an upgrade on one of the gateway's servers: the socket's text frames are read whole
+ * (providers/text-frame-reader.ts; a client's frames are masked) before `accepted` listens.
+ */
+export function acceptUpgrade(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, accepted: (ws: WebSocket) => void): void {
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    readTextFramesWhole(ws, socket, true, wss.options.maxPayload ?? 0);
+    accepted(ws);
+  });
 }
 
 /** Refuse a WebSocket upgrade with an HTTP status and, when given, a one-line reason as the body. */

@@ -14,7 +14,7 @@ import { CarrierBridge, type CarrierCall } from "../../transport/carrier-bridge.
 import { MAX_TEXT_FRAME_CHARS } from "../../transport/carriers/carrier.js";
 import { CARRIER_CODECS, type CarrierName } from "../../transport/carriers/index.js";
 import { keyMatches } from "../auth.js";
-import { gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
+import { acceptUpgrade, gatewaySocketServer, refuseUpgrade } from "../upgrade.js";
 import { CallTickets, firstUse, webhookAccountId, webhookCallId, webhookLine, type AnsweredCall, type CallNumbers } from "./answered-calls.js";
 import { webhookNumbers } from "./caller-numbers.js";
 import { streamInstructions, type StreamTarget } from "./instructions.js";
@@ -280,7 +280,7 @@ export function callAnswering(deps: TelephonyDeps, at: AnsweringStart): CallAnsw
       return refuseUpgrade(socket, 404, "Not Found");
     }
     const httpBase = publicBase(req, "http");
-    wss.handleUpgrade(req, socket, head, (ws) => void accept(ws, socket, carrier, answered, httpBase));
+    acceptUpgrade(wss, req, socket, head, (ws) => void accept(ws, socket, carrier, answered, httpBase));
   }
 
   async function accept(ws: WebSocket, socket: Duplex, carrier: CarrierName, answered: AnsweredCall | undefined, httpBase: string): Promise<void> {

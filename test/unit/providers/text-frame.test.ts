@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
-import { textFrame, WholeTextFrames } from "../../../src/providers/text-frame.js";
+import { textFrame, WholeTextFrames, xorWithKey } from "../../../src/providers/text-frame.js";
 import { newWebSocket, ProviderSocket } from "../../../src/providers/ws-connect.js";
 
 /** Texts around every length boundary of RFC 6455 §5.2 (7-bit, 16-bit, 64-bit), ASCII and not. */
@@ -107,6 +107,22 @@ describe("textFrame (RFC 6455 §5.2)", () => {
         const key = frame.subarray(at, at + 4);
         const payload = Buffer.from(frame.subarray(at + 4).map((byte, j) => byte ^ (key[j % 4] as number)));
         expect(payload.toString("utf8")).toBe(text);
+      }
+    }
+  });
+
+  it("XORs a payload with the key before it wherever it lies in memory (a socket's read puts it anywhere), and undoes itself", () => {
+    const backing = Buffer.alloc(400);
+    for (let offset = 0; offset < 8; offset++) {
+      for (let length = 0; length <= 140; length++) {
+        const frame = backing.subarray(offset, offset + 4 + length);
+        for (let i = 0; i < frame.length; i++) frame[i] = (i * 37 + offset * 11 + length) & 0xff;
+        const before = Buffer.from(frame);
+        xorWithKey(frame, 4, length);
+        const expected = Buffer.from(before.map((byte, i) => (i < 4 ? byte : byte ^ (before[(i - 4) % 4] as number))));
+        expect(frame.equals(expected), `offset ${offset}, length ${length}`).toBe(true);
+        xorWithKey(frame, 4, length);
+        expect(frame.equals(before)).toBe(true);
       }
     }
   });
