@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Duplex, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { TextFrameScanner } from "../../../src/providers/text-frame-reader.js";
 import { newWebSocket } from "../../../src/providers/ws-connect.js";
 import { acceptUpgrade } from "../../../src/server/upgrade.js";
+import { TLS_CERT, TLS_KEY } from "../../helpers/tls-fixture.js";
 
 const MAX_PAYLOAD = 20_000;
 
@@ -202,12 +204,12 @@ describe("readTextFramesWhole on real sockets", () => {
     server = undefined;
   });
 
-  /** A server whose upgrades go through `acceptUpgrade` (as the gateway's), echoing what it reads. */
-  async function echoServer(): Promise<{ url: string; accepted: Promise<{ ws: WebSocket; socket: Duplex }> }> {
+  /** A server whose upgrades go through `acceptUpgrade` (as the gateway's), echoing what it reads; over TLS when `tls`. */
+  async function echoServer(tls = false): Promise<{ url: string; accepted: Promise<{ ws: WebSocket; socket: Duplex }> }> {
     const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
     let accept!: (value: { ws: WebSocket; socket: Duplex }) => void;
     const accepted = new Promise<{ ws: WebSocket; socket: Duplex }>((resolve) => (accept = resolve));
-    server = createServer();
+    server = tls ? createTlsServer({ cert: TLS_CERT, key: TLS_KEY }) : createServer();
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       acceptUpgrade(wss, req, socket, head, (ws) => {
         ws.on("message", (data: Buffer, isBinary: boolean) => ws.send(isBinary ? data : `echo:${data.toString()}`));
@@ -216,19 +218,25 @@ describe("readTextFramesWhole on real sockets", () => {
     );
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
-    return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, accepted };
+    return { url: `${tls ? "wss" : "ws"}://127.0.0.1:${(server.address() as AddressInfo).port}`, accepted };
   }
 
-  it("both ends read whole: the server's socket and a provider socket hand ws's listener no text frame", async () => {
-    const { url, accepted } = await echoServer();
-    const client = newWebSocket(url, {});
+  it.each([
+    ["plain", false],
+    ["TLS (a provider's wss://, a gateway serving its own TLS)", true],
+  ])("both ends read whole (%s): the server's socket and a provider socket hand ws's listener no text frame", async (_name, tls) => {
+    const { url, accepted } = await echoServer(tls);
+    const client = newWebSocket(url, tls ? { ca: TLS_CERT } : {});
     const got: string[] = [];
     client.on("message", (data: Buffer, isBinary: boolean) => got.push(isBinary ? `binary:${data.length}` : data.toString()));
     await once(client, "open");
     const { socket } = await accepted;
     // ws's own `data` listener is gone from both sockets: the reader's is there instead.
-    expect(socket.listeners("data")).toHaveLength(1);
-    expect(socket.listeners("data")[0]?.name).not.toBe("socketOnData");
+    const clientSocket = (client as unknown as { _socket: Duplex })._socket;
+    for (const under of [socket, clientSocket]) {
+      expect(under.listeners("data")).toHaveLength(1);
+      expect(under.listeners("data")[0]?.name).toBe("read");
+    }
     // 200 KB: more than one socket read, so ws reads it (and the frames after it in that read).
     const sent = ["small", "x".repeat(200_000), "é🎧", ""];
     for (const s of sent) client.send(s);
