@@ -14,7 +14,6 @@ import { mergeContinuation, normalize, type TurnInput } from "./turn-input.js";
 import { TurnQueue } from "./turn-queue.js";
 import { Utterances, type Utterance } from "./utterance.js";
 import { VoiceReply, type VoiceReplyDeps } from "./voice-reply.js";
-import { spread } from "../spread.js";
 
 /** The session's ports for the loop; most pass through to each reply (voice-reply.ts, reply-gate.ts). */
 export interface VoiceLoopDeps extends Pick<VoiceReplyDeps, "clock" | "log" | "settings" | "tts" | "ledger" | "guardrails" | "emit" | "wants" | "audio" | "admitTurn" | "toolCovering" | "toolsRunning"> {
@@ -339,12 +338,26 @@ export class VoiceLoop {
   }
 
   #startReply(): VoiceReply {
-    const { clock, settings } = this.#deps;
+    const deps = this.#deps;
+    const { clock, settings } = deps;
     const ref: { reply?: VoiceReply } = {};
     this.#playback.resetTimeline();
     const reply = new VoiceReply(
-      spread(this.#deps, {
-        model: this.#deps.reply,
+      // Its fields named one by one, not the loop's deps copied (`spread`: a sixth of the STT final → model call path, per reply).
+      {
+        clock,
+        log: deps.log,
+        settings,
+        tts: deps.tts,
+        ledger: deps.ledger,
+        guardrails: deps.guardrails,
+        emit: deps.emit,
+        wants: deps.wants,
+        audio: deps.audio,
+        admitTurn: deps.admitTurn,
+        toolCovering: deps.toolCovering,
+        toolsRunning: deps.toolsRunning,
+        model: deps.reply,
         playback: this.#playback,
         userSpeaking: () => this.userSpeaking,
         current: () => ref.reply !== undefined && this.#reply === ref.reply,
@@ -358,7 +371,7 @@ export class VoiceLoop {
         settled: () => {
           if (!this.#closed) this.#nudger.arm();
         },
-      }),
+      },
       Math.max(clock.now() + settings.startSpeakingFloorMs, this.#holdUntil),
     );
     ref.reply = reply;

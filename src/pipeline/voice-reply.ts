@@ -17,7 +17,6 @@ import { DeadAirCover } from "./silence.js";
 import type { TtsStream } from "./tts-port.js";
 import { promptFor, type TurnInput } from "./turn-input.js";
 import type { VoiceSettings } from "./voice-settings.js";
-import { spread } from "../spread.js";
 
 /** What a reply needs from the loop that runs it: its gate's ports (reply-gate.ts), and the turn's. */
 export interface VoiceReplyDeps extends ReplyGateDeps {
@@ -85,12 +84,20 @@ export class VoiceReply {
     this.id = deps.ledger.nextTurnId();
     this.epoch = deps.ledger.epoch;
     this.gate = new ReplyGate(
-      spread(deps, {
+      {
+        clock: deps.clock,
+        log: deps.log,
+        tts: deps.tts,
+        playback: deps.playback,
+        emit: deps.emit,
+        audio: deps.audio,
+        current: deps.current,
+        closed: deps.closed,
         sent: (kind: SpeechKind) => {
           deps.sent(kind);
           this.#deadAir.arm();
         },
-      }),
+      },
       releaseAt,
     );
     this.#deadAir = new DeadAirCover(
