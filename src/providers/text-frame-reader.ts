@@ -21,7 +21,7 @@
 import { isUtf8 } from "node:buffer";
 import type { Duplex } from "node:stream";
 import { WebSocket } from "ws";
-import { xorWithKey } from "./text-frame.js";
+import { LENGTH_16, MASK_BIT, xorWithKey } from "./text-frame.js";
 
 /** §5.2, first byte: FIN, the three RSV bits, the opcode. */
 const FIN = 0x80;
@@ -33,10 +33,8 @@ const OP_PING = 0x9;
 const OP_PONG = 0xa;
 /** §5.5: a control frame's payload is at most 125 bytes. */
 const MAX_CONTROL_PAYLOAD = 125;
-/** §5.2, second byte: MASK, then the 7-bit length (126: a 16-bit length follows, 127: a 64-bit one). */
-const MASK_BIT = 0x80;
+/** §5.2, second byte: MASK (text-frame.ts's `MASK_BIT`), then the 7-bit length (`LENGTH_16`: a 16-bit length follows, 127: a 64-bit one). */
 const LENGTH_BITS = 0x7f;
-const LENGTH_16 = 126;
 /** The longest header: 2 bytes, a 64-bit length, a mask key. */
 const MAX_HEADER_BYTES = 14;
 

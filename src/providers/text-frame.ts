@@ -20,10 +20,10 @@ import type { Writable } from "node:stream";
 
 /** §5.2: FIN set, opcode 0x1 (a text frame, not fragmented). */
 const FIN_TEXT = 0x81;
-/** §5.2: the second byte's MASK bit. */
-const MASK_BIT = 0x80;
-/** §5.2: the 7-bit lengths that say a 16-bit or a 64-bit length follows. */
-const LENGTH_16 = 126;
+/** §5.2: the second byte's MASK bit (text-frame-reader.ts reads it too). */
+export const MASK_BIT = 0x80;
+/** §5.2: the 7-bit lengths that say a 16-bit or a 64-bit length follows (the reader reads the first). */
+export const LENGTH_16 = 126;
 const LENGTH_64 = 127;
 /** The largest payload the 7-bit and the 16-bit length hold (bytes). */
 const MAX_LENGTH_7 = 125;
