@@ -207,7 +207,7 @@ function table(report: Report): string {
   rows.push(`| figure | gateway, 1 session | relay, 1 session | gateway ÷ relay | gateway, ${n} sessions | relay, ${n} sessions | gateway ÷ relay |`);
   rows.push("|---|--:|--:|--:|--:|--:|--:|");
   for (const p of ["p50", "p95", "p99", "max"] as const) row(`STT final → LLM request, ${p} (ms)`, (r) => r.sttToLlm[p]);
-  row("… of which inside the STT `final` callback, p99 (ms)", (r) => r.finalSync.p99);
+  for (const p of ["p50", "p99"] as const) row(`… of which inside the STT \`final\` callback, ${p} (ms)`, (r) => r.finalSync[p]);
   row("LLM request → first TTS audio, p50 (ms)", (r) => r.llmToTts.p50);
   row("LLM request → first TTS audio, p99 (ms)", (r) => r.llmToTts.p99);
   for (const p of ["p50", "p95", "p99", "max"] as const) row(`first TTS audio → client frame, ${p} (ms)`, (r) => r.ttsToClient[p]);
