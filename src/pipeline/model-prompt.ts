@@ -87,6 +87,25 @@ function providerMessage(message: ModelMessage): LanguageModelV4Message | undefi
 }
 
 /**
+ * Each message in the provider's shape (null: not a shape the voice loop sends), converted once.
+ * A recorded message is never changed (a correction replaces it with a new one, turn/ledger.ts),
+ * and every request sends the history again: on a long call 120 messages a turn
+ * (MAX_HISTORY_MESSAGES), whose conversion was a fifth of what a turn allocated
+ * (docs/benchmarks.md, bench:pipeline-turn-counts). Requests share the converted messages, so
+ * nothing here changes one, and neither does a provider (the SDK's contract: the prompt is input).
+ */
+const converted = new WeakMap<ModelMessage, LanguageModelV4Message | null>();
+
+function convertedMessage(message: ModelMessage): LanguageModelV4Message | undefined {
+  let known = converted.get(message);
+  if (known === undefined) {
+    known = providerMessage(message) ?? null;
+    converted.set(message, known);
+  }
+  return known ?? undefined;
+}
+
+/**
  * The provider prompt for `system` and `messages`, or undefined when a message is outside the
  * voice loop's shapes. As the SDK: the system text first, consecutive tool messages merged, a
  * tool call without a result before the next user turn refused (`MissingToolResultsError`).
@@ -95,13 +114,14 @@ export function providerPrompt(system: string, messages: readonly ModelMessage[]
   if (messages.length === 0) return undefined;
   const prompt: LanguageModelV4Prompt = [{ role: "system", content: system }];
   for (const message of messages) {
-    const converted = providerMessage(message);
+    const converted = convertedMessage(message);
     if (converted === undefined) return undefined;
     const last = prompt[prompt.length - 1];
     if (converted.role === "tool" && last?.role === "tool") {
       // The SDK folds a message-level option into the previous last part before merging; the voice loop sets none.
       if (last.providerOptions != null || converted.providerOptions != null) return undefined;
-      last.content.push(...converted.content);
+      // A new message: both may be converted messages other requests share.
+      prompt[prompt.length - 1] = { role: "tool", content: [...last.content, ...converted.content] };
       continue;
     }
     prompt.push(converted);

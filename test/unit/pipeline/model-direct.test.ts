@@ -145,6 +145,18 @@ describe("the direct model call against the AI SDK's streamLanguageModelCall", (
     await expectSame({ system: "S", messages: HISTORY, tools: {} }, spoken);
   });
 
+  it("converts a recorded message once and shares it, changing none: the history sent again, whole or in part, reads the same", async () => {
+    const first = providerPrompt("S", HISTORY);
+    const again = providerPrompt("S", HISTORY);
+    expect(again).toEqual(first);
+    // The same message object, not a copy: a long call's history is converted once, not every turn.
+    expect(again?.[1]).toBe(first?.[1]);
+    // The two tool messages were merged into a new one; each alone still reads as itself.
+    const alone = providerPrompt("S", HISTORY.slice(4, 5));
+    expect(alone?.[1]).toEqual({ role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "lookup_order", output: { type: "text", value: "Shipped." } }] });
+    await expectSame({ system: "S", messages: HISTORY.slice(4) }, spoken);
+  });
+
   it("maps text, reasoning, metadata and the end of the call as the SDK does", async () => {
     const parts = await expectSame({ system: "S", messages: HISTORY }, spoken);
     expect(parts.filter((part) => part.type === "text-delta").map((part) => part.text)).toEqual(["Your order ", "", "shipped."]);
