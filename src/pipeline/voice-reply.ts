@@ -49,8 +49,12 @@ export interface VoiceReplyDeps extends ReplyGateDeps {
 export class VoiceReply {
   readonly id: string;
   readonly epoch: number;
-  /** Aborted when the reply stops: its wait for playback ends. */
-  readonly #reply = new AbortController();
+  /**
+   * Stopped: its wait for playback ends (`stop` rechecks the playback clock's waits). A flag, not
+   * an AbortController: its signal and listener were made and removed every reply
+   * (docs/benchmarks.md, bench:pipeline-turn-counts).
+   */
+  #stopped = false;
   /**
    * The model call's signal: aborted with the reply (`stop`), or alone by an output guardrail's
    * verdict, the reply then going on to speak its replacement. One controller both abort, not
@@ -144,9 +148,9 @@ export class VoiceReply {
     this.gate.close();
     this.#deadAir.cancel();
     if (abort) {
-      const reason = new Error("interrupted");
-      this.#reply.abort(reason);
-      this.#model.abort(reason);
+      this.#stopped = true;
+      this.#model.abort(new Error("interrupted"));
+      this.#deps.playback.recheck();
     }
   }
 
@@ -327,7 +331,7 @@ export class VoiceReply {
     if (this.#interrupted) return;
     this.gate.flush();
     this.#deps.emit({ type: "audio.completed" });
-    await this.#deps.playback.playedOut(() => this.#interrupted || this.#deps.closed(), this.#reply.signal);
+    await this.#deps.playback.playedOut(() => this.#interrupted || this.#stopped || this.#deps.closed());
   }
 
   /** The turn's latency stages (docs/protocol.md `metrics.turn`), read when it settles. */
