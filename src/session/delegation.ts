@@ -93,7 +93,7 @@ async function openSubagent(delegation: Delegation, deps: DelegationDeps): Promi
     toolSettled: (call, outcome) => log.info({ tool: call.toolName, status: outcome.status }, "sub-agent tool call"),
   });
   const model = await teamModel(config, deps.resolveModel);
-  return openReplyLoop({ model, table, invoke: (call) => runner.call(call), config, settings, clock, instructions: () => sessionInstructions({ def, config }, deps.sessionId) });
+  return openReplyLoop({ model, table, invoke: (call) => runner.call(call), config, settings, clock, instructions: sessionInstructions({ def, config }, deps.sessionId) });
 }
 
 /** Run one task: the sub-agent's reply to it is the result; a failure throws (the tool runner words it). */

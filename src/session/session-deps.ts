@@ -98,13 +98,24 @@ export function sessionMode(config: AgentConfig): SessionMode {
   return mode;
 }
 
-/** A session's system prompt: the agent's `systemPrompt` and `promptContext` functions called for it (else their text), with the voice presets. */
-export async function sessionInstructions(agent: SessionAgent, sessionId: string): Promise<string> {
+/**
+ * A session's system prompt, asked for at every model request: the agent's `systemPrompt` and
+ * `promptContext` functions called for it each time (else their text), with the voice presets.
+ * An agent with neither function gets the same text every time, so it is built once, at the
+ * first request (docs/benchmarks.md, bench:pipeline-turn-counts).
+ */
+export function sessionInstructions(agent: SessionAgent, sessionId: string): () => Promise<string> {
   const { def, config } = agent;
+  if (typeof def.systemPrompt !== "function" && typeof def.promptContext !== "function") {
+    let built: Promise<string> | undefined;
+    return () => (built ??= Promise.resolve(buildSystemPrompt({ systemPrompt: config.systemPrompt, voicePresets: config.voicePresets, promptContext: config.promptContext })));
+  }
   const info = { sessionId };
-  const systemPrompt = typeof def.systemPrompt === "function" ? await def.systemPrompt(info) : config.systemPrompt;
-  const promptContext = typeof def.promptContext === "function" ? await def.promptContext(info) : config.promptContext;
-  return buildSystemPrompt({ systemPrompt, voicePresets: config.voicePresets, promptContext });
+  return async () => {
+    const systemPrompt = typeof def.systemPrompt === "function" ? await def.systemPrompt(info) : config.systemPrompt;
+    const promptContext = typeof def.promptContext === "function" ? await def.promptContext(info) : config.promptContext;
+    return buildSystemPrompt({ systemPrompt, voicePresets: config.voicePresets, promptContext });
+  };
 }
 
 /** Who a session is, as its parts log, trace, count and record it. */

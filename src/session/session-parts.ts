@@ -69,7 +69,7 @@ export async function openSessionParts(opening: SessionOpening, signal: AbortSig
       settings: opening.settings,
       table,
       tools,
-      instructions: () => sessionInstructions(agent, sessionId),
+      instructions: sessionInstructions(agent, sessionId),
       link: opening.screen?.modeLink(deps.link) ?? deps.link,
       waitingAudio: agent.waitingAudio,
       providers: { resolveModel, voice, s2s, env },

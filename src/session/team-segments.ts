@@ -81,7 +81,7 @@ export class TeamSegments implements HandOffDeps, DelegationDeps {
   }
 
   instructions(agent: TeamAgent): () => Promise<string> {
-    return () => sessionInstructions(agent, this.sessionId);
+    return sessionInstructions(agent, this.sessionId);
   }
 
   spent(): string | undefined {
