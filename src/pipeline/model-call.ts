@@ -29,6 +29,19 @@ export interface ModelCallStream {
   cancel(): void;
 }
 
+/** How a model call is made: its clock, retries and signal. */
+export interface ModelCallOptions {
+  readonly clock: Clock;
+  readonly maxRetries: number;
+  readonly signal: AbortSignal;
+  /**
+   * Called each time the request goes out, before its response: right after the provider's
+   * `doStream` is called (through the SDK, once the SDK has been handed the call). What can wait
+   * for the request (a reply's TTS stream) starts then.
+   */
+  readonly requested?: (() => void) | undefined;
+}
+
 export interface ModelRequest {
   readonly model: LanguageModel;
   readonly system: string;
@@ -60,8 +73,8 @@ function retryableApiError(error: Error): boolean {
  * Open one model call's stream, retrying the request `maxRetries` times on a retryable API
  * error (waits on `clock`). Throws the request's last error, or the signal's reason when it aborts.
  */
-export async function openModelCall(request: ModelRequest, options: { readonly clock: Clock; readonly maxRetries: number; readonly signal: AbortSignal }): Promise<ModelCallStream> {
-  const { clock, maxRetries, signal } = options;
+export async function openModelCall(request: ModelRequest, options: ModelCallOptions): Promise<ModelCallStream> {
+  const { clock, maxRetries, signal, requested } = options;
   let stream: ModelCallStream | undefined;
   const outcome = await reconnect({
     clock,
@@ -73,10 +86,10 @@ export async function openModelCall(request: ModelRequest, options: { readonly c
       const model = directModel(request.model);
       const options = model === undefined ? undefined : await directCallOptions(request, signal);
       if (model !== undefined && options !== undefined) {
-        stream = await openDirect(model, options, request, clock);
+        stream = await openDirect(model, options, request, clock, requested);
         return;
       }
-      stream = new IteratedParts(await openThroughSdk(request, signal));
+      stream = new IteratedParts(await openThroughSdk(request, signal, requested));
     },
   });
   switch (outcome.kind) {
@@ -92,8 +105,8 @@ export async function openModelCall(request: ModelRequest, options: { readonly c
 }
 
 /** The call made by the AI SDK's `streamLanguageModelCall`, for requests outside the direct call's shapes. */
-export async function openThroughSdk(request: ModelRequest, signal: AbortSignal): Promise<AsyncIterable<ModelCallPart>> {
-  const opened = await streamLanguageModelCall({
+export async function openThroughSdk(request: ModelRequest, signal: AbortSignal, requested?: () => void): Promise<AsyncIterable<ModelCallPart>> {
+  const opening = streamLanguageModelCall({
     model: request.model,
     system: request.system,
     messages: [...request.messages],
@@ -103,13 +116,16 @@ export async function openThroughSdk(request: ModelRequest, signal: AbortSignal)
     ...(request.maxOutputTokens === undefined ? {} : { maxOutputTokens: request.maxOutputTokens }),
     abortSignal: signal,
   });
-  return opened.stream;
+  requested?.();
+  return (await opening).stream;
 }
 
 /** The provider's stream for `options`, read and mapped chunk by chunk as the SDK would. */
-async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOptions, request: ModelRequest, clock: Clock): Promise<ModelCallStream> {
+async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOptions, request: ModelRequest, clock: Clock, requested: (() => void) | undefined): Promise<ModelCallStream> {
   const startedMs = clock.now();
-  const { stream } = await model.doStream(options);
+  const opening = model.doStream(options);
+  requested?.();
+  const { stream } = await opening;
   const mapper = new ModelPartMapper({
     tools: request.tools,
     toolChoice: options.toolChoice ?? { type: "auto" },

@@ -100,6 +100,14 @@ export class ReplyGate {
     return stream;
   }
 
+  /**
+   * A TTS stream whose audio passes this gate, opened at `open()` or at its first text, whichever
+   * comes first (`DeferredStream`); never opened once the gate has closed.
+   */
+  deferredStream(kind: SpeechKind): DeferredStream {
+    return new DeferredStream(() => (this.#open ? this.stream(kind) : undefined));
+  }
+
   /** Speak a whole line on its own stream; resolves when every stream of the reply is done (or cancelled). */
   speak(text: string, kind: SpeechKind): Promise<void> {
     const stream = this.stream(kind);
@@ -167,5 +175,44 @@ export class ReplyGate {
   #wake(): void {
     if (this.#streams.size > 0) return;
     for (const wake of this.#idleWaiters.splice(0)) wake();
+  }
+}
+
+/**
+ * A TTS stream opened when it is asked to (`open`) or at its first text, whichever comes first.
+ * A reply's model stream is opened once its model request is out, as the floor relay does it,
+ * so the path from the caller's last word to the model request does not also set up the TTS
+ * (docs/benchmarks.md, "Pipeline"); the TTS is still ready long before a real model's first
+ * token. Ended or cancelled before it opened, it never opens: there was nothing to speak.
+ */
+export class DeferredStream implements TtsStream {
+  #state: { readonly kind: "waiting" } | { readonly kind: "open"; readonly stream: TtsStream } | { readonly kind: "over" } = { kind: "waiting" };
+  /** Opens the stream, or undefined when it must not open (the gate has closed). */
+  readonly #opener: () => TtsStream | undefined;
+
+  constructor(opener: () => TtsStream | undefined) {
+    this.#opener = opener;
+  }
+
+  /** Open it now (if it is still waiting). */
+  open(): void {
+    if (this.#state.kind !== "waiting") return;
+    const stream = this.#opener();
+    this.#state = stream === undefined ? { kind: "over" } : { kind: "open", stream };
+  }
+
+  push(text: string): void {
+    this.open();
+    if (this.#state.kind === "open") this.#state.stream.push(text);
+  }
+
+  end(): void {
+    if (this.#state.kind === "open") this.#state.stream.end();
+    else this.#state = { kind: "over" };
+  }
+
+  cancel(): void {
+    if (this.#state.kind === "open") this.#state.stream.cancel();
+    else this.#state = { kind: "over" };
   }
 }

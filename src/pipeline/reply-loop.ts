@@ -36,6 +36,8 @@ export interface ReplyObserver {
   toolCall?(): void;
   /** Milliseconds from the request to the first text or tool call. */
   firstToken?(ms: number): void;
+  /** A step's model request went out (model-call.ts `requested`). */
+  requested?(): void;
 }
 
 export interface ReplyUsage {
@@ -205,7 +207,7 @@ export class ReplyLoop {
       for (;;) {
         const reader = new StepReader();
         const request = { model: deps.model, system, messages: [...history, ...stepPrompt(steps)], tools: toolSet, toolChoice: toolChoiceFor(steps.length), temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens };
-        await readStep(reader, request, { clock, maxRetries: settings.maxRetries, signal }, runTool, (delta, textBefore) => {
+        await readStep(reader, request, { clock, maxRetries: settings.maxRetries, signal, requested: () => observer.requested?.() }, runTool, (delta, textBefore) => {
           if (delta === undefined) {
             markFirst();
             observer.toolCall?.();

@@ -5,9 +5,8 @@
  * the reply's next call. The reply loop (reply-loop.ts) decides whether another step follows.
  */
 import type { ModelMessage, TextPart } from "ai";
-import type { Clock } from "../clock.js";
 import { messageOf } from "../errors.js";
-import { openModelCall, type ModelCallPart, type ModelRequest } from "./model-call.js";
+import { openModelCall, type ModelCallOptions, type ModelCallPart, type ModelRequest } from "./model-call.js";
 import type { ToolAnswer } from "./tool-port.js";
 
 /** A content part of an assistant message, as a provider gets it back within the reply. */
@@ -169,7 +168,7 @@ export class StepReader {
 export async function readStep(
   reader: StepReader,
   request: ModelRequest,
-  options: { readonly clock: Clock; readonly maxRetries: number; readonly signal: AbortSignal },
+  options: ModelCallOptions,
   runTool: ((call: { toolCallId: string; toolName: string; input: unknown }) => Promise<ToolAnswer>) | undefined,
   heard: (delta: string | undefined, textBefore: string) => void,
 ): Promise<void> {

@@ -179,7 +179,8 @@ export class VoiceReply {
     if (input.kind === "say") return this.#say(input.text, input.record);
     if (!this.#deps.admitTurn()) return;
     this.input = input;
-    const stream = this.gate.stream("model");
+    // Opened once the model request is out, or at the first text if that comes sooner (an adopted speculation, a refusal's line).
+    const stream = this.gate.deferredStream("model");
     const output = new GuardedOutput(this.#deps.guardrails, {
       release: (text) => {
         // Checked text is shown as it is released; unchecked, as it streams (below).
@@ -202,6 +203,7 @@ export class VoiceReply {
       firstToken: (ms: number) => {
         firstTokenMs = ms;
       },
+      requested: () => stream.open(),
     };
     const result = await this.#generate(input, observer);
     batcher.flush();

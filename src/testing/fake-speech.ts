@@ -104,6 +104,8 @@ export class FakeTts implements TtsProvider {
   readonly cancelled: string[] = [];
   /** The rate each `open` asked for (Hz), in order. */
   readonly requestedRates: number[] = [];
+  /** Streams opened so far, on every session. */
+  streamsOpened = 0;
   readonly #clock: Clock;
   readonly #msPerChar: number;
   readonly #latencyMs: number;
@@ -131,6 +133,7 @@ export class FakeTts implements TtsProvider {
   }
 
   #stream(events: TtsStreamEvents, sampleRate: number): TtsStream {
+    this.streamsOpened += 1;
     const guard = guardStream(events);
     const timers: Timer[] = [];
     let at = this.#clock.now() + this.#latencyMs;
