@@ -86,6 +86,16 @@ function providerMessage(message: ModelMessage): LanguageModelV4Message | undefi
   }
 }
 
+/** A message in the provider's shape, with what the prompt's checks read of it. */
+interface Converted {
+  readonly message: LanguageModelV4Message;
+  /** The tool calls it leaves waiting for a result (an assistant's, not provider-executed) and the results it gives (a tool message's): none on most. */
+  readonly calls: readonly string[];
+  readonly results: readonly string[];
+}
+
+const NONE: readonly string[] = [];
+
 /**
  * Each message in the provider's shape (null: not a shape the voice loop sends), converted once.
  * A recorded message is never changed (a correction replaces it with a new one, turn/ledger.ts),
@@ -93,54 +103,71 @@ function providerMessage(message: ModelMessage): LanguageModelV4Message | undefi
  * (MAX_HISTORY_MESSAGES), whose conversion was a fifth of what a turn allocated
  * (docs/benchmarks.md, bench:pipeline-turn-counts). Requests share the converted messages, so
  * nothing here changes one, and neither does a provider (the SDK's contract: the prompt is input).
+ * The tool-call ids are read once too, so a request's check does not walk every message's parts.
  */
-const converted = new WeakMap<ModelMessage, LanguageModelV4Message | null>();
+const converted = new WeakMap<ModelMessage, Converted | null>();
 
-function convertedMessage(message: ModelMessage): LanguageModelV4Message | undefined {
+function convertedMessage(message: ModelMessage): Converted | undefined {
   let known = converted.get(message);
   if (known === undefined) {
-    known = providerMessage(message) ?? null;
+    const provider = providerMessage(message);
+    known = provider === undefined ? null : { message: provider, calls: openedCalls(provider), results: givenResults(provider) };
     converted.set(message, known);
   }
   return known ?? undefined;
 }
 
+function openedCalls(message: LanguageModelV4Message): readonly string[] {
+  if (message.role !== "assistant") return NONE;
+  const ids = message.content.flatMap((part) => (part.type === "tool-call" && part.providerExecuted !== true ? [part.toolCallId] : []));
+  return ids.length === 0 ? NONE : ids;
+}
+
+function givenResults(message: LanguageModelV4Message): readonly string[] {
+  if (message.role !== "tool") return NONE;
+  const ids = message.content.flatMap((part) => (part.type === "tool-result" ? [part.toolCallId] : []));
+  return ids.length === 0 ? NONE : ids;
+}
+
 /**
  * The provider prompt for `system` and `messages`, or undefined when a message is outside the
  * voice loop's shapes. As the SDK: the system text first, consecutive tool messages merged, a
- * tool call without a result before the next user turn refused (`MissingToolResultsError`).
+ * tool call without a result before the next user turn refused (`MissingToolResultsError`,
+ * thrown once every message has converted: one that does not sends the request through the
+ * SDK instead, which checks it itself).
  */
 export function providerPrompt(system: string, messages: readonly ModelMessage[]): LanguageModelV4Prompt | undefined {
   if (messages.length === 0) return undefined;
   const prompt: LanguageModelV4Prompt = [{ role: "system", content: system }];
-  for (const message of messages) {
-    const converted = convertedMessage(message);
-    if (converted === undefined) return undefined;
-    const last = prompt[prompt.length - 1];
-    if (converted.role === "tool" && last?.role === "tool") {
-      // The SDK folds a message-level option into the previous last part before merging; the voice loop sets none.
-      if (last.providerOptions != null || converted.providerOptions != null) return undefined;
-      // A new message: both may be converted messages other requests share.
-      prompt[prompt.length - 1] = { role: "tool", content: [...last.content, ...converted.content] };
-      continue;
-    }
-    prompt.push(converted);
-  }
   const open = new Set<string>();
-  for (const message of prompt) {
-    switch (message.role) {
-      case "assistant":
-        for (const part of message.content) if (part.type === "tool-call" && part.providerExecuted !== true) open.add(part.toolCallId);
-        break;
-      case "tool":
-        for (const part of message.content) if (part.type === "tool-result") open.delete(part.toolCallId);
-        break;
-      default:
-        if (open.size > 0) throw new MissingToolResultsError({ toolCallIds: [...open] });
+  let missing: string[] | undefined;
+  let emptyTool = false;
+  for (const message of messages) {
+    const entry = convertedMessage(message);
+    if (entry === undefined) return undefined;
+    const next = entry.message;
+    if (next.role === "user" || next.role === "system") {
+      if (open.size > 0) missing ??= [...open];
+    } else {
+      for (const id of entry.calls) open.add(id);
+      for (const id of entry.results) open.delete(id);
     }
+    const last = prompt[prompt.length - 1];
+    if (next.role === "tool") {
+      emptyTool ||= next.content.length === 0;
+      if (last?.role === "tool") {
+        // The SDK folds a message-level option into the previous last part before merging; the voice loop sets none.
+        if (last.providerOptions != null || next.providerOptions != null) return undefined;
+        // A new message: both may be converted messages other requests share.
+        prompt[prompt.length - 1] = { role: "tool", content: [...last.content, ...next.content] };
+        continue;
+      }
+    }
+    prompt.push(next);
   }
+  if (missing !== undefined) throw new MissingToolResultsError({ toolCallIds: missing });
   if (open.size > 0) throw new MissingToolResultsError({ toolCallIds: [...open] });
-  return prompt.filter((message) => message.role !== "tool" || message.content.length > 0);
+  return emptyTool ? prompt.filter((message) => message.role !== "tool" || message.content.length > 0) : prompt;
 }
 
 /** The tools as the provider declares them (undefined for none), or `null` when one is not a plain function tool. */

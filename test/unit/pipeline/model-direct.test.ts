@@ -207,6 +207,15 @@ describe("the direct model call against the AI SDK's streamLanguageModelCall", (
     const signal = new AbortController().signal;
     await expect(throughSdk({ system: "S", messages }, spoken, signal)).rejects.toBeInstanceOf(MissingToolResultsError);
     await expect(direct({ system: "S", messages }, spoken, signal)).rejects.toBeInstanceOf(MissingToolResultsError);
+    // Which calls, at the first turn that finds them open; a call answered later does not count.
+    const answeredLate: ModelMessage[] = [
+      ...messages,
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c2", toolName: "lookup_order", input: {} }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c2", toolName: "lookup_order", output: { type: "text", value: "Shipped." } }] },
+    ];
+    expect(() => providerPrompt("S", answeredLate)).toThrow(expect.objectContaining({ toolCallIds: ["c1"] }));
+    // A later message the direct call does not send leaves the whole request, and its check, to the SDK.
+    expect(providerPrompt("S", [...messages, { role: "system", content: "Late." }])).toBeUndefined();
   });
 
   it("leaves to the SDK what the voice loop does not send: system messages, files, rich tool output, empty prompts, model ids", async () => {
