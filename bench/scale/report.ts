@@ -175,6 +175,33 @@ export function verdict(report: ScaleReport): string {
   );
 }
 
+/** Issue 23's bar: this many calls in one process before the p99 passes the bar. */
+export const ISSUE_CALLS = 500;
+
+/**
+ * Issue 23's bar against what this machine can give, from this run's own figures: what the floor
+ * and one worker cost a call at the largest step each held, scaled to `ISSUE_CALLS` calls (one
+ * process's event loop runs on one core at most), and what the load generators cost there.
+ */
+export function issueBar(report: ScaleReport): string {
+  const [floor, one] = (["floor", "w1"] as const).map((key) => capacity(report, key)) as [Capacity, Capacity];
+  const held = (c: Capacity): string => `${bound(c)}${c.calls}`;
+  const at = floor.at;
+  if (at === undefined || failed(at.phase) || one.calls >= ISSUE_CALLS) {
+    return `Against issue 23's bar (≥ ${ISSUE_CALLS} calls in one process at p99 ≤ ${BAR_MS} ms): 1 worker held ${held(one)} calls, the floor ${held(floor)}.`;
+  }
+  const p = at.phase;
+  const over = floor.crossed;
+  const crossed = over === undefined || failed(over.phase) ? "" : ` The floor crossed the bar at ${over.calls} calls with ${((over.phase.cpuPercentPerCall * over.calls) / 100).toFixed(2)} of a core busy (p99 ${ms(over.phase.down.p99)} ms).`;
+  const serverCores = (p.cpuPercentPerCall * ISSUE_CALLS) / 100;
+  const rigCores = ((p.callerCores + p.fakeCores) * ISSUE_CALLS) / at.calls;
+  const gateway = one.at === undefined || failed(one.at.phase) ? "" : `, the gateway's ${((one.at.phase.cpuPercentPerCall * ISSUE_CALLS) / 100).toFixed(2)} (${one.at.phase.cpuPercentPerCall.toFixed(3)}% at ${one.at.calls})`;
+  return (
+    `Against issue 23's bar (≥ ${ISSUE_CALLS} calls in one process at p99 ≤ ${BAR_MS} ms): not reached on this machine by the floor either, which held ${held(floor)}; 1 worker held ${held(one)} (${capacityRatio(one, floor)} the floor's count).` +
+    ` At the cost a call each paid at the largest step it held, ${ISSUE_CALLS} calls are ${serverCores.toFixed(2)} of a core for the floor's one event loop (${p.cpuPercentPerCall.toFixed(3)}% a call at ${at.calls} calls)${gateway}, and the callers and the fake service, at their cost at ${at.calls} calls, ${rigCores.toFixed(2)} more of the machine's ${report.cores} cores.${crossed}`
+  );
+}
+
 /** Problems seen, one line each (at most `limit` per step). */
 export function scaleProblems(report: ScaleReport, limit = 6): string[] {
   const lines: string[] = [];
@@ -209,6 +236,8 @@ export function scaleBody(report: ScaleReport, startupProblems: readonly string[
     stepTable(report),
     "",
     verdict(report),
+    "",
+    issueBar(report),
     "",
     seen.length === 0 ? "Problems seen: none (no gateway warnings or errors, no protocol violations at the fake, no caller errors)." : ["Problems seen:", "", ...seen.map((line) => `- ${line}`)].join("\n"),
   ].join("\n");

@@ -14,6 +14,7 @@ import type { ProviderLog } from "../providers/provider-log.js";
 import { isRetryable, reconnect } from "../providers/reconnect.js";
 import type { SttEvents, SttOpenOptions, SttProvider, SttSession } from "./stt-port.js";
 import { spread } from "../spread.js";
+import { ReplayQueue } from "./replay-queue.js";
 
 /**
  * Waits (ms) before the reconnects that follow the first one, which is made at once: a drop
@@ -54,12 +55,6 @@ interface Link {
   retired: boolean;
 }
 
-/** Audio sent since the last final, each chunk with where it ends in the current connection's stream (ms). */
-interface ReplayEntry {
-  readonly chunk: Uint8Array;
-  endMs: number;
-}
-
 class ReconnectingSttSession implements SttSession {
   readonly #provider: SttProvider;
   readonly #openOptions: SttOpenOptions;
@@ -68,8 +63,8 @@ class ReconnectingSttSession implements SttSession {
   /** Aborted by `close()`: stops a reconnect that is waiting or dialing. */
   readonly #stop = new AbortController();
   #link: Link = { session: undefined, retired: false };
-  #replay: ReplayEntry[] = [];
-  #replayBytes = 0;
+  /** Audio sent since the last final, each chunk with where it ends in the current connection's stream. */
+  readonly #replay = new ReplayQueue();
   /** Audio sent on the current connection (ms of its stream). */
   #sentMs = 0;
   #reconnecting = false;
@@ -107,10 +102,8 @@ class ReconnectingSttSession implements SttSession {
   sendAudio(pcm: Uint8Array): void {
     if (this.#stop.signal.aborted) return;
     this.#sentMs += durationMs(pcm.byteLength, this.#openOptions.sampleRate);
-    this.#replay.push({ chunk: pcm, endMs: this.#sentMs });
-    this.#replayBytes += pcm.byteLength;
-    const limit = (STT_REPLAY_MS * this.#openOptions.sampleRate * 2) / 1000; // PCM16 mono: 2 bytes a sample
-    while (this.#replayBytes > limit && this.#replay.length > 1) this.#replayBytes -= this.#replay.shift()?.chunk.byteLength ?? 0;
+    this.#replay.push(pcm, this.#sentMs);
+    this.#replay.dropOver((STT_REPLAY_MS * this.#openOptions.sampleRate * 2) / 1000); // PCM16 mono: 2 bytes a sample
     this.#current.sendAudio(pcm);
   }
 
@@ -162,8 +155,7 @@ class ReconnectingSttSession implements SttSession {
    * not say counts everything sent.
    */
   #finalized(endMs: number | undefined): void {
-    const end = endMs ?? Number.POSITIVE_INFINITY;
-    while (this.#replay.length > 0 && (this.#replay[0]?.endMs ?? 0) <= end + REPLAY_SLACK_MS) this.#replayBytes -= this.#replay.shift()?.chunk.byteLength ?? 0;
+    this.#replay.dropThrough((endMs ?? Number.POSITIVE_INFINITY) + REPLAY_SLACK_MS);
   }
 
   /** The connection dropped: reopen (bounded) and replay the audio since the last final. */
@@ -217,10 +209,10 @@ class ReconnectingSttSession implements SttSession {
     link.session = session;
     this.#link = link;
     this.#sentMs = 0;
-    for (const entry of this.#replay) {
-      this.#sentMs += durationMs(entry.chunk.byteLength, this.#openOptions.sampleRate);
-      entry.endMs = this.#sentMs;
-      session.sendAudio(entry.chunk);
-    }
+    this.#replay.resend((chunk) => {
+      this.#sentMs += durationMs(chunk.byteLength, this.#openOptions.sampleRate);
+      session.sendAudio(chunk);
+      return this.#sentMs;
+    });
   }
 }

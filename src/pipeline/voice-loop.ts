@@ -48,6 +48,13 @@ export class VoiceLoop {
   /** The latest reply, in flight or recorded: the one a listener's truncate is about. */
   #latest: VoiceReply | undefined;
   #holdUntil = 0;
+  /**
+   * The next reply's model controller, made off the path from the caller's last word to the model
+   * request: at the start and after each reply. Node 20 builds an AbortSignal (made at the first
+   * read of `signal`, read here) through `Object.setPrototypeOf` on an EventTarget: a tenth of that
+   * path's synchronous work at 50 sessions (docs/benchmarks.md, "Pipeline").
+   */
+  #nextModel: AbortController | undefined = readyController();
   readonly #resume: FalseInterruption;
   readonly #preemption: Preemption;
   /** Speech over the agent: barge-in or only acknowledgements. */
@@ -373,7 +380,9 @@ export class VoiceLoop {
         },
       },
       Math.max(clock.now() + settings.startSpeakingFloorMs, this.#holdUntil),
+      this.#nextModel ?? readyController(),
     );
+    this.#nextModel = undefined;
     ref.reply = reply;
     this.#reply = reply;
     this.#state.to("thinking");
@@ -383,6 +392,7 @@ export class VoiceLoop {
 
   #endReply(reply: VoiceReply): void {
     reply.end();
+    this.#nextModel ??= readyController();
     if (this.#reply !== reply) return;
     this.#reply = undefined;
     const utterance = this.#utterances.current;
@@ -415,4 +425,11 @@ export class VoiceLoop {
     this.#deps.ledger.cancelled();
     this.#playback.cleared();
   }
+}
+
+/** An AbortController whose signal is made. */
+function readyController(): AbortController {
+  const controller = new AbortController();
+  void controller.signal;
+  return controller;
 }

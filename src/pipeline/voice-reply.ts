@@ -59,9 +59,10 @@ export class VoiceReply {
    * The model call's signal: aborted with the reply (`stop`), or alone by an output guardrail's
    * verdict, the reply then going on to speak its replacement. One controller both abort, not
    * `AbortSignal.any` of two: that costs about 20 µs a reply on Node 20, on the path from the
-   * caller's last word to the model request (docs/benchmarks.md, "Pipeline").
+   * caller's last word to the model request (docs/benchmarks.md, "Pipeline"). Made by the loop
+   * before the reply starts (`constructor`).
    */
-  readonly #model = new AbortController();
+  readonly #model: AbortController;
   readonly gate: ReplyGate;
   readonly #deadAir: DeadAirCover;
   readonly #deps: VoiceReplyDeps;
@@ -82,9 +83,13 @@ export class VoiceReply {
   /** What the listener says it heard (`truncateHeard`): a cap before the record, a correction after. */
   readonly #heard = new ReplyHeard((audioMs) => countWords(this.gate.heard(this.#deps.playback.timeline()(audioMs))));
 
-  /** `releaseAt`: epoch ms before which its audio is held (the floor, or the backoff after a barge-in). */
-  constructor(deps: VoiceReplyDeps, releaseAt: number) {
+  /**
+   * `releaseAt`: epoch ms before which its audio is held (the floor, or the backoff after a
+   * barge-in). `model`: the controller of its model call, no other reply's.
+   */
+  constructor(deps: VoiceReplyDeps, releaseAt: number, model: AbortController) {
     this.#deps = deps;
+    this.#model = model;
     this.id = deps.ledger.nextTurnId();
     this.epoch = deps.ledger.epoch;
     this.gate = new ReplyGate(

@@ -1,6 +1,6 @@
 /**
  * Where a session's events leave it. Each event is, in this order, counted (metrics), traced (one
- * span per turn, `TurnTracer`), sent on the link (stamped there), then shown to the agent's `events`
+ * span per turn, `TurnTracer`, when an OpenTelemetry SDK was registered as the session started), sent on the link (stamped there), then shown to the agent's `events`
  * observers with what was sent. Once the session ends (`close`) nothing more leaves.
  */
 import type { ErrorCode, GatewayError } from "../errors.js";
@@ -11,7 +11,7 @@ import type { EventBody } from "../transport/protocol.js";
 import type { SessionMetrics } from "./metrics-port.js";
 import { EventObservers } from "./observers.js";
 import type { SessionIdentity } from "./session-deps.js";
-import { TurnTracer } from "./turn-tracer.js";
+import { TurnTracer, tracingRegistered } from "./turn-tracer.js";
 
 export interface EventOutletOptions extends SessionIdentity {
   readonly metrics: SessionMetrics;
@@ -25,7 +25,8 @@ export class EventOutlet {
   readonly #transport: string;
   readonly #metrics: SessionMetrics;
   readonly #link: Pick<ClientLink, "emit" | "shows">;
-  readonly #tracer: TurnTracer;
+  /** None when no OpenTelemetry SDK was registered as the session started. */
+  readonly #tracer: TurnTracer | undefined;
   readonly #observers: EventObservers | undefined;
   #open = true;
 
@@ -35,19 +36,21 @@ export class EventOutlet {
     this.#transport = transport;
     this.#metrics = options.metrics;
     this.#link = options.link;
-    this.#tracer = new TurnTracer(clock, {
-      "switchboard.session.id": sessionId,
-      "switchboard.agent": options.agentName,
-      "switchboard.mode": mode,
-      "switchboard.transport": transport,
-    });
+    this.#tracer = tracingRegistered()
+      ? new TurnTracer(clock, {
+          "switchboard.session.id": sessionId,
+          "switchboard.agent": options.agentName,
+          "switchboard.mode": mode,
+          "switchboard.transport": transport,
+        })
+      : undefined;
     this.#observers = EventObservers.for(options.observers, { sessionId, mode }, { clock, log });
   }
 
   emit(event: EventBody): void {
     if (!this.#open) return;
     this.#metrics.event(this.#mode, this.#transport, event);
-    this.#tracer.event(event);
+    this.#tracer?.event(event);
     const sent = this.#link.emit(event);
     this.#observers?.observe(event, sent);
   }
@@ -72,7 +75,7 @@ export class EventOutlet {
   /** The session ended: no more events; the open turn's span ends. */
   close(): void {
     this.#open = false;
-    this.#tracer.close();
+    this.#tracer?.close();
   }
 
   /** After the session's cleanup: one line if its observers misbehaved. */

@@ -3,25 +3,38 @@
  * caller's committed words → the reply's `metrics.turn`), a child span per tool call, and child
  * spans for the measured stages laid out on the turn's timeline (endpoint before the commit, the
  * LLM's first token after it, then the TTS's first audio; voice-to-voice from the end of speech).
- * No-op unless the host registers an OpenTelemetry SDK (`@opentelemetry/api` returns a no-op
- * tracer otherwise). A turn whose span does not record (`isRecording()`, the API's own test: no SDK,
- * or a sampler that dropped it) gets no child spans, contexts or attributes, so by default a turn
- * costs one no-op span.
+ * Made only for a session that starts once the host has registered an OpenTelemetry SDK
+ * (`tracingRegistered`; docs/deploy.md says to register it first): with none, a session has no
+ * tracer and an event costs nothing here. A turn whose span does not record (`isRecording()`, the
+ * API's own test: a sampler that dropped it) gets no child spans, contexts or attributes.
  */
-import { SpanStatusCode, context, trace, type Attributes, type Span } from "@opentelemetry/api";
+import { ProxyTracerProvider, SpanStatusCode, context, trace, type Attributes, type Span } from "@opentelemetry/api";
 import type { Clock } from "../clock.js";
 import type { EventBody } from "../events.js";
 import { SmallMap } from "../small-map.js";
 import { spread } from "../spread.js";
 
+/** What the API's proxy delegates to while no SDK is registered (a proxy of its own has no delegate). */
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
 /**
- * The gateway's tracer, got once: the API hands out a proxy that delegates to the SDK's tracer
- * once one is registered, also when that happens after this module loaded (ProxyTracer re-checks
- * on each span until it finds one). Got per turn, it was a new proxy object every turn.
+ * A tracer provider is registered: the API's global proxy has a delegate, or the global provider
+ * is not this copy of the API's proxy (another copy registered its own: counted as registered).
+ * Read once per session: with no SDK each turn's no-op span was about a tenth of the path from the
+ * caller's last word to the model request at 50 sessions (docs/benchmarks.md, "Pipeline").
  */
-const tracer = trace.getTracer("switchboard");
+export function tracingRegistered(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK;
+}
 
 export class TurnTracer {
+  /**
+   * The SDK's tracer, got as the session starts (the SDK is registered by then: `tracingRegistered`).
+   * Not one got when this module loaded: that is a proxy of the API's global proxy, which
+   * `trace.disable()` replaces, so a host that re-registers its SDK would get no spans.
+   */
+  readonly #tracer = trace.getTracer("switchboard");
   readonly #clock: Clock;
   readonly #attributes: Attributes;
   #turn: { span: Span; committedAt: number } | undefined;
@@ -38,14 +51,14 @@ export class TurnTracer {
       case "user-transcript.committed":
         this.#endTurn();
         this.#turn = {
-          span: tracer.startSpan("switchboard.turn", { startTime: this.#clock.now(), attributes: this.#attributes }),
+          span: this.#tracer.startSpan("switchboard.turn", { startTime: this.#clock.now(), attributes: this.#attributes }),
           committedAt: this.#clock.now(),
         };
         return;
       case "tool.called": {
         if (this.#turn !== undefined && !this.#turn.span.isRecording()) return;
         const parent = this.#turn === undefined ? context.active() : trace.setSpan(context.active(), this.#turn.span);
-        const span = tracer.startSpan(
+        const span = this.#tracer.startSpan(
           `switchboard.tool ${event.toolName}`,
           { startTime: this.#clock.now(), attributes: spread(this.#attributes, { "switchboard.tool.name": event.toolName, "switchboard.tool.call_id": event.toolCallId }) },
           parent,
@@ -79,7 +92,7 @@ export class TurnTracer {
         for (const [stage, ms, start] of stages) {
           if (ms === undefined) continue;
           turn.span.setAttribute(`switchboard.turn.${stage}_ms`, ms);
-          tracer.startSpan(`switchboard.stage ${stage}`, { startTime: start, attributes: this.#attributes }, parent).end(start + ms);
+          this.#tracer.startSpan(`switchboard.stage ${stage}`, { startTime: start, attributes: this.#attributes }, parent).end(start + ms);
         }
         turn.span.setAttribute("switchboard.turn.id", event.turnId);
         this.#endTurn();
