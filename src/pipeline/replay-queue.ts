@@ -5,9 +5,15 @@
  * A queue read from a head index. A final drops the finalized chunks from the front; after a long
  * reply the caller's microphone has sent up to 30 s of 20 ms frames since the last final (1,500
  * chunks), and `Array.prototype.shift` per chunk moved the rest each time: 130–260 µs on the
- * final's path, before its turn was committed (Node 20, this host). Here a drop moves the head,
- * and a chunk costs two array slots, no object of its own.
+ * final's path, before its turn was committed (Node 20, this host). Here a drop moves the head
+ * and lets go of the chunks it passed (their slots hold `NO_CHUNK` until the arrays are compacted,
+ * so a session at the cap does not keep twice the cap's audio), and a chunk costs two array
+ * slots, no object of its own.
  */
+
+/** What a dropped chunk's slot holds until the arrays are compacted. */
+const NO_CHUNK = new Uint8Array(0);
+
 export class ReplayQueue {
   #chunks: Uint8Array[] = [];
   /** Where each chunk ends in its connection's stream (ms), by the same index. */
@@ -36,16 +42,16 @@ export class ReplayQueue {
   dropThrough(endMs: number): void {
     const ends = this.#ends;
     let head = this.#head;
-    while (head < ends.length && (ends[head] as number) <= endMs) this.#bytes -= (this.#chunks[head++] as Uint8Array).byteLength;
+    while (head < ends.length && (ends[head] as number) <= endMs) head = this.#drop(head);
     this.#moveHead(head);
   }
 
   /** Drops the oldest chunks while more than `limit` bytes are queued, keeping the newest chunk whatever its size. */
   dropOver(limit: number): void {
     if (this.#bytes <= limit) return;
-    const chunks = this.#chunks;
+    const last = this.#chunks.length - 1;
     let head = this.#head;
-    while (this.#bytes > limit && head < chunks.length - 1) this.#bytes -= (chunks[head++] as Uint8Array).byteLength;
+    while (this.#bytes > limit && head < last) head = this.#drop(head);
     this.#moveHead(head);
   }
 
@@ -53,6 +59,14 @@ export class ReplayQueue {
   resend(send: (chunk: Uint8Array) => number): void {
     const chunks = this.#chunks;
     for (let i = this.#head; i < chunks.length; i++) this.#ends[i] = send(chunks[i] as Uint8Array);
+  }
+
+  /** Lets go of the chunk at `at`; returns the next index. */
+  #drop(at: number): number {
+    const chunks = this.#chunks;
+    this.#bytes -= (chunks[at] as Uint8Array).byteLength;
+    chunks[at] = NO_CHUNK;
+    return at + 1;
   }
 
   /** The dropped slots are freed when the queue empties, or once they are half the arrays (each slot moved at most once). */

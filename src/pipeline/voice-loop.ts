@@ -55,6 +55,12 @@ export class VoiceLoop {
    * path's synchronous work at 50 sessions (docs/benchmarks.md, "Pipeline").
    */
   #nextModel: AbortController | undefined = readyController();
+  /**
+   * What every reply needs from the loop, made once: its fields and callbacks are the loop's, and
+   * a callback about one reply is handed that reply. Made per reply it was an object of 19 fields,
+   * five closures and a reference cell on the path from the caller's last word to the model request.
+   */
+  readonly #replyDeps: VoiceReplyDeps;
   readonly #resume: FalseInterruption;
   readonly #preemption: Preemption;
   /** Speech over the agent: barge-in or only acknowledgements. */
@@ -65,6 +71,34 @@ export class VoiceLoop {
     this.#deps = deps;
     const { clock, settings } = deps;
     this.#playback = new PlaybackClock(clock);
+    this.#replyDeps = {
+      clock,
+      log: deps.log,
+      settings,
+      tts: deps.tts,
+      ledger: deps.ledger,
+      guardrails: deps.guardrails,
+      emit: deps.emit,
+      wants: deps.wants,
+      audio: deps.audio,
+      admitTurn: deps.admitTurn,
+      toolCovering: deps.toolCovering,
+      toolsRunning: deps.toolsRunning,
+      model: deps.reply,
+      playback: this.#playback,
+      userSpeaking: () => this.userSpeaking,
+      current: (reply) => this.#reply === reply,
+      closed: () => this.#closed,
+      sent: (reply) => {
+        // The latest reply the listener can truncate is the latest whose audio went out (truncateHeard).
+        this.#latest = reply;
+        if (this.#state.phase === "thinking") this.#state.to("speaking");
+      },
+      // Between turns: the nudge timer starts once a reply has settled.
+      settled: () => {
+        if (!this.#closed) this.#nudger.arm();
+      },
+    };
     this.#checks = new InputChecks({ guardrails: deps.guardrails, log: deps.log, live: () => !this.#closed });
     this.#resume = new FalseInterruption(deps.log);
     this.#overlap = new Overlap(settings, clock);
@@ -345,45 +379,10 @@ export class VoiceLoop {
   }
 
   #startReply(): VoiceReply {
-    const deps = this.#deps;
-    const { clock, settings } = deps;
-    const ref: { reply?: VoiceReply } = {};
+    const { clock, settings } = this.#deps;
     this.#playback.resetTimeline();
-    const reply = new VoiceReply(
-      // Its fields named one by one, not the loop's deps copied (`spread`: a sixth of the STT final → model call path, per reply).
-      {
-        clock,
-        log: deps.log,
-        settings,
-        tts: deps.tts,
-        ledger: deps.ledger,
-        guardrails: deps.guardrails,
-        emit: deps.emit,
-        wants: deps.wants,
-        audio: deps.audio,
-        admitTurn: deps.admitTurn,
-        toolCovering: deps.toolCovering,
-        toolsRunning: deps.toolsRunning,
-        model: deps.reply,
-        playback: this.#playback,
-        userSpeaking: () => this.userSpeaking,
-        current: () => ref.reply !== undefined && this.#reply === ref.reply,
-        closed: () => this.#closed,
-        sent: () => {
-          // The latest reply the listener can truncate is the latest whose audio went out (truncateHeard).
-          this.#latest = ref.reply;
-          if (this.#state.phase === "thinking") this.#state.to("speaking");
-        },
-        // Between turns: the nudge timer starts once a reply has settled.
-        settled: () => {
-          if (!this.#closed) this.#nudger.arm();
-        },
-      },
-      Math.max(clock.now() + settings.startSpeakingFloorMs, this.#holdUntil),
-      this.#nextModel ?? readyController(),
-    );
+    const reply = new VoiceReply(this.#replyDeps, Math.max(clock.now() + settings.startSpeakingFloorMs, this.#holdUntil), this.#nextModel ?? readyController());
     this.#nextModel = undefined;
-    ref.reply = reply;
     this.#reply = reply;
     this.#state.to("thinking");
     reply.started();

@@ -18,8 +18,15 @@ import type { TtsStream } from "./tts-port.js";
 import { promptFor, type TurnInput } from "./turn-input.js";
 import type { VoiceSettings } from "./voice-settings.js";
 
-/** What a reply needs from the loop that runs it: its gate's ports (reply-gate.ts), and the turn's. */
-export interface VoiceReplyDeps extends ReplyGateDeps {
+/**
+ * What a reply needs from the loop that runs it, one object for all its replies: its gate's ports
+ * (reply-gate.ts; `current` and `sent` are about the reply they are handed), and the turn's.
+ */
+export interface VoiceReplyDeps extends Omit<ReplyGateDeps, "current" | "sent"> {
+  /** False once another reply took the floor: late audio of `reply` is dropped. */
+  readonly current: (reply: VoiceReply) => boolean;
+  /** A chunk of `reply` left (its first model chunk makes the reply audible). */
+  readonly sent: (reply: VoiceReply, kind: SpeechKind) => void;
   readonly settings: VoiceSettings;
   readonly model: ReplyLoop;
   readonly ledger: TurnLedger;
@@ -100,10 +107,10 @@ export class VoiceReply {
         playback: deps.playback,
         emit: deps.emit,
         audio: deps.audio,
-        current: deps.current,
+        current: () => deps.current(this),
         closed: deps.closed,
         sent: (kind: SpeechKind) => {
-          deps.sent(kind);
+          deps.sent(this, kind);
           this.#deadAir.arm();
         },
       },
@@ -113,7 +120,7 @@ export class VoiceReply {
       {
         clock: deps.clock,
         log: deps.log,
-        active: () => deps.current() && this.gate.open,
+        active: () => deps.current(this) && this.gate.open,
         pendingMs: () => deps.playback.pendingMs,
         quiet: () => deps.playback.pendingMs === 0 && this.gate.empty,
         covered: () => deps.userSpeaking() || deps.toolCovering(),

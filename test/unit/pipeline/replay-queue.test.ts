@@ -1,5 +1,8 @@
 // The STT replay's queue (src/pipeline/replay-queue.ts): what it keeps, in order, across drops
 // from the front, the byte cap and the compaction of the slots it has dropped.
+import { setImmediate as tick } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { ReplayQueue } from "../../../src/pipeline/replay-queue.js";
 
@@ -74,5 +77,25 @@ describe("ReplayQueue", () => {
     expect(queue.length).toBe(kept.length);
     expect(queue.bytes).toBe(kept.length * 640);
     expect(replayed(queue)).toEqual(kept.map((i) => i % 256));
+  });
+
+  it("lets go of the chunks it drops before it compacts (a session at the cap keeps the cap's audio, not twice it)", async () => {
+    // V8's gc(), for this test only: a context made after the flag is set has it.
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const queue = new ReplayQueue();
+    const dropped: WeakRef<Uint8Array>[] = [];
+    for (let i = 0; i < 200; i++) {
+      const c = chunk(i);
+      if (i < 40) dropped.push(new WeakRef(c));
+      queue.push(c, (i + 1) * 20);
+    }
+    // 40 dropped: fewer than the arrays are compacted at, so their slots stay.
+    queue.dropThrough(40 * 20);
+    expect(queue.length).toBe(160);
+    await tick();
+    gc();
+    expect(dropped.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    expect(replayed(queue)).toHaveLength(160);
   });
 });
