@@ -1,7 +1,7 @@
 /**
- * `npm run bench:text-frame`: what one text frame costs from the string to the socket, and from
- * the socket's read to the `message` listener, ws's way against the gateway's
- * (src/providers/text-frame.ts, src/providers/text-frame-reader.ts), measured in the same run.
+ * `npm run bench:text-frame`: what one text frame costs from the string to the socket, and one
+ * frame (text or binary) from the socket's read to the `message` listener, ws's way against the
+ * gateway's (src/providers/text-frame.ts, src/providers/frame-reader.ts), measured in the same run.
  *
  * - ws's way (the baseline): `WebSocket.send(text)` on a ws socket, as the gateway sent every text
  *   frame before: ws measures the text, builds an options object and a header buffer (a client, a
@@ -16,11 +16,12 @@
  * `Duplex` that counts its writes and bytes and keeps nothing (no kernel).
  *
  * Read, the two a call reads every 20 ms: the caller's `media` (masked: the gateway is the server)
- * and the service's `response.output_audio.delta` (not masked). Each read is a fresh copy of the
+ * and the service's `response.output_audio.delta` (not masked); and the binary frame a browser,
+ * a device or Vonage sends every 20 ms, 640 bytes of 16 kHz PCM (masked). Each read is a fresh copy of the
  * frame's bytes (a socket's read is a fresh buffer, and unmasking writes in place) emitted as the
  * socket's `data`, one frame a read, as they mostly come; the `message` listener counts bytes.
  * - ws's way (the baseline): ws's receiver, a `Writable` (its socket `data` listener writes to it).
- * - the gateway's way: `readTextFramesWhole` on the same kind of ws socket.
+ * - the gateway's way: `readFramesWhole` on the same kind of ws socket.
  *
  * ns of process CPU a frame: the median of REPS runs of FRAMES frames, the ways interleaved after
  * a warm-up. A few seconds. Options: --no-docs. Results go to stdout and to docs/benchmarks.md
@@ -29,7 +30,7 @@
 import { cpus } from "node:os";
 import { Duplex } from "node:stream";
 import { WebSocket } from "ws";
-import { readTextFramesWhole } from "../../src/providers/text-frame-reader.js";
+import { readFramesWhole } from "../../src/providers/frame-reader.js";
 import { textFrame, WholeTextFrames } from "../../src/providers/text-frame.js";
 import { wsMasking } from "../../src/server/ws-masking.js";
 import { docSection, publishSection, runBench } from "../shared/common.js";
@@ -140,6 +141,9 @@ interface ReadSide {
   readonly frames: readonly Buffer[];
 }
 
+/** 20 ms of 16 kHz, 16-bit mono PCM: a browser's or Vonage's frame. */
+const PCM_FRAME_BYTES = 640;
+
 const READ_SIDES: readonly ReadSide[] = [
   {
     name: "caller `media` (the gateway a server: masked)",
@@ -155,7 +159,20 @@ const READ_SIDES: readonly ReadSide[] = [
       textFrame(`{"type":"response.output_audio.delta","event_id":"event_${i}","response_id":"resp_1","item_id":"item_1","output_index":0,"content_index":0,"delta":"${ulaw(i)}"}`, false),
     ),
   },
+  {
+    name: "browser or Vonage PCM, binary (the gateway a server: masked)",
+    masked: true,
+    frames: Array.from({ length: 64 }, (_, i) => binaryFrame(Buffer.alloc(PCM_FRAME_BYTES, (i * 37) & 0x7f), true)),
+  },
 ];
+
+
+/** A binary frame (RFC 6455 §5.2): text-frame.ts's header and masking with the binary opcode (payload bytes below 0x80: their UTF-8 is themselves). */
+function binaryFrame(payload: Buffer, masked: boolean): Buffer {
+  const frame = textFrame(payload.toString("latin1"), masked);
+  frame[0] = 0x82;
+  return frame;
+}
 
 interface ReadWay {
   readonly name: string;
@@ -165,7 +182,7 @@ interface ReadWay {
 
 const READ_WAYS: readonly ReadWay[] = [
   { name: "ws's receiver (the baseline)", install: () => {} },
-  { name: "`readTextFramesWhole` (src/providers/text-frame-reader.ts)", install: (ws, socket, masked) => readTextFramesWhole(ws, socket, masked, READ_MAX_PAYLOAD) },
+  { name: "`readFramesWhole` (src/providers/frame-reader.ts)", install: (ws, socket, masked) => readFramesWhole(ws, socket, masked, READ_MAX_PAYLOAD) },
 ];
 
 function timedRead(side: ReadSide, way: ReadWay): Run {

@@ -20,7 +20,7 @@ import type { Writable } from "node:stream";
 
 /** §5.2: FIN set, opcode 0x1 (a text frame, not fragmented). */
 const FIN_TEXT = 0x81;
-/** §5.2: the second byte's MASK bit (text-frame-reader.ts reads it too). */
+/** §5.2: the second byte's MASK bit (frame-reader.ts reads it too). */
 export const MASK_BIT = 0x80;
 /** §5.2: the 7-bit lengths that say a 16-bit or a 64-bit length follows (the reader reads the first). */
 export const LENGTH_16 = 126;

@@ -6,7 +6,7 @@
 import type { Socket } from "node:net";
 import { WebSocket, type ClientOptions } from "ws";
 import type { Clock } from "../clock.js";
-import { readTextFramesWhole } from "./text-frame-reader.js";
+import { readFramesWhole } from "./frame-reader.js";
 import { WholeTextFrames } from "./text-frame.js";
 
 /** ws's default `maxPayload` for a client (bytes): what a provider socket accepts unless its options say. */
@@ -22,8 +22,8 @@ type SendCallback = (err?: Error) => void;
  * A provider socket whose text frames leave whole (`text-frame.ts`): once open, `send(text)` with
  * no options or callback writes one masked frame onto the socket the upgrade response came on
  * (ws's public `upgrade` event), rather than through ws's sender. Anything else (binary, options,
- * a callback, a socket not open, an extension negotiated) is ws's own `send`. And its text frames
- * are read whole (`text-frame-reader.ts`).
+ * a callback, a socket not open, an extension negotiated) is ws's own `send`. And its text and
+ * binary frames are read whole (`frame-reader.ts`).
  */
 export class ProviderSocket extends WebSocket {
   #frames: WholeTextFrames | undefined;
@@ -38,7 +38,7 @@ export class ProviderSocket extends WebSocket {
     this.once("open", () => {
       if (socket === undefined || this.extensions !== "") return;
       this.#frames = new WholeTextFrames(socket, true);
-      readTextFramesWhole(this, socket, false, options.maxPayload ?? WS_CLIENT_MAX_PAYLOAD);
+      readFramesWhole(this, socket, false, options.maxPayload ?? WS_CLIENT_MAX_PAYLOAD);
     });
   }
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type ServerOptions, type WebSocket } from "ws";
-import { readTextFramesWhole } from "../providers/text-frame-reader.js";
+import { readFramesWhole } from "../providers/frame-reader.js";
 
 /**
  * How long a close handshake may take before the socket is destroyed (ms). ws waits 30 s by
@@ -28,12 +28,12 @@ export function gatewaySocketServer(maxPayload: number, handleProtocols?: (offer
 }
 
 /**
- * Complete an upgrade on one of the gateway's servers: the socket's text frames are read whole
- * (providers/text-frame-reader.ts; a client's frames are masked) before `accepted` listens.
+ * Complete an upgrade on one of the gateway's servers: the socket's data frames are read whole
+ * (providers/frame-reader.ts; a client's frames are masked) before `accepted` listens.
  */
 export function acceptUpgrade(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, accepted: (ws: WebSocket) => void): void {
   wss.handleUpgrade(req, socket, head, (ws) => {
-    readTextFramesWhole(ws, socket, true, wss.options.maxPayload ?? 0);
+    readFramesWhole(ws, socket, true, wss.options.maxPayload ?? 0);
     accepted(ws);
   });
 }

@@ -6,7 +6,7 @@ import type { Duplex, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import * as wsModule from "ws";
 import { WebSocket, WebSocketServer } from "ws";
-import { TextFrameScanner } from "../../../src/providers/text-frame-reader.js";
+import { FrameScanner } from "../../../src/providers/frame-reader.js";
 import { newWebSocket } from "../../../src/providers/ws-connect.js";
 import { acceptUpgrade } from "../../../src/server/upgrade.js";
 import { TLS_CERT, TLS_KEY } from "../../helpers/tls-fixture.js";
@@ -59,10 +59,15 @@ const NOT_UTF8 = { opcode: 1, payload: Buffer.from([0x7b, 0xc3, 0x28, 0x7d]) } s
 
 type Seen = readonly (string | number | boolean)[];
 
+/** A message as the tests record it: binary as hex (ws's "nodebuffer" gives a Buffer; "arraybuffer" an ArrayBuffer, recorded as such). */
+const message = (data: Buffer | ArrayBuffer, isBinary: boolean): Seen =>
+  ["message", data instanceof ArrayBuffer ? `arraybuffer:${Buffer.from(data).toString("hex")}` : isBinary ? data.toString("hex") : data.toString("utf8"), isBinary];
+
 /** ws's receiver, recording what it emits (its errors arrive a tick later, as on a socket). */
-function receiver(masked: boolean, seen: Seen[], maxPayload = MAX_PAYLOAD): Writable {
+function receiver(masked: boolean, seen: Seen[], maxPayload = MAX_PAYLOAD, binaryType = "nodebuffer"): Writable {
   const r = new Receiver({ isServer: masked, maxPayload });
-  r.on("message", (data: Buffer, isBinary: boolean) => seen.push(["message", isBinary ? data.toString("hex") : data.toString("utf8"), isBinary]));
+  (r as unknown as { _binaryType: string })._binaryType = binaryType;
+  r.on("message", (data: Buffer | ArrayBuffer, isBinary: boolean) => seen.push(message(data, isBinary)));
   r.on("ping", (data: Buffer) => seen.push(["ping", data.toString()]));
   r.on("pong", (data: Buffer) => seen.push(["pong", data.toString()]));
   r.on("conclude", (code: number) => seen.push(["conclude", code]));
@@ -80,19 +85,23 @@ async function reference(stream: Buffer, masked: boolean, maxPayload = MAX_PAYLO
   return seen;
 }
 
-/** What the scanner and ws behind it emit for `stream` read in `pieces`, a tick between reads (as a socket's reads come). */
-async function scanned(stream: Buffer, masked: boolean, cuts: readonly number[], maxPayload = MAX_PAYLOAD): Promise<{ seen: Seen[]; delivered: number }> {
+/**
+ * What the scanner and ws behind it emit for `stream` read in `pieces`, a tick between reads (as a
+ * socket's reads come); binary frames delivered whole unless ws's `binaryType` is another.
+ */
+async function scanned(stream: Buffer, masked: boolean, cuts: readonly number[], maxPayload = MAX_PAYLOAD, binaryType = "nodebuffer"): Promise<{ seen: Seen[]; delivered: number }> {
   const seen: Seen[] = [];
-  const ws = receiver(masked, seen, maxPayload);
+  const ws = receiver(masked, seen, maxPayload, binaryType);
   let delivered = 0;
-  const scanner = new TextFrameScanner(
+  const scanner = new FrameScanner(
     masked,
     maxPayload,
-    (payload) => {
+    (payload, isBinary) => {
       delivered += 1;
-      seen.push(["message", payload.toString("utf8"), false]);
+      seen.push(message(payload, isBinary));
     },
     (bytes) => ws.write(bytes),
+    () => binaryType === "nodebuffer",
   );
   ws.on("error", () => scanner.stop());
   const copy = Buffer.from(stream);
@@ -137,6 +146,18 @@ const STREAMS: Record<string, readonly FrameSpec[]> = {
     text("z".repeat(300)),
     text("🎧 ".repeat(20)),
   ],
+  "binary frames of every length class, between text": [
+    binary([]),
+    text("a"),
+    binary(Array.from({ length: 125 }, (_, i) => i)),
+    binary(Array.from({ length: 126 }, (_, i) => 255 - i)),
+    text("b"),
+    binary(Array.from({ length: 640 }, (_, i) => (i * 7) & 255)),
+    pong("p"),
+    binary([0xc3, 0x28]),
+  ],
+  "a fragmented binary message, then more": [binary([1]), { opcode: 2, payload: Buffer.from([2, 3]), fin: false }, ping("mid"), { opcode: 0, payload: Buffer.from([4]), fin: true }, binary([5])],
+  "a binary payload past maxPayload": [binary([1]), { opcode: 2, payload: Buffer.alloc(MAX_PAYLOAD + 1, 9) }, binary([2])],
   "a fragmented message, then more": [text("one"), text("fr", { fin: false }), ping("mid"), continuation("ag", false), continuation("ment", true), text("after")],
   "a close frame, then frames ws never reads": [text("before"), close(1000), text("after the close")],
   "text that is not UTF-8, then more": [text("before"), NOT_UTF8, text("after")],
@@ -150,7 +171,7 @@ const STREAMS: Record<string, readonly FrameSpec[]> = {
   "a text frame mid-message": [text("a", { fin: false }), text("b"), text("after")],
 };
 
-describe("TextFrameScanner: what ws alone reads, at every cut of the stream", () => {
+describe("FrameScanner: what ws alone reads, at every cut of the stream", () => {
   for (const masked of [true, false]) {
     for (const [name, frames] of Object.entries(STREAMS)) {
       it(`${name} (${masked ? "a client's masked frames" : "a server's frames"})`, async () => {
@@ -164,11 +185,11 @@ describe("TextFrameScanner: what ws alone reads, at every cut of the stream", ()
     }
   }
 
-  it("delivers the text frames whole in one read itself, and leaves ws the rest", async () => {
+  it("delivers the data frames whole in one read itself, and leaves ws the rest", async () => {
     const around = [text("a"), { opcode: 2, payload: Buffer.alloc(15_000, 7) }, ping("p"), text("b"), text("c")] satisfies FrameSpec[];
     const stream = streamOf(around, true);
-    expect((await scanned(stream, true, [])).delivered).toBe(3);
-    // Cut inside the binary frame: ws reads it across the two reads; the text frames around it are the scanner's.
+    expect((await scanned(stream, true, [])).delivered).toBe(4);
+    // Cut inside the binary frame: ws reads it across the two reads (it cannot fail on it, so what follows in that read is still the scanner's).
     const binaryAt = frame(text("a"), true).length;
     expect((await scanned(stream, true, [binaryAt + 100])).delivered).toBe(3);
     // Cut inside a long text frame: ws reads it, and what follows it in the read where it ends (ws may be failing the connection).
@@ -177,6 +198,23 @@ describe("TextFrameScanner: what ws alone reads, at every cut of the stream", ()
     const split = await scanned(long, true, [binaryAt + 100]);
     expect(split.delivered).toBe(1);
     expect(split.seen).toEqual(await reference(long, true));
+  });
+
+  it("a binary frame for another binaryType is ws's to make (an ArrayBuffer here), in order with the rest", async () => {
+    for (const masked of [true, false]) {
+      const stream = streamOf([text("a"), binary([1, 2, 3]), text("b"), binary([4])], masked);
+      const expected = await reference(stream, masked);
+      const whole = await scanned(stream, masked, []);
+      expect(whole.delivered).toBe(4);
+      expect(whole.seen).toEqual(expected);
+      const seen: Seen[] = [];
+      receiver(masked, seen, MAX_PAYLOAD, "arraybuffer").write(Buffer.from(stream));
+      await tick();
+      const other = await scanned(stream, masked, [], MAX_PAYLOAD, "arraybuffer");
+      expect(other.delivered).toBe(2);
+      expect(other.seen).toEqual(seen);
+      expect(other.seen[1]).toEqual(["message", "arraybuffer:010203", true]);
+    }
   });
 
   it("a text frame split across reads that is not UTF-8: nothing after it in that read is delivered", async () => {
@@ -196,7 +234,7 @@ describe("TextFrameScanner: what ws alone reads, at every cut of the stream", ()
   });
 });
 
-describe("readTextFramesWhole on real sockets", () => {
+describe("readFramesWhole on real sockets", () => {
   let server: Server | undefined;
   afterEach(async () => {
     server?.closeAllConnections();
@@ -249,6 +287,30 @@ describe("readTextFramesWhole on real sockets", () => {
     client.close(1000, "done");
     const [code] = (await once(client, "close")) as [number];
     expect(code).toBe(1000);
+  });
+
+  it("a binary frame arrives as the socket's binaryType asks, read whole or by ws", async () => {
+    const { url, accepted } = await echoServer();
+    const client = new WebSocket(url);
+    await once(client, "open");
+    const { ws } = await accepted;
+    const got: unknown[] = [];
+    ws.on("message", (data: unknown, isBinary: boolean) => got.push([isBinary, data instanceof ArrayBuffer ? "ArrayBuffer" : Buffer.isBuffer(data) ? "Buffer" : typeof data, (data as { byteLength: number }).byteLength]));
+    const echoed = once(client, "message");
+    client.send(Buffer.alloc(640, 3));
+    await echoed;
+    ws.binaryType = "arraybuffer";
+    const second = once(client, "message");
+    client.send(Buffer.alloc(640, 4));
+    const [data, isBinary] = (await second) as [Buffer, boolean];
+    expect(isBinary).toBe(true);
+    expect(data.length).toBe(640);
+    expect(got).toEqual([
+      [true, "Buffer", 640],
+      [true, "ArrayBuffer", 640],
+    ]);
+    client.close(1000, "done");
+    await once(client, "close");
   });
 
   it("text that is not UTF-8 fails the connection with 1007, as ws would", async () => {

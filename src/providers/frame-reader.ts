@@ -1,15 +1,19 @@
 /**
- * WebSocket text frames read whole: a text frame that arrives whole in one socket read is unmasked,
- * checked as UTF-8 and handed to the `ws` WebSocket's `message` listeners here, as ws's receiver
- * would hand it (a Buffer over the read, `isBinary` false); every other byte goes to ws's own reader
- * in order: control frames, binary and fragmented messages, a frame split across reads, anything
- * the RFC forbids (ws closes with its status code), and everything once a close frame has come.
+ * WebSocket data frames read whole: a text or binary frame that arrives whole in one socket read
+ * is unmasked (a text frame checked as UTF-8) and handed to the `ws` WebSocket's `message`
+ * listeners here, as ws's receiver would hand it (a Buffer over the read; `isBinary` false for
+ * text, true for binary while the socket's `binaryType` is ws's default, "nodebuffer"); every other
+ * byte goes to ws's own reader in order: control frames, fragmented messages, a frame split across
+ * reads, a binary frame for another `binaryType`, anything the RFC forbids (ws closes with its
+ * status code), and everything once a close frame has come.
  *
  * Why: ws's receiver is a `Writable` stream; a frame through it passes the stream's write
  * bookkeeping, a state loop that slices header, length and key into buffers of their own, and an
- * emitter hop. A call reads a text frame each way every 20 ms (the caller's `media`, the service's
- * audio delta), and the read side was the largest share of the gateway's CPU over the floor's
- * (docs/benchmarks.md, "Every text frame read whole").
+ * emitter hop. A call reads a frame each way every 20 ms: text from a JSON carrier and an s2s
+ * service (the caller's `media`, the service's audio delta), binary from a browser or device, from
+ * Vonage and from a TTS that streams raw audio. The read side was the largest share of the
+ * gateway's CPU over the floor's (docs/benchmarks.md, "Every text frame read whole"); a binary frame
+ * left to ws paid this scanner's reading on top of ws's ("Binary frames read whole").
  *
  * Sound because ws's reader only ever gets whole frames from a frame boundary, or the rest of the
  * stream: the scanner below reads every frame's header (§5.2) and so knows where each ends, and a
@@ -60,12 +64,12 @@ function header(buffer: Buffer, at: number): Header | undefined {
 
 /** Hands bytes to ws's own reader (its socket `data` listener). */
 type Pass = (bytes: Buffer) => void;
-/** Hands a whole, unmasked, valid UTF-8 text payload to the WebSocket's `message` listeners. */
-type Deliver = (payload: Buffer) => void;
+/** Hands a whole, unmasked payload to the WebSocket's `message` listeners: valid UTF-8 text, or binary. */
+type Deliver = (payload: Buffer, isBinary: boolean) => void;
 
 /**
- * The scanner: splits a socket's reads into frames, delivers the text frames that are whole in
- * one read and passes the rest to ws. Pure over its two callbacks (the tests run it against ws's
+ * The scanner: splits a socket's reads into frames, delivers the data frames that are whole in
+ * one read (binary ones while `binaryWhole()` says so) and passes the rest to ws. Pure over its two callbacks (the tests run it against ws's
  * own receiver at every split of a stream).
  *
  * ws fails a connection a tick after it reads the frame that fails it (Node's `Writable` reports
@@ -78,11 +82,12 @@ type Deliver = (payload: Buffer) => void;
  * the read that ends it, every later frame goes to ws too, and by the next read ws has failed the
  * connection (`stop`) or not.
  */
-export class TextFrameScanner {
+export class FrameScanner {
   readonly #masked: boolean;
   readonly #maxPayload: number;
   readonly #deliver: Deliver;
   readonly #pass: Pass;
+  readonly #binaryWhole: () => boolean;
   /** Bytes of the frame ws is part-way through, still to come. */
   #owed = 0;
   /** That frame is a text frame (ws checks its UTF-8 as it ends). */
@@ -96,13 +101,15 @@ export class TextFrameScanner {
 
   /**
    * `masked`: frames from this peer carry a mask key (the peer is a client, §5.3); `maxPayload`:
-   * the largest payload the socket's ws accepts.
+   * the largest payload the socket's ws accepts; `binaryWhole`: a binary frame may be delivered
+   * as a Buffer now (asked at each one; else ws reads it and makes what its `binaryType` asks).
    */
-  constructor(masked: boolean, maxPayload: number, deliver: Deliver, pass: Pass) {
+  constructor(masked: boolean, maxPayload: number, deliver: Deliver, pass: Pass, binaryWhole: () => boolean) {
     this.#masked = masked;
     this.#maxPayload = maxPayload;
     this.#deliver = deliver;
     this.#pass = pass;
+    this.#binaryWhole = binaryWhole;
   }
 
   /** ws reads everything from now on (its socket is no longer open). */
@@ -146,18 +153,20 @@ export class TextFrameScanner {
         this.#owedText = (first & OPCODE) === OP_TEXT;
         break;
       }
-      if (delivering && (first & OPCODE) === OP_TEXT) {
+      const opcode = first & OPCODE;
+      if (delivering && (opcode === OP_TEXT || (opcode === OP_BINARY && this.#binaryWhole()))) {
         const payloadAt = at + found.bytes;
         if (this.#masked) xorWithKey(chunk, payloadAt, found.payload);
         const payload = chunk.subarray(payloadAt, end);
-        if (!isUtf8(payload)) {
+        const isBinary = opcode === OP_BINARY;
+        if (!isBinary && !isUtf8(payload)) {
           // ws fails the connection with 1007. It unmasks, so it gets the bytes as they came (XOR again).
           if (this.#masked) xorWithKey(chunk, payloadAt, found.payload);
           this.#handedOver = true;
           return this.#pass(chunk.subarray(passFrom));
         }
         if (passFrom < at) this.#pass(chunk.subarray(passFrom, at));
-        this.#deliver(payload);
+        this.#deliver(payload, isBinary);
         passFrom = end;
       }
       at = end;
@@ -202,21 +211,24 @@ export class TextFrameScanner {
 }
 
 /**
- * Read `ws`'s text frames whole (above), in place of ws's reader for them: `socket` is the one
+ * Read `ws`'s data frames whole (above), in place of ws's reader for them: `socket` is the one
  * under `ws` (a server's upgrade request's, a client's `upgrade` response's), `masked` whether its
- * peer masks (a client does), `maxPayload` the ws's own limit (bytes; 0: none, as ws reads it). Does nothing, and ws reads as
- * before, unless ws is open, negotiated no extension and reads the socket through exactly one
- * `data` listener: the frames of a compressed socket are not plain text.
+ * peer masks (a client does), `maxPayload` the ws's own limit (bytes; 0: none, as ws reads it).
+ * Binary frames are delivered whole while `ws.binaryType` is "nodebuffer" (ws's default, and
+ * every socket of the gateway's). Does nothing, and ws reads as before, unless ws is open,
+ * negotiated no extension and reads the socket through exactly one `data` listener: the frames of
+ * a compressed socket are not plain payloads.
  */
-export function readTextFramesWhole(ws: WebSocket, socket: Duplex, masked: boolean, maxPayload: number): void {
+export function readFramesWhole(ws: WebSocket, socket: Duplex, masked: boolean, maxPayload: number): void {
   const listeners = socket.listeners("data");
   const wsReads = listeners[0] as ((this: Duplex, chunk: Buffer) => void) | undefined;
   if (ws.readyState !== WebSocket.OPEN || ws.extensions !== "" || listeners.length !== 1 || wsReads === undefined) return;
-  const scanner = new TextFrameScanner(
+  const scanner = new FrameScanner(
     masked,
     maxPayload === 0 ? Infinity : maxPayload,
-    (payload) => ws.emit("message", payload, false),
+    (payload, isBinary) => ws.emit("message", payload, isBinary),
     (bytes) => wsReads.call(socket, bytes),
+    () => ws.binaryType === "nodebuffer",
   );
   const read = (chunk: Buffer): void => {
     // Closing (a close frame sent or received): ws runs the handshake and reads the rest.
