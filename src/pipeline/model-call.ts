@@ -142,18 +142,24 @@ async function openDirect(model: LanguageModelV4, options: LanguageModelV4CallOp
 class MappedParts implements ModelCallStream {
   readonly #reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
   readonly #mapper: ModelPartMapper;
+  /** Where the read in flight appends (`read` is never called again before its promise settles). */
+  #out: ModelCallPart[] = [];
 
   constructor(reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>, mapper: ModelPartMapper) {
     this.#reader = reader;
     this.#mapper = mapper;
   }
 
-  async read(out: ModelCallPart[]): Promise<boolean> {
-    const next = await this.#reader.read();
+  /** A chunk's continuation, made once: each read is a `then`, not an async function's frame, promise and await (a read per provider chunk). */
+  readonly #mapped = (next: Awaited<ReturnType<ReadableStreamDefaultReader<LanguageModelV4StreamPart>["read"]>>): boolean | Promise<boolean> => {
     if (next.done) return false;
-    const pending = this.#mapper.map(next.value, out);
-    if (pending !== undefined) await pending;
-    return true;
+    const pending = this.#mapper.map(next.value, this.#out);
+    return pending === undefined ? true : pending.then(() => true);
+  };
+
+  read(out: ModelCallPart[]): Promise<boolean> {
+    this.#out = out;
+    return this.#reader.read().then(this.#mapped);
   }
 
   cancel(): void {
