@@ -138,8 +138,12 @@ function givenResults(message: LanguageModelV4Message): readonly string[] {
  */
 export function providerPrompt(system: string, messages: readonly ModelMessage[]): LanguageModelV4Prompt | undefined {
   if (messages.length === 0) return undefined;
-  const prompt: LanguageModelV4Prompt = [{ role: "system", content: system }];
-  const open = new Set<string>();
+  // Sized once (a history at its cap is 120 messages): grown by `push`, its backing store was copied four times a request.
+  const prompt: LanguageModelV4Prompt = new Array<LanguageModelV4Message>(messages.length + 1);
+  prompt[0] = { role: "system", content: system };
+  let length = 1;
+  /** Tool calls without a result yet; made at the first call (most histories have none). */
+  let open: Set<string> | undefined;
   let missing: string[] | undefined;
   let emptyTool = false;
   for (const message of messages) {
@@ -147,26 +151,27 @@ export function providerPrompt(system: string, messages: readonly ModelMessage[]
     if (entry === undefined) return undefined;
     const next = entry.message;
     if (next.role === "user" || next.role === "system") {
-      if (open.size > 0) missing ??= [...open];
+      if (open !== undefined && open.size > 0) missing ??= [...open];
     } else {
-      for (const id of entry.calls) open.add(id);
-      for (const id of entry.results) open.delete(id);
+      for (const id of entry.calls) (open ??= new Set()).add(id);
+      if (open !== undefined) for (const id of entry.results) open.delete(id);
     }
-    const last = prompt[prompt.length - 1];
+    const last = prompt[length - 1] as LanguageModelV4Message;
     if (next.role === "tool") {
       emptyTool ||= next.content.length === 0;
-      if (last?.role === "tool") {
+      if (last.role === "tool") {
         // The SDK folds a message-level option into the previous last part before merging; the voice loop sets none.
         if (last.providerOptions != null || next.providerOptions != null) return undefined;
         // A new message: both may be converted messages other requests share.
-        prompt[prompt.length - 1] = { role: "tool", content: [...last.content, ...next.content] };
+        prompt[length - 1] = { role: "tool", content: [...last.content, ...next.content] };
         continue;
       }
     }
-    prompt.push(next);
+    prompt[length++] = next;
   }
+  prompt.length = length;
   if (missing !== undefined) throw new MissingToolResultsError({ toolCallIds: missing });
-  if (open.size > 0) throw new MissingToolResultsError({ toolCallIds: [...open] });
+  if (open !== undefined && open.size > 0) throw new MissingToolResultsError({ toolCallIds: [...open] });
   return emptyTool ? prompt.filter((message) => message.role !== "tool" || message.content.length > 0) : prompt;
 }
 
