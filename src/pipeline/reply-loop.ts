@@ -206,7 +206,9 @@ export class ReplyLoop {
       const system = await deps.instructions();
       for (;;) {
         const reader = new StepReader();
-        const request = { model: deps.model, system, messages: [...history, ...stepPrompt(steps)], tools: toolSet, toolChoice: toolChoiceFor(steps.length), temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens };
+        // The first step's prompt is the history as given (a copy of 120 messages at the cap, every request, saved).
+        const messages = steps.length === 0 ? history : [...history, ...stepPrompt(steps)];
+        const request = { model: deps.model, system, messages, tools: toolSet, toolChoice: toolChoiceFor(steps.length), temperature: settings.temperature, maxOutputTokens: settings.maxOutputTokens };
         await readStep(reader, request, { clock, maxRetries: settings.maxRetries, signal, requested: () => observer.requested?.() }, runTool, (delta, textBefore) => {
           if (delta === undefined) {
             markFirst();
