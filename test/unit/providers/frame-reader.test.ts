@@ -259,6 +259,14 @@ describe("readFramesWhole on real sockets", () => {
     return { url: `${tls ? "wss" : "ws"}://127.0.0.1:${(server.address() as AddressInfo).port}`, accepted };
   }
 
+  /** A plain ws client on an echo server, open, and the server's side of it. */
+  async function connected(): Promise<{ client: WebSocket; ws: WebSocket }> {
+    const { url, accepted } = await echoServer();
+    const client = new WebSocket(url);
+    await once(client, "open");
+    return { client, ws: (await accepted).ws };
+  }
+
   it.each([
     ["plain", false],
     ["TLS (a provider's wss://, a gateway serving its own TLS)", true],
@@ -290,10 +298,7 @@ describe("readFramesWhole on real sockets", () => {
   });
 
   it("a binary frame arrives as the socket's binaryType asks, read whole or by ws", async () => {
-    const { url, accepted } = await echoServer();
-    const client = new WebSocket(url);
-    await once(client, "open");
-    const { ws } = await accepted;
+    const { client, ws } = await connected();
     const got: unknown[] = [];
     ws.on("message", (data: unknown, isBinary: boolean) => got.push([isBinary, data instanceof ArrayBuffer ? "ArrayBuffer" : Buffer.isBuffer(data) ? "Buffer" : typeof data, (data as { byteLength: number }).byteLength]));
     const echoed = once(client, "message");
@@ -314,10 +319,7 @@ describe("readFramesWhole on real sockets", () => {
   });
 
   it("text that is not UTF-8 fails the connection with 1007, as ws would", async () => {
-    const { url, accepted } = await echoServer();
-    const client = new WebSocket(url);
-    await once(client, "open");
-    const { ws } = await accepted;
+    const { client, ws } = await connected();
     const errors: string[] = [];
     ws.on("error", (err: Error & { code?: string }) => errors.push(err.code ?? ""));
     // Written raw on the client's socket: ws's own send would refuse to build it.
